@@ -1,0 +1,153 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { AppContext } from './context.js';
+import { accountRoutes } from './modules/accounts/routes.js';
+import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { DESCRIPTIONS, TITLES } from './platform/errors.js';
+import { registerPlatform } from './platform/http.js';
+import { prefixedId } from './platform/ids.js';
+import { Problem } from './platform/schemas.js';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Error responses every documented route may give, added to the OpenAPI document. */
+const COMMON_ERRORS: Record<string, string> = {
+  '400': 'Validation error (problem+json, `errors` maps fields to messages)',
+  '401': 'Missing or invalid credential',
+  '403':
+    'Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal)',
+  '404': 'Not found',
+  '429': 'Rate limit exceeded (`retry_after`, Retry-After)',
+  '500': 'Internal error',
+  '503': 'Service unavailable',
+};
+
+export interface BuildOptions {
+  /** A pino logger; none (silent) when omitted. */
+  logger?: FastifyBaseLogger;
+}
+
+/** The Fastify app, without listening (tests use inject or listen on port 0). */
+export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: ctx.config.trustProxy,
+    disableRequestLogging: true,
+    genReqId: () => prefixedId('req'),
+    requestIdLogLabel: 'request_id',
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: {
+      customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON is the only body format: anything else is 415 (text/plain would otherwise parse as a string).
+  app.removeContentTypeParser('text/plain');
+  app.addSchema(Problem);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Kairos API',
+        version: '1.0.0',
+        description:
+          'Scheduling and booking API. Errors are application/problem+json (RFC 9457) with a request_id; ' +
+          'every response carries X-Request-Id and X-RateLimit-* headers.',
+      },
+      servers: [{ url: ctx.config.baseUrl }],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A secret key (svc_sk_live_…), a publishable key (svc_pk_live_…) or a session token (JWT)',
+          },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => {
+      const s = { ...(schema ?? {}) } as Record<string, unknown>;
+      const responses = { ...((s.response as Record<string, unknown>) ?? {}) };
+      const problemRef = (description: string) => ({
+        description,
+        content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+      });
+      for (const [code, description] of Object.entries(COMMON_ERRORS)) {
+        if (!(code in responses)) responses[code] = problemRef(description);
+      }
+      if (route.config?.idempotent) {
+        responses['409'] ??= problemRef('Conflict, or idempotency-key-in-use while the first request runs');
+        responses['422'] ??= problemRef('idempotency-key-reused: the key was used with another request');
+        s.headers ??= {
+          type: 'object',
+          properties: {
+            'idempotency-key': {
+              type: 'string',
+              maxLength: 256,
+              pattern: '^[A-Za-z0-9_\\-:.]+$',
+              description: 'Replays the first response for 24 hours instead of acting again',
+            },
+          },
+        };
+      }
+      if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+        responses['413'] ??= problemRef('Body larger than 1 MiB');
+        responses['415'] ??= problemRef('Body is not JSON');
+      }
+      s.response = responses;
+      return { schema: s as typeof schema, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+
+  registerPlatform(app, ctx);
+
+  app.get('/v1/openapi.json', { config: { access: 'none' }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
+
+  app.get('/healthz', { config: { access: 'none' }, schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: { access: 'none' }, schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await sql`SELECT 1`.execute(ctx.db);
+      return { status: 'ready' };
+    } catch {
+      reply.code(503).type('application/problem+json');
+      return { status: 'unavailable' };
+    }
+  });
+  app.get('/metrics', { config: { access: 'none' }, schema: { hide: true } }, async (_request, reply) => {
+    reply.type(ctx.metrics.registry.contentType);
+    return ctx.metrics.registry.metrics();
+  });
+  app.get<{ Params: { slug: string } }>(
+    '/errors/:slug',
+    { config: { access: 'none' }, schema: { hide: true } },
+    async (request, reply) => {
+      const slug = request.params.slug;
+      const title = TITLES[slug];
+      if (!title) return reply.callNotFound();
+      const esc = (t: string) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+      reply.type('text/html; charset=utf-8');
+      return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · Kairos</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;line-height:1.5">
+<h1>${esc(title)}</h1><p><code>${esc(`${ctx.config.baseUrl}/errors/${slug}`)}</code></p>
+<p>${esc(DESCRIPTIONS[slug] ?? '')}</p>
+<p>Every error body is <code>application/problem+json</code> with <code>type</code>, <code>title</code>,
+<code>status</code>, <code>detail</code> and <code>request_id</code>. See the <a href="/docs">API reference</a>.</p>
+</body></html>`;
+    },
+  );
+
+  apiKeyRoutes(app, ctx);
+  accountRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+
+/** Typed configuration. This module is the only reader of process.env. */
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  /** Base64 32-byte master secret; derived keys protect API keys, sessions and secrets at rest. */
+  masterKey: string | null;
+  logLevel: string;
+  databasePoolMax: number;
+  trustProxy: boolean;
+  sessionTtlSeconds: number;
+  anonymousRateLimitPerHour: number;
+  allowPrivateNetwork: boolean;
+  webhookRetryScheduleMs: number[];
+  webhookTimeoutMs: number;
+  smtpUrl: string | null;
+  providers: {
+    google: {
+      clientId: string;
+      clientSecret: string;
+      authorizeUrl: string;
+      tokenUrl: string;
+      apiUrl: string;
+    };
+    microsoft: {
+      clientId: string;
+      clientSecret: string;
+      authorizeUrl: string;
+      tokenUrl: string;
+      graphUrl: string;
+    };
+  };
+  /** Run background workers in this process (webhook deliveries, reapers, cleanup). */
+  workers: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(
+      `${name} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return n;
+}
+
+function bool(env: Env, name: string, dflt: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return dflt;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(env[name])})`);
+}
+
+/** Parses `1m,5m,30m` (units ms, s, m, h) into milliseconds. */
+export function parseDurationList(raw: string, name: string): number[] {
+  return raw.split(',').map((part) => {
+    const m = /^\s*(\d+)\s*(ms|s|m|h)\s*$/.exec(part);
+    if (!m) throw new ConfigError(`${name}: cannot parse ${JSON.stringify(part)} (use e.g. 1m,5m,30m)`);
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+    return Number(m[1]) * unit;
+  });
+}
+
+function url(env: Env, name: string, dflt: string): string {
+  const raw = env[name] || dflt;
+  try {
+    new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL (got ${JSON.stringify(raw)})`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const masterKey = env.KAIROS_MASTER_KEY || null;
+  if (masterKey !== null && Buffer.from(masterKey, 'base64').length < 32) {
+    throw new ConfigError(
+      'KAIROS_MASTER_KEY must be at least 32 bytes, base64-encoded (openssl rand -base64 32)',
+    );
+  }
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+  }
+  const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return {
+    port,
+    host,
+    baseUrl: url(env, 'KAIROS_BASE_URL', `http://${displayHost}:${port}`),
+    dataDir: resolve(env.KAIROS_DATA_DIR || './data'),
+    databaseUrl,
+    masterKey,
+    logLevel: env.LOG_LEVEL || 'info',
+    databasePoolMax: int(env, 'DATABASE_POOL_MAX', 10, 1, 500),
+    trustProxy: bool(env, 'KAIROS_TRUST_PROXY', false),
+    sessionTtlSeconds: int(env, 'KAIROS_SESSION_TTL_SECONDS', 3600, 60, 30 * 86400),
+    anonymousRateLimitPerHour: int(env, 'KAIROS_ANON_RATE_LIMIT_PER_HOUR', 1000, 1, 100_000_000),
+    allowPrivateNetwork: bool(env, 'KAIROS_ALLOW_PRIVATE_NETWORK', false),
+    webhookRetryScheduleMs: parseDurationList(
+      env.KAIROS_WEBHOOK_RETRY_SCHEDULE || '1m,5m,30m',
+      'KAIROS_WEBHOOK_RETRY_SCHEDULE',
+    ),
+    webhookTimeoutMs: int(env, 'KAIROS_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    smtpUrl: env.SMTP_URL || null,
+    providers: {
+      google: {
+        clientId: env.GOOGLE_CLIENT_ID || '',
+        clientSecret: env.GOOGLE_CLIENT_SECRET || '',
+        authorizeUrl: url(env, 'GOOGLE_AUTHORIZE_URL', 'https://accounts.google.com/o/oauth2/v2/auth'),
+        tokenUrl: url(env, 'GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token'),
+        apiUrl: url(env, 'GOOGLE_CALENDAR_API_URL', 'https://www.googleapis.com/calendar/v3'),
+      },
+      microsoft: {
+        clientId: env.MICROSOFT_CLIENT_ID || '',
+        clientSecret: env.MICROSOFT_CLIENT_SECRET || '',
+        authorizeUrl: url(
+          env,
+          'MICROSOFT_AUTHORIZE_URL',
+          'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+        ),
+        tokenUrl: url(
+          env,
+          'MICROSOFT_TOKEN_URL',
+          'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+        ),
+        graphUrl: url(env, 'MICROSOFT_GRAPH_URL', 'https://graph.microsoft.com/v1.0'),
+      },
+    },
+    workers: bool(env, 'KAIROS_WORKERS', true),
+  };
+}
+
+export function generateMasterKey(): string {
+  return randomBytes(32).toString('base64');
+}

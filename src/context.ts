@@ -1,0 +1,69 @@
+import type pg from 'pg';
+import type { Config } from './config.js';
+import type { Notifier } from './db/notify.js';
+import type { Db } from './db/store.js';
+import { JobRunner } from './jobs/runner.js';
+import { AccountService } from './modules/accounts/service.js';
+import { ApiKeyService } from './modules/api-keys/service.js';
+import { Authenticator } from './platform/auth.js';
+import type { Clock } from './platform/clock.js';
+import { IdempotencyStore } from './platform/idempotency.js';
+import { type DerivedKeys, deriveKeys } from './platform/keys.js';
+import { Metrics } from './platform/metrics.js';
+import { RateLimiter } from './platform/rate-limit.js';
+import { UsageRecorder } from './platform/usage.js';
+
+/** Everything a request or a job needs, built once per process. */
+export interface AppContext {
+  config: Config;
+  db: Db;
+  pool: pg.Pool;
+  clock: Clock;
+  keys: DerivedKeys;
+  limiter: RateLimiter;
+  usage: UsageRecorder;
+  auth: Authenticator;
+  idempotency: IdempotencyStore;
+  jobs: JobRunner;
+  metrics: Metrics;
+  notifier: Notifier | null;
+  services: {
+    apiKeys: ApiKeyService;
+    accounts: AccountService;
+  };
+}
+
+export interface ContextDeps {
+  config: Config;
+  db: Db;
+  pool: pg.Pool;
+  masterKey: string;
+  clock: Clock;
+  notifier?: Notifier | null;
+  log: { error(obj: object, msg: string): void };
+}
+
+export function createContext(deps: ContextDeps): AppContext {
+  const { config, db, clock } = deps;
+  const keys = deriveKeys(deps.masterKey);
+  const apiKeys = new ApiKeyService(db, clock, keys.apiKeyPepper);
+  const accounts = new AccountService(db, clock, apiKeys, keys.jwtKey, config.sessionTtlSeconds);
+  const ctx: AppContext = {
+    config,
+    db,
+    pool: deps.pool,
+    clock,
+    keys,
+    limiter: new RateLimiter(db, clock),
+    usage: new UsageRecorder(db, clock, (err) => deps.log.error({ err }, 'usage flush failed')),
+    auth: new Authenticator(apiKeys, accounts, clock, keys.jwtKey),
+    idempotency: new IdempotencyStore(db, clock),
+    jobs: new JobRunner(db, clock, deps.log),
+    metrics: new Metrics(deps.pool),
+    notifier: deps.notifier ?? null,
+    services: { apiKeys, accounts },
+  };
+  ctx.jobs.every('idempotency-cleanup', 15 * 60_000, () => ctx.idempotency.cleanup());
+  ctx.jobs.every('rate-limit-cleanup', 15 * 60_000, () => RateLimiter.cleanup(db, clock));
+  return ctx;
+}

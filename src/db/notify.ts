@@ -1,0 +1,82 @@
+import pg from 'pg';
+
+type Handler = (payload: string) => void;
+
+/**
+ * One dedicated connection that LISTENs for every channel this process cares about (auth cache
+ * invalidation, job wake-ups). Reconnects with backoff; handlers registered with onReconnect run
+ * after a reconnect, since notifications sent while disconnected are lost.
+ */
+export class Notifier {
+  private client: pg.Client | null = null;
+  private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly reconnectHandlers = new Set<() => void>();
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    client.on('notification', (msg) => {
+      for (const h of this.handlers.get(msg.channel) ?? []) h(msg.payload ?? '');
+    });
+    client.on('error', (err) => {
+      this.onError(err);
+      this.scheduleReconnect();
+    });
+    client.on('end', () => this.scheduleReconnect());
+    await client.connect();
+    for (const channel of this.handlers.keys()) await client.query(`LISTEN "${channel}"`);
+    this.client = client;
+  }
+
+  private scheduleReconnect(delayMs = 500): void {
+    if (this.closed || this.retryTimer) return;
+    this.client = null;
+    this.retryTimer = setTimeout(async () => {
+      this.retryTimer = null;
+      try {
+        await this.connect();
+        for (const h of this.reconnectHandlers) h();
+      } catch (err) {
+        this.onError(err);
+        this.scheduleReconnect(Math.min(delayMs * 2, 10_000));
+      }
+    }, delayMs);
+    this.retryTimer.unref();
+  }
+
+  async listen(channel: string, handler: Handler): Promise<void> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
+    let set = this.handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+      if (this.client) await this.client.query(`LISTEN "${channel}"`);
+    }
+    set.add(handler);
+  }
+
+  onReconnect(handler: () => void): void {
+    this.reconnectHandlers.add(handler);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const c = this.client;
+    this.client = null;
+    if (c) {
+      c.removeAllListeners('end');
+      await c.end().catch(() => {});
+    }
+  }
+}

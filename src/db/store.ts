@@ -1,0 +1,94 @@
+import { Kysely, Migrator, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { type Config, ConfigError } from '../config.js';
+import { type EmbeddedServer, embeddedMasterKey, type Logger, startEmbedded } from './embedded.js';
+import { migrations } from './migrations/index.js';
+import type { DB } from './types.js';
+
+// Timestamps come back as Date; bigint counts (count(*)) as numbers.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export type Db = Kysely<DB>;
+export type Tx = Transaction<DB>;
+
+export interface Store {
+  db: Db;
+  pool: pg.Pool;
+  url: string;
+  masterKey: string;
+  embedded: EmbeddedServer | null;
+  close(): Promise<void>;
+}
+
+export function createPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client that loses its server must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Opens the store the config names: an external server (DATABASE_URL) or the embedded one. */
+export async function openStore(
+  config: Config,
+  log: Logger,
+  opts: { migrate?: boolean } = {},
+): Promise<Store> {
+  let embedded: EmbeddedServer | null = null;
+  let url: string;
+  let masterKey: string;
+  if (config.databaseUrl) {
+    url = config.databaseUrl;
+    if (!config.masterKey) {
+      throw new ConfigError(
+        'KAIROS_MASTER_KEY is required with DATABASE_URL (every process of a deployment shares it): ' +
+          'generate one with `openssl rand -base64 32`',
+      );
+    }
+    masterKey = config.masterKey;
+  } else {
+    embedded = await startEmbedded({ dataDir: config.dataDir, log });
+    url = embedded.url;
+    masterKey = config.masterKey ?? embeddedMasterKey(config.dataDir);
+  }
+  const pool = createPool(url, config.databasePoolMax);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const store: Store = {
+    db,
+    pool,
+    url,
+    masterKey,
+    embedded,
+    async close() {
+      await db.destroy();
+      if (embedded?.owned) await embedded.stop();
+    },
+  };
+  try {
+    if (opts.migrate !== false) await migrate(db);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+/**
+ * Runs pending migrations. Safe when several processes start at once: Kysely's PostgreSQL adapter
+ * takes a transaction-scoped advisory lock around the whole run.
+ */
+export async function migrate(db: Kysely<DB>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** One use case = one transaction. */
+export function withTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(fn);
+}

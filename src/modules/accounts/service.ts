@@ -1,0 +1,205 @@
+import { SignJWT } from 'jose';
+import { sql } from 'kysely';
+import type { Db } from '../../db/store.js';
+import type { Clock } from '../../platform/clock.js';
+import { Conflict, NotFound, Unauthorized, ValidationFailed } from '../../platform/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { hashPassword, verifyPassword } from '../../platform/passwords.js';
+import { AUTH_CHANNEL, type ApiKeyService, type Plan, planLimit } from '../api-keys/service.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface SessionClaims {
+  sub: string;
+  sid: string;
+  acc: string;
+}
+
+export class AccountService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly keys: ApiKeyService,
+    private readonly jwtKey: Buffer,
+    private readonly sessionTtlSeconds: number,
+  ) {}
+
+  /** Creates an account (a business and a principal) with its first secret key. */
+  async createAccount(input: {
+    name: string;
+    plan?: Plan;
+    rateLimitPerHour?: number | null;
+    timezone?: string;
+  }) {
+    const name = input.name.trim();
+    if (!name) throw new ValidationFailed({ name: 'must not be empty' });
+    const plan = input.plan ?? 'free';
+    if (input.rateLimitPerHour != null && plan !== 'enterprise') {
+      throw new ValidationFailed({ rate_limit: 'a custom account rate limit needs the enterprise plan' });
+    }
+    return this.db.transaction().execute(async (trx) => {
+      const now = this.clock.now();
+      const id = uuidv7(now.getTime());
+      await trx
+        .insertInto('principals')
+        .values({
+          id,
+          kind: 'account',
+          account_id: id,
+          display_name: name,
+          email: null,
+          timezone: input.timezone ?? 'UTC',
+          status: 'active',
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        })
+        .execute();
+      await trx
+        .insertInto('accounts')
+        .values({ id, name, plan, rate_limit_per_hour: input.rateLimitPerHour ?? null, created_at: now })
+        .execute();
+      const first = await this.keys.create(
+        { accountId: id, name: 'Default secret key', keyType: 'secret' },
+        trx,
+      );
+      return {
+        account: {
+          id,
+          name,
+          plan,
+          rate_limit_per_hour: planLimit(plan, input.rateLimitPerHour ?? null),
+          created_at: now.toISOString(),
+        },
+        api_key: { ...first.api_key, key: first.key },
+      };
+    });
+  }
+
+  async getAccount(id: string) {
+    const a = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!a) throw new NotFound('No account with this id');
+    return {
+      id: a.id,
+      name: a.name,
+      plan: a.plan,
+      rate_limit_per_hour: planLimit(a.plan, a.rate_limit_per_hour),
+      created_at: new Date(a.created_at).toISOString(),
+    };
+  }
+
+  async createUser(input: { accountId: string; email: string; password: string; displayName?: string }) {
+    const errors: Record<string, string> = {};
+    const email = input.email.trim();
+    if (!EMAIL.test(email)) errors.email = 'must be a valid e-mail address';
+    if (input.password.length < 10) errors.password = 'must be at least 10 characters';
+    if (Object.keys(errors).length) throw new ValidationFailed(errors);
+    await this.getAccount(input.accountId);
+    const passwordHash = await hashPassword(input.password);
+    return this.db.transaction().execute(async (trx) => {
+      const taken = await trx
+        .selectFrom('users')
+        .select('id')
+        .where(sql`lower(email)`, '=', email.toLowerCase())
+        .executeTakeFirst();
+      if (taken) throw new Conflict('A user with this e-mail already exists');
+      const now = this.clock.now();
+      const id = uuidv7(now.getTime());
+      await trx
+        .insertInto('principals')
+        .values({
+          id,
+          kind: 'user',
+          account_id: input.accountId,
+          display_name: input.displayName ?? email,
+          email,
+          timezone: 'UTC',
+          status: 'active',
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        })
+        .execute();
+      await trx
+        .insertInto('users')
+        .values({ id, account_id: input.accountId, email, password_hash: passwordHash, created_at: now })
+        .execute();
+      return {
+        id,
+        account_id: input.accountId,
+        email,
+        display_name: input.displayName ?? email,
+        created_at: now.toISOString(),
+      };
+    });
+  }
+
+  /** Signs a user in: a short-lived JWT bound to a revocable session row. */
+  async createSession(email: string, password: string) {
+    const user = await this.db
+      .selectFrom('users as u')
+      .innerJoin('principals as p', 'p.id', 'u.id')
+      .select(['u.id', 'u.account_id', 'u.email', 'u.password_hash', 'p.display_name', 'u.created_at'])
+      .where(sql`lower(u.email)`, '=', email.trim().toLowerCase())
+      .executeTakeFirst();
+    const ok = await verifyPassword(password, user?.password_hash ?? null);
+    if (!user || !ok) throw new Unauthorized('Invalid e-mail or password');
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + this.sessionTtlSeconds * 1000);
+    const sid = uuidv7(now.getTime());
+    await this.db
+      .insertInto('sessions')
+      .values({ id: sid, user_id: user.id, created_at: now, expires_at: expiresAt, revoked_at: null })
+      .execute();
+    const token = await new SignJWT({ sid, acc: user.account_id })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(user.id)
+      .setIssuedAt(Math.floor(now.getTime() / 1000))
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .setIssuer('kairos')
+      .sign(this.jwtKey);
+    return {
+      token,
+      expires_at: expiresAt.toISOString(),
+      user: {
+        id: user.id,
+        account_id: user.account_id,
+        email: user.email,
+        display_name: user.display_name,
+        created_at: new Date(user.created_at).toISOString(),
+      },
+    };
+  }
+
+  async revokeSession(sessionId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('sessions')
+        .set({ revoked_at: this.clock.now() })
+        .where('id', '=', sessionId)
+        .execute();
+      await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${`session:${sessionId}`})`.execute(trx);
+    });
+  }
+
+  /** Whether a session is live (not revoked, not expired). */
+  async sessionActive(sessionId: string): Promise<boolean> {
+    const s = await this.db
+      .selectFrom('sessions')
+      .select(['revoked_at', 'expires_at'])
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    return !!s && s.revoked_at === null && new Date(s.expires_at).getTime() > this.clock.nowMs();
+  }
+
+  async getUser(id: string) {
+    const u = await this.db
+      .selectFrom('users as u')
+      .innerJoin('principals as p', 'p.id', 'u.id')
+      .select(['u.id', 'u.account_id', 'u.email', 'p.display_name', 'u.created_at'])
+      .where('u.id', '=', id)
+      .executeTakeFirst();
+    if (!u) throw new NotFound('No user with this id');
+    return { ...u, created_at: new Date(u.created_at).toISOString() };
+  }
+}

@@ -1,0 +1,147 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { IdParams, ListQuery, Pagination, Timestamp, Uuid, wrap } from '../../platform/schemas.js';
+import { ApiKeyStatsService } from './stats.js';
+
+export const ApiKey = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  key_type: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]),
+  scopes: Type.Array(Type.String()),
+  prefix: Type.String({ description: 'first 16 characters of the key' }),
+  last4: Type.String(),
+  rate_limit_per_hour: Type.Integer(),
+  allowed_domains: Type.Array(Type.String()),
+  created_at: Timestamp,
+  expires_at: Type.Union([Timestamp, Type.Null()]),
+  revoked_at: Type.Union([Timestamp, Type.Null()]),
+  status: Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]),
+});
+const CreatedApiKey = Type.Intersect([
+  ApiKey,
+  Type.Object({ key: Type.String({ description: 'the full key; shown only in this response' }) }),
+]);
+
+const CreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    key_type: Type.Optional(Type.Union([Type.Literal('secret'), Type.Literal('publishable')])),
+    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 10 })),
+    rate_limit_per_hour: Type.Optional(Type.Integer({ minimum: 1 })),
+    allowed_domains: Type.Optional(Type.Array(Type.String({ maxLength: 253 }), { maxItems: 50 })),
+    expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+
+const StatsQuery = Type.Object(
+  {
+    window: Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('week')], { default: 'day' }),
+  },
+  { additionalProperties: false },
+);
+const Stats = Type.Object({
+  key_id: Uuid,
+  window: Type.String(),
+  window_start: Timestamp,
+  window_end: Timestamp,
+  requests: Type.Integer(),
+  rate_limited: Type.Integer(),
+  by_status: Type.Object({ '2xx': Type.Integer(), '4xx': Type.Integer(), '5xx': Type.Integer() }),
+  last_used_at: Type.Union([Timestamp, Type.Null()]),
+  rate_limit_per_hour: Type.Integer(),
+  remaining: Type.Integer({ description: 'requests left in the current hourly rate-limit window' }),
+});
+
+export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const keys = ctx.services.apiKeys;
+  const stats = new ApiKeyStatsService(ctx.db, ctx.clock, ctx.usage);
+  const tags = ['API keys'];
+
+  app.post<{ Body: Static<typeof CreateBody> }>(
+    '/v1/api-keys',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Create an API key (secret or publishable); the full key is shown only here',
+        body: CreateBody,
+        response: { 201: wrap('api_key', CreatedApiKey) },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const created = await keys.create({
+        accountId: request.caller.accountId!,
+        name: b.name,
+        description: b.description ?? null,
+        keyType: b.key_type,
+        scopes: b.scopes,
+        rateLimitPerHour: b.rate_limit_per_hour ?? null,
+        allowedDomains: b.allowed_domains,
+        expiresAt: b.expires_at ?? null,
+      });
+      reply.code(201).header('location', `/v1/api-keys/${created.api_key.id}`);
+      return { api_key: { ...created.api_key, key: created.key } };
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/v1/api-keys',
+    {
+      schema: {
+        tags,
+        summary: 'List the account’s API keys (never the secret values)',
+        querystring: ListQuery,
+        response: { 200: Type.Object({ api_keys: Type.Array(ApiKey), pagination: Pagination }) },
+      },
+    },
+    async (request) => keys.list(request.caller.accountId!, request.query),
+  );
+
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/v1/api-keys/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read an API key',
+        params: IdParams,
+        response: { 200: wrap('api_key', ApiKey) },
+      },
+    },
+    async (request) => ({ api_key: await keys.get(request.caller.accountId!, request.params.id) }),
+  );
+
+  app.delete<{ Params: Static<typeof IdParams> }>(
+    '/v1/api-keys/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Revoke an API key; it answers 401 at once, in every process',
+        params: IdParams,
+        response: { 200: wrap('api_key', ApiKey) },
+      },
+    },
+    async (request) => ({ api_key: await keys.revoke(request.caller.accountId!, request.params.id) }),
+  );
+
+  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof StatsQuery> }>(
+    '/v1/api-keys/:id/stats',
+    {
+      schema: {
+        tags,
+        summary: 'Usage of an API key over the last hour, day or week',
+        params: IdParams,
+        querystring: StatsQuery,
+        response: { 200: wrap('stats', Stats) },
+      },
+    },
+    async (request) => {
+      const key = await keys.get(request.caller.accountId!, request.params.id);
+      return { stats: await stats.stats(key.id, key.rate_limit_per_hour, request.query.window) };
+    },
+  );
+}

@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import type { Clock } from '../../platform/clock.js';
+import { keyedHash } from '../../platform/crypto.js';
+import { NotFound, ValidationFailed } from '../../platform/errors.js';
+import { uuidv7 } from '../../platform/ids.js';
+import { decodeCursor, page } from '../../platform/pagination.js';
+
+export const SECRET_PREFIX = 'svc_sk_live_';
+export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
+export const SECRET_SCOPES = ['read', 'write'] as const;
+export const PUBLISHABLE_SCOPES = ['read:availability', 'create:booking'] as const;
+export const PLAN_LIMITS = { free: 100, premium: 1000 } as const;
+export const ENTERPRISE_DEFAULT_LIMIT = 10_000;
+export const MAX_KEY_RATE_LIMIT = 10_000_000;
+/** Channel on which revocations are announced to every process. */
+export const AUTH_CHANNEL = 'kairos_auth';
+
+export type KeyType = 'secret' | 'publishable';
+export type Plan = 'free' | 'premium' | 'enterprise';
+
+export interface CreateKeyInput {
+  accountId: string;
+  name: string;
+  description?: string | null;
+  keyType?: KeyType;
+  scopes?: string[];
+  rateLimitPerHour?: number | null;
+  allowedDomains?: string[];
+  expiresAt?: string | null;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  description: string | null;
+  key_type: KeyType;
+  scopes: string[];
+  prefix: string;
+  last4: string;
+  rate_limit_per_hour: number | null;
+  allowed_domains: string[];
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  created_at: Date;
+  account_limit: number;
+}
+
+/** The API's view of a key: never the secret or its hash. */
+export function presentKey(row: KeyRow, now: number) {
+  const expiresAt = row.expires_at ? new Date(row.expires_at) : null;
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    key_type: row.key_type,
+    scopes: row.scopes,
+    prefix: row.prefix,
+    last4: row.last4,
+    rate_limit_per_hour: row.rate_limit_per_hour ?? row.account_limit,
+    allowed_domains: row.allowed_domains,
+    created_at: new Date(row.created_at).toISOString(),
+    expires_at: expiresAt ? expiresAt.toISOString() : null,
+    revoked_at: row.revoked_at ? new Date(row.revoked_at).toISOString() : null,
+    status: row.revoked_at ? 'revoked' : expiresAt && expiresAt.getTime() <= now ? 'expired' : 'active',
+  };
+}
+export type PresentedKey = ReturnType<typeof presentKey>;
+
+export function planLimit(plan: Plan, custom: number | null): number {
+  if (plan === 'enterprise') return custom ?? ENTERPRISE_DEFAULT_LIMIT;
+  return PLAN_LIMITS[plan];
+}
+
+const HOSTNAME = /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/;
+
+function generateKey(keyType: KeyType): string {
+  return (keyType === 'secret' ? SECRET_PREFIX : PUBLISHABLE_PREFIX) + randomBytes(32).toString('base64url');
+}
+
+export class ApiKeyService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly pepper: Buffer,
+  ) {}
+
+  hash(key: string): string {
+    return keyedHash(this.pepper, key);
+  }
+
+  private async accountLimit(db: Db | Tx, accountId: string): Promise<{ plan: Plan; limit: number }> {
+    const acc = await db
+      .selectFrom('accounts')
+      .select(['plan', 'rate_limit_per_hour'])
+      .where('id', '=', accountId)
+      .executeTakeFirst();
+    if (!acc) throw new NotFound('The account does not exist');
+    return { plan: acc.plan, limit: planLimit(acc.plan, acc.rate_limit_per_hour) };
+  }
+
+  /** Creates a key; the full value is in the result and nowhere else, ever. */
+  async create(input: CreateKeyInput, trx?: Tx): Promise<{ key: string; api_key: PresentedKey }> {
+    const db = trx ?? this.db;
+    const keyType = input.keyType ?? 'secret';
+    const errors: Record<string, string> = {};
+    const { plan, limit: accountLimit } = await this.accountLimit(db, input.accountId);
+    let scopes: string[];
+    if (keyType === 'publishable') {
+      scopes = [...PUBLISHABLE_SCOPES];
+      if (input.scopes?.some((s) => !(PUBLISHABLE_SCOPES as readonly string[]).includes(s))) {
+        errors.scopes = `publishable keys carry only ${PUBLISHABLE_SCOPES.join(' and ')}`;
+      }
+    } else {
+      scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...SECRET_SCOPES];
+      const bad = scopes.filter((s) => !(SECRET_SCOPES as readonly string[]).includes(s));
+      if (bad.length) errors.scopes = `unknown scope ${bad[0]}; secret keys take read and write`;
+      scopes.sort();
+    }
+    const domains = (input.allowedDomains ?? []).map((d) => d.trim().toLowerCase());
+    domains.forEach((d, i) => {
+      if (!HOSTNAME.test(d)) errors[`allowed_domains.${i}`] = 'must be a hostname such as example.com';
+    });
+    if (keyType === 'secret' && domains.length > 0) {
+      errors.allowed_domains = 'applies to publishable keys only';
+    }
+    if (input.rateLimitPerHour != null) {
+      const max = plan === 'enterprise' ? MAX_KEY_RATE_LIMIT : accountLimit;
+      if (input.rateLimitPerHour > max) {
+        errors.rate_limit_per_hour = `must be at most ${max} on the ${plan} plan`;
+      }
+    }
+    let expiresAt: Date | null = null;
+    if (input.expiresAt) {
+      expiresAt = new Date(input.expiresAt);
+      if (Number.isNaN(expiresAt.getTime())) errors.expires_at = 'must be an ISO 8601 timestamp';
+      else if (expiresAt.getTime() <= this.clock.nowMs()) errors.expires_at = 'must be in the future';
+    }
+    if (Object.keys(errors).length) throw new ValidationFailed(errors);
+
+    const key = generateKey(keyType);
+    const now = this.clock.now();
+    const row = await db
+      .insertInto('api_keys')
+      .values({
+        id: uuidv7(now.getTime()),
+        account_id: input.accountId,
+        name: input.name,
+        description: input.description ?? null,
+        key_type: keyType,
+        scopes,
+        key_hash: this.hash(key),
+        prefix: key.slice(0, 16),
+        last4: key.slice(-4),
+        rate_limit_per_hour: input.rateLimitPerHour ?? null,
+        allowed_domains: domains,
+        expires_at: expiresAt,
+        created_at: now,
+        revoked_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { key, api_key: presentKey({ ...row, account_limit: accountLimit }, now.getTime()) };
+  }
+
+  private selectKeys(db: Db) {
+    return db
+      .selectFrom('api_keys as k')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select([
+        'k.id',
+        'k.name',
+        'k.description',
+        'k.key_type',
+        'k.scopes',
+        'k.prefix',
+        'k.last4',
+        'k.rate_limit_per_hour',
+        'k.allowed_domains',
+        'k.expires_at',
+        'k.revoked_at',
+        'k.created_at',
+        'a.plan',
+        'a.rate_limit_per_hour as account_custom_limit',
+      ]);
+  }
+
+  private present(r: { plan: Plan; account_custom_limit: number | null } & Omit<KeyRow, 'account_limit'>) {
+    return presentKey({ ...r, account_limit: planLimit(r.plan, r.account_custom_limit) }, this.clock.nowMs());
+  }
+
+  async list(accountId: string, opts: { limit: number; cursor?: string }) {
+    const pos = decodeCursor(opts.cursor);
+    let q = this.selectKeys(this.db).where('k.account_id', '=', accountId);
+    if (pos) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('k.created_at', '<', pos.at),
+          eb.and([eb('k.created_at', '=', pos.at), eb('k.id', '<', pos.id)]),
+        ]),
+      );
+    }
+    const rows = await q
+      .orderBy('k.created_at', 'desc')
+      .orderBy('k.id', 'desc')
+      .limit(opts.limit + 1)
+      .execute();
+    const { items, pagination } = page(rows, opts.limit);
+    return { api_keys: items.map((r) => this.present(r)), pagination };
+  }
+
+  async get(accountId: string, id: string) {
+    const row = await this.selectKeys(this.db)
+      .where('k.account_id', '=', accountId)
+      .where('k.id', '=', id)
+      .executeTakeFirst();
+    if (!row) throw new NotFound('No API key with this id');
+    return this.present(row);
+  }
+
+  /** Revokes a key; every process stops accepting it as soon as the notification arrives. */
+  async revoke(accountId: string, id: string) {
+    await this.db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('api_keys')
+        .set({ revoked_at: this.clock.now() })
+        .where('account_id', '=', accountId)
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) {
+        const exists = await trx
+          .selectFrom('api_keys')
+          .select('id')
+          .where('account_id', '=', accountId)
+          .where('id', '=', id)
+          .executeTakeFirst();
+        if (!exists) throw new NotFound('No API key with this id');
+      }
+      await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${`key:${id}`})`.execute(trx);
+    });
+    return this.get(accountId, id);
+  }
+
+  /** The key behind a presented value, for authentication. */
+  async resolve(key: string) {
+    return this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select([
+        'k.id',
+        'k.account_id',
+        'k.key_type',
+        'k.scopes',
+        'k.key_hash',
+        'k.rate_limit_per_hour',
+        'k.allowed_domains',
+        'k.expires_at',
+        'k.revoked_at',
+        'a.plan',
+        'a.rate_limit_per_hour as account_custom_limit',
+        'a.name as account_name',
+        'a.created_at as account_created_at',
+      ])
+      .where('k.key_hash', '=', this.hash(key))
+      .executeTakeFirst();
+  }
+}

@@ -1,0 +1,42 @@
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Constant-time string comparison; unequal lengths are rejected first (without leaking content). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a, 'utf8');
+  const bb = Buffer.from(b, 'utf8');
+  if (ab.length !== bb.length) return false;
+  return timingSafeEqual(ab, bb);
+}
+
+/** Keyed hash (HMAC-SHA256 with the server pepper), hex. Used to store API keys. */
+export function keyedHash(pepper: Buffer, value: string): string {
+  return createHmac('sha256', pepper).update(value, 'utf8').digest('hex');
+}
+
+export function hmacSha256Hex(secret: string | Buffer, body: string | Buffer): string {
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+/** URL-safe random token with `bytes` bytes of entropy. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/**
+ * AES-256-GCM envelope for secrets at rest (webhook secrets, OAuth tokens, CalDAV passwords).
+ * Format: `v1.<iv b64url>.<tag b64url>.<ciphertext b64url>`.
+ */
+export function encryptSecret(key: Buffer, plaintext: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${ct.toString('base64url')}`;
+}
+
+export function decryptSecret(key: Buffer, envelope: string): string {
+  const [v, iv, tag, ct] = envelope.split('.');
+  if (v !== 'v1' || !iv || !tag || ct === undefined) throw new Error('unsupported secret envelope');
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+}

@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+
+/** Crockford base32, lexicographically sortable. */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function encodeTime(ms: number, length: number): string {
+  let out = '';
+  let t = ms;
+  for (let i = 0; i < length; i++) {
+    out = ALPHABET[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Buffer): string {
+  let out = '';
+  for (const b of bytes) out += ALPHABET[b & 31];
+  return out;
+}
+
+/**
+ * A prefixed, sortable id: `<prefix>_` + 10 chars of millisecond time + 16 random chars (80 bits).
+ * Used for every resource that is not a principal or an API key (API-GUIDE.md 1).
+ */
+export function prefixedId(prefix: string, nowMs: number = Date.now()): string {
+  return `${prefix}_${encodeTime(nowMs, 10)}${encodeRandom(randomBytes(16))}`;
+}
+
+/** UUID v7 (time-ordered) for principals and API keys. */
+export function uuidv7(nowMs: number = Date.now()): string {
+  const b = randomBytes(16);
+  const ts = BigInt(nowMs);
+  for (let i = 0; i < 6; i++) b[i] = Number((ts >> BigInt(8 * (5 - i))) & 0xffn);
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export const isUuid = (s: string): boolean => new RegExp(UUID_PATTERN).test(s);

@@ -1,0 +1,44 @@
+import type pg from 'pg';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Prometheus metrics of one app instance (its own registry, so tests can build many apps). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'method' | 'route' | 'status'>;
+  readonly duration: Histogram<'method' | 'route' | 'status'>;
+
+  constructor(pool: pg.Pool) {
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'kairos_http_requests_total',
+      help: 'HTTP requests by route template, method and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+    });
+    this.duration = new Histogram({
+      name: 'kairos_http_request_duration_seconds',
+      help: 'HTTP request latency by route template, method and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge('kairos_db_pool_total', 'Connections open in the database pool', () => pool.totalCount);
+    gauge('kairos_db_pool_idle', 'Idle connections in the database pool', () => pool.idleCount);
+    gauge('kairos_db_pool_waiting', 'Requests waiting for a database connection', () => pool.waitingCount);
+  }
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.duration.observe(labels, seconds);
+  }
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { type AppContext, createContext } from './context.js';
+import { Notifier } from './db/notify.js';
+import { openStore, type Store } from './db/store.js';
+import { systemClock } from './platform/clock.js';
+
+export interface Running {
+  app: FastifyInstance;
+  ctx: AppContext;
+  store: Store;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** start: store → migrations → app → workers → listen. */
+export async function startServer(config: Config): Promise<Running> {
+  const log = pino({ level: config.logLevel, base: { pid: process.pid } });
+  const store = await openStore(config, log);
+  const notifier = new Notifier(store.url, (err) =>
+    log.warn({ err }, 'LISTEN connection lost; reconnecting'),
+  );
+  await notifier.start();
+  const ctx = createContext({
+    config,
+    db: store.db,
+    pool: store.pool,
+    masterKey: store.masterKey,
+    clock: systemClock,
+    notifier,
+    log,
+  });
+  await ctx.auth.listen(notifier);
+  const app = await buildApp(ctx, { logger: log });
+  ctx.usage.start();
+  if (config.workers) await ctx.jobs.start(notifier);
+  const url = await app.listen({ port: config.port, host: config.host });
+  log.info(
+    { url, docs: `${url}/docs`, store: store.embedded ? 'embedded' : 'external' },
+    'Kairos is listening',
+  );
+
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      await app.close(); // stops accepting, waits for in-flight requests
+      await ctx.jobs.stop();
+      await ctx.usage.close();
+      await notifier.close();
+      await store.close(); // stops the embedded server if this process started it
+    })();
+    return closing;
+  };
+  return { app, ctx, store, url, close };
+}
+
+export function installSignalHandlers(running: Running, log: { info(msg: string): void }): void {
+  let signalled = false;
+  const onSignal = (signal: string) => {
+    if (signalled) {
+      process.exit(1);
+    }
+    signalled = true;
+    log.info(`${signal} received: shutting down`);
+    const force = setTimeout(() => process.exit(1), 30_000);
+    force.unref();
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+}
