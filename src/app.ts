@@ -1,15 +1,17 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
 import type { AppContext } from './context.js';
 import { accountRoutes } from './modules/accounts/routes.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
 import { DESCRIPTIONS, TITLES } from './platform/errors.js';
 import { registerPlatform } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import { Problem } from './platform/schemas.js';
+import { validatorCompiler } from './platform/validation.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -36,9 +38,9 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT,
     trustProxy: ctx.config.trustProxy,
-    disableRequestLogging: true,
+    // One log line per request, written in onResponse (platform/http.ts), labelled with the request id.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: () => prefixedId('req'),
-    requestIdLogLabel: 'request_id',
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: {
@@ -48,6 +50,7 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
 
   // JSON is the only body format: anything else is 415 (text/plain would otherwise parse as a string).
   app.removeContentTypeParser('text/plain');
+  app.setValidatorCompiler(validatorCompiler());
   app.addSchema(Problem);
   await app.register(swagger, {
     openapi: {
@@ -149,5 +152,6 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
 
   apiKeyRoutes(app, ctx);
   accountRoutes(app, ctx);
+  webhookRoutes(app, ctx);
   return app;
 }

@@ -7,6 +7,9 @@ import { Notifier } from './db/notify.js';
 import { openStore, type Store } from './db/store.js';
 import { systemClock } from './platform/clock.js';
 
+/** How long in-flight requests get to finish after SIGTERM before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export interface Running {
   app: FastifyInstance;
   ctx: AppContext;
@@ -45,11 +48,18 @@ export async function startServer(config: Config): Promise<Running> {
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
-      await app.close(); // stops accepting, waits for in-flight requests
+      // Stop accepting and wait for in-flight requests. Keep-alive connections that go idle meanwhile
+      // are closed as they do; whatever is still open after the grace period is cut.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+      const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await app.close();
+      clearInterval(sweep);
+      clearTimeout(cut);
       await ctx.jobs.stop();
       await ctx.usage.close();
       await notifier.close();
       await store.close(); // stops the embedded server if this process started it
+      log.info('shutdown complete');
     })();
     return closing;
   };

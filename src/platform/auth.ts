@@ -59,6 +59,7 @@ export type Access = 'none' | 'private' | 'public' | 'availability';
  * every route under them gets the rule, and unknown paths elsewhere answer a publishable key with 403.
  */
 export function accessForPath(path: string): Access {
+  if (!path.startsWith('/v1/')) return 'none';
   if (path === '/healthz' || path === '/readyz' || path === '/metrics') return 'none';
   if (path.startsWith('/errors/') || path === '/docs' || path.startsWith('/docs/')) return 'none';
   if (path === '/v1/openapi.json') return 'none';

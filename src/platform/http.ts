@@ -86,7 +86,6 @@ export function validationErrors(issues: AjvIssue[], context: string | undefined
 /** Cross-cutting HTTP behaviour: request ids, auth, rate limits, CORS, idempotency, errors, metrics. */
 export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
   const { config, auth, limiter, usage, idempotency, metrics } = ctx;
-  const base = config.baseUrl;
   const router = FindMyWay();
 
   app.decorateRequest('caller', null as unknown as Caller);
@@ -232,7 +231,7 @@ export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
     const allow = METHODS.filter((m) => router.find(m, path) !== null);
-    if (allow.length > 0) {
+    if (allow.length > 0 && !allow.includes(request.method as HTTPMethod)) {
       reply.header('allow', allow.join(', '));
       return sendProblem(
         reply,
@@ -343,6 +342,6 @@ export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
     return reply
       .code(status)
       .type('application/problem+json')
-      .send(JSON.stringify(problem(base, request.id, status, slug, detail, extras)));
+      .send(JSON.stringify(problem(config.baseUrl, request.id, status, slug, detail, extras)));
   }
 }

@@ -32,12 +32,12 @@ export class ApiKeyStatsService {
       .where('key_id', '=', keyId)
       .where('bucket', '>=', start)
       .executeTakeFirstOrThrow();
-    const windowStart = new Date(Math.floor(now / WINDOW_MS) * WINDOW_MS);
-    const consumed = await this.db
-      .selectFrom('rate_limit_windows')
-      .select('consumed')
-      .where('subject', '=', `key:${keyId}`)
-      .where('window_start', '=', windowStart)
+    // Spent in the current rate-limit window: the current hourly bucket, minus the refused requests.
+    const current = await this.db
+      .selectFrom('api_key_usage')
+      .select(['requests', 'rate_limited'])
+      .where('key_id', '=', keyId)
+      .where('bucket', '=', new Date(Math.floor(now / WINDOW_MS) * WINDOW_MS))
       .executeTakeFirst();
     return {
       key_id: keyId,
@@ -49,7 +49,7 @@ export class ApiKeyStatsService {
       by_status: { '2xx': row.s2xx, '4xx': row.s4xx, '5xx': row.s5xx },
       last_used_at: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
       rate_limit_per_hour: limit,
-      remaining: Math.max(0, limit - (consumed?.consumed ?? 0)),
+      remaining: Math.max(0, limit - ((current?.requests ?? 0) - (current?.rate_limited ?? 0))),
     };
   }
 }

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+describe('GET /v1/me', () => {
+  it('returns the account and credential behind a secret key', async () => {
+    const acc = await t.account({ name: 'Acme' });
+    const res = await t.call('GET', '/v1/me', { token: acc.key });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ principal_id: acc.id, credential: 'secret', key_id: acc.keyId, user: null });
+    expect(body.account).toMatchObject({ id: acc.id, name: 'Acme', plan: 'enterprise' });
+  });
+
+  it('signs a user in, answers for the session, and rejects the token after sign-out', async () => {
+    const acc = await t.account();
+    await t.ctx.services.accounts.createUser({
+      accountId: acc.id,
+      email: 'ana@example.com',
+      password: 'correct horse battery',
+    });
+    const bad = await t.call('POST', '/v1/sessions', {
+      body: { email: 'ana@example.com', password: 'wrong password!' },
+    });
+    expect(bad.status).toBe(401);
+    const res = await t.call('POST', '/v1/sessions', {
+      body: { email: 'ANA@example.com', password: 'correct horse battery' },
+    });
+    expect(res.status).toBe(201);
+    const { session } = await res.json();
+    expect(session.user.email).toBe('ana@example.com');
+    const me = await t.call('GET', '/v1/me', { token: session.token });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({
+      credential: 'session',
+      principal_id: session.user.id,
+      account: { id: acc.id },
+    });
+    expect((await t.call('DELETE', '/v1/sessions/current', { token: session.token })).status).toBe(204);
+    expect((await t.call('GET', '/v1/me', { token: session.token })).status).toBe(401);
+  });
+});

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getJson, startTestApp, type TestApp, type TestResponse } from '../../test/helpers/app.js';
+
+let t: TestApp;
+let key: string;
+beforeAll(async () => {
+  t = await startTestApp();
+  key = (await t.account()).key;
+});
+afterAll(() => t.close());
+
+async function expectProblem(res: TestResponse | Response, status: number, slug: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const p = await (res as TestResponse).json();
+  expect(p).toMatchObject({ type: `${t.url}/errors/${slug}`, status });
+  expect(typeof p.title).toBe('string');
+  expect(typeof p.detail).toBe('string');
+  expect(p.request_id).toMatch(/^req_[0-9a-z]{26}$/);
+  expect(p.request_id).toBe(res.headers.get('x-request-id'));
+  expect(JSON.stringify(p)).not.toMatch(/at .*\.(ts|js):\d+/);
+  return p;
+}
+
+describe('errors are problem+json (SPEC.md 7)', () => {
+  it('unknown route → 404 not-found', async () => {
+    await expectProblem(await t.call('GET', '/v1/nothing-here', { token: key }), 404, 'not-found');
+    await expectProblem(await t.call('GET', '/favicon.ico'), 404, 'not-found');
+  });
+
+  it('known path, wrong method → 405 with Allow', async () => {
+    const res = await t.call('PUT', '/v1/api-keys', { token: key, body: {} });
+    await expectProblem(res, 405, 'method-not-allowed');
+    expect(res.headers.get('allow')).toBe('GET, POST');
+  });
+
+  it('malformed JSON → 400 with errors.body', async () => {
+    const p = await expectProblem(
+      await t.call('POST', '/v1/api-keys', { token: key, body: '{"name":' }),
+      400,
+      'validation-error',
+    );
+    expect(p.errors).toEqual({ body: 'is not valid JSON' });
+  });
+
+  it('a body that is not JSON → 415', async () => {
+    const res = await t.call('POST', '/v1/api-keys', {
+      token: key,
+      body: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    await expectProblem(res, 415, 'unsupported-media-type');
+    const plain = await t.call('POST', '/v1/api-keys', {
+      token: key,
+      body: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
+    await expectProblem(plain, 415, 'unsupported-media-type');
+  });
+
+  it('a body over 1 MiB → 413', async () => {
+    const body = JSON.stringify({ name: 'x', description: 'y'.repeat(1024 * 1024) });
+    await expectProblem(await t.call('POST', '/v1/api-keys', { token: key, body }), 413, 'payload-too-large');
+  });
+
+  it('schema failures name every offending field with a dot path', async () => {
+    const res = await t.call('POST', '/v1/api-keys', {
+      token: key,
+      body: { name: 5, key_type: 'root', allowed_domains: ['ok.com', 7] },
+    });
+    const p = await expectProblem(res, 400, 'validation-error');
+    expect(Object.keys(p.errors).sort()).toEqual(['allowed_domains.1', 'key_type', 'name']);
+    const q = await expectProblem(
+      await t.call('GET', '/v1/api-keys?limit=1000', { token: key }),
+      400,
+      'validation-error',
+    );
+    expect(q.errors).toHaveProperty('limit');
+  });
+
+  it('serves a human page for every error type URI', async () => {
+    const res = await fetch(`${t.url}/errors/validation-error`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(await res.text()).toContain('Validation Error');
+    await expectProblem(await fetch(`${t.url}/errors/no-such-thing`), 404, 'not-found');
+  });
+});
+
+describe('operations', () => {
+  it('healthz and readyz answer', async () => {
+    expect(await (await fetch(`${t.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${t.url}/readyz`)).json()).toEqual({ status: 'ready' });
+  });
+
+  it('metrics count requests by route and status and show the pool', async () => {
+    await t.call('GET', '/v1/me', { token: key });
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    expect(text).toMatch(/kairos_http_requests_total\{method="GET",route="\/v1\/me",status="200"\} \d+/);
+    expect(text).toContain('kairos_http_request_duration_seconds_bucket');
+    expect(text).toMatch(/kairos_db_pool_total \d+/);
+  });
+
+  it('publishes an OpenAPI 3.1 document where every route has schemas and problem responses', async () => {
+    const doc = await getJson(`${t.url}/v1/openapi.json`);
+    expect(doc.openapi).toBe('3.1.0');
+    const ops = Object.entries(
+      doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>,
+    ).flatMap(([path, methods]) => Object.entries(methods).map(([m, op]) => ({ path, m, op })));
+    expect(ops.length).toBeGreaterThanOrEqual(8);
+    for (const { path, m, op } of ops) {
+      expect(Object.keys(op.responses), `${m} ${path}`).toEqual(
+        expect.arrayContaining(['400', '401', '429', '500']),
+      );
+      expect(
+        Object.keys(op.responses).some((c) => c.startsWith('2')),
+        `${m} ${path}`,
+      ).toBe(true);
+    }
+    expect(
+      doc.paths['/v1/api-keys'].post.parameters?.some((p: { name: string }) => p.name === 'idempotency-key'),
+    ).toBe(true);
+    const docs = await fetch(`${t.url}/docs`, { redirect: 'follow' });
+    expect(docs.status).toBe(200);
+  });
+
+  it('sends X-Request-Id and the rate-limit headers on every response, errors included', async () => {
+    for (const res of [
+      await t.call('GET', '/v1/me', { token: key }),
+      await t.call('GET', '/v1/nope', { token: key }),
+      await t.call('GET', '/v1/me'),
+    ]) {
+      expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+      expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+      expect(res.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
+      expect(res.headers.get('x-ratelimit-reset')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
+  });
+});

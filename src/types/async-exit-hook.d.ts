@@ -1,0 +1,8 @@
+declare module 'async-exit-hook' {
+  interface AsyncExitHook {
+    (hook: (done?: () => void) => void): void;
+    unhookEvent(event: string): void;
+  }
+  const hook: AsyncExitHook;
+  export default hook;
+}

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { type ServerProcess, spawnServer } from '../helpers/process.js';
+
+/** Two `kairos serve` processes sharing one database, as in a horizontally scaled deployment. */
+let t: TestApp;
+let a: ServerProcess;
+let b: ServerProcess;
+beforeAll(async () => {
+  t = await startTestApp();
+  const env = { DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
+  [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await t.close();
+});
+
+function call(
+  base: string,
+  method: string,
+  path: string,
+  token: string,
+  init: { body?: unknown; headers?: Record<string, string> } = {},
+) {
+  return fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...init.headers,
+    },
+    body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
+  });
+}
+
+describe('across two server processes on one database', () => {
+  it('holds the per-key hourly limit exactly when 60 requests race across both processes', async () => {
+    const acc = await t.account({ rateLimit: 20 });
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => call(i % 2 ? a.url : b.url, 'GET', '/v1/me', acc.key)),
+    );
+    const ok = results.filter((r) => r.status === 200);
+    const limited = results.filter((r) => r.status === 429);
+    expect(ok.length).toBe(20);
+    expect(limited.length).toBe(40);
+    const p = (await limited[0]!.json()) as Record<string, unknown>;
+    expect(p.type).toMatch(/\/errors\/rate-limit-exceeded$/);
+    expect(p.title).toBe('Too Many Requests');
+    expect(typeof p.retry_after).toBe('string');
+    expect(new Date(p.retry_after as string).toISOString()).toBe(p.retry_after);
+    expect(limited[0]!.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited[0]!.headers.get('x-ratelimit-reset')).toBe(p.retry_after);
+  });
+
+  it('creates exactly one key when 50 identical requests with one Idempotency-Key race across both processes', async () => {
+    const acc = await t.account();
+    const body = { name: 'raced', description: 'one only' };
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        call(i % 2 ? a.url : b.url, 'POST', '/v1/api-keys', acc.key, {
+          body,
+          headers: { 'idempotency-key': 'race-1' },
+        }),
+      ),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+    const created = await t.ctx.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('account_id', '=', acc.id)
+      .where('name', '=', 'raced')
+      .execute();
+    expect(created.length).toBe(1);
+    const first = results.find((r) => r.status === 201 && r.headers.get('idempotent-replayed') === null)!;
+    const firstBody = await first.text();
+    // Retrying now replays the stored answer byte for byte, from either process.
+    for (const base of [a.url, b.url]) {
+      const again = await call(base, 'POST', '/v1/api-keys', acc.key, {
+        body,
+        headers: { 'idempotency-key': 'race-1' },
+      });
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(await again.text()).toBe(firstBody);
+    }
+    const conflict = results.find((r) => r.status === 409);
+    if (conflict) {
+      expect(conflict.headers.get('retry-after')).toBe('1');
+      expect(((await conflict.json()) as { type: string }).type).toMatch(/idempotency-key-in-use$/);
+    }
+  });
+
+  it('revokes a key in one process and the other answers 401 at once', async () => {
+    const acc = await t.account();
+    const created = (await (
+      await call(a.url, 'POST', '/v1/api-keys', acc.key, { body: { name: 'short-lived' } })
+    ).json()) as {
+      api_key: { id: string; key: string };
+    };
+    const key = created.api_key.key;
+    expect((await call(b.url, 'GET', '/v1/me', key)).status).toBe(200); // cached in b now
+    expect((await call(a.url, 'DELETE', `/v1/api-keys/${created.api_key.id}`, acc.key)).status).toBe(200);
+    expect((await call(b.url, 'GET', '/v1/me', key)).status).toBe(401);
+    expect((await call(a.url, 'GET', '/v1/me', key)).status).toBe(401);
+  });
+
+  it('exits 0 on SIGTERM after answering the requests it accepted', async () => {
+    const env = { DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
+    const c = await spawnServer(env);
+    const acc = await t.account();
+    const inflight = Promise.allSettled(
+      Array.from({ length: 20 }, () => call(c.url, 'GET', '/v1/me', acc.key)),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    const code = await c.stop('SIGTERM');
+    const settled = await inflight;
+    expect(code).toBe(0);
+    for (const s of settled) {
+      if (s.status === 'fulfilled') expect([200, 503]).toContain(s.value.status);
+    }
+    expect(c.output()).toContain('shutdown complete');
+  });
+});

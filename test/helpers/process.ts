@@ -1,0 +1,77 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export const REPO = join(import.meta.dirname, '..', '..');
+export const CLI = join(REPO, 'bin', 'kairos.js');
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  /** Sends a signal and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs `kairos serve` as a separate OS process (from source) and waits until it listens. */
+export async function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env: {
+      ...process.env,
+      KAIROS_FROM_SOURCE: 'true',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*Kairos is listening/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    url,
+    child,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs the CLI to completion. */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, KAIROS_FROM_SOURCE: 'true', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.stdin.end(stdin ?? '');
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
