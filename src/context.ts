@@ -4,7 +4,10 @@ import type { Notifier } from './db/notify.js';
 import type { Db } from './db/store.js';
 import { JobRunner } from './jobs/runner.js';
 import { AccountService } from './modules/accounts/service.js';
+import type { BusySource } from './modules/availability/busy-source.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
+import { WebhookDeliverer } from './modules/webhooks/delivery.js';
+import { WebhookService } from './modules/webhooks/service.js';
 import { Authenticator } from './platform/auth.js';
 import type { Clock } from './platform/clock.js';
 import { IdempotencyStore } from './platform/idempotency.js';
@@ -27,9 +30,12 @@ export interface AppContext {
   jobs: JobRunner;
   metrics: Metrics;
   notifier: Notifier | null;
+  /** Where availability reads busy time (calendars, bookings); modules register theirs. */
+  busySources: BusySource[];
   services: {
     apiKeys: ApiKeyService;
     accounts: AccountService;
+    webhooks: WebhookService;
   };
 }
 
@@ -48,6 +54,8 @@ export function createContext(deps: ContextDeps): AppContext {
   const keys = deriveKeys(deps.masterKey);
   const apiKeys = new ApiKeyService(db, clock, keys.apiKeyPepper);
   const accounts = new AccountService(db, clock, apiKeys, keys.jwtKey, config.sessionTtlSeconds);
+  const outboundPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
+  const webhooks = new WebhookService(db, clock, keys.encryptionKey, outboundPolicy);
   const ctx: AppContext = {
     config,
     db,
@@ -61,9 +69,20 @@ export function createContext(deps: ContextDeps): AppContext {
     jobs: new JobRunner(db, clock, deps.log),
     metrics: new Metrics(deps.pool),
     notifier: deps.notifier ?? null,
-    services: { apiKeys, accounts },
+    services: { apiKeys, accounts, webhooks },
   };
   ctx.jobs.every('idempotency-cleanup', 15 * 60_000, () => ctx.idempotency.cleanup());
   ctx.jobs.every('rate-limit-cleanup', 15 * 60_000, () => RateLimiter.cleanup(db, clock));
+  new WebhookDeliverer(
+    db,
+    clock,
+    keys.encryptionKey,
+    {
+      retryScheduleMs: config.webhookRetryScheduleMs,
+      timeoutMs: config.webhookTimeoutMs,
+      policy: outboundPolicy,
+    },
+    deps.log,
+  ).register(ctx.jobs);
   return ctx;
 }

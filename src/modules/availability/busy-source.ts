@@ -1,0 +1,29 @@
+/** Half-open UTC interval in epoch milliseconds. */
+export interface Interval {
+  start: number;
+  end: number;
+}
+
+export interface BusyAnswer {
+  /** Busy time inside the asked window, merged and sorted. */
+  intervals: Interval[];
+  /** True when a provider could not be reached and the answer is the last known busy time. */
+  stale: boolean;
+  /** When the answer was last confirmed by its source (ms), for freshness reporting. */
+  asOf: number;
+}
+
+/**
+ * Something that knows when a principal is busy. Availability reads busy time only through this
+ * interface: the calendars module registers one source (connected calendars), the bookings module
+ * another (confirmed and held bookings).
+ */
+export interface BusySource {
+  readonly name: 'calendar' | 'booking';
+  /**
+   * Busy time of one principal in a window. Returns null when this source knows nothing about the
+   * principal (for the calendar source: no connected calendar). Throws ServiceUnavailable when the
+   * source failed and nothing is cached: never "all free".
+   */
+  busy(principalId: string, window: Interval): Promise<BusyAnswer | null>;
+}
