@@ -6,6 +6,7 @@ import { openStore } from './db/store.js';
 import type { Plan } from './modules/api-keys/service.js';
 import { systemClock } from './platform/clock.js';
 import { AppError } from './platform/errors.js';
+import { isUuid } from './platform/ids.js';
 import { installSignalHandlers, startServer } from './server.js';
 
 const USAGE = `Usage: kairos <command> [options]
@@ -85,6 +86,8 @@ export async function main(argv: string[]): Promise<number> {
   const json = values.json ?? false;
   const need = (v: string | undefined, flag: string): string => {
     if (!v) throw new UsageError(`${flag} is required`);
+    if ((flag === '--account' || flag === 'the key ID') && !isUuid(v))
+      throw new UsageError(`${flag} must be a UUID`);
     return v;
   };
 

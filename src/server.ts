@@ -20,7 +20,11 @@ export interface Running {
 
 /** start: store → migrations → app → workers → listen. */
 export async function startServer(config: Config): Promise<Running> {
-  const log = pino({ level: config.logLevel, base: { pid: process.pid } });
+  // Buffered, asynchronous log writes: a synchronous write per request line costs ~20% of throughput.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const log = pino({ level: config.logLevel, base: { pid: process.pid } }, destination);
+  const flushLogs = setInterval(() => destination.flush(), 250);
+  flushLogs.unref();
   const store = await openStore(config, log);
   const notifier = new Notifier(store.url, (err) =>
     log.warn({ err }, 'LISTEN connection lost; reconnecting'),
@@ -60,6 +64,8 @@ export async function startServer(config: Config): Promise<Running> {
       await notifier.close();
       await store.close(); // stops the embedded server if this process started it
       log.info('shutdown complete');
+      clearInterval(flushLogs);
+      destination.flushSync();
     })();
     return closing;
   };

@@ -13,9 +13,19 @@ function encodeTime(ms: number, length: number): string {
   return out;
 }
 
-function encodeRandom(bytes: Buffer): string {
+/** Random bytes are drawn from a pool refilled 4 KiB at a time (one syscall per 256 ids, not one each). */
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let poolOffset = 0;
+
+function encodeRandom(length: number): string {
+  if (poolOffset + length > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
   let out = '';
-  for (const b of bytes) out += ALPHABET[b & 31];
+  for (let i = 0; i < length; i++) out += ALPHABET[pool[poolOffset + i]! & 31];
+  poolOffset += length;
   return out;
 }
 
@@ -24,7 +34,7 @@ function encodeRandom(bytes: Buffer): string {
  * Used for every resource that is not a principal or an API key (API-GUIDE.md 1).
  */
 export function prefixedId(prefix: string, nowMs: number = Date.now()): string {
-  return `${prefix}_${encodeTime(nowMs, 10)}${encodeRandom(randomBytes(16))}`;
+  return `${prefix}_${encodeTime(nowMs, 10)}${encodeRandom(16)}`;
 }
 
 /** UUID v7 (time-ordered) for principals and API keys. */

@@ -1,0 +1,95 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { startEmbedded } from '../src/db/embedded.js';
+
+export interface Row {
+  name: string;
+  value: string;
+  unit: string;
+}
+
+export const REPO = join(import.meta.dirname, '..');
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+/** Drives `url` with autocannon from this process and returns throughput and latency. */
+export async function load(
+  url: string,
+  opts: { connections?: number; seconds?: number; headers?: Record<string, string> } = {},
+): Promise<LoadResult> {
+  const r = await autocannon({
+    url,
+    connections: opts.connections ?? 50,
+    duration: opts.seconds ?? 5,
+    headers: opts.headers,
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
+}
+
+/** Resident memory of a process in MiB (Linux). */
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+/** A throwaway embedded PostgreSQL server for a bench run, and a fresh database on it. */
+export async function benchDatabase(name: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dir = join(REPO, '.test-data', `bench-${name}-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const server = await startEmbedded({ dataDir: dir, log: { info() {}, warn() {} }, ephemeral: true });
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  await client.query(`CREATE DATABASE bench`);
+  await client.end();
+  const u = new URL(server.url);
+  u.pathname = '/bench';
+  return {
+    url: u.toString(),
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Spawns a child that prints `{"url": …}` on its first stdout line (or a Kairos "listening" log line). */
+export async function spawnListening(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no url from ${args.join(' ')}: ${out}`)), 60_000);
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        child.stdout?.removeAllListeners('data');
+        child.stdout?.resume();
+        resolve(m[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+  return { url, child };
+}
+
+export function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}

@@ -1,0 +1,19 @@
+// `npm run bench`: every benchmark, one table. Figures, not pass/fail: see docs/architecture.md.
+import { availableParallelism, cpus } from 'node:os';
+import type { Row } from './lib.js';
+import { benchPlatform } from './platform.js';
+
+const suites: [string, () => Promise<Row[]>][] = [['platform', benchPlatform]];
+
+const only = process.argv[2];
+console.log(
+  `Kairos benchmarks · node ${process.version} · ${availableParallelism()} × ${cpus()[0]?.model ?? 'cpu'}`,
+);
+const rows: (Row & { suite: string })[] = [];
+for (const [name, run] of suites) {
+  if (only && only !== name) continue;
+  process.stdout.write(`running ${name}…\n`);
+  for (const r of await run()) rows.push({ suite: name, ...r });
+}
+console.table(rows.map((r) => ({ suite: r.suite, measure: r.name, value: r.value, unit: r.unit })));
+process.exit(0);
