@@ -1,0 +1,102 @@
+/**
+ * Slot engine benchmark: computeSlots over 30 days of 15-minute slots (30-minute duration) for one
+ * host with 1,000 busy intervals. Run alone with `node --import tsx bench/slots.ts`.
+ */
+import { pathToFileURL } from 'node:url';
+import type { Interval } from '../src/lib/intervals.js';
+import { DEFAULT_SCHEDULE, workingIntervals } from '../src/lib/schedule.js';
+import { computeSlots, firstSlot, type SlotInput } from '../src/lib/slots.js';
+
+/** One benchmark result row. */
+export interface BenchRow {
+  name: string;
+  value: string;
+  unit: string;
+}
+
+const MIN = 60_000;
+const DAY = 86_400_000;
+const ZONE = 'America/New_York';
+const BUSY_COUNT = 1000;
+const WARMUP = 300;
+const ITERATIONS = 3000;
+
+/** Deterministic PRNG (mulberry32), so every run measures the same data. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** 1,000 busy blocks of 5-30 minutes on 5-minute starts, scattered over the window in random order. */
+function makeBusy(window: Interval): Interval[] {
+  const rand = prng(42);
+  const steps = Math.floor((window.end - window.start) / (5 * MIN));
+  const busy: Interval[] = [];
+  for (let i = 0; i < BUSY_COUNT; i++) {
+    const start = window.start + Math.floor(rand() * steps) * 5 * MIN;
+    busy.push({ start, end: start + (1 + Math.floor(rand() * 6)) * 5 * MIN });
+  }
+  return busy;
+}
+
+/** Mean and 99th percentile of per-call wall times, and mean CPU time, in milliseconds. */
+function measure(fn: () => unknown): { mean: number; p99: number; cpu: number } {
+  for (let i = 0; i < WARMUP; i++) fn();
+  const times = new Float64Array(ITERATIONS);
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < ITERATIONS; i++) {
+    const t0 = performance.now();
+    fn();
+    times[i] = performance.now() - t0;
+  }
+  const cpu = process.cpuUsage(cpu0);
+  times.sort();
+  let sum = 0;
+  for (const x of times) sum += x;
+  const p99 = times[Math.min(ITERATIONS - 1, Math.ceil(ITERATIONS * 0.99) - 1)]!;
+  return { mean: sum / ITERATIONS, p99, cpu: (cpu.user + cpu.system) / 1000 / ITERATIONS };
+}
+
+/** Runs the slot benchmark and returns its rows. */
+export async function benchSlots(): Promise<BenchRow[]> {
+  // 30 days spanning the 2026-03-08 DST change; now = window start.
+  const start = Date.UTC(2026, 2, 1, 5);
+  const window = { start, end: start + 30 * DAY };
+  const input: SlotInput = {
+    window,
+    durationMs: 30 * MIN,
+    intervalMs: 15 * MIN,
+    working: workingIntervals(DEFAULT_SCHEDULE(ZONE), window),
+    busy: makeBusy(window),
+    bufferBeforeMs: 5 * MIN,
+    bufferAfterMs: 10 * MIN,
+    nowMs: start,
+    minimumNoticeMs: 60 * MIN,
+    maxDaysAhead: 60,
+    alignTimezone: ZONE,
+  };
+  const slotCount = computeSlots(input).length;
+  const all = measure(() => computeSlots(input));
+  const sortedInput = { ...input, busy: input.busy.slice().sort((a, b) => a.start - b.start) };
+  const sorted = measure(() => computeSlots(sortedInput));
+  const first = measure(() => firstSlot(input));
+  const fmt = (ms: number) => ms.toFixed(3);
+  return [
+    { name: 'slots.computeSlots 30d/1000 busy mean', value: fmt(all.mean), unit: 'ms' },
+    { name: 'slots.computeSlots 30d/1000 busy p99', value: fmt(all.p99), unit: 'ms' },
+    { name: 'slots.computeSlots 30d/1000 busy CPU mean', value: fmt(all.cpu), unit: 'ms' },
+    { name: 'slots.computeSlots slots per call', value: String(slotCount), unit: 'slots' },
+    { name: 'slots.computeSlots 30d/1000 busy pre-sorted mean', value: fmt(sorted.mean), unit: 'ms' },
+    { name: 'slots.firstSlot 30d/1000 busy mean', value: fmt(first.mean), unit: 'ms' },
+  ];
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.table(await benchSlots());
+}

@@ -1,0 +1,352 @@
+/**
+ * CalDAV (RFC 4791) over raw WebDAV XML and the injected fetch: discovery (RFC 6764 / 5397) and busy
+ * time via calendar-query REPORT with a time-range filter. Returned VEVENT data always goes through
+ * parseIcsBusy, so recurrences are right whether or not the server honours <C:expand>.
+ *
+ * tsdav 2.3 does accept a custom fetch, but raw requests keep the exact XML, the URL guard and the
+ * error mapping in one place, and avoid depending on tsdav's own fetch types.
+ */
+import { type Clock, systemClock } from '../../../platform/clock.js';
+import { networkError, ProviderError, parseRetryAfter } from './errors.js';
+import { parseIcsBusy } from './ics.js';
+import {
+  assertWindow,
+  type BusyResult,
+  type CalendarError,
+  type HttpFetch,
+  type Interval,
+  mapLimit,
+  mergeIntervals,
+} from './types.js';
+import { child, children, descendants, escapeXml, parseXml, type XmlElement } from './xml.js';
+
+export { ProviderError } from './errors.js';
+
+export interface CaldavCredentials {
+  serverUrl: string;
+  username: string;
+  password: string;
+}
+
+export interface CaldavCalendar {
+  /** Absolute collection URL, with a trailing slash as the server gave it. */
+  url: string;
+  displayName: string;
+  ctag?: string;
+  color?: string;
+}
+
+export interface CaldavOptions {
+  /** Zone for floating times and all-day events in the data (default UTC). */
+  defaultZone?: string;
+  clock?: Pick<Clock, 'nowMs'>;
+}
+
+const DAV = 'DAV:';
+const CALDAV = 'urn:ietf:params:xml:ns:caldav';
+const CS = 'http://calendarserver.org/ns/';
+const APPLE = 'http://apple.com/ns/ical/';
+const CONCURRENCY = 3;
+
+interface DavResponse {
+  href: string;
+  /** Absolute URL of href, resolved against the request URL. */
+  url: string;
+  /** Response-level status when there is no propstat (e.g. 404 for a missing member). */
+  status?: number;
+  /** Properties whose propstat status was 2xx. */
+  props: XmlElement[];
+}
+
+export async function caldavDiscover(
+  creds: CaldavCredentials,
+  fetch: HttpFetch,
+  opts: CaldavOptions = {},
+): Promise<CaldavCalendar[]> {
+  const client = new DavClient(creds, fetch, opts);
+  const start = client.resolve(creds.serverUrl, creds.serverUrl);
+  const body = propfindBody([
+    [DAV, 'current-user-principal'],
+    [DAV, 'resourcetype'],
+    [DAV, 'displayname'],
+    [CALDAV, 'calendar-home-set'],
+  ]);
+  let first = await client.propfindOrNull(start, 0, body);
+  if (!first || !hasProp(first, DAV, 'current-user-principal')) {
+    // RFC 6764 bootstrapping: the context path lives at /.well-known/caldav.
+    const wellKnown = new URL('/.well-known/caldav', start).toString();
+    const alt = await client.propfindOrNull(wellKnown, 0, body);
+    if (alt && (hasProp(alt, DAV, 'current-user-principal') || !first)) first = alt;
+  }
+  if (!first) throw new ProviderError('bad_request', 404, 'no CalDAV service found at this URL');
+
+  // The URL may already be a calendar collection: use it as the only calendar.
+  const own = first[0];
+  if (own && isCalendar(own)) return [toCalendar(own)];
+
+  let homes = hrefsOf(first, CALDAV, 'calendar-home-set');
+  if (homes.length === 0) {
+    const principal = hrefsOf(first, DAV, 'current-user-principal')[0];
+    if (!principal) throw new ProviderError('bad_request', 404, 'server did not name a principal');
+    const p = await client.propfind(principal, 0, propfindBody([[CALDAV, 'calendar-home-set']]));
+    homes = hrefsOf(p, CALDAV, 'calendar-home-set');
+    if (homes.length === 0) throw new ProviderError('bad_request', 404, 'principal has no calendar-home-set');
+  }
+  const listBody = propfindBody([
+    [DAV, 'resourcetype'],
+    [DAV, 'displayname'],
+    [CALDAV, 'supported-calendar-component-set'],
+    [CS, 'getctag'],
+    [APPLE, 'calendar-color'],
+  ]);
+  const seen = new Set<string>();
+  const out: CaldavCalendar[] = [];
+  for (const home of homes) {
+    for (const r of await client.propfind(home, 1, listBody)) {
+      if (!isCalendar(r) || !supportsEvents(r) || seen.has(r.url)) continue;
+      seen.add(r.url);
+      out.push(toCalendar(r));
+    }
+  }
+  return out;
+}
+
+export async function caldavBusy(
+  creds: CaldavCredentials,
+  fetch: HttpFetch,
+  calendarUrls: readonly string[],
+  window: Interval,
+  opts: CaldavOptions = {},
+): Promise<BusyResult> {
+  assertWindow(window);
+  const client = new DavClient(creds, fetch, opts);
+  const zone = opts.defaultZone ?? 'UTC';
+  const busy: Interval[] = [];
+  const errors: CalendarError[] = [];
+  await mapLimit([...new Set(calendarUrls)], CONCURRENCY, async (calendarUrl) => {
+    const url = client.resolve(calendarUrl, creds.serverUrl);
+    let responses: DavResponse[];
+    try {
+      responses = await client.calendarQuery(url, window);
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'bad_request') {
+        errors.push({ calendarId: calendarUrl, reason: err.reason ?? `http_${err.status}` });
+        return;
+      }
+      throw err;
+    }
+    let unreadable = 0;
+    for (const r of responses) {
+      for (const prop of r.props) {
+        if (prop.ns !== CALDAV || prop.name !== 'calendar-data' || prop.text.trim() === '') continue;
+        try {
+          busy.push(...parseIcsBusy(prop.text, window, zone));
+        } catch {
+          unreadable++;
+        }
+      }
+    }
+    // The other objects still count; the caller sees that some data was skipped.
+    if (unreadable > 0) errors.push({ calendarId: calendarUrl, reason: `unreadable_objects:${unreadable}` });
+  });
+  return { busy: mergeIntervals(busy), errors };
+}
+
+class DavClient {
+  private readonly auth: string;
+  private readonly origin: string;
+
+  constructor(
+    creds: CaldavCredentials,
+    private readonly fetch: HttpFetch,
+    private readonly opts: CaldavOptions,
+  ) {
+    this.auth = `Basic ${Buffer.from(`${creds.username}:${creds.password}`, 'utf8').toString('base64')}`;
+    this.origin = new URL(creds.serverUrl).origin;
+  }
+
+  /**
+   * Resolves an href against a base and checks where credentials may go: the configured origin,
+   * or another https origin (iCloud serves homes from partition hosts). Never plain http elsewhere.
+   */
+  resolve(href: string, base: string): string {
+    const url = new URL(href, base);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new ProviderError('bad_request', 0, `unsupported URL scheme ${url.protocol}`);
+    }
+    if (url.origin !== this.origin && url.protocol !== 'https:') {
+      throw new ProviderError('bad_request', 0, `refusing to send credentials to ${url.origin}`);
+    }
+    url.hash = '';
+    return url.toString();
+  }
+
+  async propfind(url: string, depth: 0 | 1, body: string): Promise<DavResponse[]> {
+    const res = await this.request(url, 'PROPFIND', depth, body);
+    if (res.status !== 207) throw await this.error(res, 'PROPFIND');
+    return this.multistatus(res, url);
+  }
+
+  /** As propfind, but 404/405 (nothing DAV here) gives null instead of an error. */
+  async propfindOrNull(url: string, depth: 0 | 1, body: string): Promise<DavResponse[] | null> {
+    const res = await this.request(url, 'PROPFIND', depth, body);
+    if (res.status === 404 || res.status === 405 || res.status === 501 || (res.ok && res.status !== 207)) {
+      await res.body?.cancel().catch(() => undefined);
+      return null;
+    }
+    if (res.status !== 207) throw await this.error(res, 'PROPFIND');
+    return this.multistatus(res, url);
+  }
+
+  async calendarQuery(url: string, window: Interval): Promise<DavResponse[]> {
+    let res = await this.request(url, 'REPORT', 1, calendarQueryBody(window, true));
+    if (res.status === 400 || res.status === 403 || res.status === 501) {
+      // Some servers refuse <C:expand>; the unexpanded data is parsed the same way.
+      await res.body?.cancel().catch(() => undefined);
+      res = await this.request(url, 'REPORT', 1, calendarQueryBody(window, false));
+    }
+    if (res.status !== 207) throw await this.error(res, 'REPORT');
+    return this.multistatus(res, url);
+  }
+
+  private async request(url: string, method: string, depth: 0 | 1, body: string): Promise<Response> {
+    const target = this.resolve(url, url);
+    try {
+      return await this.fetch(target, {
+        method,
+        headers: {
+          authorization: this.auth,
+          depth: String(depth),
+          'content-type': 'application/xml; charset=utf-8',
+          accept: 'application/xml, text/xml',
+        },
+        body,
+      });
+    } catch (err) {
+      throw networkError(err, `CalDAV ${method} failed`);
+    }
+  }
+
+  private async error(res: Response, what: string): Promise<ProviderError> {
+    await res.body?.cancel().catch(() => undefined);
+    const nowMs = (this.opts.clock ?? systemClock).nowMs();
+    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);
+    const extra = retryAfterMs === undefined ? {} : { retryAfterMs };
+    const msg = `CalDAV ${what} answered ${res.status}`;
+    if (res.status === 401) return new ProviderError('unauthorized', 401, msg, extra);
+    if (res.status === 429) return new ProviderError('rate_limited', 429, msg, extra);
+    if (res.status >= 500) return new ProviderError('unavailable', res.status, msg, extra);
+    const reason = res.status === 403 ? 'forbidden' : res.status === 404 ? 'not_found' : `http_${res.status}`;
+    return new ProviderError('bad_request', res.status, msg, { ...extra, reason });
+  }
+
+  private async multistatus(res: Response, requestUrl: string): Promise<DavResponse[]> {
+    const text = await res.text();
+    let root: XmlElement;
+    try {
+      root = parseXml(text);
+    } catch (err) {
+      throw new ProviderError('unavailable', res.status, 'unreadable CalDAV multistatus', { cause: err });
+    }
+    if (root.ns !== DAV || root.name !== 'multistatus') {
+      throw new ProviderError('unavailable', res.status, 'CalDAV answer is not a multistatus');
+    }
+    const out: DavResponse[] = [];
+    for (const r of children(root, DAV, 'response')) {
+      const href = child(r, DAV, 'href')?.text.trim();
+      if (!href) continue;
+      const entry: DavResponse = { href, url: new URL(href, requestUrl).toString(), props: [] };
+      const status = parseStatus(child(r, DAV, 'status')?.text);
+      if (status !== undefined) entry.status = status;
+      for (const ps of children(r, DAV, 'propstat')) {
+        const s = parseStatus(child(ps, DAV, 'status')?.text) ?? 200;
+        const prop = child(ps, DAV, 'prop');
+        if (prop && s >= 200 && s < 300) entry.props.push(...prop.children);
+      }
+      out.push(entry);
+    }
+    return out;
+  }
+}
+
+function parseStatus(line: string | undefined): number | undefined {
+  const m = line ? /HTTP\/\d(?:\.\d)?\s+(\d{3})/.exec(line) : null;
+  return m ? Number(m[1]) : undefined;
+}
+
+function prop(r: DavResponse, ns: string, name: string): XmlElement | undefined {
+  return r.props.find((p) => p.ns === ns && p.name === name);
+}
+
+function hasProp(rs: DavResponse[], ns: string, name: string): boolean {
+  return rs.some((r) => prop(r, ns, name) !== undefined);
+}
+
+function hrefsOf(rs: DavResponse[], ns: string, name: string): string[] {
+  const out: string[] = [];
+  for (const r of rs) {
+    const p = prop(r, ns, name);
+    if (!p) continue;
+    for (const h of descendants(p, DAV, 'href')) {
+      const t = h.text.trim();
+      if (t) out.push(new URL(t, r.url).toString());
+    }
+  }
+  return out;
+}
+
+function isCalendar(r: DavResponse): boolean {
+  const rt = prop(r, DAV, 'resourcetype');
+  return rt !== undefined && child(rt, CALDAV, 'calendar') !== undefined;
+}
+
+function supportsEvents(r: DavResponse): boolean {
+  const set = prop(r, CALDAV, 'supported-calendar-component-set');
+  if (!set) return true; // absent means all components (RFC 4791 5.2.3)
+  return children(set, CALDAV, 'comp').some((c) => c.attrs.name?.toUpperCase() === 'VEVENT');
+}
+
+function toCalendar(r: DavResponse): CaldavCalendar {
+  const name = prop(r, DAV, 'displayname')?.text.trim();
+  const fallback = decodeURIComponent(new URL(r.url).pathname.replace(/\/+$/, '').split('/').pop() ?? '');
+  const cal: CaldavCalendar = { url: r.url, displayName: name || fallback || r.url };
+  const ctag = prop(r, CS, 'getctag')?.text.trim();
+  if (ctag) cal.ctag = ctag;
+  const color = prop(r, APPLE, 'calendar-color')?.text.trim();
+  if (color) cal.color = color;
+  return cal;
+}
+
+function propfindBody(props: [string, string][]): string {
+  const prefixes: Record<string, string> = { [DAV]: 'D', [CALDAV]: 'C', [CS]: 'CS', [APPLE]: 'A' };
+  const inner = props.map(([ns, name]) => `<${prefixes[ns]}:${name}/>`).join('');
+  return (
+    '<?xml version="1.0" encoding="utf-8"?>' +
+    `<D:propfind xmlns:D="${DAV}" xmlns:C="${CALDAV}" xmlns:CS="${CS}" xmlns:A="${APPLE}">` +
+    `<D:prop>${inner}</D:prop></D:propfind>`
+  );
+}
+
+/** RFC 4791 9.9 time in UTC basic format, e.g. 20260301T000000Z. */
+export function caldavTime(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+}
+
+function calendarQueryBody(window: Interval, expand: boolean): string {
+  const start = escapeXml(caldavTime(window.start));
+  const end = escapeXml(caldavTime(window.end));
+  const data = expand
+    ? `<C:calendar-data><C:expand start="${start}" end="${end}"/></C:calendar-data>`
+    : '<C:calendar-data/>';
+  return (
+    '<?xml version="1.0" encoding="utf-8"?>' +
+    `<C:calendar-query xmlns:D="${DAV}" xmlns:C="${CALDAV}">` +
+    `<D:prop><D:getetag/>${data}</D:prop>` +
+    '<C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT">' +
+    `<C:time-range start="${start}" end="${end}"/>` +
+    '</C:comp-filter></C:comp-filter></C:filter></C:calendar-query>'
+  );
+}

@@ -1,0 +1,239 @@
+/** Microsoft Graph v1.0: getSchedule (free/busy) and the calendar list, over an injected fetch. */
+import { DateTime } from 'luxon';
+import { type Clock, systemClock } from '../../../platform/clock.js';
+import {
+  codeForStatus,
+  isRecord,
+  networkError,
+  ProviderError,
+  parseRetryAfter,
+  readJsonSafe,
+  str,
+} from './errors.js';
+import {
+  assertWindow,
+  type BusyResult,
+  type CalendarError,
+  chunk,
+  clipIntervals,
+  DAY_MS,
+  type HttpFetch,
+  type Interval,
+  mapLimit,
+  mergeIntervals,
+  splitWindow,
+  trimBase,
+} from './types.js';
+import { resolveZoneName } from './zones.js';
+
+export { ProviderError } from './errors.js';
+
+export interface GraphConfig {
+  /** https://graph.microsoft.com/v1.0 in production. */
+  graphUrl: string;
+  clock?: Pick<Clock, 'nowMs'>;
+}
+
+export const GRAPH_URL = 'https://graph.microsoft.com/v1.0';
+/** getSchedule: the window must be shorter than 42 days ... */
+export const GRAPH_MAX_WINDOW_MS = 41 * DAY_MS;
+/** ... and at most 20 schedules (mailboxes) per call. */
+export const GRAPH_MAX_SCHEDULES_PER_CALL = 20;
+const CONCURRENCY = 3;
+
+export interface MicrosoftScheduleQuery {
+  /** SMTP addresses (the user's own, or others' they may see); not calendar ids. */
+  schedules: readonly string[];
+  start: number;
+  end: number;
+  /** Minutes per availabilityView slot, 5–1440 (Graph's bounds). Only affects the summary string. */
+  availabilityViewInterval?: number;
+}
+
+export interface MicrosoftCalendar {
+  id: string;
+  name: string;
+  isDefault: boolean;
+  /** Mailbox address of the owner: what getSchedule takes. */
+  ownerEmail?: string;
+  canEdit?: boolean;
+}
+
+/** scheduleItem statuses that block time. `free` and `unknown` do not. */
+const BUSY_STATUSES = new Set(['busy', 'oof', 'tentative', 'workingelsewhere']);
+
+export async function microsoftFreeBusy(
+  cfg: GraphConfig,
+  fetch: HttpFetch,
+  accessToken: string,
+  q: MicrosoftScheduleQuery,
+): Promise<BusyResult> {
+  const window = { start: q.start, end: q.end };
+  assertWindow(window);
+  const schedules = [...new Set(q.schedules)];
+  if (schedules.length === 0) return { busy: [], errors: [] };
+  const interval = Math.min(1440, Math.max(5, Math.round(q.availabilityViewInterval ?? 30)));
+  const url = `${trimBase(cfg.graphUrl)}/me/calendar/getSchedule`;
+  const jobs = splitWindow(window, GRAPH_MAX_WINDOW_MS).flatMap((w) =>
+    chunk(schedules, GRAPH_MAX_SCHEDULES_PER_CALL).map((group) => ({ w, group })),
+  );
+  const results = await mapLimit(jobs, CONCURRENCY, ({ w, group }) =>
+    scheduleCall(cfg, fetch, url, accessToken, w, group, interval),
+  );
+  const busy: Interval[] = [];
+  const errors = new Map<string, CalendarError>();
+  for (const r of results) {
+    busy.push(...r.busy);
+    for (const e of r.errors) if (!errors.has(e.calendarId)) errors.set(e.calendarId, e);
+  }
+  return { busy: mergeIntervals(clipIntervals(busy, window)), errors: [...errors.values()] };
+}
+
+async function scheduleCall(
+  cfg: GraphConfig,
+  fetch: HttpFetch,
+  url: string,
+  accessToken: string,
+  w: Interval,
+  schedules: readonly string[],
+  interval: number,
+): Promise<BusyResult> {
+  const body = {
+    schedules,
+    startTime: { dateTime: graphDateTime(w.start), timeZone: 'UTC' },
+    endTime: { dateTime: graphDateTime(w.end), timeZone: 'UTC' },
+    availabilityViewInterval: interval,
+  };
+  const json = await graphRequest(cfg, fetch, url, accessToken, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', prefer: 'outlook.timezone="UTC"' },
+    body: JSON.stringify(body),
+  });
+  const value = isRecord(json) && Array.isArray(json.value) ? json.value : [];
+  const busy: Interval[] = [];
+  const errors: CalendarError[] = [];
+  const seen = new Set<string>();
+  for (const info of value) {
+    if (!isRecord(info)) continue;
+    const id = str(info.scheduleId) ?? '';
+    seen.add(id.toLowerCase());
+    if (isRecord(info.error)) {
+      const reason = str(info.error.responseCode) ?? str(info.error.message) ?? 'unknown';
+      errors.push({ calendarId: id, reason });
+      continue;
+    }
+    for (const item of Array.isArray(info.scheduleItems) ? info.scheduleItems : []) {
+      if (!isRecord(item)) continue;
+      const status = (str(item.status) ?? 'busy').toLowerCase();
+      if (!BUSY_STATUSES.has(status)) continue;
+      const start = parseGraphDateTime(item.start);
+      const end = parseGraphDateTime(item.end);
+      if (start !== undefined && end !== undefined && end > start) busy.push({ start, end });
+    }
+  }
+  for (const s of schedules) {
+    if (!seen.has(s.toLowerCase())) errors.push({ calendarId: s, reason: 'missing' });
+  }
+  return { busy, errors };
+}
+
+export async function microsoftListCalendars(
+  cfg: GraphConfig,
+  fetch: HttpFetch,
+  accessToken: string,
+): Promise<MicrosoftCalendar[]> {
+  const base = trimBase(cfg.graphUrl);
+  const origin = new URL(base).origin;
+  const out: MicrosoftCalendar[] = [];
+  let url: string | undefined =
+    `${base}/me/calendars?$select=id,name,isDefaultCalendar,canEdit,owner&$top=100`;
+  for (let page = 0; url && page < 100; page++) {
+    const json = await graphRequest(cfg, fetch, url, accessToken, { method: 'GET' });
+    const value = isRecord(json) && Array.isArray(json.value) ? json.value : [];
+    for (const c of value) {
+      if (!isRecord(c) || typeof c.id !== 'string') continue;
+      const cal: MicrosoftCalendar = {
+        id: c.id,
+        name: str(c.name) ?? c.id,
+        isDefault: c.isDefaultCalendar === true,
+      };
+      const owner = isRecord(c.owner) ? str(c.owner.address) : undefined;
+      if (owner) cal.ownerEmail = owner;
+      if (typeof c.canEdit === 'boolean') cal.canEdit = c.canEdit;
+      out.push(cal);
+    }
+    const next = isRecord(json) ? str(json['@odata.nextLink']) : undefined;
+    // Only follow links back to the configured Graph origin: the bearer token goes with them.
+    url = next && new URL(next, base).origin === origin ? new URL(next, base).toString() : undefined;
+  }
+  if (url) throw new ProviderError('unavailable', 200, 'calendars paging did not end');
+  return out;
+}
+
+async function graphRequest(
+  cfg: GraphConfig,
+  fetch: HttpFetch,
+  url: string,
+  accessToken: string,
+  init: RequestInit & { headers?: Record<string, string> },
+): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      ...init,
+      headers: { ...init.headers, authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    });
+  } catch (err) {
+    throw networkError(err, 'Microsoft Graph request failed');
+  }
+  const json = await readJsonSafe(res);
+  if (res.ok) return json;
+  throw graphError(res, json, (cfg.clock ?? systemClock).nowMs());
+}
+
+/** Graph error body: {error: {code, message, innerError}}; throttling: 429 (or 503) + Retry-After. */
+export function graphError(res: Response, json: unknown, nowMs: number): ProviderError {
+  const err = isRecord(json) && isRecord(json.error) ? json.error : undefined;
+  const reason = err ? str(err.code) : undefined;
+  const message = (err && str(err.message)) || `Microsoft Graph answered ${res.status}`;
+  const code = codeForStatus(res.status, false);
+  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);
+  const opts: { retryAfterMs?: number; reason?: string } = {};
+  if (retryAfterMs !== undefined) opts.retryAfterMs = retryAfterMs;
+  if (reason !== undefined) opts.reason = reason;
+  return new ProviderError(code, res.status, message, opts);
+}
+
+/** Graph's dateTimeTimeZone.dateTime: local wall time without offset, e.g. 2026-06-01T09:00:00.0000000. */
+export function graphDateTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19)}.0000000`;
+}
+
+const LOCAL_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?$/;
+
+/** Parses {dateTime, timeZone} into epoch ms; undefined when unreadable. */
+export function parseGraphDateTime(v: unknown): number | undefined {
+  if (!isRecord(v)) return undefined;
+  const dateTime = str(v.dateTime);
+  if (!dateTime) return undefined;
+  const m = LOCAL_RE.exec(dateTime);
+  if (!m) {
+    // Already carries an offset or Z.
+    const t = Date.parse(dateTime);
+    return Number.isFinite(t) ? t : undefined;
+  }
+  const [, y, mo, d, h, mi, s, frac] = m;
+  const ms = frac ? Math.round(Number(`0.${frac}`) * 1000) : 0;
+  const parts = {
+    year: Number(y),
+    month: Number(mo),
+    day: Number(d),
+    hour: Number(h),
+    minute: Number(mi),
+    second: Number(s ?? 0),
+    millisecond: Math.min(ms, 999),
+  };
+  // Unknown zone name: UTC is what we asked for (Prefer: outlook.timezone), so it is the best guess.
+  const zone = resolveZoneName(str(v.timeZone) ?? 'UTC') ?? 'UTC';
+  return DateTime.fromObject(parts, { zone }).toMillis();
+}

@@ -1,0 +1,114 @@
+/** Shared types and helpers for the calendar provider clients. No database, no global state. */
+
+/**
+ * The HTTP function every client uses. Callers inject it (production passes an SSRF-guarded fetch
+ * with timeouts; tests pass globalThis.fetch), so nothing here reaches the network on its own.
+ */
+export type HttpFetch = (url: string, init?: RequestInit) => Promise<Response>;
+
+/** A half-open UTC interval [start, end) in epoch milliseconds. */
+export interface Interval {
+  start: number;
+  end: number;
+}
+
+/** A calendar that could not be read while the others could (unknown id, no access, ...). */
+export interface CalendarError {
+  calendarId: string;
+  reason: string;
+}
+
+/** Busy time for a set of calendars: merged, sorted, non-overlapping and clipped to the window. */
+export interface BusyResult {
+  busy: Interval[];
+  errors: CalendarError[];
+}
+
+export const SECOND_MS = 1000;
+export const MINUTE_MS = 60 * SECOND_MS;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const DAY_MS = 24 * HOUR_MS;
+
+/** Sorts and merges overlapping or touching intervals; drops empty or inverted ones. */
+export function mergeIntervals(intervals: readonly Interval[]): Interval[] {
+  const sorted = intervals
+    .filter((i) => Number.isFinite(i.start) && Number.isFinite(i.end) && i.end > i.start)
+    .map((i) => ({ start: i.start, end: i.end }))
+    .sort((a, b) => a.start - b.start || a.end - b.end);
+  const out: Interval[] = [];
+  for (const cur of sorted) {
+    const last = out[out.length - 1];
+    if (last && cur.start <= last.end) {
+      if (cur.end > last.end) last.end = cur.end;
+    } else {
+      out.push(cur);
+    }
+  }
+  return out;
+}
+
+/** Clips intervals to the window and drops those outside it. */
+export function clipIntervals(intervals: readonly Interval[], window: Interval): Interval[] {
+  const out: Interval[] = [];
+  for (const i of intervals) {
+    const start = Math.max(i.start, window.start);
+    const end = Math.min(i.end, window.end);
+    if (end > start) out.push({ start, end });
+  }
+  return out;
+}
+
+/** Splits [start, end) into consecutive pieces no longer than maxMs. */
+export function splitWindow(window: Interval, maxMs: number): Interval[] {
+  if (!(maxMs > 0)) throw new RangeError('maxMs must be positive');
+  const out: Interval[] = [];
+  for (let s = window.start; s < window.end; s += maxMs) {
+    out.push({ start: s, end: Math.min(s + maxMs, window.end) });
+  }
+  return out;
+}
+
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  if (!(size > 0)) throw new RangeError('size must be positive');
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Runs tasks with at most `limit` in flight; results keep the input order. */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, () => worker()));
+  return results;
+}
+
+export function assertWindow(window: Interval): void {
+  if (!Number.isFinite(window.start) || !Number.isFinite(window.end) || window.end <= window.start) {
+    throw new RangeError('window must have finite start < end (epoch ms)');
+  }
+}
+
+/** Fails fast on a non-absolute or non-http(s) base URL taken from configuration. */
+export function trimBase(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new TypeError(`unsupported URL scheme: ${parsed.protocol}`);
+  }
+  return url.replace(/\/+$/, '');
+}
+
+/** RFC 3339 UTC timestamp without milliseconds noise when they are zero. */
+export function isoUtc(ms: number): string {
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}

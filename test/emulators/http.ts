@@ -1,0 +1,115 @@
+/** Tiny HTTP plumbing shared by the provider emulators (node:http, 127.0.0.1, random port). */
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface EmuRequest {
+  method: string;
+  url: URL;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface EmuResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** Objects are sent as JSON, strings as-is. */
+  body?: unknown;
+}
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export type Handler = (req: EmuRequest) => EmuResponse | Promise<EmuResponse>;
+
+export async function startHttpServer(handler: Handler): Promise<RunningServer> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const host = req.headers.host ?? '127.0.0.1';
+      const emuReq: EmuRequest = {
+        method: req.method ?? 'GET',
+        url: new URL(req.url ?? '/', `http://${host}`),
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      Promise.resolve()
+        .then(() => handler(emuReq))
+        .catch(
+          (err: unknown): EmuResponse => ({
+            status: 500,
+            body: { error: { code: 500, message: err instanceof Error ? err.message : String(err) } },
+          }),
+        )
+        .then((out) => {
+          const headers: Record<string, string> = { ...out.headers };
+          let payload: string | undefined;
+          if (typeof out.body === 'string') {
+            payload = out.body;
+          } else if (out.body !== undefined) {
+            payload = JSON.stringify(out.body);
+            headers['content-type'] ??= 'application/json; charset=utf-8';
+          }
+          res.writeHead(out.status, headers);
+          res.end(payload);
+        });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): EmuResponse {
+  return { status, body, headers };
+}
+
+export function html(status: number, text: string): EmuResponse {
+  return {
+    status,
+    body: `<!doctype html><title>${status}</title><p>${text}</p>`,
+    headers: { 'content-type': 'text/html' },
+  };
+}
+
+export function redirect(location: string): EmuResponse {
+  return { status: 302, headers: { location }, body: '' };
+}
+
+/** Accepts a number (epoch ms), an ISO string or a Date. */
+export type TimeInput = number | string | Date;
+
+export function toMs(t: TimeInput): number {
+  const ms = typeof t === 'number' ? t : new Date(t).getTime();
+  if (!Number.isFinite(ms)) throw new RangeError(`bad time: ${String(t)}`);
+  return ms;
+}
+
+/** Follows an authorize URL like a browser whose user consents, and returns what the redirect carried. */
+export async function authorizeViaRedirect(
+  authorizeUrl: string,
+): Promise<{ location: string; code?: string; state?: string; error?: string }> {
+  const res = await fetch(authorizeUrl, { redirect: 'manual' });
+  await res.body?.cancel();
+  const location = res.headers.get('location');
+  if (res.status !== 302 || !location) throw new Error(`authorize answered ${res.status}, not a redirect`);
+  const q = new URL(location).searchParams;
+  const out: { location: string; code?: string; state?: string; error?: string } = { location };
+  for (const k of ['code', 'state', 'error'] as const) {
+    const v = q.get(k);
+    if (v !== null) out[k] = v;
+  }
+  return out;
+}
