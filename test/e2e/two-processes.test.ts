@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { databaseUrl } from '../helpers/db.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { type ServerProcess, spawnServer } from '../helpers/process.js';
 
@@ -122,5 +124,30 @@ describe('across two server processes on one database', () => {
       if (s.status === 'fulfilled') expect([200, 503]).toContain(s.value.status);
     }
     expect(c.output()).toContain('shutdown complete');
+    expect(c.output()).toMatch(
+      /"request_id":"req_[0-9a-z]{26}","method":"GET","route":"\/v1\/me","status":200/,
+    );
+  });
+
+  it('migrates an empty database once when two processes start on it at the same moment', async () => {
+    const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+    await admin.connect();
+    const name = `kairos_empty_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = databaseUrl(inject('adminDatabaseUrl'), name);
+    const env = { DATABASE_URL: url, KAIROS_MASTER_KEY: t.masterKey };
+    const [x, y] = await Promise.all([spawnServer(env), spawnServer(env)]);
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    const { rows } = await check.query('SELECT name, count(*)::int AS n FROM kysely_migration GROUP BY name');
+    await check.end();
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r: { n: number }) => r.n === 1)).toBe(true);
+    expect((await fetch(`${x.url}/readyz`)).status).toBe(200);
+    expect((await fetch(`${y.url}/readyz`)).status).toBe(200);
+    await Promise.all([x.stop(), y.stop()]);
+    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await admin.end();
   });
 });
