@@ -16,40 +16,108 @@ export interface Job<P = unknown> {
 }
 
 /** A handler finishes the job (return nothing) or asks to run it again later (`{ retryAt }`). */
+// biome-ignore lint/suspicious/noConfusingVoidType: handlers that return nothing are `async () => {}` (Promise<void>)
 export type JobHandler<P = unknown> = (job: Job<P>) => Promise<void | { retryAt: Date }>;
 
+export interface RegisterOptions {
+  /** Jobs of this queue running at once in this process (default 8). */
+  concurrency?: number;
+  /**
+   * How long a claim lasts (default 120 s). A job whose worker died becomes claimable again when
+   * its lease ends.
+   */
+  leaseMs?: number;
+  /**
+   * Renew the lease of running jobs every `leaseMs / 4` while the handler runs. A short lease then
+   * bounds how long a crashed process's jobs wait (about `leaseMs`) without limiting how long a
+   * live handler may take. Only for handlers that always end (their own time limits).
+   */
+  extendLease?: boolean;
+  /**
+   * At most `concurrency` running jobs per value of `payload[key]` in this process, so one slow
+   * partition (e.g. one webhook endpoint) cannot take every slot of the queue. Jobs of a full
+   * partition stay in the table for the next claim (or another process).
+   */
+  partition?: { key: string; concurrency: number };
+}
+
 interface Queue {
+  name: string;
   handler: JobHandler;
   concurrency: number;
   running: number;
   leaseMs: number;
+  extendLease: boolean;
+  /** Ids of this queue's jobs running in this process. */
+  ids: Set<string>;
+  partition: { key: string; concurrency: number } | null;
+  /** Running jobs per partition value (only with `partition`). */
+  partitionRunning: Map<string, number>;
+  lastRenewMs: number;
+  /**
+   * Jobs of this queue may be due that this process has not claimed: a NOTIFY or the timer said so,
+   * or the last claim filled every free slot. A pump claims only from such queues.
+   */
+  dirty: boolean;
 }
 
 interface Periodic {
   name: string;
   everyMs: number;
   fn: () => Promise<unknown>;
+  /** Not due before this (as last seen in job_schedules): pumps skip the database until then. */
+  checkAtMs: number;
 }
+
+/** Interval of the lease-renewal ticker. */
+const RENEW_TICK_MS = 500;
 
 /**
  * Enqueues a job inside the caller's transaction: it exists (and wakes the workers) only if that
  * transaction commits.
  */
 export async function enqueue(trx: Tx | Db, queue: string, payload: unknown, runAt: Date): Promise<string> {
-  const row = await trx
-    .insertInto('jobs')
-    .values({ queue, payload: JSON.stringify(payload), run_at: runAt, attempts: 0, created_at: runAt })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await sql`SELECT pg_notify(${JOBS_CHANNEL}, ${queue})`.execute(trx);
-  return row.id;
+  const [id] = await enqueueMany(trx, queue, [{ payload, runAt }]);
+  return id!;
+}
+
+/**
+ * Enqueues jobs of one queue inside the caller's transaction, in one statement with the wake-up
+ * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one).
+ */
+export async function enqueueMany(
+  trx: Tx | Db,
+  queue: string,
+  items: { payload: unknown; runAt: Date }[],
+): Promise<string[]> {
+  if (items.length === 0) return [];
+  const rows = await trx
+    .with('added', (db) =>
+      db
+        .insertInto('jobs')
+        .values(
+          items.map((i) => ({
+            queue,
+            payload: JSON.stringify(i.payload),
+            run_at: i.runAt,
+            attempts: 0,
+            created_at: i.runAt,
+          })),
+        )
+        .returning('id'),
+    )
+    .selectFrom('added')
+    .select(['added.id', sql<string>`pg_notify(${JOBS_CHANNEL}, ${queue})`.as('woken')])
+    .execute();
+  return rows.map((r) => String(r.id));
 }
 
 /**
  * The one background-work mechanism: a `jobs` table claimed with FOR UPDATE SKIP LOCKED, so any number
  * of processes can run workers and each job run is claimed by exactly one of them. Claims are leases:
  * a job whose worker died (crash, kill -9) becomes claimable again when its lease ends. Workers wake on
- * NOTIFY at commit, and otherwise sleep until the next due job (at most `idleMs`).
+ * NOTIFY at commit (the payload names the queue), and otherwise sleep until the next due job (at most
+ * `idleMs`).
  * Periodic tasks (cleanup, reapers) use `job_schedules`: one atomic UPDATE decides which process runs
  * each tick.
  */
@@ -58,10 +126,15 @@ export class JobRunner {
   private readonly periodics: Periodic[] = [];
   private readonly workerId = `${hostname()}:${process.pid}:${randomToken(4)}`;
   private timer: NodeJS.Timeout | null = null;
+  /** A pump claimed since the wake-up timer was last computed. */
+  private timerStale = true;
+  private renewTimer: NodeJS.Timeout | null = null;
   private running = false;
   private pumping: Promise<void> | null = null;
   private again = false;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Jobs their handler already deleted in its own transaction (finishIn). */
+  private readonly finished = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -70,35 +143,70 @@ export class JobRunner {
     private readonly opts: { idleMs?: number } = {},
   ) {}
 
-  register<P>(
-    queue: string,
-    handler: JobHandler<P>,
-    opts: { concurrency?: number; leaseMs?: number } = {},
-  ): void {
+  register<P>(queue: string, handler: JobHandler<P>, opts: RegisterOptions = {}): void {
     this.queues.set(queue, {
+      name: queue,
       handler: handler as JobHandler,
       concurrency: opts.concurrency ?? 8,
       running: 0,
       leaseMs: opts.leaseMs ?? 120_000,
+      extendLease: opts.extendLease ?? false,
+      ids: new Set(),
+      partition: opts.partition ?? null,
+      partitionRunning: new Map(),
+      lastRenewMs: 0,
+      dirty: true,
     });
   }
 
   every(name: string, everyMs: number, fn: () => Promise<unknown>): void {
-    this.periodics.push({ name, everyMs, fn });
+    this.periodics.push({ name, everyMs, fn, checkAtMs: 0 });
   }
 
   async start(notifier: Notifier | null): Promise<void> {
     this.running = true;
     if (notifier) {
-      await notifier.listen(JOBS_CHANNEL, () => this.wake());
+      await notifier.listen(JOBS_CHANNEL, (queue) => {
+        if (queue === '') this.wake();
+        else if (this.queues.has(queue)) this.wake([queue]);
+      });
       notifier.onReconnect(() => this.wake());
+    }
+    if ([...this.queues.values()].some((q) => q.extendLease) && !this.renewTimer) {
+      this.renewTimer = setInterval(() => void this.renewLeases(), RENEW_TICK_MS);
+      this.renewTimer.unref();
     }
     this.wake();
   }
 
-  /** Run what is due now; resolves when the claimed jobs have finished. */
-  wake(): void {
+  /**
+   * Deletes a running job inside its handler's own transaction, so that the job ends exactly when
+   * (and only if) the handler's work commits; the runner then skips its own delete.
+   */
+  async finishIn(trx: Tx, job: Job): Promise<void> {
+    await trx.deleteFrom('jobs').where('id', '=', job.id).where('locked_by', '=', this.workerId).execute();
+    this.finished.add(job.id);
+  }
+
+  /** Renews the leases of running jobs of `extendLease` queues, each queue every leaseMs / 4. */
+  private async renewLeases(): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    for (const q of this.queues.values()) {
+      if (!q.extendLease || q.ids.size === 0 || nowMs - q.lastRenewMs < q.leaseMs / 4) continue;
+      q.lastRenewMs = nowMs;
+      await sql`
+        UPDATE jobs SET locked_until = ${new Date(nowMs + q.leaseMs)}
+        WHERE id = ANY(${[...q.ids]}::bigint[]) AND locked_by = ${this.workerId}
+      `
+        .execute(this.db)
+        .catch((err) => this.log.error({ err }, 'job lease renewal failed'));
+    }
+  }
+
+  /** Runs what is due now. `queues`: where new work may be (default: anywhere). */
+  wake(queues?: readonly string[]): void {
     if (!this.running) return;
+    for (const q of this.queues.values()) if (!queues || queues.includes(q.name)) q.dirty = true;
     if (this.pumping) {
       this.again = true;
       return;
@@ -109,7 +217,7 @@ export class JobRunner {
         this.pumping = null;
         if (this.again) {
           this.again = false;
-          this.wake();
+          this.wake([]);
         }
       });
   }
@@ -118,12 +226,25 @@ export class JobRunner {
   async drain(): Promise<void> {
     const was = this.running;
     this.running = true;
-    for (let i = 0; i < 100; i++) {
-      await this.pump();
-      await Promise.all(this.inFlight);
-      if (!(await this.hasDue())) break;
+    try {
+      for (let i = 0; i < 100; i++) {
+        await this.settle();
+        for (const q of this.queues.values()) q.dirty = true;
+        await this.pump();
+        await this.settle();
+        if (!(await this.hasDue())) break;
+      }
+    } finally {
+      this.running = was;
     }
-    this.running = was;
+  }
+
+  /** Waits until no pump runs and no job is in flight (a finishing job wakes another pump). */
+  private async settle(): Promise<void> {
+    while (this.pumping || this.inFlight.size > 0) {
+      if (this.pumping) await this.pumping;
+      if (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    }
   }
 
   private async hasDue(): Promise<boolean> {
@@ -140,26 +261,121 @@ export class JobRunner {
   }
 
   private async pump(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
     await this.runPeriodics();
-    for (const [name, q] of this.queues) {
+    for (const q of this.queues.values()) {
       const free = q.concurrency - q.running;
-      if (free <= 0) continue;
-      const jobs = await this.claim(name, free, q.leaseMs);
-      for (const job of jobs) {
-        q.running++;
-        const p = this.execute(q, job).finally(() => {
-          q.running--;
-          this.inFlight.delete(p);
-          this.wake();
-        });
-        this.inFlight.add(p);
+      // A full queue stays dirty: a finishing job pumps again.
+      if (!q.dirty || free <= 0) continue;
+      q.dirty = false;
+      this.timerStale = true;
+      if (q.partition) await this.claimPartitioned(q, free);
+      else {
+        const jobs = await this.claim(q.name, free, q.leaseMs);
+        for (const job of jobs) this.start1(q, job);
+        if (jobs.length === free) q.dirty = true;
       }
     }
-    this.scheduleNext();
+    // When another pump follows at once, that one computes the sleep.
+    if (this.timerStale && !this.again) {
+      this.timerStale = false;
+      this.scheduleNext();
+    }
+  }
+
+  private start1(q: Queue, job: Job, partition?: string): void {
+    q.running++;
+    q.ids.add(job.id);
+    if (partition !== undefined) {
+      q.partitionRunning.set(partition, (q.partitionRunning.get(partition) ?? 0) + 1);
+    }
+    const p = this.execute(q, job).finally(() => {
+      q.running--;
+      q.ids.delete(job.id);
+      if (partition !== undefined) {
+        const left = (q.partitionRunning.get(partition) ?? 1) - 1;
+        if (left > 0) q.partitionRunning.set(partition, left);
+        else q.partitionRunning.delete(partition);
+      }
+      this.inFlight.delete(p);
+      this.wake([]);
+    });
+    this.inFlight.add(p);
+  }
+
+  /**
+   * Claims for a partitioned queue. The claim itself takes at most each partition's room (its limit
+   * minus what runs here), and leaves full partitions out. The candidates are the oldest due jobs
+   * (a bounded scan); when one partition filled up and so may have hidden others, it claims again
+   * without it, so free slots go to other partitions rather than waiting behind a busy one.
+   */
+  private async claimPartitioned(q: Queue, initialFree: number): Promise<void> {
+    const part = q.partition!;
+    const keyOf = (job: Job): string => {
+      const v = (job.payload as Record<string, unknown> | null)?.[part.key];
+      return typeof v === 'string' ? v : String(v ?? '');
+    };
+    const fullNow = () => [...q.partitionRunning].filter(([, n]) => n >= part.concurrency).map(([k]) => k);
+    let free = initialFree;
+    for (let round = 0; round < 20 && free > 0; round++) {
+      const full = fullNow();
+      const running = JSON.stringify(Object.fromEntries(q.partitionRunning));
+      const scan = Math.max(64, free * 4);
+      const now = this.clock.now();
+      const { rows } = await sql<{
+        id: string;
+        queue: string;
+        payload: unknown;
+        attempts: number;
+        scanned: number;
+      }>`
+        WITH due AS (
+          SELECT id, run_at, coalesce(payload->>${part.key}, '') AS p FROM jobs
+          WHERE queue = ${q.name} AND run_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
+            AND coalesce(payload->>${part.key}, '') <> ALL(${full}::text[])
+          ORDER BY run_at, id
+          LIMIT ${scan}
+        ), picked AS (
+          SELECT id FROM (
+            SELECT id, run_at, p, row_number() OVER (PARTITION BY p ORDER BY run_at, id) AS rn FROM due
+          ) ranked
+          WHERE rn <= ${part.concurrency} - coalesce((${running}::jsonb ->> p)::int, 0)
+          ORDER BY run_at, id
+          LIMIT ${free}
+        ), locked AS (
+          SELECT j.id FROM jobs j JOIN picked ON picked.id = j.id
+          WHERE j.locked_until IS NULL OR j.locked_until < ${now}
+          FOR UPDATE OF j SKIP LOCKED
+        ), claimed AS (
+          UPDATE jobs SET locked_by = ${this.workerId}, locked_until = ${new Date(now.getTime() + q.leaseMs)},
+            attempts = attempts + 1
+          FROM locked WHERE jobs.id = locked.id
+          RETURNING jobs.id, jobs.queue, jobs.payload, jobs.attempts
+        )
+        SELECT claimed.*, (SELECT count(*) FROM due) AS scanned FROM claimed
+      `.execute(this.db);
+      const handBack: string[] = [];
+      for (const r of rows) {
+        const job: Job = { id: String(r.id), queue: r.queue, payload: r.payload, attempts: r.attempts };
+        const k = keyOf(job);
+        // Only a concurrent pump (drain) can have filled the partition since the claim was computed.
+        if ((q.partitionRunning.get(k) ?? 0) >= part.concurrency) handBack.push(job.id);
+        else this.start1(q, job, k);
+      }
+      if (handBack.length > 0) {
+        await sql`
+          UPDATE jobs SET locked_by = NULL, locked_until = NULL, attempts = attempts - 1
+          WHERE id = ANY(${handBack}::bigint[]) AND locked_by = ${this.workerId}
+        `.execute(this.db);
+      }
+      free -= rows.length - handBack.length;
+      const nowFull = fullNow();
+      // Every slot taken, or a partition is full and may have jobs waiting for room: look again later.
+      if (free <= 0 || nowFull.length > 0) q.dirty = true;
+      // Claim again only if a partition filled up while the scan window was full (it may have hidden
+      // other partitions' jobs behind that one's).
+      const scanned = Number(rows[0]?.scanned ?? 0);
+      if (nowFull.length === full.length || scanned < scan) return;
+    }
   }
 
   private async claim(queue: string, n: number, leaseMs: number): Promise<Job[]> {
@@ -189,7 +405,8 @@ export class JobRunner {
           .where('id', '=', job.id)
           .where('locked_by', '=', this.workerId)
           .execute();
-      } else {
+        q.dirty = true; // recompute the wake-up time
+      } else if (!this.finished.has(job.id)) {
         await this.db
           .deleteFrom('jobs')
           .where('id', '=', job.id)
@@ -200,6 +417,7 @@ export class JobRunner {
       // An unexpected failure: keep the job, back off exponentially (capped at an hour).
       const delay = Math.min(3_600_000, 1000 * 2 ** Math.min(job.attempts, 12));
       this.log.error({ err, job: job.id, queue: job.queue }, 'job failed');
+      q.dirty = true;
       await this.db
         .updateTable('jobs')
         .set({
@@ -211,18 +429,33 @@ export class JobRunner {
         .where('id', '=', job.id)
         .execute()
         .catch(() => {});
+    } finally {
+      this.finished.delete(job.id);
     }
   }
 
   private async runPeriodics(): Promise<void> {
     const now = this.clock.now();
     for (const p of this.periodics) {
-      const { rows } = await sql<{ name: string }>`
-        INSERT INTO job_schedules AS s (name, next_run_at) VALUES (${p.name}, ${new Date(now.getTime() + p.everyMs)})
-        ON CONFLICT (name) DO UPDATE SET next_run_at = excluded.next_run_at WHERE s.next_run_at <= ${now}
-        RETURNING name
+      if (now.getTime() < p.checkAtMs) continue;
+      const next = new Date(now.getTime() + p.everyMs);
+      const { rows } = await sql<{ won: boolean; next_run_at: Date | null }>`
+        WITH won AS (
+          INSERT INTO job_schedules AS s (name, next_run_at) VALUES (${p.name}, ${next})
+          ON CONFLICT (name) DO UPDATE SET next_run_at = excluded.next_run_at WHERE s.next_run_at <= ${now}
+          RETURNING name
+        )
+        SELECT EXISTS (SELECT 1 FROM won) AS won,
+          (SELECT next_run_at FROM job_schedules WHERE name = ${p.name}) AS next_run_at
       `.execute(this.db);
-      if (rows.length === 0) continue;
+      const row = rows[0];
+      if (!row?.won) {
+        // Not due (or another process just ran it): look again when job_schedules says it is due.
+        const at = row?.next_run_at ? new Date(row.next_run_at).getTime() : 0;
+        p.checkAtMs = Math.max(at, now.getTime() + 1000);
+        continue;
+      }
+      p.checkAtMs = next.getTime();
       try {
         await p.fn();
       } catch (err) {
@@ -244,14 +477,26 @@ export class JobRunner {
     this.timer.unref();
   }
 
+  /**
+   * Milliseconds until the next job is due: the earliest unclaimed job of each queue, or the end of
+   * the earliest lease (a dead worker's job). Both are index lookups, whatever the backlog.
+   */
   private async nextDue(): Promise<number> {
     const idle = this.opts.idleMs ?? 5_000;
     if (this.queues.size === 0) return idle;
-    const row = await this.db
-      .selectFrom('jobs')
-      .select(sql<Date>`min(greatest(run_at, coalesce(locked_until, run_at)))`.as('at'))
-      .where('queue', 'in', [...this.queues.keys()])
-      .executeTakeFirst()
+    const queues = [...this.queues.keys()];
+    const row = await sql<{ at: Date | null }>`
+      SELECT least(
+        (SELECT min(head.run_at) FROM unnest(${queues}::text[]) AS q(name)
+          CROSS JOIN LATERAL (
+            SELECT run_at FROM jobs WHERE queue = q.name AND locked_until IS NULL ORDER BY run_at LIMIT 1
+          ) head),
+        (SELECT min(greatest(run_at, locked_until)) FROM jobs
+          WHERE locked_until IS NOT NULL AND queue = ANY(${queues}::text[]))
+      ) AS at
+    `
+      .execute(this.db)
+      .then((r) => r.rows[0])
       .catch(() => undefined);
     if (!row?.at) return idle;
     return Math.min(idle, Math.max(0, new Date(row.at).getTime() - this.clock.nowMs()));
@@ -262,5 +507,8 @@ export class JobRunner {
     if (this.timer) clearTimeout(this.timer);
     await this.pumping;
     await Promise.all(this.inFlight);
+    // Leases are renewed until the last running job has finished.
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = null;
   }
 }

@@ -129,7 +129,9 @@ describe('across two server processes on one database', () => {
     );
   });
 
-  it('migrates an empty database once when two processes start on it at the same moment', async () => {
+  it('migrates an empty database once when two processes start on it at the same moment', {
+    timeout: 90_000,
+  }, async () => {
     const admin = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
     await admin.connect();
     const name = `kairos_empty_${process.pid}`;

@@ -60,9 +60,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       response_body text,
       PRIMARY KEY (delivery_id, number)
     );
+
+    -- The job runner claims and computes its next wake-up per queue: a backlog of webhook jobs must
+    -- not make claims in other queues scan it (and the reverse).
+    CREATE INDEX jobs_queue_due_idx ON jobs (queue, run_at, id);
+    CREATE INDEX jobs_leased_idx ON jobs (queue, locked_until) WHERE locked_until IS NOT NULL;
   `.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`DROP TABLE webhook_attempts, webhook_deliveries, events, webhooks;`.execute(db);
+  await sql`
+    DROP INDEX jobs_leased_idx, jobs_queue_due_idx;
+    DROP TABLE webhook_attempts, webhook_deliveries, events, webhooks;
+  `.execute(db);
 }

@@ -1,0 +1,381 @@
+/** SQL of the webhooks module: subscriptions, events, deliveries, attempts. */
+import { type Insertable, type QueryCreator, sql, type Updateable } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import type { DB } from '../../db/types.js';
+import type { Clock } from '../../platform/clock.js';
+import { prefixedId } from '../../platform/ids.js';
+import type { CursorPosition } from '../../platform/pagination.js';
+import type { DeliveryStatus, WebhookAttemptsTable, WebhooksTable } from './tables.js';
+
+type Queryable = Db | Tx;
+
+/** The event envelope of SPEC.md 2.3, in the key order it is serialised with. */
+export interface StoredEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+export interface WebhookRow {
+  id: string;
+  account_id: string;
+  principal_id: string;
+  url: string;
+  events: string[];
+  description: string;
+  active: boolean;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  pending_job: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  number: number;
+  manual: boolean;
+  at: Date;
+  response_status: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_body: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Events
+
+export async function insertEvent(
+  trx: Queryable,
+  clock: Clock,
+  input: { accountId: string; type: string; data: Record<string, unknown>; principalId: string | null },
+): Promise<StoredEvent> {
+  const now = clock.now();
+  const event: StoredEvent = {
+    id: prefixedId('evt', now.getTime()),
+    type: input.type,
+    created_at: now.toISOString(),
+    data: input.data,
+  };
+  const envelope = JSON.stringify(event);
+  await trx
+    .insertInto('events')
+    .values({
+      id: event.id,
+      account_id: input.accountId,
+      principal_id: input.principalId,
+      type: input.type,
+      data: JSON.stringify(input.data),
+      envelope,
+      created_at: now,
+    })
+    .execute();
+  return event;
+}
+
+/** An event of the account: the envelope exactly as delivered. */
+export async function findEvent(db: Queryable, accountId: string, id: string): Promise<StoredEvent | null> {
+  const row = await db
+    .selectFrom('events')
+    .select('envelope')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? (JSON.parse(row.envelope) as StoredEvent) : null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Subscriptions
+
+export async function insertWebhook(db: Queryable, row: Insertable<WebhooksTable>): Promise<void> {
+  await db.insertInto('webhooks').values(row).execute();
+}
+
+export async function findWebhook(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<WebhookRow | null> {
+  let q = db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId);
+  if (opts.forUpdate) q = q.forUpdate();
+  return (await q.executeTakeFirst()) ?? null;
+}
+
+export async function listWebhooks(
+  db: Queryable,
+  accountId: string,
+  pos: CursorPosition | null,
+  limit: number,
+): Promise<WebhookRow[]> {
+  let q = db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId);
+  if (pos) {
+    q = q.where((eb) =>
+      eb.or([eb('created_at', '<', pos.at), eb.and([eb('created_at', '=', pos.at), eb('id', '<', pos.id)])]),
+    );
+  }
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+}
+
+export async function updateWebhook(
+  trx: Queryable,
+  id: string,
+  patch: Omit<Updateable<WebhooksTable>, 'id' | 'account_id' | 'principal_id' | 'created_at'>,
+): Promise<WebhookRow> {
+  return trx.updateTable('webhooks').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteWebhook(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  const res = await db
+    .deleteFrom('webhooks')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/**
+ * The event and the subscriptions that receive it: active, of the event's account, subscribed to its
+ * type, created no later than the event; for an event with a recipient principal, only the account's
+ * own subscriptions and those the recipient made. The subscriptions are locked FOR SHARE, so a
+ * concurrent pause (which locks the subscription) waits for this fan-out and then fails its deliveries.
+ */
+export async function dispatchTargets(trx: Tx, eventId: string) {
+  return trx
+    .selectFrom('events as e')
+    .innerJoin('webhooks as w', (join) =>
+      join
+        .onRef('w.account_id', '=', 'e.account_id')
+        .on('w.active', '=', true)
+        .on(sql<boolean>`e.type = ANY(w.events)`)
+        .onRef('w.created_at', '<=', 'e.created_at')
+        .on((eb) =>
+          eb.or([
+            eb('e.principal_id', 'is', null),
+            eb('w.principal_id', '=', eb.ref('e.principal_id')),
+            eb('w.principal_id', '=', eb.ref('e.account_id')),
+          ]),
+        ),
+    )
+    .select(['e.id as event_id', 'e.type as event_type', 'w.id as webhook_id'])
+    .where('e.id', '=', eventId)
+    .orderBy('w.id')
+    .forShare('w')
+    .execute();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Deliveries and attempts
+
+/** Inserts deliveries; an (webhook, event) pair that already has one is skipped. Returns the new ones. */
+export async function insertDeliveries(trx: Tx, rows: DeliveryRow[]): Promise<DeliveryRow[]> {
+  if (rows.length === 0) return [];
+  return trx
+    .insertInto('webhook_deliveries')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+    .returningAll()
+    .execute();
+}
+
+export async function findDelivery(
+  db: Queryable,
+  webhookId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<DeliveryRow | null> {
+  let q = db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', id)
+    .where('webhook_id', '=', webhookId);
+  if (opts.forUpdate) q = q.forUpdate();
+  return (await q.executeTakeFirst()) ?? null;
+}
+
+export async function lockDelivery(trx: Tx, id: string): Promise<DeliveryRow | null> {
+  return (
+    (await trx
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst()) ?? null
+  );
+}
+
+export async function updateDelivery(
+  trx: Queryable,
+  id: string,
+  patch: Partial<
+    Pick<DeliveryRow, 'status' | 'attempt_count' | 'next_attempt_at' | 'pending_job' | 'updated_at'>
+  >,
+): Promise<DeliveryRow> {
+  return trx
+    .updateTable('webhook_deliveries')
+    .set(patch)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Ends the pending deliveries of a subscription (it was paused): failed, no more automatic attempts.
+ * `pending_job` stays, so an attempt in flight right now still records what it did.
+ */
+export async function failPendingDeliveries(trx: Tx, webhookId: string, now: Date): Promise<number> {
+  const res = await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, updated_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+export async function listDeliveries(
+  db: Queryable,
+  webhookId: string,
+  filter: { status?: DeliveryStatus; eventType?: string },
+  pos: CursorPosition | null,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  let q = db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.eventType) q = q.where('event_type', '=', filter.eventType);
+  if (pos) {
+    q = q.where((eb) =>
+      eb.or([eb('created_at', '<', pos.at), eb.and([eb('created_at', '=', pos.at), eb('id', '<', pos.id)])]),
+    );
+  }
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+}
+
+/** The attempts of some deliveries, grouped by delivery, in attempt order. */
+export async function attemptsOf(db: Queryable, deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
+  const out = new Map<string, AttemptRow[]>();
+  if (deliveryIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_id', 'in', deliveryIds)
+    .orderBy('delivery_id')
+    .orderBy('number')
+    .execute();
+  for (const row of rows) {
+    const list = out.get(row.delivery_id) ?? [];
+    list.push(row);
+    out.set(row.delivery_id, list);
+  }
+  return out;
+}
+
+export interface DeliveryState {
+  status: DeliveryStatus;
+  attempt_count: number;
+}
+
+/**
+ * Records an attempt's outcome, in one statement: the delivery's new state and (unless null) the
+ * attempt row. Optimistic: it applies only if the delivery still expects this job (`token`) and is
+ * still in `expected` state; false when it is not (the caller then looks under a lock).
+ */
+export async function recordOutcome(
+  trx: Tx,
+  input: {
+    deliveryId: string;
+    token: string;
+    expected: DeliveryState;
+    attempt: Insertable<WebhookAttemptsTable> | null;
+    next: Pick<DeliveryRow, 'status' | 'attempt_count' | 'next_attempt_at' | 'pending_job' | 'updated_at'>;
+  },
+): Promise<boolean> {
+  const updated = (db: QueryCreator<DB>) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set(input.next)
+      .where('id', '=', input.deliveryId)
+      .where('pending_job', '=', input.token)
+      .where('status', '=', input.expected.status)
+      .where('attempt_count', '=', input.expected.attempt_count)
+      .returning('id');
+  if (input.attempt === null) return (await updated(trx).execute()).length === 1;
+  const attempt = input.attempt;
+  const rows = await trx
+    .with('updated', updated)
+    .insertInto('webhook_attempts')
+    .columns([
+      'delivery_id',
+      'number',
+      'manual',
+      'at',
+      'response_status',
+      'duration_ms',
+      'error',
+      'response_body',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('updated')
+        .select([
+          'updated.id',
+          sql.lit(attempt.number).as('number'),
+          sql<boolean>`${attempt.manual}::boolean`.as('manual'),
+          sql<Date>`${attempt.at}::timestamptz`.as('at'),
+          sql<number | null>`${attempt.response_status ?? null}::integer`.as('response_status'),
+          sql<number>`${attempt.duration_ms}::integer`.as('duration_ms'),
+          sql<string | null>`${attempt.error ?? null}::text`.as('error'),
+          sql<string | null>`${attempt.response_body ?? null}::text`.as('response_body'),
+        ]),
+    )
+    .returning('delivery_id')
+    .execute();
+  return rows.length === 1;
+}
+
+/** What an attempt needs: the delivery, where it goes, the secrets and the exact bytes to send. */
+export async function attemptContext(db: Queryable, deliveryId: string) {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select([
+      'd.id',
+      'd.status',
+      'd.pending_job',
+      'd.attempt_count',
+      'd.event_type',
+      'd.webhook_id',
+      'w.url',
+      'w.active',
+      'w.secret_enc',
+      'w.previous_secret_enc',
+      'w.previous_secret_expires_at',
+      'e.id as event_id',
+      'e.envelope',
+    ])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}

@@ -1,0 +1,189 @@
+/** HTTP routes of webhooks (SPEC.md 4.4, API-GUIDE.md 8) and events. Secret keys and sessions only. */
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import type { Caller } from '../../platform/auth.js';
+import { ListQuery, wrap } from '../../platform/schemas.js';
+import {
+  CreateBody,
+  CreatedWebhook,
+  DeliveriesQuery,
+  Delivery,
+  DeliveryList,
+  DeliveryParams,
+  Event,
+  EventParams,
+  RotatedWebhook,
+  TestSent,
+  UpdateBody,
+  Webhook,
+  WebhookList,
+  WebhookParams,
+} from './schemas.js';
+import type { Owner } from './service.js';
+
+/** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
+function owner(caller: Caller): Owner {
+  return { accountId: caller.accountId!, principalId: caller.principalId! };
+}
+
+export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const webhooks = ctx.services.webhooks;
+  const tags = ['Webhooks'];
+
+  app.post<{ Body: Static<typeof CreateBody> }>(
+    '/v1/webhooks',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Subscribe a URL to events; the answer (not wrapped) carries the signing secret, shown once',
+        body: CreateBody,
+        response: { 201: CreatedWebhook },
+      },
+    },
+    async (request, reply) => {
+      const created = await webhooks.create(owner(request.caller), request.body);
+      reply.code(201).header('location', `/v1/webhooks/${created.id}`);
+      return created;
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/v1/webhooks',
+    {
+      schema: {
+        tags,
+        summary: 'List the account’s webhooks (never their secrets)',
+        querystring: ListQuery,
+        response: { 200: WebhookList },
+      },
+    },
+    async (request) => webhooks.list(request.caller.accountId!, request.query),
+  );
+
+  app.get<{ Params: Static<typeof WebhookParams> }>(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a webhook',
+        params: WebhookParams,
+        response: { 200: wrap('webhook', Webhook) },
+      },
+    },
+    async (request) => ({ webhook: await webhooks.get(request.caller.accountId!, request.params.id) }),
+  );
+
+  app.patch<{ Params: Static<typeof WebhookParams>; Body: Static<typeof UpdateBody> }>(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change url, events, description or active (false pauses it)',
+        params: WebhookParams,
+        body: UpdateBody,
+        response: { 200: wrap('webhook', Webhook) },
+      },
+    },
+    async (request) => ({
+      webhook: await webhooks.update(request.caller.accountId!, request.params.id, request.body),
+    }),
+  );
+
+  app.delete<{ Params: Static<typeof WebhookParams> }>(
+    '/v1/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a webhook with its delivery history; nothing more is sent to it',
+        params: WebhookParams,
+        response: { 204: { type: 'null', description: 'Deleted' } },
+      },
+    },
+    async (request, reply) => {
+      await webhooks.remove(request.caller.accountId!, request.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: Static<typeof WebhookParams> }>(
+    '/v1/webhooks/:id/rotate-secret',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'New signing secret, shown once; the previous one also signs for 24 hours',
+        params: WebhookParams,
+        response: { 200: wrap('webhook', RotatedWebhook) },
+      },
+    },
+    async (request) => ({
+      webhook: await webhooks.rotateSecret(request.caller.accountId!, request.params.id),
+    }),
+  );
+
+  app.post<{ Params: Static<typeof WebhookParams> }>(
+    '/v1/webhooks/:id/test',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Send a webhook.test event to this webhook only',
+        params: WebhookParams,
+        response: { 202: TestSent },
+      },
+    },
+    async (request, reply) => {
+      const sent = await webhooks.sendTest(request.caller.accountId!, request.params.id);
+      reply.code(202);
+      return sent;
+    },
+  );
+
+  app.get<{ Params: Static<typeof WebhookParams>; Querystring: Static<typeof DeliveriesQuery> }>(
+    '/v1/webhooks/:id/deliveries',
+    {
+      schema: {
+        tags,
+        summary: 'Delivery history, newest first, with every attempt',
+        params: WebhookParams,
+        querystring: DeliveriesQuery,
+        response: { 200: DeliveryList },
+      },
+    },
+    async (request) => webhooks.listDeliveries(request.caller.accountId!, request.params.id, request.query),
+  );
+
+  app.post<{ Params: Static<typeof DeliveryParams> }>(
+    '/v1/webhooks/:id/deliveries/:delivery_id/retry',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'One manual attempt of a failed delivery, made at once and recorded as manual',
+        params: DeliveryParams,
+        response: { 202: wrap('delivery', Delivery) },
+      },
+    },
+    async (request, reply) => {
+      const { id, delivery_id } = request.params;
+      const delivery = await webhooks.retryDelivery(request.caller.accountId!, id, delivery_id);
+      reply.code(202);
+      return { delivery };
+    },
+  );
+
+  app.get<{ Params: Static<typeof EventParams> }>(
+    '/v1/events/:id',
+    {
+      schema: {
+        tags: ['Events'],
+        summary: 'Read one of the account’s events (the envelope as delivered)',
+        params: EventParams,
+        response: { 200: wrap('event', Event) },
+      },
+    },
+    async (request) => ({ event: await webhooks.getEvent(request.caller.accountId!, request.params.id) }),
+  );
+}

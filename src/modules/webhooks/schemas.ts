@@ -1,0 +1,132 @@
+/** TypeBox schemas of the webhook routes (validation, OpenAPI and types in one). */
+import { Type } from '@sinclair/typebox';
+import { MAX_OUTBOUND_URL_LENGTH } from '../../platform/outbound.js';
+import { ListQuery, Pagination, Timestamp } from '../../platform/schemas.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
+
+const ID_CHARS = '[0-9a-z]{26}';
+export const WebhookId = Type.String({ pattern: `^wh_${ID_CHARS}$`, description: 'webhook id (wh_…)' });
+export const DeliveryId = Type.String({ pattern: `^whd_${ID_CHARS}$`, description: 'delivery id (whd_…)' });
+export const EventId = Type.String({ pattern: `^evt_${ID_CHARS}$`, description: 'event id (evt_…)' });
+
+const EventTypeName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: `An event type of SPEC.md 6.1: ${EVENT_TYPES.join(', ')}`,
+  examples: ['booking.created'],
+});
+const Url = Type.String({
+  minLength: 1,
+  maxLength: MAX_OUTBOUND_URL_LENGTH,
+  description: 'Receiver of the HTTP POST deliveries; https only (private addresses are refused)',
+});
+const Description = Type.String({ maxLength: 2000 });
+const Events = Type.Array(EventTypeName, { minItems: 1, maxItems: 50 });
+
+export const CreateBody = Type.Object(
+  { url: Url, events: Events, description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
+
+export const UpdateBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Description),
+    active: Type.Optional(
+      Type.Boolean({ description: 'false pauses deliveries; pending ones end as failed' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+/** SPEC.md 4.4: the bare creation answer, the only place the secret appears. */
+export const CreatedWebhook = Type.Object({
+  id: WebhookId,
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  description: Type.String(),
+  secret: Type.String({ pattern: '^whsec_', description: 'signing secret; shown only in this response' }),
+  created_at: Timestamp,
+});
+
+export const Webhook = Type.Object({
+  id: WebhookId,
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  description: Type.String(),
+  active: Type.Boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'after a rotation: until when the previous secret still signs deliveries',
+  }),
+});
+
+export const RotatedWebhook = Type.Intersect([
+  Webhook,
+  Type.Object({
+    secret: Type.String({ pattern: '^whsec_', description: 'the new secret; shown only here' }),
+  }),
+]);
+
+export const Attempt = Type.Object({
+  number: Type.Integer({ minimum: 1 }),
+  at: Timestamp,
+  manual: Type.Boolean({ description: 'made by POST …/deliveries/{id}/retry' }),
+  response_status: Type.Union([Type.Integer(), Type.Null()]),
+  duration_ms: Type.Integer(),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: 'null on 2xx; `HTTP <status>`, `timeout`, `refused: <reason>` or the network error',
+  }),
+  response_body: Type.Union([Type.String(), Type.Null()], { description: 'first KiB of the answer' }),
+});
+
+export const DeliveryStatusSchema = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+]);
+
+export const Delivery = Type.Object({
+  id: DeliveryId,
+  webhook_id: WebhookId,
+  event_id: EventId,
+  event_type: Type.String(),
+  status: DeliveryStatusSchema,
+  attempts: Type.Array(Attempt),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()]),
+  created_at: Timestamp,
+});
+
+export const Event = Type.Object(
+  {
+    id: EventId,
+    type: Type.String({ description: `${EVENT_TYPES.join(', ')} or ${TEST_EVENT_TYPE}` }),
+    created_at: Timestamp,
+    data: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { description: 'The event envelope (SPEC.md 2.3), as delivered' },
+);
+
+export const DeliveriesQuery = Type.Composite(
+  [
+    ListQuery,
+    Type.Object({
+      status: Type.Optional(DeliveryStatusSchema),
+      event_type: Type.Optional(Type.String({ maxLength: 64 })),
+    }),
+  ],
+  { additionalProperties: false },
+);
+
+export const WebhookParams = Type.Object({ id: WebhookId }, { additionalProperties: false });
+export const DeliveryParams = Type.Object(
+  { id: WebhookId, delivery_id: DeliveryId },
+  { additionalProperties: false },
+);
+export const EventParams = Type.Object({ id: EventId }, { additionalProperties: false });
+
+export const WebhookList = Type.Object({ webhooks: Type.Array(Webhook), pagination: Pagination });
+export const DeliveryList = Type.Object({ deliveries: Type.Array(Delivery), pagination: Pagination });
+export const TestSent = Type.Object({ event: Event, delivery: Delivery });

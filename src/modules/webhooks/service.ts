@@ -1,0 +1,286 @@
+/** Webhook use cases: subscriptions, secret rotation, test sends, delivery history, manual retries. */
+import type { Db, Tx } from '../../db/store.js';
+import { withTransaction } from '../../db/store.js';
+import { enqueueMany } from '../../jobs/runner.js';
+import type { Clock } from '../../platform/clock.js';
+import { encryptSecret } from '../../platform/crypto.js';
+import { Conflict, NotFound, ValidationFailed } from '../../platform/errors.js';
+import { prefixedId } from '../../platform/ids.js';
+import { type OutboundPolicy, checkUrl } from '../../platform/outbound.js';
+import { decodeCursor, page } from '../../platform/pagination.js';
+import { attemptJob } from './delivery.js';
+import { ATTEMPT_QUEUE, EVENT_TYPES, isEventType, TEST_EVENT_TYPE } from './events.js';
+import {
+  type AttemptRow,
+  attemptsOf,
+  type DeliveryRow,
+  deleteWebhook,
+  failPendingDeliveries,
+  findDelivery,
+  findEvent,
+  findWebhook,
+  insertDeliveries,
+  insertEvent,
+  insertWebhook,
+  listDeliveries,
+  listWebhooks,
+  type StoredEvent,
+  updateDelivery,
+  updateWebhook,
+  type WebhookRow,
+} from './repo.js';
+import { generateWebhookSecret } from './signing.js';
+import type { DeliveryStatus } from './tables.js';
+
+/** After a rotation the previous secret keeps signing (a second webhook-signature entry) this long. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+/** The API's view of a subscription: never a secret. */
+export function presentWebhook(row: WebhookRow, nowMs: number) {
+  const previousUntil = row.previous_secret_expires_at;
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    description: row.description,
+    active: row.active,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    previous_secret_expires_at:
+      previousUntil && previousUntil.getTime() > nowMs ? previousUntil.toISOString() : null,
+  };
+}
+export type PresentedWebhook = ReturnType<typeof presentWebhook>;
+
+export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
+  return {
+    id: row.id,
+    webhook_id: row.webhook_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempts: attempts.map((a) => ({
+      number: a.number,
+      at: a.at.toISOString(),
+      manual: a.manual,
+      response_status: a.response_status,
+      duration_ms: a.duration_ms,
+      error: a.error,
+      response_body: a.response_body,
+    })),
+    next_attempt_at: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+export type PresentedDelivery = ReturnType<typeof presentDelivery>;
+
+export interface Owner {
+  accountId: string;
+  /** The principal creating the subscription (the account for API keys, the user for sessions). */
+  principalId: string;
+}
+
+export class WebhookService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly encryptionKey: Buffer,
+    private readonly policy: OutboundPolicy,
+  ) {}
+
+  private validUrl(url: string, errors: Record<string, string>): void {
+    const checked = checkUrl(url, this.policy);
+    if (!checked.ok) errors.url = checked.reason;
+  }
+
+  private validEvents(events: string[], errors: Record<string, string>): string[] {
+    events.forEach((type, i) => {
+      if (!isEventType(type)) {
+        errors[`events.${i}`] = `is not a known event type; use one of ${EVENT_TYPES.join(', ')}`;
+      }
+    });
+    return [...new Set(events)];
+  }
+
+  /** SPEC.md 4.4: the answer carries the secret, shown here only. */
+  async create(owner: Owner, input: { url: string; events: string[]; description?: string }) {
+    const errors: Record<string, string> = {};
+    this.validUrl(input.url, errors);
+    const events = this.validEvents(input.events, errors);
+    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    const now = this.clock.now();
+    const secret = generateWebhookSecret();
+    const id = prefixedId('wh', now.getTime());
+    await insertWebhook(this.db, {
+      id,
+      account_id: owner.accountId,
+      principal_id: owner.principalId,
+      url: input.url,
+      events,
+      description: input.description ?? '',
+      active: true,
+      secret_enc: encryptSecret(this.encryptionKey, secret),
+      previous_secret_enc: null,
+      previous_secret_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+    return {
+      id,
+      url: input.url,
+      events,
+      description: input.description ?? '',
+      secret,
+      created_at: now.toISOString(),
+    };
+  }
+
+  async list(accountId: string, query: { limit: number; cursor?: string }) {
+    const rows = await listWebhooks(this.db, accountId, decodeCursor(query.cursor), query.limit);
+    const { items, pagination } = page(rows, query.limit);
+    const nowMs = this.clock.nowMs();
+    return { webhooks: items.map((r) => presentWebhook(r, nowMs)), pagination };
+  }
+
+  private async mustFind(db: Db | Tx, accountId: string, id: string, forUpdate = false): Promise<WebhookRow> {
+    const row = await findWebhook(db, accountId, id, { forUpdate });
+    if (!row) throw new NotFound('No webhook with this id');
+    return row;
+  }
+
+  async get(accountId: string, id: string): Promise<PresentedWebhook> {
+    return presentWebhook(await this.mustFind(this.db, accountId, id), this.clock.nowMs());
+  }
+
+  /** Pausing (`active: false`) ends the pending deliveries as failed; they can be retried by hand. */
+  async update(
+    accountId: string,
+    id: string,
+    patch: { url?: string; events?: string[]; description?: string; active?: boolean },
+  ): Promise<PresentedWebhook> {
+    const errors: Record<string, string> = {};
+    if (patch.url !== undefined) this.validUrl(patch.url, errors);
+    const events = patch.events !== undefined ? this.validEvents(patch.events, errors) : undefined;
+    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    return withTransaction(this.db, async (trx) => {
+      const current = await this.mustFind(trx, accountId, id, true);
+      const now = this.clock.now();
+      const row = await updateWebhook(trx, id, {
+        ...(patch.url !== undefined ? { url: patch.url } : {}),
+        ...(events !== undefined ? { events } : {}),
+        ...(patch.description !== undefined ? { description: patch.description } : {}),
+        ...(patch.active !== undefined ? { active: patch.active } : {}),
+        updated_at: now,
+      });
+      if (current.active && patch.active === false) await failPendingDeliveries(trx, id, now);
+      return presentWebhook(row, now.getTime());
+    });
+  }
+
+  async remove(accountId: string, id: string): Promise<void> {
+    if (!(await deleteWebhook(this.db, accountId, id))) throw new NotFound('No webhook with this id');
+  }
+
+  /** A new secret, shown once; the previous one keeps signing alongside for ROTATION_OVERLAP_MS. */
+  async rotateSecret(accountId: string, id: string) {
+    return withTransaction(this.db, async (trx) => {
+      const current = await this.mustFind(trx, accountId, id, true);
+      const now = this.clock.now();
+      const secret = generateWebhookSecret();
+      const row = await updateWebhook(trx, id, {
+        secret_enc: encryptSecret(this.encryptionKey, secret),
+        previous_secret_enc: current.secret_enc,
+        previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+        updated_at: now,
+      });
+      return { ...presentWebhook(row, now.getTime()), secret };
+    });
+  }
+
+  /** Sends a `webhook.test` event to this subscription only (whatever types it lists). */
+  async sendTest(
+    accountId: string,
+    id: string,
+  ): Promise<{ event: StoredEvent; delivery: PresentedDelivery }> {
+    return withTransaction(this.db, async (trx) => {
+      const hook = await this.mustFind(trx, accountId, id);
+      if (!hook.active) throw new Conflict('The webhook is inactive; activate it to send a test event');
+      const event = await insertEvent(trx, this.clock, {
+        accountId,
+        type: TEST_EVENT_TYPE,
+        data: { webhook_id: id, message: 'This is a test event sent from the Kairos API.' },
+        principalId: null,
+      });
+      const now = this.clock.now();
+      const row: DeliveryRow = {
+        id: prefixedId('whd', now.getTime()),
+        webhook_id: id,
+        event_id: event.id,
+        event_type: TEST_EVENT_TYPE,
+        status: 'pending',
+        attempt_count: 0,
+        next_attempt_at: now,
+        pending_job: null,
+        created_at: now,
+        updated_at: now,
+      };
+      const job = attemptJob(row, false);
+      row.pending_job = job.token;
+      const [created] = await insertDeliveries(trx, [row]);
+      await enqueueMany(trx, ATTEMPT_QUEUE, [{ payload: job.payload, runAt: now }]);
+      return { event, delivery: presentDelivery(created!, []) };
+    });
+  }
+
+  async listDeliveries(
+    accountId: string,
+    webhookId: string,
+    query: { limit: number; cursor?: string; status?: DeliveryStatus; event_type?: string },
+  ) {
+    await this.mustFind(this.db, accountId, webhookId);
+    const rows = await listDeliveries(
+      this.db,
+      webhookId,
+      { status: query.status, eventType: query.event_type },
+      decodeCursor(query.cursor),
+      query.limit,
+    );
+    const { items, pagination } = page(rows, query.limit);
+    const attempts = await attemptsOf(
+      this.db,
+      items.map((d) => d.id),
+    );
+    return { deliveries: items.map((d) => presentDelivery(d, attempts.get(d.id) ?? [])), pagination };
+  }
+
+  /** One manual attempt of a failed delivery, made by a worker at once and recorded as manual. */
+  async retryDelivery(accountId: string, webhookId: string, deliveryId: string): Promise<PresentedDelivery> {
+    return withTransaction(this.db, async (trx) => {
+      const hook = await this.mustFind(trx, accountId, webhookId);
+      const delivery = await findDelivery(trx, webhookId, deliveryId, { forUpdate: true });
+      if (!delivery) throw new NotFound('No delivery with this id for this webhook');
+      if (delivery.status !== 'failed') {
+        throw new Conflict(`Only failed deliveries can be retried; this one is ${delivery.status}`);
+      }
+      if (!hook.active) throw new Conflict('The webhook is inactive; activate it before retrying');
+      const now = this.clock.now();
+      const job = attemptJob(delivery, true);
+      await enqueueMany(trx, ATTEMPT_QUEUE, [{ payload: job.payload, runAt: now }]);
+      const row = await updateDelivery(trx, delivery.id, {
+        status: 'pending',
+        next_attempt_at: now,
+        pending_job: job.token,
+        updated_at: now,
+      });
+      const attempts = await attemptsOf(trx, [row.id]);
+      return presentDelivery(row, attempts.get(row.id) ?? []);
+    });
+  }
+
+  /** An event of the caller's account, as delivered (receivers may re-fetch instead of trusting a body). */
+  async getEvent(accountId: string, id: string): Promise<StoredEvent> {
+    const event = await findEvent(this.db, accountId, id);
+    if (!event) throw new NotFound('No event with this id');
+    return event;
+  }
+}
