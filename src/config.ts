@@ -19,6 +19,8 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   webhookTimeoutMs: number;
   smtpUrl: string | null;
+  /** How long a calendar provider's busy answer counts as fresh (calendars module, busy-cache.ts). */
+  busyCacheTtlSeconds: number;
   providers: {
     google: {
       clientId: string;
@@ -116,6 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     webhookTimeoutMs: int(env, 'KAIROS_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     smtpUrl: env.SMTP_URL || null,
+    busyCacheTtlSeconds: int(env, 'KAIROS_BUSY_CACHE_TTL_SECONDS', 300, 5, 86_400),
     providers: {
       google: {
         clientId: env.GOOGLE_CLIENT_ID || '',

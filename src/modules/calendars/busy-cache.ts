@@ -1,0 +1,304 @@
+/**
+ * The calendar busy source: connected calendars' busy time, served from a per-connection cache.
+ *
+ * ## Freshness bound (for the README)
+ * Each connection's provider answer is cached as one unit covering a rolling window (yesterday 00:00
+ * UTC to 64 days after today 00:00 UTC), for exactly the calendars selected when it was fetched.
+ * - An answer with `stale: false` reflects the provider as it was at most
+ *   `KAIROS_BUSY_CACHE_TTL_SECONDS` (default 300 s) before the request (`asOf` says when). A cache
+ *   entry older than that is never served as fresh: the read fetches from the provider first.
+ * - Reads rarely wait for that: a background sweep (every min(60 s, TTL/2)) re-fetches every connection
+ *   that was read in the last 24 hours once its entry is older than TTL/2. A read waits on a provider
+ *   only when the cache is cold (first read, a new selection, a window outside the rolling one, a
+ *   connection idle for a day) or the background fell behind.
+ * - When the provider fails (error, 429, timeout, revoked access), the last known busy time is served
+ *   with `stale: true` for at most 24 hours after it was fetched; with nothing known (or only older
+ *   data) the read fails with 503 `service-unavailable` — never "all free". After a failure the
+ *   provider is not called again before its Retry-After (429) or a backoff (15 s doubling to 15 min),
+ *   so a failing provider does not slow reads down.
+ * - Calendar changes made at the provider become visible within the TTL (plus the provider's own
+ *   propagation delay); `POST /v1/calendars/sync` fetches at once.
+ */
+import type { Db, Tx } from '../../db/store.js';
+import { enqueue, enqueueMany, type JobRunner } from '../../jobs/runner.js';
+import type { BusyAnswer, BusySource, Interval } from '../availability/busy-source.js';
+import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/errors.js';
+import { CalendarReadError, ConnectionLost, type ProviderGateway } from './gateway.js';
+import { mergeIntervals, OAuthError, ProviderError } from './providers/index.js';
+import {
+  type BusyReadRow,
+  busyReadRows,
+  calendarsOfConnection,
+  claimDueForRefresh,
+  clearRefreshQueued,
+  type ConnectionRow,
+  deleteOldFlows,
+  findConnection,
+  recordSyncFailure,
+  recordSyncSuccess,
+  setCalendarErrors,
+  touchConnection,
+  writeCache,
+} from './repo.js';
+
+export const REFRESH_QUEUE = 'calendar-busy-refresh';
+const DAY_MS = 86_400_000;
+/** Stale busy time is served at most this long after it was fetched; then 503. */
+export const MAX_STALE_MS = DAY_MS;
+/** Connections read within this period are kept warm by the background refresh. */
+export const HOT_MS = DAY_MS;
+/** `last_used_at` is written at most this often per connection. */
+const TOUCH_MS = 10 * 60_000;
+/** Backoff after a failure without Retry-After: 15 s, doubling, at most 15 minutes. */
+const BACKOFF_BASE_MS = 15_000;
+const BACKOFF_MAX_MS = 15 * 60_000;
+/** A queued background refresh blocks queuing another for this long. */
+const QUEUED_MS = 2 * 60_000;
+
+export interface BusyCacheOptions {
+  ttlMs: number;
+}
+
+export interface SyncOutcome {
+  connection_id: string;
+  intervals: Interval[];
+  fetched_at: number;
+}
+
+/** The rolling window one cache entry covers: yesterday 00:00 UTC to 64 days after today 00:00 UTC. */
+export function cacheWindow(nowMs: number): Interval {
+  const day = Math.floor(nowMs / DAY_MS) * DAY_MS;
+  return { start: day - DAY_MS, end: day + 64 * DAY_MS };
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((k, i) => k === b[i]);
+}
+
+function clip(intervals: readonly Interval[], w: Interval): Interval[] {
+  const out: Interval[] = [];
+  for (const i of intervals) {
+    if (i.end <= w.start || i.start >= w.end) continue;
+    out.push({ start: Math.max(i.start, w.start), end: Math.min(i.end, w.end) });
+  }
+  return out;
+}
+
+function unavailable(detail: string, code: string, retryAfterSeconds: number): AppError {
+  return new AppError(
+    503,
+    'service-unavailable',
+    detail,
+    { code },
+    { 'retry-after': String(retryAfterSeconds) },
+  );
+}
+
+function describe(err: unknown): string {
+  if (err instanceof ProviderError) return `${err.code}: ${err.message}`;
+  if (err instanceof OAuthError) return `token_${err.code}: ${err.message}`;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+export class CalendarBusySource implements BusySource {
+  readonly name = 'calendar' as const;
+  private readonly inflight = new Map<string, Promise<SyncOutcome>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly gateway: ProviderGateway,
+    private readonly opts: BusyCacheOptions,
+    private readonly log: { error(obj: object, msg: string): void },
+  ) {}
+
+  /** Background work: the refresh queue, the sweep that feeds it, and cleanup of old OAuth flows. */
+  register(jobs: JobRunner): void {
+    jobs.register<{ connection_id: string }>(
+      REFRESH_QUEUE,
+      async (job) => {
+        try {
+          await this.refresh(job.payload.connection_id);
+        } catch (err) {
+          if (!isProviderFailure(err)) this.log.error({ err }, 'calendar busy refresh failed');
+        } finally {
+          await clearRefreshQueued(this.db, job.payload.connection_id);
+        }
+      },
+      { concurrency: 4, leaseMs: 60_000 },
+    );
+    const sweepMs = Math.max(1000, Math.min(60_000, Math.floor(this.opts.ttlMs / 2)));
+    jobs.every('calendar-busy-sweep', sweepMs, () => this.sweep());
+    jobs.every('calendar-oauth-flow-cleanup', 3_600_000, () =>
+      deleteOldFlows(this.db, new Date(this.clock.nowMs() - DAY_MS)),
+    );
+  }
+
+  /** Queues a background refresh of every hot connection whose cache is past half its TTL. */
+  async sweep(): Promise<number> {
+    const now = this.clock.now();
+    const ms = now.getTime();
+    return this.db.transaction().execute(async (trx) => {
+      const ids = await claimDueForRefresh(
+        trx,
+        now,
+        new Date(ms - this.opts.ttlMs / 2),
+        new Date(ms - HOT_MS),
+        new Date(ms + QUEUED_MS),
+        500,
+      );
+      await enqueueMany(
+        trx,
+        REFRESH_QUEUE,
+        ids.map((id) => ({ payload: { connection_id: id }, runAt: now })),
+      );
+      return ids.length;
+    });
+  }
+
+  /** Queues one background refresh (after connecting, or a change of selection). */
+  async queueRefresh(db: Db | Tx, connectionId: string): Promise<void> {
+    await enqueue(db, REFRESH_QUEUE, { connection_id: connectionId }, this.clock.now());
+  }
+
+  async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
+    const rows = await busyReadRows(this.db, principalId);
+    if (rows.length === 0) return null;
+    const answers = await Promise.all(rows.map((r) => this.answer(r, window)));
+    return {
+      intervals: mergeIntervals(answers.flatMap((a) => a.intervals)),
+      stale: answers.some((a) => a.stale),
+      asOf: Math.min(...answers.map((a) => a.asOf)),
+    };
+  }
+
+  private async answer(row: BusyReadRow, window: Interval): Promise<BusyAnswer> {
+    const nowMs = this.clock.nowMs();
+    if (row.status === 'connected' && nowMs - row.last_used_at.getTime() >= TOUCH_MS) {
+      await touchConnection(this.db, row.id, new Date(nowMs));
+    }
+    const keys = [...row.selected_keys].sort();
+    if (keys.length === 0) return { intervals: [], stale: false, asOf: nowMs };
+    const cache = row.cache;
+    const usable =
+      cache !== null &&
+      sameKeys(cache.busy.keys, keys) &&
+      cache.window_start.getTime() <= window.start &&
+      cache.window_end.getTime() >= window.end;
+    const fetchedAt = cache ? cache.fetched_at.getTime() : 0;
+    const fromCache = (stale: boolean): BusyAnswer => ({
+      intervals: clip(
+        (cache?.busy.intervals ?? []).map(([start, end]) => ({ start, end })),
+        window,
+      ),
+      stale,
+      asOf: fetchedAt,
+    });
+    if (usable && nowMs - fetchedAt < this.opts.ttlMs) return fromCache(false);
+    const staleOk = usable && nowMs - fetchedAt <= MAX_STALE_MS;
+
+    if (row.status === 'disconnected') {
+      if (staleOk) return fromCache(true);
+      throw unavailable(
+        `A ${row.provider} calendar connection was disconnected (${row.status_reason ?? 'revoked'}) and ` +
+          'no recent busy time is known; reconnect the calendar',
+        'calendar_disconnected',
+        300,
+      );
+    }
+    const retryAt = row.retry_at?.getTime() ?? 0;
+    if (retryAt > nowMs) {
+      if (staleOk) return fromCache(true);
+      throw unavailable(
+        `The ${row.provider} calendar could not be read (${row.last_error ?? 'provider error'}) and no ` +
+          'busy time is cached; retry later',
+        'calendar_unavailable',
+        Math.max(1, Math.ceil((retryAt - nowMs) / 1000)),
+      );
+    }
+    try {
+      const fetched = await this.refresh(row.id, window);
+      return { intervals: clip(fetched.intervals, window), stale: false, asOf: fetched.fetched_at };
+    } catch (err) {
+      if (staleOk) return fromCache(true);
+      if (!isProviderFailure(err)) throw err;
+      const lost = err instanceof ConnectionLost;
+      throw unavailable(
+        lost
+          ? `A ${row.provider} calendar connection was disconnected (${err.reason}); reconnect the calendar`
+          : `The ${row.provider} calendar could not be read (${describe(err)}) and no busy time is cached; ` +
+              'retry later',
+        lost ? 'calendar_disconnected' : 'calendar_unavailable',
+        lost ? 300 : Math.max(1, Math.ceil(retryDelayMs(err, 0) / 1000)),
+      );
+    }
+  }
+
+  /**
+   * Fetches the connection's busy time from its provider now and stores it (the rolling window; or
+   * only `asked` when that lies outside it, without storing). One fetch per connection at a time in
+   * this process; concurrent callers share it. Failures are recorded (backoff, disconnection) and
+   * rethrown.
+   */
+  refresh(connectionId: string, asked?: Interval): Promise<SyncOutcome> {
+    const nowMs = this.clock.nowMs();
+    const rolling = cacheWindow(nowMs);
+    const inside = !asked || (asked.start >= rolling.start && asked.end <= rolling.end);
+    const window = inside ? rolling : asked;
+    const key = inside ? connectionId : `${connectionId}:${window.start}:${window.end}`;
+    let p = this.inflight.get(key);
+    if (!p) {
+      p = this.fetchAndStore(connectionId, window, inside).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, p);
+    }
+    return p;
+  }
+
+  private async fetchAndStore(connectionId: string, window: Interval, store: boolean): Promise<SyncOutcome> {
+    const conn = await findConnection(this.db, connectionId);
+    if (!conn) throw new ConnectionLost('deleted');
+    const selected = (await calendarsOfConnection(this.db, connectionId)).filter((c) => c.selected);
+    const keys = [...new Set(selected.map((c) => c.source_key))].sort();
+    const now = this.clock.now();
+    try {
+      const res = await this.gateway.busy(conn, selected, window);
+      const intervals = mergeIntervals(res.intervals);
+      if (store) {
+        const tuples = intervals.map((i): [number, number] => [i.start, i.end]);
+        await writeCache(this.db, connectionId, window, { keys, intervals: tuples }, now);
+      }
+      await recordSyncSuccess(this.db, connectionId, now);
+      await setCalendarErrors(this.db, connectionId, res.warnings);
+      return { connection_id: connectionId, intervals, fetched_at: now.getTime() };
+    } catch (err) {
+      await this.recordFailure(conn, err, now);
+      throw err;
+    }
+  }
+
+  private async recordFailure(conn: ConnectionRow, err: unknown, now: Date): Promise<void> {
+    if (err instanceof ConnectionLost) return; // the gateway marked it disconnected
+    if (err instanceof CalendarReadError) await setCalendarErrors(this.db, conn.id, err.errors);
+    const retryAt = new Date(now.getTime() + retryDelayMs(err, conn.failure_count));
+    await recordSyncFailure(this.db, conn.id, describe(err), now, retryAt);
+  }
+}
+
+/** How long to leave a provider alone after `err`: its Retry-After, or exponential backoff. */
+export function retryDelayMs(err: unknown, failuresBefore: number): number {
+  const told = err instanceof ProviderError ? err.retryAfterMs : undefined;
+  if (told !== undefined) return Math.min(3_600_000, Math.max(1000, told));
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(failuresBefore, 10));
+}
+
+/** Failures that come from the provider or the network (recorded, degraded to stale or 503). */
+export function isProviderFailure(err: unknown): boolean {
+  return (
+    err instanceof ProviderError ||
+    err instanceof OAuthError ||
+    err instanceof ConnectionLost ||
+    err instanceof CalendarReadError
+  );
+}

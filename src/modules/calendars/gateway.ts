@@ -1,0 +1,362 @@
+/**
+ * Talks to the calendar providers for one connection: lists calendars at connect time and reads busy
+ * time, with OAuth access tokens refreshed before they expire and once more on a 401. A refresh that
+ * the provider answers with `invalid_grant` (or a CalDAV/ICS credential that is rejected) marks the
+ * connection disconnected and surfaces as `ConnectionLost` — never as an empty busy list.
+ */
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/store.js';
+import type { Clock } from '../../platform/clock.js';
+import { decryptSecret, encryptSecret } from '../../platform/crypto.js';
+import type { OutboundPolicy } from '../../platform/outbound.js';
+import { guardedFetch, timedFetch } from './guarded-fetch.js';
+import {
+  type CaldavCredentials,
+  caldavBusy,
+  caldavDiscover,
+  fetchIcs,
+  GOOGLE_CALENDAR_SCOPES,
+  googleFreeBusy,
+  googleListCalendars,
+  type HttpFetch,
+  type Interval,
+  MICROSOFT_CALENDAR_SCOPES,
+  microsoftFreeBusy,
+  microsoftListCalendars,
+  type OAuthConfig,
+  OAuthError,
+  ProviderError,
+  parseIcsBusy,
+  refreshToken,
+} from './providers/index.js';
+import { type ConnectionRow, lockConnection, markDisconnected, updateTokens } from './repo.js';
+import type { OAuthProviderName, ProviderName } from './tables.js';
+
+/** Refresh an access token when it has less than this left. */
+export const TOKEN_REFRESH_MARGIN_MS = 2 * 60_000;
+/** Time limit of one provider request. */
+export const PROVIDER_TIMEOUT_MS = 15_000;
+/** Largest CalDAV or ICS answer read. */
+export const MAX_FEED_BYTES = 10 * 1024 * 1024;
+
+export interface OAuthCredentials {
+  kind: 'oauth';
+  access_token: string;
+  refresh_token?: string;
+  /** epoch ms */
+  expires_at: number;
+}
+export interface CaldavStoredCredentials {
+  kind: 'caldav';
+  username: string;
+  password: string;
+}
+export interface IcsCredentials {
+  kind: 'ics';
+  url: string;
+}
+export type Credentials = OAuthCredentials | CaldavStoredCredentials | IcsCredentials;
+
+/** The connection cannot be used any more (refresh token revoked, password rejected): reconnect it. */
+export class ConnectionLost extends Error {
+  override readonly name = 'ConnectionLost';
+  constructor(readonly reason: string) {
+    super(`calendar connection lost: ${reason}`);
+  }
+}
+
+/** Some selected calendars could not be read; `errors` maps source key → the provider's reason. */
+export class CalendarReadError extends Error {
+  override readonly name = 'CalendarReadError';
+  constructor(readonly errors: Map<string, string>) {
+    super(`calendars could not be read: ${[...errors].map(([k, r]) => `${k} (${r})`).join(', ')}`);
+  }
+}
+
+/** A calendar as a provider lists it, ready to store. */
+export interface ListedCalendar {
+  external_id: string;
+  source_key: string;
+  name: string;
+  is_primary: boolean;
+  selected: boolean;
+}
+
+export interface BusyFetch {
+  intervals: Interval[];
+  /** Problems that did not make the answer wrong (e.g. unreadable objects skipped), per source key. */
+  warnings: Map<string, string>;
+}
+
+/** One selected source to read: its key and the provider id behind it. */
+export interface Source {
+  source_key: string;
+  external_id: string;
+}
+
+/** CalDAV reasons that only mean "some objects were skipped". */
+const SOFT_REASON = /^unreadable_objects:/;
+
+export class ProviderGateway {
+  readonly userFetch: HttpFetch;
+  private readonly apiFetch: HttpFetch;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly config: Config,
+    private readonly encryptionKey: Buffer,
+    policy: OutboundPolicy,
+  ) {
+    this.userFetch = guardedFetch(policy, { timeoutMs: PROVIDER_TIMEOUT_MS, maxBodyBytes: MAX_FEED_BYTES });
+    this.apiFetch = timedFetch(PROVIDER_TIMEOUT_MS);
+  }
+
+  /** Whether the server has client credentials for the provider. */
+  configured(provider: OAuthProviderName): boolean {
+    const p = this.config.providers[provider];
+    return p.clientId !== '' && p.clientSecret !== '';
+  }
+
+  oauthConfig(provider: OAuthProviderName): OAuthConfig {
+    const p = this.config.providers[provider];
+    return {
+      provider,
+      clientId: p.clientId,
+      clientSecret: p.clientSecret,
+      authorizeUrl: p.authorizeUrl,
+      tokenUrl: p.tokenUrl,
+      scopes: provider === 'google' ? GOOGLE_CALENDAR_SCOPES : MICROSOFT_CALENDAR_SCOPES,
+    };
+  }
+
+  get tokenFetch(): HttpFetch {
+    return this.apiFetch;
+  }
+
+  encrypt(creds: Credentials): string {
+    return encryptSecret(this.encryptionKey, JSON.stringify(creds));
+  }
+
+  decrypt(envelope: string): Credentials {
+    return JSON.parse(decryptSecret(this.encryptionKey, envelope)) as Credentials;
+  }
+
+  decryptVerifier(envelope: string): string {
+    return decryptSecret(this.encryptionKey, envelope);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Calendar lists (connect time)
+
+  async listOAuthCalendars(provider: OAuthProviderName, accessToken: string): Promise<ListedCalendar[]> {
+    if (provider === 'google') {
+      const cals = await googleListCalendars(this.googleCfg(), this.apiFetch, accessToken);
+      return cals.map((c) => ({
+        external_id: c.id,
+        source_key: c.id,
+        name: c.summary,
+        is_primary: c.primary,
+        // Only the primary calendar counts by default: subscribed ones (holidays, colleagues) would
+        // block whole days. The user selects others with PATCH /v1/calendars/{id}.
+        selected: c.primary,
+      }));
+    }
+    const cals = await microsoftListCalendars(this.graphCfg(), this.apiFetch, accessToken);
+    const owner = cals.find((c) => c.isDefault)?.ownerEmail ?? cals.find((c) => c.ownerEmail)?.ownerEmail;
+    return cals.map((c) => ({
+      external_id: c.id,
+      // getSchedule reads a mailbox, not a calendar: every calendar maps to its owner's mailbox.
+      source_key: (c.ownerEmail ?? owner ?? 'me').toLowerCase(),
+      name: c.name,
+      is_primary: c.isDefault,
+      selected: c.isDefault,
+    }));
+  }
+
+  async discoverCaldav(creds: CaldavCredentials): Promise<ListedCalendar[]> {
+    const cals = await caldavDiscover(creds, this.userFetch, { clock: this.clock });
+    return cals.map((c, i) => ({
+      external_id: c.url,
+      source_key: c.url,
+      name: c.displayName,
+      is_primary: i === 0,
+      selected: true,
+    }));
+  }
+
+  async readIcs(url: string): Promise<string> {
+    return fetchIcs(this.userFetch, url, { maxBytes: MAX_FEED_BYTES, clock: this.clock });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Busy time
+
+  /**
+   * Busy time of the given sources of one connection in `window`. Throws ConnectionLost,
+   * CalendarReadError, ProviderError (rate_limited / unavailable / ...) or OAuthError (transient).
+   */
+  async busy(conn: ConnectionRow, sources: readonly Source[], window: Interval): Promise<BusyFetch> {
+    if (conn.status !== 'connected' || !conn.credentials_enc) {
+      throw new ConnectionLost(conn.status_reason ?? 'disconnected');
+    }
+    if (sources.length === 0) return { intervals: [], warnings: new Map() };
+    const creds = this.decrypt(conn.credentials_enc);
+    let result: { busy: Interval[]; errors: { calendarId: string; reason: string }[] };
+    switch (conn.provider) {
+      case 'google':
+      case 'microsoft': {
+        if (creds.kind !== 'oauth') throw new Error('stored credentials do not match the provider');
+        result = await this.withAccessToken(conn, creds, (token) =>
+          this.oauthBusy(conn.provider, token, sources, window),
+        );
+        break;
+      }
+      case 'caldav': {
+        if (creds.kind !== 'caldav' || !conn.server_url) throw new Error('stored credentials do not match');
+        const c = { serverUrl: conn.server_url, username: creds.username, password: creds.password };
+        result = await this.lostOnUnauthorized(conn, () =>
+          caldavBusy(
+            c,
+            this.userFetch,
+            sources.map((s) => s.external_id),
+            window,
+            {
+              defaultZone: conn.time_zone,
+              clock: this.clock,
+            },
+          ),
+        );
+        break;
+      }
+      case 'ics': {
+        if (creds.kind !== 'ics') throw new Error('stored credentials do not match the provider');
+        const text = await this.lostOnUnauthorized(conn, () => this.readIcs(creds.url));
+        result = { busy: parseIcsBusy(text, window, conn.time_zone), errors: [] };
+        break;
+      }
+    }
+    const hard = new Map<string, string>();
+    const warnings = new Map<string, string>();
+    const keyOf = new Map(sources.map((s) => [s.external_id.toLowerCase(), s.source_key]));
+    for (const e of result.errors) {
+      const key = keyOf.get(e.calendarId.toLowerCase()) ?? e.calendarId;
+      (SOFT_REASON.test(e.reason) ? warnings : hard).set(key, e.reason);
+    }
+    if (hard.size > 0) throw new CalendarReadError(hard);
+    return { intervals: result.busy, warnings };
+  }
+
+  private oauthBusy(provider: ProviderName, token: string, sources: readonly Source[], window: Interval) {
+    if (provider === 'google') {
+      return googleFreeBusy(this.googleCfg(), this.apiFetch, token, {
+        calendarIds: sources.map((s) => s.external_id),
+        timeMin: window.start,
+        timeMax: window.end,
+      });
+    }
+    // getSchedule takes mailboxes; the source keys of Microsoft calendars are their owners' mailboxes.
+    const schedules = [...new Set(sources.map((s) => s.source_key))];
+    return microsoftFreeBusy(this.graphCfg(), this.apiFetch, token, {
+      schedules,
+      start: window.start,
+      end: window.end,
+    }).then((r) => ({
+      busy: r.busy,
+      errors: r.errors.map((e) => ({ calendarId: e.calendarId, reason: e.reason })),
+    }));
+  }
+
+  private async lostOnUnauthorized<T>(conn: ConnectionRow, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'unauthorized') {
+        await markDisconnected(this.db, conn.id, 'unauthorized', this.clock.now());
+        throw new ConnectionLost('unauthorized');
+      }
+      throw err;
+    }
+  }
+
+  /** Runs `fn` with a valid access token: refreshed ahead of expiry, and once more after a 401. */
+  private async withAccessToken<T>(
+    conn: ConnectionRow,
+    creds: OAuthCredentials,
+    fn: (token: string) => Promise<T>,
+  ): Promise<T> {
+    let token = creds.access_token;
+    if (creds.expires_at - this.clock.nowMs() <= TOKEN_REFRESH_MARGIN_MS)
+      token = await this.refresh(conn, token);
+    try {
+      return await fn(token);
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.code === 'unauthorized')) throw err;
+    }
+    token = await this.refresh(conn, token);
+    return fn(token);
+  }
+
+  /**
+   * Refreshes the connection's access token under a row lock, so that processes racing to refresh
+   * the same connection make one refresh (Microsoft rotates refresh tokens; a second use of the old
+   * one could fail). When another process already refreshed it, its token is used.
+   */
+  async refresh(conn: Pick<ConnectionRow, 'id' | 'provider'>, staleToken: string): Promise<string> {
+    const provider = conn.provider;
+    if (provider !== 'google' && provider !== 'microsoft') throw new Error('not an OAuth connection');
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const row = await lockConnection(trx, conn.id);
+      if (row?.status !== 'connected' || !row.credentials_enc) {
+        return { kind: 'lost', reason: row?.status_reason ?? 'disconnected' } as const;
+      }
+      const creds = this.decrypt(row.credentials_enc);
+      if (creds.kind !== 'oauth') throw new Error('stored credentials do not match the provider');
+      const nowMs = this.clock.nowMs();
+      if (creds.access_token !== staleToken && creds.expires_at - nowMs > TOKEN_REFRESH_MARGIN_MS) {
+        return { kind: 'token', token: creds.access_token } as const;
+      }
+      if (!creds.refresh_token) {
+        await markDisconnected(trx, row.id, 'no_refresh_token', this.clock.now());
+        return { kind: 'lost', reason: 'no_refresh_token' } as const;
+      }
+      let fresh: Awaited<ReturnType<typeof refreshToken>>;
+      try {
+        fresh = await refreshToken(
+          this.oauthConfig(provider),
+          this.apiFetch,
+          creds.refresh_token,
+          this.clock,
+        );
+      } catch (err) {
+        if (err instanceof OAuthError && err.code === 'invalid_grant') {
+          await markDisconnected(trx, row.id, 'invalid_grant', this.clock.now());
+          return { kind: 'lost', reason: 'invalid_grant' } as const;
+        }
+        return { kind: 'error', error: err } as const;
+      }
+      const next: OAuthCredentials = {
+        kind: 'oauth',
+        access_token: fresh.access_token,
+        expires_at: fresh.expires_at,
+        // Google sends no new refresh token on refresh: keep the old one. Microsoft rotates it.
+        ...((fresh.refresh_token ?? creds.refresh_token)
+          ? { refresh_token: fresh.refresh_token ?? creds.refresh_token }
+          : {}),
+      };
+      await updateTokens(trx, row.id, this.encrypt(next), new Date(fresh.expires_at), this.clock.now());
+      return { kind: 'token', token: fresh.access_token } as const;
+    });
+    if (outcome.kind === 'lost') throw new ConnectionLost(outcome.reason);
+    if (outcome.kind === 'error') throw outcome.error;
+    return outcome.token;
+  }
+
+  private googleCfg() {
+    return { apiUrl: this.config.providers.google.apiUrl, clock: this.clock };
+  }
+
+  private graphCfg() {
+    return { graphUrl: this.config.providers.microsoft.graphUrl, clock: this.clock };
+  }
+}

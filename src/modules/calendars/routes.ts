@@ -1,0 +1,298 @@
+/**
+ * HTTP routes of calendar connections (API-GUIDE.md 4). Secret keys and sessions, except the OAuth
+ * callback and the host connect link, which a browser opens without credentials (access `none`:
+ * the signed state or link token is the credential).
+ */
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import type { Caller } from '../../platform/auth.js';
+import { wrap } from '../../platform/schemas.js';
+import {
+  AuthorizeAnswer,
+  Calendar,
+  CalendarList,
+  CalendarParams,
+  CallbackQuery,
+  CaldavBody,
+  ConnectionAnswer,
+  ConnectLinkAnswer,
+  ConnectLinkBody,
+  ConnectQuery,
+  DisconnectAnswer,
+  DisconnectParams,
+  HostParams,
+  HtmlPage,
+  IcsBody,
+  PrincipalQuery,
+  ProviderParams,
+  PublicConnectParams,
+  PublicConnectQuery,
+  Redirect,
+  SelectBody,
+  SyncAnswer,
+  SyncBody,
+} from './schemas.js';
+import type { BrowserOutcome, CalendarService, CallerRef } from './service.js';
+
+/** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
+function callerRef(caller: Caller): CallerRef {
+  return { accountId: caller.accountId!, principalId: caller.principalId! };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export function renderPage(outcome: Extract<BrowserOutcome, { kind: 'page' }>): string {
+  const links = (outcome.links ?? [])
+    .map((l) => `<p><a href="${escapeHtml(l.url)}">${escapeHtml(l.label)}</a></p>`)
+    .join('');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(outcome.title)}</title></head>
+<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;line-height:1.5">
+<h1>${escapeHtml(outcome.title)}</h1><p>${escapeHtml(outcome.message)}</p>${links}</body></html>`;
+}
+
+/** Browser answers: no caching, and no Referer carrying a token to the next site. */
+function sendOutcome(reply: FastifyReply, outcome: BrowserOutcome) {
+  reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+  if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
+  return reply.code(outcome.status).type('text/html; charset=utf-8').send(renderPage(outcome));
+}
+
+/** For POSTs whose body is optional: no body validates as `{}`. */
+async function emptyBodyIsObject(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
+}
+
+function wantsJson(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').toLowerCase().includes('application/json');
+}
+
+export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const calendars: CalendarService = ctx.services.calendars;
+  const tags = ['Calendars'];
+
+  app.get<{ Params: Static<typeof ProviderParams>; Querystring: Static<typeof ConnectQuery> }>(
+    '/v1/calendars/:provider/connect',
+    {
+      schema: {
+        tags,
+        summary:
+          'Start connecting a Google or Microsoft calendar (OAuth with PKCE): 302 to the provider, or ' +
+          '{authorize_url} with Accept: application/json',
+        params: ProviderParams,
+        querystring: ConnectQuery,
+        response: { 200: AuthorizeAnswer, 302: Redirect },
+      },
+    },
+    async (request, reply) => {
+      const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
+      const started = await calendars.startOAuth(actor, request.params.provider, {
+        ...(request.query.redirect_uri ? { redirectUri: request.query.redirect_uri } : {}),
+        ...(request.query.state !== undefined ? { clientState: request.query.state } : {}),
+      });
+      reply.header('cache-control', 'no-store');
+      if (wantsJson(request)) return started;
+      return reply.redirect(started.authorize_url, 302);
+    },
+  );
+
+  app.get<{ Params: Static<typeof ProviderParams>; Querystring: Static<typeof CallbackQuery> }>(
+    '/v1/calendars/:provider/callback',
+    {
+      config: { access: 'none' },
+      schema: {
+        tags,
+        summary:
+          'Where the provider sends the browser back: stores the connection, then redirects to your ' +
+          'redirect_uri with ?status=connected|error&state=… (no credential: the signed state is one)',
+        security: [],
+        params: ProviderParams,
+        querystring: CallbackQuery,
+        response: { 200: HtmlPage, 302: Redirect },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const outcome = await calendars.finishOAuth(request.params.provider, {
+        ...(typeof q.code === 'string' ? { code: q.code } : {}),
+        ...(typeof q.state === 'string' ? { state: q.state } : {}),
+        ...(typeof q.error === 'string' ? { error: q.error } : {}),
+      });
+      return sendOutcome(reply, outcome);
+    },
+  );
+
+  app.post<{ Body: Static<typeof CaldavBody> }>(
+    '/v1/calendars/caldav/connect',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Connect a CalDAV account (iCloud, Fastmail, Nextcloud …): discovers its calendars',
+        body: CaldavBody,
+        response: { 201: ConnectionAnswer },
+      },
+    },
+    async (request, reply) => {
+      const { principal_id, ...input } = request.body;
+      const actor = await calendars.actorFor(callerRef(request.caller), principal_id);
+      const connection = await calendars.connectCaldav(actor, input);
+      reply.code(201);
+      return { connection };
+    },
+  );
+
+  app.post<{ Body: Static<typeof IcsBody> }>(
+    '/v1/calendars/ics',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Add a read-only ICS feed (fetched once now to check it)',
+        body: IcsBody,
+        response: { 201: ConnectionAnswer },
+      },
+    },
+    async (request, reply) => {
+      const { principal_id, ...input } = request.body;
+      const actor = await calendars.actorFor(callerRef(request.caller), principal_id);
+      const connection = await calendars.connectIcs(actor, input);
+      reply.code(201);
+      return { connection };
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof PrincipalQuery> }>(
+    '/v1/calendars',
+    {
+      schema: {
+        tags,
+        summary: 'Calendars, provider status and connections of the caller (or one of its hosts)',
+        querystring: PrincipalQuery,
+        response: { 200: CalendarList },
+      },
+    },
+    async (request) => {
+      const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
+      return calendars.list(actor);
+    },
+  );
+
+  app.get<{ Params: Static<typeof CalendarParams> }>(
+    '/v1/calendars/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Read one calendar',
+        params: CalendarParams,
+        response: { 200: wrap('calendar', Calendar) },
+      },
+    },
+    async (request) => ({
+      calendar: await calendars.getCalendar(callerRef(request.caller), request.params.id),
+    }),
+  );
+
+  app.patch<{ Params: Static<typeof CalendarParams>; Body: Static<typeof SelectBody> }>(
+    '/v1/calendars/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Select or deselect a calendar for busy checking',
+        params: CalendarParams,
+        body: SelectBody,
+        response: { 200: wrap('calendar', Calendar) },
+      },
+    },
+    async (request) => ({
+      calendar: await calendars.setSelected(
+        callerRef(request.caller),
+        request.params.id,
+        request.body.selected,
+      ),
+    }),
+  );
+
+  app.post<{ Body: Static<typeof SyncBody> }>(
+    '/v1/calendars/sync',
+    {
+      preValidation: emptyBodyIsObject,
+      schema: {
+        tags,
+        summary: 'Fetch busy time from every connected calendar now (503 when none could be read)',
+        body: SyncBody,
+        response: { 200: SyncAnswer },
+      },
+    },
+    async (request) => {
+      const actor = await calendars.actorFor(callerRef(request.caller), request.body.principal_id);
+      return calendars.sync(actor);
+    },
+  );
+
+  app.delete<{ Params: Static<typeof DisconnectParams>; Querystring: Static<typeof PrincipalQuery> }>(
+    '/v1/calendars/connections/:provider',
+    {
+      schema: {
+        tags,
+        summary:
+          'Disconnect a provider (or one connection by id): its tokens, calendars and cache are deleted',
+        params: DisconnectParams,
+        querystring: PrincipalQuery,
+        response: { 200: DisconnectAnswer },
+      },
+    },
+    async (request) => {
+      const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
+      return { connections: await calendars.disconnect(actor, request.params.provider) };
+    },
+  );
+
+  app.post<{ Params: Static<typeof HostParams>; Body: Static<typeof ConnectLinkBody> }>(
+    '/v1/hosts/:id/connect-link',
+    {
+      config: { idempotent: true },
+      preValidation: emptyBodyIsObject,
+      schema: {
+        tags: ['Hosts'],
+        summary:
+          'A signed, expiring link through which the host connects their own calendar (the account never ' +
+          'sees their credentials)',
+        params: HostParams,
+        body: ConnectLinkBody,
+        response: { 201: ConnectLinkAnswer },
+      },
+    },
+    async (request, reply) => {
+      const link = await calendars.createConnectLink(
+        request.caller.accountId!,
+        request.params.id,
+        request.body,
+      );
+      reply.code(201);
+      return { connect_link: link };
+    },
+  );
+
+  app.get<{ Params: Static<typeof PublicConnectParams>; Querystring: Static<typeof PublicConnectQuery> }>(
+    '/v1/public/connect/:token',
+    {
+      config: { access: 'none' },
+      schema: {
+        tags: ['Hosts'],
+        summary:
+          'A host’s connect link: a page to choose the provider, or (with ?provider=) a redirect to its ' +
+          'consent screen',
+        security: [],
+        params: PublicConnectParams,
+        querystring: PublicConnectQuery,
+        response: { 200: HtmlPage, 302: Redirect },
+      },
+    },
+    async (request, reply) =>
+      sendOutcome(reply, await calendars.openConnectLink(request.params.token, request.query.provider)),
+  );
+}
