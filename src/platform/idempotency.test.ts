@@ -42,6 +42,14 @@ describe('Idempotency-Key (SPEC.md 8, API-GUIDE.md 2)', () => {
     expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
     expect(await second.text()).toBe(firstText);
     expect(await count('idem-a')).toBe(1);
+    // the stored answer holds a key shown only once: it is encrypted at rest
+    const stored = await t.ctx.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('key', '=', 'key-a')
+      .executeTakeFirstOrThrow();
+    expect(stored.response_body).not.toContain('svc_sk_live_');
+    expect(stored.response_body).toMatch(/^v1\./);
   });
 
   it('answers 422 idempotency-key-reused for the same key with another body', async () => {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/store.js';
 import type { Clock } from './clock.js';
+import { decryptSecret, encryptSecret } from './crypto.js';
 import { AppError, ValidationFailed } from './errors.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
@@ -37,12 +38,14 @@ export function bodyHash(body: unknown): string {
  * Idempotency records (SPEC.md 8, API-GUIDE.md 2). The first request with a key claims it with an
  * INSERT that only one request can win; the others see the claim: in flight → 409, done → the stored
  * response byte for byte, same key with another request → 422. 5xx outcomes are never stored (the claim
- * is released so a retry can succeed).
+ * is released so a retry can succeed). Stored bodies are encrypted: a creation response can hold a secret
+ * shown only once (an API key, a webhook secret).
  */
 export class IdempotencyStore {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly encryptionKey: Buffer,
   ) {}
 
   async claim(scope: string, key: string, method: string, path: string, hash: string): Promise<Claim> {
@@ -88,7 +91,7 @@ export class IdempotencyStore {
       kind: 'replay',
       status: existing.response_status ?? 200,
       headers: (existing.response_headers as Record<string, string> | null) ?? {},
-      body: existing.response_body ?? '',
+      body: existing.response_body ? decryptSecret(this.encryptionKey, existing.response_body) : '',
     };
   }
 
@@ -99,7 +102,7 @@ export class IdempotencyStore {
         state: 'done',
         response_status: status,
         response_headers: JSON.stringify(headers),
-        response_body: body,
+        response_body: encryptSecret(this.encryptionKey, body),
       })
       .where('scope', '=', scope)
       .where('key', '=', key)
