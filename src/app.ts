@@ -6,6 +6,9 @@ import { sql } from 'kysely';
 import type { AppContext } from './context.js';
 import { accountRoutes } from './modules/accounts/routes.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { calendarRoutes } from './modules/calendars/routes.js';
+import { availabilityRoutes } from './modules/availability/routes.js';
+import { principalRoutes } from './modules/principals/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { DESCRIPTIONS, TITLES } from './platform/errors.js';
 import { registerPlatform } from './platform/http.js';
@@ -153,5 +156,8 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
   apiKeyRoutes(app, ctx);
   accountRoutes(app, ctx);
   webhookRoutes(app, ctx);
+  principalRoutes(app, ctx);
+  availabilityRoutes(app, ctx);
+  calendarRoutes(app, ctx);
   return app;
 }

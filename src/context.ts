@@ -6,6 +6,9 @@ import { JobRunner } from './jobs/runner.js';
 import { AccountService } from './modules/accounts/service.js';
 import type { BusySource } from './modules/availability/busy-source.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
+import { principalDirectory } from './modules/calendars/principals.js';
+import { CalendarService } from './modules/calendars/service.js';
+import { PrincipalService } from './modules/principals/service.js';
 import { WebhookDeliverer } from './modules/webhooks/delivery.js';
 import { WebhookService } from './modules/webhooks/service.js';
 import { Authenticator } from './platform/auth.js';
@@ -36,6 +39,8 @@ export interface AppContext {
     apiKeys: ApiKeyService;
     accounts: AccountService;
     webhooks: WebhookService;
+    principals: PrincipalService;
+    calendars: CalendarService;
   };
 }
 
@@ -56,6 +61,15 @@ export function createContext(deps: ContextDeps): AppContext {
   const accounts = new AccountService(db, clock, apiKeys, keys.jwtKey, config.sessionTtlSeconds);
   const outboundPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
   const webhooks = new WebhookService(db, clock, keys.encryptionKey, outboundPolicy);
+  const principals = new PrincipalService(db, clock);
+  const calendars = new CalendarService({
+    db,
+    clock,
+    config,
+    keys,
+    directory: principalDirectory(db, () => ctx.services),
+    log: deps.log,
+  });
   const ctx: AppContext = {
     config,
     db,
@@ -65,12 +79,16 @@ export function createContext(deps: ContextDeps): AppContext {
     limiter: new RateLimiter(db, clock),
     usage: new UsageRecorder(db, clock, (err) => deps.log.error({ err }, 'usage flush failed')),
     auth: new Authenticator(apiKeys, accounts, clock, keys.jwtKey),
-    idempotency: new IdempotencyStore(db, clock),
+    idempotency: new IdempotencyStore(db, clock, keys.encryptionKey),
     jobs: new JobRunner(db, clock, deps.log),
     metrics: new Metrics(deps.pool),
     notifier: deps.notifier ?? null,
-    services: { apiKeys, accounts, webhooks },
+    busySources: [],
+    services: { apiKeys, accounts, webhooks, principals, calendars },
   };
+  ctx.busySources.push(calendars.busySource);
+  principals.useCalendarStatus(calendars);
+  calendars.busySource.register(ctx.jobs);
   ctx.jobs.every('idempotency-cleanup', 15 * 60_000, () => ctx.idempotency.cleanup());
   ctx.jobs.every('rate-limit-cleanup', 15 * 60_000, () => RateLimiter.cleanup(db, clock));
   new WebhookDeliverer(

@@ -1,9 +1,13 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_platform.js';
 import * as m0002 from './0002_webhooks.js';
+import * as m0003 from './0003_principals.js';
+import * as m0004 from './0004_calendars.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
   '0001_platform': m0001,
   '0002_webhooks': m0002,
+  '0003_principals': m0003,
+  '0004_calendars': m0004,
 };

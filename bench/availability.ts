@@ -1,0 +1,322 @@
+/**
+ * HTTP availability benchmark: `GET /v1/availability/slots` over 30 days and `GET /v1/availability/next`
+ * with a warm busy-time cache (an in-memory source holding 1,000 busy intervals, so the run measures the
+ * HTTP + engine path, not a calendar provider), each beside a baseline route that sends a precomputed
+ * answer of the same size from memory through the same app (auth, rate limit, request hooks), i.e. the
+ * cost of sending the answer at all. 50 connections; req/s, p50, p99.
+ *
+ * The server runs in a child process (this file again, with KAIROS_BENCH_CHILD=1) with its own
+ * embedded PostgreSQL in a temporary directory, so that autocannon does not share its event loop.
+ * Run alone with `node --import tsx bench/availability.ts`. BENCH_SECONDS (default 9) is the measured
+ * time per route, split into rounds that alternate with the baseline; BENCH_PROF=1 writes a CPU profile
+ * of the server process to $TMPDIR/kairos-bench-prof.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { Kysely, PostgresDialect } from 'kysely';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createContext } from '../src/context.js';
+import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
+import { Notifier } from '../src/db/notify.js';
+import { createPool, migrate } from '../src/db/store.js';
+import type { DB } from '../src/db/types.js';
+import { clip, type Interval, normalize } from '../src/lib/intervals.js';
+import type { BusyAnswer, BusySource } from '../src/modules/availability/busy-source.js';
+import { systemClock } from '../src/platform/clock.js';
+
+/** One benchmark result row. */
+export interface BenchRow {
+  name: string;
+  value: string;
+  unit: string;
+}
+
+const CHILD_ENV = 'KAIROS_BENCH_CHILD';
+const MIN = 60_000;
+const DAY = 86_400_000;
+const ZONE = 'America/New_York';
+const BUSY_COUNT = 1000;
+const CONNECTIONS = 50;
+const WARMUP_SECONDS = 2;
+const ROUNDS = 3;
+
+/** What the server process tells the load process. */
+interface Ready {
+  url: string;
+  token: string;
+  paths: { slots: string; slotsBaseline: string; next: string; nextBaseline: string };
+  bytes: { slots: number; next: number };
+  slotCount: number;
+}
+
+/** Deterministic PRNG (mulberry32), so every run measures the same data. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** A warm cache stand-in: 1,000 busy blocks of 5–30 minutes, normalized once, clipped per request. */
+class WarmBusySource implements BusySource {
+  readonly name = 'calendar' as const;
+  private readonly intervals: Interval[];
+  constructor(
+    private readonly principalId: string,
+    window: Interval,
+  ) {
+    const rand = prng(42);
+    const steps = Math.floor((window.end - window.start) / (5 * MIN));
+    const busy: Interval[] = [];
+    for (let i = 0; i < BUSY_COUNT; i++) {
+      const start = window.start + Math.floor(rand() * steps) * 5 * MIN;
+      busy.push({ start, end: start + (1 + Math.floor(rand() * 6)) * 5 * MIN });
+    }
+    this.intervals = normalize(busy);
+  }
+  async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
+    if (principalId !== this.principalId) return null;
+    return { intervals: clip(this.intervals, window), stale: false, asOf: Date.now() };
+  }
+}
+
+/** Child process: store, app, data, baseline routes; reports Ready over IPC and serves until told to stop. */
+async function serve(): Promise<void> {
+  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
+  chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
+  const quiet = { info: () => {}, warn: (o: object | string) => console.warn(o) };
+  let embedded: EmbeddedServer | null = null;
+  let code = 0;
+  try {
+    embedded = await startEmbedded({ dataDir: join(base, 'data'), log: quiet, ephemeral: true });
+    await serveOn(embedded.url);
+  } catch (err) {
+    console.error(err);
+    code = 1;
+  } finally {
+    await embedded?.stop().catch(() => {});
+    rmSync(base, { recursive: true, force: true });
+  }
+  process.exit(code);
+}
+
+/** The app over the store at `url`, until the load process says stop. */
+async function serveOn(url: string): Promise<void> {
+  const masterKey = randomBytes(32).toString('base64');
+  const config = {
+    ...loadConfig({ DATABASE_URL: url, KAIROS_MASTER_KEY: masterKey, LOG_LEVEL: 'silent' }),
+    port: 0,
+  };
+  const pool = createPool(url, config.databasePoolMax);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  await migrate(db);
+  const notifier = new Notifier(url);
+  await notifier.start();
+  const ctx = createContext({
+    config,
+    db,
+    pool,
+    masterKey,
+    clock: systemClock,
+    notifier,
+    log: { error: () => {} },
+  });
+  await ctx.auth.listen(notifier);
+  const app = await buildApp(ctx);
+  ctx.usage.start();
+  try {
+    const { account, api_key } = await ctx.services.accounts.createAccount({
+      name: 'Bench',
+      plan: 'enterprise',
+      rateLimitPerHour: 1_000_000_000,
+    });
+    const host = await ctx.services.principals.createHost(account.id, {
+      display_name: 'Bench host',
+      timezone: ZONE,
+    });
+    const from = Math.ceil(Date.now() / DAY) * DAY;
+    const to = from + 30 * DAY;
+    // The in-memory source stands in for the calendar source (whose warm path reads its cache from the
+    // database), so that this measures the HTTP + engine path.
+    const others = ctx.busySources.filter((s) => s.name !== 'calendar');
+    ctx.busySources.splice(
+      0,
+      ctx.busySources.length,
+      ...others,
+      new WarmBusySource(host.principal_id, { start: from - DAY, end: to + DAY }),
+    );
+
+    const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
+    const slots = `/v1/availability/slots?${q({
+      business_id: host.principal_id,
+      duration_minutes: '30',
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+    })}`;
+    // `after` a fixed instant, so that every request asks the same question.
+    const next = `/v1/availability/next?${q({
+      business_id: host.principal_id,
+      duration_minutes: '30',
+      after: new Date(from).toISOString(),
+    })}`;
+    let slotsBody = '';
+    let nextBody = '';
+    app.get('/v1/bench/baseline-slots', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type('application/json; charset=utf-8').send(slotsBody),
+    );
+    app.get('/v1/bench/baseline-next', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type('application/json; charset=utf-8').send(nextBody),
+    );
+    // Routes must exist before the app first answers; their answers are filled in from the real routes.
+    const headers = { authorization: `Bearer ${api_key.key}` };
+    slotsBody = (await app.inject({ method: 'GET', url: slots, headers })).body;
+    nextBody = (await app.inject({ method: 'GET', url: next, headers })).body;
+    const slotCount = (JSON.parse(slotsBody) as { slots: unknown[] }).slots.length;
+    if (slotCount === 0 || !nextBody.includes('"start"')) throw new Error(`unexpected answers: ${nextBody}`);
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+
+    const ready: Ready = {
+      url: address,
+      token: api_key.key,
+      paths: {
+        slots,
+        slotsBaseline: '/v1/bench/baseline-slots',
+        next,
+        nextBaseline: '/v1/bench/baseline-next',
+      },
+      bytes: { slots: Buffer.byteLength(slotsBody), next: Buffer.byteLength(nextBody) },
+      slotCount,
+    };
+    process.send?.(ready);
+    await new Promise<void>((resolve) => process.once('message', () => resolve()));
+  } finally {
+    await app.close();
+    await ctx.usage.close();
+    await notifier.close();
+    await db.destroy();
+  }
+}
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+async function load(url: string, token: string, seconds: number): Promise<Load> {
+  const r = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
+}
+
+/** Starts the server process, loads each route (warm-up, then measured), and returns the rows. */
+export async function benchAvailability(): Promise<BenchRow[]> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 9);
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, [CHILD_ENV]: '1' },
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
+        : []),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const ready = await new Promise<Ready>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as Ready));
+      child.once('exit', (code) => reject(new Error(`bench server exited early (${code})`)));
+    });
+    const rows: BenchRow[] = [];
+    /**
+     * Route and baseline take turns (ROUNDS short runs each, medians reported), so that load from
+     * other processes on the machine falls on both alike instead of skewing their ratio.
+     */
+    const compare = async (label: string, path: string, baseline: string, size: string) => {
+      const target = ready.url + path;
+      const base = ready.url + baseline;
+      await load(target, ready.token, WARMUP_SECONDS);
+      await load(base, ready.token, WARMUP_SECONDS);
+      const runs: { route: Load; baseline: Load }[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const route = await load(target, ready.token, seconds / ROUNDS);
+        const baseRun = await load(base, ready.token, seconds / ROUNDS);
+        for (const [name, r] of [
+          [label, route],
+          [`${label} baseline`, baseRun],
+        ] as const) {
+          if (r.non2xx > 0 || r.errors > 0) {
+            throw new Error(`${name}: ${r.non2xx} non-2xx answers and ${r.errors} errors`);
+          }
+        }
+        runs.push({ route, baseline: baseRun });
+      }
+      for (const [name, pick] of [
+        [label, (x: (typeof runs)[number]) => x.route],
+        [`${label} baseline`, (x: (typeof runs)[number]) => x.baseline],
+      ] as const) {
+        const loads = runs.map(pick);
+        rows.push(
+          { name: `http.${name} req/s`, value: median(loads.map((r) => r.rps)).toFixed(0), unit: 'req/s' },
+          { name: `http.${name} p50`, value: String(median(loads.map((r) => r.p50))), unit: 'ms' },
+          { name: `http.${name} p99`, value: String(median(loads.map((r) => r.p99))), unit: 'ms' },
+        );
+      }
+      const ratio = median(runs.map((x) => x.route.rps / x.baseline.rps));
+      rows.push({
+        name: `http.${label} vs baseline`,
+        value: (100 * ratio).toFixed(0),
+        unit: `% of req/s (${size}, ${CONNECTIONS} conn)`,
+      });
+    };
+    await compare(
+      'availability.slots 30d',
+      ready.paths.slots,
+      ready.paths.slotsBaseline,
+      `${ready.slotCount} slots, ${ready.bytes.slots} B`,
+    );
+    await compare('availability.next', ready.paths.next, ready.paths.nextBaseline, `${ready.bytes.next} B`);
+    return rows;
+  } finally {
+    if (child.connected) child.send('stop');
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+  }
+}
+
+if (process.env[CHILD_ENV] === '1') {
+  await serve();
+} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.table(await benchAvailability());
+}

@@ -1,0 +1,47 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isoUtc, presentSlots, type SlotsResult, slotsJson } from './present.js';
+
+describe('isoUtc', () => {
+  it('equals Date#toISOString', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 }), (ms) => {
+        expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
+      }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 5_000_000 }), (minutes) => {
+        const ms = minutes * 60_000;
+        expect(isoUtc(ms)).toBe(new Date(ms).toISOString());
+      }),
+    );
+  });
+});
+
+describe('slotsJson', () => {
+  it('is the JSON text of the plain rendering, with and without group_by_day', () => {
+    const slot = fc
+      .tuple(fc.integer({ min: 1.7e12, max: 1.9e12 }), fc.integer({ min: 1, max: 720 }))
+      .map(([start, minutes]) => ({ start, end: start + minutes * 60_000 }));
+    fc.assert(
+      fc.property(
+        fc.array(slot, { maxLength: 40 }),
+        fc.constantFrom('UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
+        fc.boolean(),
+        fc.boolean(),
+        (slots, timezone, groupByDay, stale) => {
+          slots.sort((a, b) => a.start - b.start);
+          const r: SlotsResult = {
+            principal_id: '01900000-0000-7000-8000-000000000000',
+            duration_minutes: 30,
+            timezone,
+            stale,
+            group_by_day: groupByDay,
+            slots,
+          };
+          expect(JSON.parse(slotsJson(r))).toEqual(presentSlots(r));
+        },
+      ),
+    );
+  });
+});

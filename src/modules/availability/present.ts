@@ -1,0 +1,136 @@
+/**
+ * Rendering of availability answers. Slot lists are the bulk of an answer (a 30-day query has hundreds of
+ * slots), so they are written straight to JSON text here: building slot objects, formatting each
+ * instant with Date#toISOString and running the schema serializer over them cost more than computing
+ * the slots (measured with bench/availability.ts). The text is exactly what the response schema
+ * describes; availability.test.ts checks it against the plain object rendering.
+ */
+import type { Interval } from '../../lib/intervals.js';
+import { toWall } from '../../lib/schedule.js';
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+/** Years 0000-9999, where toISOString has the 24-character form. */
+const ISO_MAX = Date.UTC(10000, 0, 1);
+const PAD2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+/** 'HH:MM:00.000Z' for every minute of a day. */
+const MINUTES = Array.from({ length: 1440 }, (_, m) => `${PAD2[Math.floor(m / 60)]}:${PAD2[m % 60]}:00.000Z`);
+let isoDay = Number.NaN;
+let isoDayPrefix = '';
+
+/** `new Date(ms).toISOString()`, several times faster for whole minutes on the same UTC day. */
+export function isoUtc(ms: number): string {
+  if (!(ms >= 0 && ms < ISO_MAX) || !Number.isInteger(ms)) return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY);
+  if (day !== isoDay) {
+    isoDay = day;
+    isoDayPrefix = new Date(day * DAY).toISOString().slice(0, 11);
+  }
+  const r = ms - day * DAY;
+  if (r % MINUTE === 0) return isoDayPrefix + MINUTES[r / MINUTE]!;
+  return new Date(ms).toISOString();
+}
+
+export interface PresentedSlot {
+  start: string;
+  end: string;
+}
+
+export function presentSlot(x: Interval): PresentedSlot {
+  return { start: isoUtc(x.start), end: isoUtc(x.end) };
+}
+
+/** The local date (YYYY-MM-DD) in `zone` of instant `ms`. */
+export function localDate(zone: string, ms: number): string {
+  return isoUtc(toWall(zone, ms)).slice(0, 10);
+}
+
+/** Slots grouped by the local date of their start in `zone`, in order. */
+export function groupByDay(
+  slots: readonly Interval[],
+  zone: string,
+): { date: string; slots: PresentedSlot[] }[] {
+  const days: { date: string; slots: PresentedSlot[] }[] = [];
+  for (const s of slots) {
+    const date = localDate(zone, s.start);
+    const last = days[days.length - 1];
+    if (last && last.date === date) last.slots.push(presentSlot(s));
+    else days.push({ date, slots: [presentSlot(s)] });
+  }
+  return days;
+}
+
+/** The answer of GET /v1/availability/slots before rendering. */
+export interface SlotsResult {
+  principal_id: string;
+  duration_minutes: number;
+  timezone: string;
+  stale: boolean;
+  group_by_day: boolean;
+  slots: readonly Interval[];
+}
+
+/** The answer as plain objects: `slots`, or `days` with group_by_day. */
+export function presentSlots(r: SlotsResult) {
+  const head = {
+    principal_id: r.principal_id,
+    duration_minutes: r.duration_minutes,
+    timezone: r.timezone,
+    stale: r.stale,
+  };
+  return r.group_by_day
+    ? { ...head, days: groupByDay(r.slots, r.timezone) }
+    : { ...head, slots: r.slots.map(presentSlot) };
+}
+
+/** The same answer as JSON text (see the top of this file). */
+export function slotsJson(r: SlotsResult): string {
+  const head =
+    `{"principal_id":${JSON.stringify(r.principal_id)},"duration_minutes":${r.duration_minutes},` +
+    `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale}`;
+  if (!r.group_by_day) return `${head},"slots":[${slotList(r.slots, 0, r.slots.length)}]}`;
+  const days: string[] = [];
+  let i = 0;
+  while (i < r.slots.length) {
+    const date = localDate(r.timezone, r.slots[i]!.start);
+    let j = i + 1;
+    while (j < r.slots.length && localDate(r.timezone, r.slots[j]!.start) === date) j++;
+    days.push(`{"date":"${date}","slots":[${slotList(r.slots, i, j)}]}`);
+    i = j;
+  }
+  return `${head},"days":[${days.join(',')}]}`;
+}
+
+/** Rendered `{"start":…,"end":…}` text by slot length, then start: a pure memo, bounded. */
+const fragments = new Map<number, Map<number, string>>();
+let fragmentCount = 0;
+const MAX_FRAGMENTS = 50_000;
+
+/**
+ * The JSON text of one slot. Slots of every principal lie on grids of local quarter hours and the
+ * like, so the same texts come back request after request; remembering them halves the rendering time.
+ */
+function slotText(s: Interval): string {
+  const length = s.end - s.start;
+  const known = fragments.get(length)?.get(s.start);
+  if (known !== undefined) return known;
+  if (fragmentCount >= MAX_FRAGMENTS) {
+    fragments.clear();
+    fragmentCount = 0;
+  }
+  let byStart = fragments.get(length);
+  if (byStart === undefined) {
+    byStart = new Map();
+    fragments.set(length, byStart);
+  }
+  const text = `{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}"}`;
+  byStart.set(s.start, text);
+  fragmentCount++;
+  return text;
+}
+
+function slotList(slots: readonly Interval[], from: number, to: number): string {
+  const parts = new Array<string>(to - from);
+  for (let i = from; i < to; i++) parts[i - from] = slotText(slots[i]!);
+  return parts.join(',');
+}

@@ -1,0 +1,156 @@
+/** TypeBox schemas of the availability endpoints (API-GUIDE.md 5). */
+import { Type } from '@sinclair/typebox';
+import { Timestamp, Uuid } from '../../platform/schemas.js';
+import {
+  MAX_DURATION_MINUTES,
+  MAX_NEXT_DAYS_AHEAD,
+  MAX_WINDOW_DAYS,
+  MIN_DURATION_MINUTES,
+} from './service.js';
+
+const Duration = Type.Integer({
+  minimum: MIN_DURATION_MINUTES,
+  maximum: MAX_DURATION_MINUTES,
+  default: 30,
+  description: 'slot length in minutes',
+});
+const Zone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'IANA time zone for labels and grouping (default: the principal’s); never changes the slots',
+});
+const SlotInterval = Type.Integer({
+  minimum: 5,
+  maximum: MAX_DURATION_MINUTES,
+  description: 'minutes between slot starts, counted from local midnight; default min(duration, 15)',
+});
+const From = Type.String({ format: 'date-time', description: 'window start (ISO 8601 with offset)' });
+const To = Type.String({
+  format: 'date-time',
+  description: `window end (exclusive); at most ${MAX_WINDOW_DAYS} days after from`,
+});
+const Target = {
+  business_id: Type.Optional({ ...Uuid, description: 'the principal (account or host) to ask about' }),
+  principal_id: Type.Optional({ ...Uuid, description: 'alias of business_id' }),
+};
+
+export const SlotsQuery = Type.Object(
+  {
+    ...Target,
+    duration_minutes: Duration,
+    from: From,
+    to: To,
+    timezone: Type.Optional(Zone),
+    slot_interval: Type.Optional(SlotInterval),
+    buffer: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1440,
+        description: 'minutes kept free around busy time (at least the schedule’s own buffers)',
+      }),
+    ),
+    group_by_day: Type.Boolean({ default: false, description: 'answer `days` instead of `slots`' }),
+    consent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+export const NextQuery = Type.Object(
+  {
+    ...Target,
+    duration_minutes: Duration,
+    after: Type.Optional(Type.String({ format: 'date-time', description: 'search from here (default now)' })),
+    days_ahead: Type.Integer({ minimum: 1, maximum: MAX_NEXT_DAYS_AHEAD, default: 14 }),
+    timezone: Type.Optional(Zone),
+    slot_interval: Type.Optional(SlotInterval),
+    consent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+export const MutualQuery = Type.Object(
+  {
+    principal_ids: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: '2 to 5 principal ids, comma-separated',
+    }),
+    duration_minutes: Duration,
+    from: From,
+    to: To,
+    timezone: Type.Optional(Zone),
+    slot_interval: Type.Optional(SlotInterval),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'most slots to return' }),
+  },
+  { additionalProperties: false },
+);
+
+export const BlocksQuery = Type.Object({ from: From, to: To }, { additionalProperties: false });
+
+export const PrincipalParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+const Slot = Type.Object({ start: Timestamp, end: Timestamp });
+const Stale = Type.Boolean({
+  description: 'true when a calendar could not be refreshed and its last known busy time was used',
+});
+const Head = {
+  duration_minutes: Type.Integer(),
+  timezone: Type.String(),
+  stale: Stale,
+};
+
+export const SlotsAnswer = Type.Object({
+  principal_id: Uuid,
+  ...Head,
+  slots: Type.Optional(Type.Array(Slot, { description: 'bookable slots by start (without group_by_day)' })),
+  days: Type.Optional(
+    Type.Array(Type.Object({ date: Type.String({ format: 'date' }), slots: Type.Array(Slot) }), {
+      description: 'slots grouped by local date in `timezone` (with group_by_day=true)',
+    }),
+  ),
+});
+
+export const NextAnswer = Type.Object({
+  principal_id: Uuid,
+  ...Head,
+  slot: Type.Union([Slot, Type.Null()]),
+});
+
+export const MutualAnswer = Type.Object({
+  principal_ids: Type.Array(Uuid),
+  ...Head,
+  slots: Type.Array(Slot),
+  consents: Type.Array(
+    Type.Object({
+      principal_id: Uuid,
+      consent_id: Type.Union([Type.String(), Type.Null()]),
+      basis: Type.Union([
+        Type.Literal('self'),
+        Type.Literal('managed_host'),
+        Type.Literal('network'),
+        Type.Literal('consent'),
+      ]),
+    }),
+  ),
+});
+
+export const BlocksAnswer = Type.Object({
+  principal_id: Uuid,
+  from: Timestamp,
+  to: Timestamp,
+  timezone: Type.String({ description: 'the principal’s schedule time zone' }),
+  stale: Stale,
+  blocks: Type.Array(
+    Type.Object({
+      start: Timestamp,
+      end: Timestamp,
+      status: Type.Union([Type.Literal('busy'), Type.Literal('free'), Type.Literal('outside_hours')]),
+      source: Type.Union([Type.Literal('calendar'), Type.Literal('booking'), Type.Literal('schedule')]),
+    }),
+    {
+      description:
+        'normalized: sorted, non-overlapping, covering the window; busy time wins over outside_hours, ' +
+        'and a booking over the calendar event it may also appear as',
+    },
+  ),
+});

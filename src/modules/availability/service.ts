@@ -1,0 +1,460 @@
+/**
+ * Availability use cases (SPEC.md 4.2, API-GUIDE.md 5): slots, next slot, mutual slots and normalized
+ * availability blocks. Busy time comes only from `ctx.busySources`; schedules from the principals
+ * service; the arithmetic from `src/lib`. Every instant is UTC; the `timezone` asked for changes only
+ * the labels and the grouping by day, never which slots there are.
+ */
+import type { AppContext } from '../../context.js';
+import { clip, type Interval, normalize, subtract, union } from '../../lib/intervals.js';
+import { type Schedule, workingIntervals } from '../../lib/schedule.js';
+import {
+  bookableRange,
+  computeSlots,
+  firstSlot,
+  mutualSlots,
+  type PrincipalAvailability,
+} from '../../lib/slots.js';
+import type { Caller } from '../../platform/auth.js';
+import { AppError, Forbidden, ValidationFailed } from '../../platform/errors.js';
+import { isUuid } from '../../platform/ids.js';
+import { isValidZone, type PrincipalProfile } from '../principals/service.js';
+import { type AccessBasis, canReadAvailabilityMany } from './access.js';
+import type { BusyAnswer, BusySource } from './busy-source.js';
+import { isoUtc, presentSlot, type SlotsResult } from './present.js';
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+/** Longest window one query may cover (API-GUIDE.md 5). */
+export const MAX_WINDOW_DAYS = 62;
+export const MIN_DURATION_MINUTES = 5;
+export const MAX_DURATION_MINUTES = 720;
+export const MAX_NEXT_DAYS_AHEAD = 90;
+export const MUTUAL_MIN_PRINCIPALS = 2;
+export const MUTUAL_MAX_PRINCIPALS = 5;
+/** Growing windows (days) in which `next` looks for the first slot. */
+const NEXT_SEARCH_DAYS = [1, 7, MAX_NEXT_DAYS_AHEAD];
+
+/** The principal asked about: `business_id`, or its alias `principal_id` (one is required). */
+export interface TargetParams {
+  businessId?: string;
+  principalId?: string;
+}
+
+export interface SlotsParams extends TargetParams {
+  durationMinutes: number;
+  from: string;
+  to: string;
+  timezone?: string;
+  slotIntervalMinutes?: number;
+  bufferMinutes?: number;
+  groupByDay?: boolean;
+  consentId?: string;
+}
+
+export interface NextParams extends TargetParams {
+  durationMinutes: number;
+  after?: string;
+  daysAhead: number;
+  timezone?: string;
+  slotIntervalMinutes?: number;
+  consentId?: string;
+}
+
+export interface MutualParams {
+  principalIds: string;
+  durationMinutes: number;
+  from: string;
+  to: string;
+  timezone?: string;
+  slotIntervalMinutes?: number;
+  limit: number;
+}
+
+export type BlockStatus = 'busy' | 'free' | 'outside_hours';
+export type BlockSource = 'calendar' | 'booking' | 'schedule';
+
+/** Busy time of one principal, per source kind, inside the asked window. */
+interface PrincipalBusy {
+  calendar: Interval[];
+  booking: Interval[];
+}
+
+/** Accumulates field errors; throws them all at once. */
+class Problems {
+  readonly errors: Record<string, string> = {};
+  add(field: string, message: string): void {
+    if (!(field in this.errors)) this.errors[field] = message;
+  }
+  throwIfAny(): void {
+    if (Object.keys(this.errors).length > 0) throw new ValidationFailed(this.errors);
+  }
+}
+
+export class AvailabilityService {
+  constructor(private readonly ctx: AppContext) {}
+
+  /** GET /v1/availability/slots (render with presentSlots or slotsJson). */
+  async slots(caller: Caller, params: SlotsParams): Promise<SlotsResult> {
+    const problems = new Problems();
+    const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
+    const target = resolveTarget(params, problems);
+    checkCommon(params, problems);
+    if (params.bufferMinutes !== undefined && !(params.bufferMinutes >= 0 && params.bufferMinutes <= 1440)) {
+      problems.add('buffer', 'must be an integer from 0 to 1440 (minutes)');
+    }
+    problems.throwIfAny();
+
+    const p = (await this.accessible(caller, [target!], params.consentId))[0]!;
+    const durationMs = params.durationMinutes * MINUTE;
+    const extra = (params.bufferMinutes ?? 0) * MINUTE;
+    const input = profileConstraints(p, extra);
+    const nowMs = this.ctx.clock.nowMs();
+    const { busy, stale } = await this.busyFor([p], [queryWindow(input, window!, nowMs, durationMs)]);
+    const slots = computeSlots({
+      ...input,
+      working: workingFor(p.schedule, window!),
+      busy: allBusy(busy[0]!),
+      window: window!,
+      durationMs,
+      intervalMs: params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE,
+      nowMs,
+      alignTimezone: p.schedule.timezone,
+    });
+    return {
+      principal_id: p.id,
+      duration_minutes: params.durationMinutes,
+      timezone: params.timezone ?? p.schedule.timezone,
+      stale,
+      group_by_day: params.groupByDay ?? false,
+      slots,
+    };
+  }
+
+  /** GET /v1/availability/next */
+  async next(caller: Caller, params: NextParams) {
+    const problems = new Problems();
+    const nowMs = this.ctx.clock.nowMs();
+    let after = nowMs;
+    if (params.after !== undefined) {
+      const t = Date.parse(params.after);
+      if (Number.isNaN(t)) problems.add('after', 'must be an ISO 8601 timestamp with an offset');
+      else after = t;
+    }
+    if (!(params.daysAhead >= 1 && params.daysAhead <= MAX_NEXT_DAYS_AHEAD)) {
+      problems.add('days_ahead', `must be an integer from 1 to ${MAX_NEXT_DAYS_AHEAD}`);
+    }
+    const target = resolveTarget(params, problems);
+    checkCommon(params, problems);
+    problems.throwIfAny();
+
+    const p = (await this.accessible(caller, [target!], params.consentId))[0]!;
+    const window = { start: after, end: after + params.daysAhead * DAY };
+    const durationMs = params.durationMinutes * MINUTE;
+    const input = profileConstraints(p, 0);
+    const { busy, stale } = await this.busyFor([p], [queryWindow(input, window, nowMs, durationMs)]);
+    const busyAll = normalize(allBusy(busy[0]!));
+    const working = workingFor(p.schedule, window);
+    // Look at the first day, then the first week, then the whole window: the first slot of a shorter
+    // window that starts at the same instant is the first slot of the longer one, and it is usually near.
+    let slot: Interval | null = null;
+    for (const days of NEXT_SEARCH_DAYS) {
+      const end = Math.min(window.end, window.start + days * DAY);
+      slot = firstSlot({
+        ...input,
+        working,
+        busy: clip(busyAll, { start: window.start - input.bufferAfterMs, end: end + input.bufferBeforeMs }),
+        window: { start: window.start, end },
+        durationMs,
+        intervalMs:
+          params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE,
+        nowMs,
+        alignTimezone: p.schedule.timezone,
+      });
+      if (slot !== null || end === window.end) break;
+    }
+    return {
+      principal_id: p.id,
+      duration_minutes: params.durationMinutes,
+      timezone: params.timezone ?? p.schedule.timezone,
+      stale,
+      slot: slot ? presentSlot(slot) : null,
+    };
+  }
+
+  /** GET /v1/availability/mutual */
+  async mutual(caller: Caller, params: MutualParams) {
+    const problems = new Problems();
+    const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
+    const ids = params.principalIds.split(',').map((s) => s.trim());
+    if (ids.length < MUTUAL_MIN_PRINCIPALS || ids.length > MUTUAL_MAX_PRINCIPALS) {
+      problems.add(
+        'principal_ids',
+        `must list ${MUTUAL_MIN_PRINCIPALS} to ${MUTUAL_MAX_PRINCIPALS} principal ids, comma-separated`,
+      );
+    } else if (ids.some((id) => !isUuid(id))) {
+      problems.add('principal_ids', 'must be UUIDs separated by commas');
+    } else if (new Set(ids.map((id) => id.toLowerCase())).size !== ids.length) {
+      problems.add('principal_ids', 'must not repeat a principal');
+    }
+    checkCommon(params, problems);
+    problems.throwIfAny();
+
+    const ps = await this.accessible(caller, ids, undefined);
+    const durationMs = params.durationMinutes * MINUTE;
+    const nowMs = this.ctx.clock.nowMs();
+    const inputs = ps.map((p) => profileConstraints(p, 0));
+    const windows = inputs.map((input) => queryWindow(input, window!, nowMs, durationMs));
+    const { busy, stale } = await this.busyFor(ps, windows);
+    const principals: PrincipalAvailability[] = ps.map((p, i) => ({
+      ...inputs[i]!,
+      working: workingFor(p.schedule, window!),
+      busy: allBusy(busy[i]!),
+    }));
+    const first = ps[0]!;
+    const slots = mutualSlots(principals, {
+      window: window!,
+      durationMs,
+      intervalMs: params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE,
+      nowMs,
+      alignTimezone: first.schedule.timezone,
+      limit: params.limit,
+    });
+    return {
+      principal_ids: ps.map((p) => p.id),
+      duration_minutes: params.durationMinutes,
+      timezone: params.timezone ?? first.schedule.timezone,
+      stale,
+      slots: slots.map(presentSlot),
+      consents: ps.map((p) => ({
+        principal_id: p.id,
+        consent_id: p.access.consentId,
+        basis: p.access.basis,
+      })),
+    };
+  }
+
+  /** GET /v1/principals/{id}/availability: normalized busy / free / outside_hours blocks. */
+  async blocks(caller: Caller, principalId: string, params: { from: string; to: string }) {
+    const problems = new Problems();
+    const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
+    problems.throwIfAny();
+
+    const p = (await this.accessible(caller, [principalId], undefined))[0]!;
+    const { busy, stale } = await this.busyFor([p], [window!]);
+    const booking = clip(normalize(busy[0]!.booking), window!);
+    const calendar = subtract(clip(normalize(busy[0]!.calendar), window!), booking);
+    const busyAll = union(booking, calendar);
+    const working = workingFor(p.schedule, window!);
+    const free = subtract(working, busyAll);
+    const outside = subtract(subtract([window!], working), busyAll);
+    const blocks: { start: number; end: number; status: BlockStatus; source: BlockSource }[] = [
+      ...booking.map((x) => ({ ...x, status: 'busy' as const, source: 'booking' as const })),
+      ...calendar.map((x) => ({ ...x, status: 'busy' as const, source: 'calendar' as const })),
+      ...free.map((x) => ({ ...x, status: 'free' as const, source: 'schedule' as const })),
+      ...outside.map((x) => ({ ...x, status: 'outside_hours' as const, source: 'schedule' as const })),
+    ].sort((a, b) => a.start - b.start);
+    return {
+      principal_id: p.id,
+      from: isoUtc(window!.start),
+      to: isoUtc(window!.end),
+      timezone: p.schedule.timezone,
+      stale,
+      blocks: blocks.map((b) => ({
+        start: isoUtc(b.start),
+        end: isoUtc(b.end),
+        status: b.status,
+        source: b.source,
+      })),
+    };
+  }
+
+  /**
+   * The live principals behind `ids`, in order, if the caller may read all of them; 403 otherwise
+   * (also for ids that do not exist). One query for the principals and their schedules.
+   */
+  private async accessible(
+    caller: Caller,
+    asked: readonly string[],
+    consentId: string | undefined,
+  ): Promise<(PrincipalProfile & { access: { basis: AccessBasis; consentId: string | null } })[]> {
+    const ids = asked.map((id) => id.toLowerCase());
+    const profiles = await this.ctx.services.principals.profiles(ids);
+    const decisions = await canReadAvailabilityMany(this.ctx, caller, ids, {
+      consentId: consentId ?? null,
+      known: profiles,
+    });
+    return ids.map((id) => {
+      const d = decisions.get(id);
+      const p = profiles.get(id);
+      if (!p || !d?.allowed || d.basis === null) {
+        throw new Forbidden(
+          ids.length > 1
+            ? `The principal ${id} does not exist or its availability is not accessible to this caller`
+            : 'The principal does not exist or its availability is not accessible to this caller',
+        );
+      }
+      return { ...p, access: { basis: d.basis, consentId: d.consentId } };
+    });
+  }
+
+  /**
+   * Busy time of each principal (principal i over windows[i]) from every registered source, all asked
+   * at once. A principal the calendar source does not know (no connected calendar) is 404; a source
+   * that fails with nothing cached propagates its ServiceUnavailable (503), never "all free".
+   */
+  private async busyFor(
+    ps: readonly PrincipalProfile[],
+    windows: readonly Interval[],
+  ): Promise<{ busy: PrincipalBusy[]; stale: boolean }> {
+    const sources: readonly BusySource[] = this.ctx.busySources;
+    const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!)));
+    const settled = await Promise.allSettled(asks);
+    const busy: PrincipalBusy[] = [];
+    let stale = false;
+    let failure: unknown = null;
+    for (let i = 0; i < ps.length; i++) {
+      const entry: PrincipalBusy = { calendar: [], booking: [] };
+      let calendarKnown = false;
+      for (let j = 0; j < sources.length; j++) {
+        const r = settled[i * sources.length + j]!;
+        const source = sources[j]!;
+        if (r.status === 'rejected') {
+          failure ??= r.reason;
+          continue;
+        }
+        const answer: BusyAnswer | null = r.value;
+        if (answer === null) continue;
+        if (source.name === 'calendar') calendarKnown = true;
+        if (answer.stale) stale = true;
+        const list = entry[source.name];
+        entry[source.name] = list.length === 0 ? answer.intervals : list.concat(answer.intervals);
+      }
+      const calendarFailed = sources.some(
+        (s, j) => s.name === 'calendar' && settled[i * sources.length + j]!.status === 'rejected',
+      );
+      if (!calendarKnown && !calendarFailed) {
+        throw new AppError(
+          404,
+          'not-found',
+          ps.length > 1
+            ? `The principal ${ps[i]!.id} has no connected calendar`
+            : 'The principal has no connected calendar',
+          { code: 'calendar_not_connected' },
+        );
+      }
+      busy.push(entry);
+    }
+    if (failure !== null) throw failure;
+    return { busy, stale };
+  }
+}
+
+/** The schedule's booking constraints; `extraBufferMs` widens both buffers (the `buffer` parameter). */
+function profileConstraints(p: PrincipalProfile, extraBufferMs: number) {
+  const s = p.schedule;
+  return {
+    bufferBeforeMs: Math.max(s.buffer_before_minutes * MINUTE, extraBufferMs),
+    bufferAfterMs: Math.max(s.buffer_after_minutes * MINUTE, extraBufferMs),
+    minimumNoticeMs: s.minimum_notice_minutes * MINUTE,
+    maxDaysAhead: s.max_days_ahead,
+  };
+}
+
+/**
+ * The window to ask busy sources about: the bookable part of `window` (notice, horizon), widened by the
+ * buffers so that a busy block just outside still pushes slots away. The whole window when nothing in
+ * it is bookable (the sources are still asked, so that 404 and 503 do not depend on the clock).
+ */
+function queryWindow(
+  c: ReturnType<typeof profileConstraints>,
+  window: Interval,
+  nowMs: number,
+  durationMs: number,
+): Interval {
+  const range = bookableRange(c, window, nowMs, durationMs);
+  const base = range.start < range.end ? range : window;
+  return { start: base.start - c.bufferAfterMs, end: base.end + c.bufferBeforeMs };
+}
+
+const WORKING_MEMO_SIZE = 4;
+const workingMemo = new WeakMap<Schedule, { start: number; end: number; working: Interval[] }[]>();
+
+/**
+ * workingIntervals, remembered for the last few windows of each schedule object. Cached profiles share
+ * their schedule objects between requests (a booking page asks the same window again and again) and are
+ * replaced when the schedule changes, which drops their entries here too. Callers never mutate results.
+ */
+function workingFor(schedule: Schedule, window: Interval): Interval[] {
+  let entries = workingMemo.get(schedule);
+  if (!entries) {
+    entries = [];
+    workingMemo.set(schedule, entries);
+  }
+  for (const e of entries) if (e.start === window.start && e.end === window.end) return e.working;
+  const working = workingIntervals(schedule, window);
+  if (entries.length >= WORKING_MEMO_SIZE) entries.shift();
+  entries.push({ start: window.start, end: window.end, working });
+  return working;
+}
+
+function allBusy(b: PrincipalBusy): Interval[] {
+  return b.booking.length === 0 ? b.calendar : b.calendar.concat(b.booking);
+}
+
+/** Parses from/to; records problems and returns undefined when they are not a usable window. */
+function parseWindow(from: string, to: string, maxDays: number, problems: Problems): Interval | undefined {
+  const start = Date.parse(from);
+  const end = Date.parse(to);
+  if (Number.isNaN(start)) problems.add('from', 'must be an ISO 8601 timestamp with an offset');
+  if (Number.isNaN(end)) problems.add('to', 'must be an ISO 8601 timestamp with an offset');
+  if (Number.isNaN(start) || Number.isNaN(end)) return undefined;
+  if (start >= end) {
+    problems.add('to', 'must be after from');
+    return undefined;
+  }
+  if (end - start > maxDays * DAY) {
+    problems.add('to', `must be at most ${maxDays} days after from`);
+    return undefined;
+  }
+  return { start, end };
+}
+
+/** The principal id from `business_id` or `principal_id`; records a problem when there is none. */
+function resolveTarget(p: TargetParams, problems: Problems): string | undefined {
+  if (p.businessId !== undefined && p.principalId !== undefined && p.businessId !== p.principalId) {
+    problems.add('principal_id', 'must equal business_id when both are given (it is an alias)');
+    return undefined;
+  }
+  const field = p.businessId !== undefined ? 'business_id' : 'principal_id';
+  const id = p.businessId ?? p.principalId;
+  if (id === undefined) {
+    problems.add('business_id', 'is required (or its alias principal_id)');
+    return undefined;
+  }
+  if (!isUuid(id)) {
+    problems.add(field, 'must be a UUID');
+    return undefined;
+  }
+  return id;
+}
+
+/** Checks shared by slots, next and mutual (the schema checks types; these are the ranges and zones). */
+function checkCommon(
+  p: { durationMinutes: number; timezone?: string; slotIntervalMinutes?: number },
+  problems: Problems,
+): void {
+  const d = p.durationMinutes;
+  if (!(Number.isInteger(d) && d >= MIN_DURATION_MINUTES && d <= MAX_DURATION_MINUTES)) {
+    problems.add(
+      'duration_minutes',
+      `must be an integer from ${MIN_DURATION_MINUTES} to ${MAX_DURATION_MINUTES}`,
+    );
+  }
+  if (p.timezone !== undefined && !isValidZone(p.timezone)) {
+    problems.add('timezone', 'must be a valid IANA time zone');
+  }
+  const si = p.slotIntervalMinutes;
+  if (si !== undefined && !(Number.isInteger(si) && si >= 5 && si <= MAX_DURATION_MINUTES)) {
+    problems.add('slot_interval', `must be an integer from 5 to ${MAX_DURATION_MINUTES} (minutes)`);
+  }
+}

@@ -1,0 +1,202 @@
+/** SQL of the principals module: hosts (principals of kind 'host') and schedules. */
+import { sql } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import type { Schedule, ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
+import type { CursorPosition } from '../../platform/pagination.js';
+import { PRINCIPALS_CHANNEL } from './cache.js';
+import './tables.js';
+
+type Queryable = Db | Tx;
+
+export type PrincipalKind = 'account' | 'host' | 'user';
+
+export interface HostRow {
+  id: string;
+  account_id: string;
+  display_name: string;
+  email: string | null;
+  timezone: string;
+  status: string;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+/** A principal with its stored schedule (null when it has none and so uses the default). */
+export interface PrincipalScheduleRow {
+  id: string;
+  kind: PrincipalKind;
+  account_id: string;
+  timezone: string;
+  deleted_at: Date | null;
+  schedule: Schedule | null;
+}
+
+const HOST_COLUMNS = [
+  'id',
+  'account_id',
+  'display_name',
+  'email',
+  'timezone',
+  'status',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const;
+
+export async function insertHost(
+  db: Queryable,
+  row: Omit<HostRow, 'deleted_at' | 'status'> & { status?: string },
+): Promise<HostRow> {
+  return db
+    .insertInto('principals')
+    .values({ ...row, kind: 'host', status: row.status ?? 'active', deleted_at: null })
+    .returning(HOST_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/** One live host of the account, or undefined. */
+export async function findHost(db: Queryable, accountId: string, id: string): Promise<HostRow | undefined> {
+  return db
+    .selectFrom('principals')
+    .select(HOST_COLUMNS)
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'host')
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Live hosts of the account, newest first, `limit + 1` rows from after `pos`. */
+export async function listHosts(
+  db: Queryable,
+  accountId: string,
+  pos: CursorPosition | null,
+  limit: number,
+): Promise<HostRow[]> {
+  let q = db
+    .selectFrom('principals')
+    .select(HOST_COLUMNS)
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'host')
+    .where('deleted_at', 'is', null);
+  if (pos) {
+    q = q.where((eb) =>
+      eb.or([eb('created_at', '<', pos.at), eb.and([eb('created_at', '=', pos.at), eb('id', '<', pos.id)])]),
+    );
+  }
+  return q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+}
+
+export async function updateHost(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  patch: { display_name?: string; email?: string | null; timezone?: string },
+  now: Date,
+): Promise<HostRow | undefined> {
+  return db
+    .updateTable('principals')
+    .set({ ...patch, updated_at: now })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'host')
+    .where('deleted_at', 'is', null)
+    .returning(HOST_COLUMNS)
+    .executeTakeFirst();
+}
+
+export async function softDeleteHost(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  now: Date,
+): Promise<HostRow | undefined> {
+  return db
+    .updateTable('principals')
+    .set({ status: 'deleted', deleted_at: now, updated_at: now })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'host')
+    .where('deleted_at', 'is', null)
+    .returning(HOST_COLUMNS)
+    .executeTakeFirst();
+}
+
+/** Principals (live or not) with their stored schedules, in one query; unknown ids are absent. */
+export async function findPrincipalsWithSchedules(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<PrincipalScheduleRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('principals as p')
+    .leftJoin('schedules as s', 's.principal_id', 'p.id')
+    .select([
+      'p.id',
+      'p.kind',
+      'p.account_id',
+      'p.timezone',
+      'p.deleted_at',
+      's.timezone as s_timezone',
+      's.weekly',
+      's.overrides',
+      's.buffer_before_minutes',
+      's.buffer_after_minutes',
+      's.minimum_notice_minutes',
+      's.max_days_ahead',
+    ])
+    .where('p.id', 'in', [...ids])
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    account_id: r.account_id,
+    timezone: r.timezone,
+    deleted_at: r.deleted_at,
+    schedule:
+      r.s_timezone === null
+        ? null
+        : {
+            timezone: r.s_timezone,
+            weekly: (r.weekly ?? []) as WeeklyRule[],
+            overrides: (r.overrides ?? []) as ScheduleOverride[],
+            buffer_before_minutes: r.buffer_before_minutes ?? 0,
+            buffer_after_minutes: r.buffer_after_minutes ?? 0,
+            minimum_notice_minutes: r.minimum_notice_minutes ?? 0,
+            max_days_ahead: r.max_days_ahead ?? 1,
+          },
+  }));
+}
+
+export async function upsertSchedule(
+  db: Queryable,
+  principalId: string,
+  s: Schedule,
+  now: Date,
+): Promise<void> {
+  const values = {
+    timezone: s.timezone,
+    weekly: JSON.stringify(s.weekly),
+    overrides: JSON.stringify(s.overrides),
+    buffer_before_minutes: s.buffer_before_minutes,
+    buffer_after_minutes: s.buffer_after_minutes,
+    minimum_notice_minutes: s.minimum_notice_minutes,
+    max_days_ahead: s.max_days_ahead,
+    updated_at: now,
+  };
+  await db
+    .insertInto('schedules')
+    .values({ principal_id: principalId, created_at: now, ...values })
+    .onConflict((oc) => oc.column('principal_id').doUpdateSet(values))
+    .execute();
+}
+
+/** Tells every process (at commit) that the principal changed, so cached profiles are dropped. */
+export async function announceChange(db: Queryable, principalId: string): Promise<void> {
+  await sql`SELECT pg_notify(${PRINCIPALS_CHANNEL}, ${principalId})`.execute(db);
+}

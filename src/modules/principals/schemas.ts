@@ -1,0 +1,90 @@
+/** TypeBox schemas of hosts and schedules (API-GUIDE.md 4). */
+import { Type } from '@sinclair/typebox';
+import { SCHEDULE_LIMITS, WEEKDAYS } from '../../lib/schedule.js';
+import { Timestamp, Uuid } from '../../platform/schemas.js';
+
+const Zone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' });
+
+export const Host = Type.Object({
+  principal_id: Uuid,
+  display_name: Type.String(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  timezone: Type.String({ description: 'IANA time zone' }),
+  status: Type.String({ description: '`active`, or `deleted` after DELETE' }),
+  calendar_connected: Type.Boolean({ description: 'whether the host has a connected calendar' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  deleted_at: Type.Union([Timestamp, Type.Null()]),
+});
+
+export const CreateHostBody = Type.Object(
+  {
+    display_name: Type.String({ minLength: 1, maxLength: 200 }),
+    email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
+    timezone: Type.Optional({
+      ...Zone,
+      description: 'IANA time zone; defaults to the account’s time zone',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateHostBody = Type.Object(
+  {
+    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
+    timezone: Type.Optional(Zone),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+const Clock = Type.String({ pattern: '^\\d{2}:\\d{2}$', description: 'local time HH:MM' });
+const EndClock = Type.String({ pattern: '^\\d{2}:\\d{2}$', description: 'local time HH:MM, or 24:00' });
+const Range = Type.Object({ start: Clock, end: EndClock }, { additionalProperties: false });
+
+/** A working-hours schedule; the same shape is read (GET) and written (PUT). */
+export const Schedule = Type.Object(
+  {
+    timezone: Zone,
+    weekly: Type.Array(
+      Type.Object(
+        {
+          day: Type.Union(WEEKDAYS.map((d) => Type.Literal(d))),
+          start: Clock,
+          end: EndClock,
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: SCHEDULE_LIMITS.maxWeeklyRules, description: 'several intervals per day allowed' },
+    ),
+    overrides: Type.Array(
+      Type.Union([
+        Type.Object(
+          {
+            date: Type.String({ format: 'date' }),
+            intervals: Type.Array(Range, { maxItems: SCHEDULE_LIMITS.maxIntervalsPerOverride }),
+          },
+          { additionalProperties: false },
+        ),
+        Type.Object(
+          { date: Type.String({ format: 'date' }), unavailable: Type.Literal(true) },
+          { additionalProperties: false },
+        ),
+      ]),
+      { maxItems: SCHEDULE_LIMITS.maxOverrides, description: 'other hours (or none) on given local dates' },
+    ),
+    buffer_before_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxBufferMinutes }),
+    buffer_after_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxBufferMinutes }),
+    minimum_notice_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxNoticeMinutes }),
+    max_days_ahead: Type.Integer({ minimum: 1, maximum: SCHEDULE_LIMITS.maxDaysAhead }),
+  },
+  { additionalProperties: false },
+);
+
+/** PUT body: the schedule; fields left out take their defaults. Checked by lib/schedule validateSchedule. */
+export const PutScheduleBody = Type.Partial(Schedule, {
+  additionalProperties: false,
+  description:
+    'The whole schedule. Fields left out take their defaults: the principal’s time zone, Mon–Fri ' +
+    '09:00–17:00, no overrides, no buffers or notice, 60 days ahead.',
+});

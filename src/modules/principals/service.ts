@@ -1,0 +1,280 @@
+/** Hosts and working-hours schedules (API-GUIDE.md 4), and principal look-ups for other modules. */
+import { IANAZone } from 'luxon';
+import type { Notifier } from '../../db/notify.js';
+import { type Db, type Tx, withTransaction } from '../../db/store.js';
+import { DEFAULT_SCHEDULE, type Schedule, validateSchedule } from '../../lib/schedule.js';
+import type { Clock } from '../../platform/clock.js';
+import { Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
+import { isUuid, uuidv7 } from '../../platform/ids.js';
+import { decodeCursor, page } from '../../platform/pagination.js';
+import { ProfileCache } from './cache.js';
+import * as repo from './repo.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Tells which principals have a connected calendar; the calendars module provides it. */
+export interface CalendarStatus {
+  connected(principalIds: readonly string[]): Promise<ReadonlySet<string>>;
+}
+
+/** Who acts: the account and the acting principal (the account itself for keys, the user for sessions). */
+export interface Actor {
+  accountId: string | null;
+  principalId: string | null;
+}
+
+/** A live principal as other modules see it. */
+export interface PrincipalRef {
+  id: string;
+  kind: repo.PrincipalKind;
+  accountId: string;
+  timezone: string;
+}
+
+/** A live principal with its effective schedule (the stored one or the default). */
+export interface PrincipalProfile extends PrincipalRef {
+  schedule: Schedule;
+}
+
+/**
+ * How `actor` relates to principal `p`: the actor itself (its acting principal, or its account's
+ * principal), a host its account manages, or nothing. Schedules and availability share this rule.
+ */
+export function relationTo(actor: Actor, p: PrincipalRef): 'self' | 'managed_host' | null {
+  if (p.id === actor.principalId || p.id === actor.accountId) return 'self';
+  if (p.kind === 'host' && actor.accountId !== null && p.accountId === actor.accountId) return 'managed_host';
+  return null;
+}
+
+export function isValidZone(zone: string): boolean {
+  return IANAZone.isValidZone(zone);
+}
+
+export interface HostInput {
+  display_name: string;
+  email?: string | null;
+  timezone?: string;
+}
+
+export class PrincipalService {
+  private calendarStatus: CalendarStatus | null = null;
+  private readonly cache: ProfileCache<PrincipalProfile>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {
+    this.cache = new ProfileCache(clock);
+  }
+
+  /** Starts caching profiles, invalidated through NOTIFY (see cache.ts). */
+  listen(notifier: Notifier): Promise<void> {
+    return this.cache.listen(notifier);
+  }
+
+  /** The calendars module registers how to tell whether a principal has a connected calendar. */
+  useCalendarStatus(status: CalendarStatus): void {
+    this.calendarStatus = status;
+  }
+
+  /** Which of `ids` have a connected calendar (one call for the whole list); none until registered. */
+  async calendarConnected(ids: readonly string[]): Promise<ReadonlySet<string>> {
+    if (ids.length === 0 || this.calendarStatus === null) return new Set();
+    return this.calendarStatus.connected(ids);
+  }
+
+  // ---- hosts ---------------------------------------------------------------------------------------
+
+  async createHost(accountId: string, input: HostInput) {
+    const errors: Record<string, string> = {};
+    const displayName = input.display_name.trim();
+    if (!displayName) errors.display_name = 'must not be empty';
+    const email = normalizeEmail(input.email, errors);
+    if (input.timezone !== undefined && !isValidZone(input.timezone)) {
+      errors.timezone = 'must be a valid IANA time zone';
+    }
+    if (Object.keys(errors).length) throw new ValidationFailed(errors);
+    const timezone = input.timezone ?? (await this.timezoneOf(accountId)) ?? 'UTC';
+    const now = this.clock.now();
+    const row = await repo.insertHost(this.db, {
+      id: uuidv7(now.getTime()),
+      account_id: accountId,
+      display_name: displayName,
+      email,
+      timezone,
+      created_at: now,
+      updated_at: now,
+    });
+    return presentHost(row, false);
+  }
+
+  async listHosts(accountId: string, opts: { limit: number; cursor?: string }) {
+    const rows = await repo.listHosts(this.db, accountId, decodeCursor(opts.cursor), opts.limit);
+    const { items, pagination } = page(rows, opts.limit);
+    const connected = await this.calendarConnected(items.map((r) => r.id));
+    return { hosts: items.map((r) => presentHost(r, connected.has(r.id))), pagination };
+  }
+
+  /** A live host of the account; NotFound otherwise (another account's host, deleted, unknown). */
+  async getHost(accountId: string, id: string) {
+    const row = isUuid(id) ? await repo.findHost(this.db, accountId, id) : undefined;
+    if (!row) throw new NotFound('No host with this id');
+    return presentHost(row, (await this.calendarConnected([id])).has(id));
+  }
+
+  async updateHost(accountId: string, id: string, patch: Partial<HostInput>) {
+    const errors: Record<string, string> = {};
+    const set: { display_name?: string; email?: string | null; timezone?: string } = {};
+    if (patch.display_name !== undefined) {
+      set.display_name = patch.display_name.trim();
+      if (!set.display_name) errors.display_name = 'must not be empty';
+    }
+    if (patch.email !== undefined) set.email = normalizeEmail(patch.email, errors);
+    if (patch.timezone !== undefined) {
+      if (!isValidZone(patch.timezone)) errors.timezone = 'must be a valid IANA time zone';
+      set.timezone = patch.timezone;
+    }
+    if (Object.keys(errors).length) throw new ValidationFailed(errors);
+    const row = await this.changing(id, (trx) => repo.updateHost(trx, accountId, id, set, this.clock.now()));
+    if (!row) throw new NotFound('No host with this id');
+    return presentHost(row, (await this.calendarConnected([id])).has(id));
+  }
+
+  /** Soft delete: the host disappears from lists and availability; its rows stay for history. */
+  async deleteHost(accountId: string, id: string) {
+    const row = await this.changing(id, (trx) => repo.softDeleteHost(trx, accountId, id, this.clock.now()));
+    if (!row) throw new NotFound('No host with this id');
+    return presentHost(row, false);
+  }
+
+  async isManagedHost(accountId: string, principalId: string): Promise<boolean> {
+    return isUuid(principalId) && (await repo.findHost(this.db, accountId, principalId)) !== undefined;
+  }
+
+  // ---- principals ----------------------------------------------------------------------------------
+
+  /**
+   * Live principals among `ids` (keyed by lower-case id), with their effective schedules: from the
+   * cache, the rest in one query. The objects may be shared with other requests: never mutate them.
+   */
+  async profiles(ids: readonly string[]): Promise<Map<string, PrincipalProfile>> {
+    const out = new Map<string, PrincipalProfile>();
+    const missing: string[] = [];
+    for (const id of new Set(ids.map((x) => x.toLowerCase()))) {
+      if (!isUuid(id)) continue;
+      const hit = this.cache.get(id);
+      if (hit) out.set(id, hit);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return out;
+    const generation = this.cache.generation;
+    const fetched: [string, PrincipalProfile][] = [];
+    for (const r of await repo.findPrincipalsWithSchedules(this.db, missing)) {
+      if (r.deleted_at !== null) continue;
+      const profile: PrincipalProfile = {
+        id: r.id,
+        kind: r.kind,
+        accountId: r.account_id,
+        timezone: r.timezone,
+        schedule: r.schedule ?? DEFAULT_SCHEDULE(r.timezone),
+      };
+      out.set(r.id, profile);
+      fetched.push([r.id, profile]);
+    }
+    this.cache.store(generation, fetched);
+    return out;
+  }
+
+  /** Runs a change of principal `id` in one transaction that announces it; drops the local entry. */
+  private async changing<T>(id: string, change: (trx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await withTransaction(this.db, async (trx) => {
+        const result = await change(trx);
+        await repo.announceChange(trx, id);
+        return result;
+      });
+    } finally {
+      this.cache.invalidate(id);
+    }
+  }
+
+  async principalExists(id: string): Promise<boolean> {
+    return (await this.profiles([id.toLowerCase()])).has(id.toLowerCase());
+  }
+
+  /** The time zone of a live principal, or null. */
+  async timezoneOf(id: string): Promise<string | null> {
+    return (await this.profiles([id.toLowerCase()])).get(id.toLowerCase())?.timezone ?? null;
+  }
+
+  // ---- schedules -----------------------------------------------------------------------------------
+
+  async getSchedule(actor: Actor, principalId: string): Promise<Schedule> {
+    return (await this.manageable(actor, principalId)).schedule;
+  }
+
+  /**
+   * Replaces the schedule. Fields left out take their default values (the principal's zone,
+   * Mon–Fri 09:00–17:00, no overrides, buffers or notice, 60 days ahead).
+   */
+  async putSchedule(actor: Actor, principalId: string, body: unknown): Promise<Schedule> {
+    const p = await this.manageable(actor, principalId);
+    const input =
+      typeof body === 'object' && body !== null && !Array.isArray(body)
+        ? { ...DEFAULT_SCHEDULE(p.timezone), ...body }
+        : body;
+    const result = validateSchedule(input);
+    if (!result.ok) {
+      const errors: Record<string, string> = {};
+      for (const [field, message] of Object.entries(result.errors)) {
+        errors[field] = message === 'unknown field' ? 'is not a known field' : message;
+      }
+      throw new ValidationFailed(errors);
+    }
+    const s = result.schedule;
+    const schedule: Schedule = {
+      timezone: s.timezone,
+      weekly: s.weekly.map((r) => ({ day: r.day, start: r.start, end: r.end })),
+      overrides: s.overrides,
+      buffer_before_minutes: s.buffer_before_minutes,
+      buffer_after_minutes: s.buffer_after_minutes,
+      minimum_notice_minutes: s.minimum_notice_minutes,
+      max_days_ahead: s.max_days_ahead,
+    };
+    await this.changing(p.id, (trx) => repo.upsertSchedule(trx, p.id, schedule, this.clock.now()));
+    return schedule;
+  }
+
+  /** The principal if `actor` may manage it (itself or a managed host); 403 otherwise, also if unknown. */
+  private async manageable(actor: Actor, principalId: string): Promise<PrincipalProfile> {
+    const id = principalId.toLowerCase();
+    const p = (await this.profiles([id])).get(id);
+    if (!p || relationTo(actor, p) === null) {
+      throw new Forbidden('The principal does not exist or is not accessible to this caller');
+    }
+    return p;
+  }
+}
+
+/** The API's view of a host (API-GUIDE.md 4). */
+export function presentHost(row: repo.HostRow, calendarConnected: boolean) {
+  return {
+    principal_id: row.id,
+    display_name: row.display_name,
+    email: row.email,
+    timezone: row.timezone,
+    status: row.status,
+    calendar_connected: calendarConnected,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    deleted_at: row.deleted_at ? row.deleted_at.toISOString() : null,
+  };
+}
+export type PresentedHost = ReturnType<typeof presentHost>;
+
+function normalizeEmail(raw: string | null | undefined, errors: Record<string, string>): string | null {
+  if (raw === undefined || raw === null) return null;
+  const email = raw.trim();
+  if (!EMAIL.test(email)) errors.email = 'must be a valid e-mail address';
+  return email;
+}
