@@ -1,9 +1,17 @@
 // `npm run bench`: every benchmark, one table. Figures, not pass/fail: see docs/architecture.md.
 import { availableParallelism, cpus } from 'node:os';
 import type { Row } from './lib.js';
+import { benchAvailability } from './availability.js';
 import { benchPlatform } from './platform.js';
+import { benchSlots } from './slots.js';
+import { benchWebhooks } from './webhooks.js';
 
-const suites: [string, () => Promise<Row[]>][] = [['platform', benchPlatform]];
+const suites: [string, () => Promise<Row[]>][] = [
+  ['platform', benchPlatform],
+  ['slots', benchSlots],
+  ['availability', benchAvailability],
+  ['webhooks', benchWebhooks],
+];
 
 const only = process.argv[2];
 console.log(

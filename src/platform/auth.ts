@@ -130,6 +130,16 @@ export class Authenticator {
     this.byRef.clear();
   }
 
+  /** The cached caller for a token, if it is cached and still valid; never touches the database. */
+  cached(token: string): Caller | undefined {
+    const hit = this.cache.get(token);
+    if (!hit) return undefined;
+    const now = this.clock.nowMs();
+    if (now - hit.cachedAt < CACHE_TTL_MS && (hit.expiresAt === null || hit.expiresAt > now))
+      return hit.caller;
+    return undefined;
+  }
+
   /** The caller for a raw token; throws Unauthorized for anything not currently valid. */
   async authenticate(token: string): Promise<Caller> {
     const now = this.clock.nowMs();

@@ -1,4 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onSendAsyncHookHandler,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import type { AppContext } from '../context.js';
 import {
@@ -11,6 +18,7 @@ import {
 } from './auth.js';
 import { AppError, TITLES, Unauthorized } from './errors.js';
 import { bodyHash, REPLAYED_HEADERS, validateIdempotencyKey } from './idempotency.js';
+import type { Decision } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +37,21 @@ declare module 'fastify' {
 const CORS_EXPOSE =
   'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed';
 const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** ISO strings of window ends, computed once per window rather than once per request. */
+let lastIsoMs = -1;
+let lastIso = '';
+function isoOf(ms: number): string {
+  if (ms !== lastIsoMs) {
+    lastIsoMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+function toArray<T>(v: T | T[] | undefined): T[] {
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
 
 /** A problem+json body (SPEC.md 7.1). */
 export function problem(
@@ -92,82 +115,9 @@ export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('idem', null);
   app.decorateRequest('startedAt', 0);
 
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const m of methods) {
-      if (METHODS.includes(m as HTTPMethod)) {
-        try {
-          router.on(m as HTTPMethod, route.url, () => {});
-        } catch {
-          // same path registered twice with different constraints: the first one is enough here
-        }
-      }
-    }
-  });
-
-  app.addHook('onRequest', async (request, reply) => {
-    request.startedAt = performance.now();
-    reply.header('x-request-id', request.id);
-    const path = request.url.split('?', 1)[0] ?? '/';
-    const access: Access = request.routeOptions.config?.access ?? accessForPath(path);
-    const ip = request.ip;
-    if (access === 'none' && !path.startsWith('/v1/')) return;
-
-    const header = request.headers.authorization;
-    let caller: Caller | null = null;
-    let authError: AppError | null = null;
-    if (header !== undefined && access !== 'none') {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!m?.[1]) authError = new Unauthorized();
-      else {
-        try {
-          caller = await auth.authenticate(m[1]);
-        } catch (err) {
-          if (err instanceof AppError) authError = err;
-          else throw err;
-        }
-      }
-    } else if (access === 'private' || access === 'availability') {
-      authError = new Unauthorized();
-    }
-    const anonymous = anonymousCaller(ip, config.anonymousRateLimitPerHour);
-    request.caller = caller ?? anonymous;
-
-    const subject = caller ?? anonymous;
-    const decision = await limiter.take(subject.rateSubject, subject.rateLimit);
-    reply.header('x-ratelimit-limit', String(decision.limit));
-    reply.header('x-ratelimit-remaining', String(decision.remaining));
-    reply.header('x-ratelimit-reset', new Date(decision.resetAt).toISOString());
-    const origin = request.headers.origin;
-    if (access === 'public' && origin !== undefined) {
-      const allowed =
-        request.caller.kind !== 'publishable' ||
-        request.caller.allowedDomains.length === 0 ||
-        originAllowed(origin, request.caller.allowedDomains);
-      if (allowed) {
-        reply.header('access-control-allow-origin', origin);
-        reply.header('access-control-expose-headers', CORS_EXPOSE);
-        reply.header('vary', 'Origin');
-      }
-    }
-    if (!decision.allowed) {
-      const retryAt = new Date(decision.resetAt);
-      const seconds = Math.max(1, Math.ceil((decision.resetAt - ctx.clock.nowMs()) / 1000));
-      throw new AppError(
-        429,
-        'rate-limit-exceeded',
-        `Rate limit of ${decision.limit} requests per hour exceeded; retry after ${retryAt.toISOString()}`,
-        { retry_after: retryAt.toISOString() },
-        { 'retry-after': String(seconds) },
-      );
-    }
-    if (authError) throw authError;
-    authorize(request.caller, access, request.method, origin);
-  });
-
   // Idempotency (route option `idempotent`): claim before the handler, store the answer before it leaves.
-  app.addHook('preHandler', async (request, reply) => {
-    if (!request.routeOptions.config?.idempotent) return;
+  // Attached only to the routes that declare it (see onRoute), so other requests pay nothing.
+  const claimIdempotency: preHandlerAsyncHookHandler = async (request, reply) => {
     const key = validateIdempotencyKey(request.headers['idempotency-key']);
     if (key === null) return;
     const c = request.caller;
@@ -181,9 +131,9 @@ export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
       return reply.send(claim.body);
     }
     request.idem = { scope, key };
-  });
+  };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const storeIdempotent: onSendAsyncHookHandler = async (request, reply, payload) => {
     const idem = request.idem;
     if (!idem) return payload;
     request.idem = null;
@@ -198,6 +148,125 @@ export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
     }
     await idempotency.complete(idem.scope, idem.key, reply.statusCode, headers, payload);
     return payload;
+  };
+
+  app.addHook('onRoute', (route) => {
+    if (route.config?.idempotent) {
+      route.preHandler = [claimIdempotency, ...toArray(route.preHandler)];
+      route.onSend = [...toArray(route.onSend), storeIdempotent];
+    }
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) {
+      if (METHODS.includes(m as HTTPMethod)) {
+        try {
+          router.on(m as HTTPMethod, route.url, () => {});
+        } catch {
+          // same path registered twice with different constraints: the first one is enough here
+        }
+      }
+    }
+  });
+
+  /** Rate-limit headers, the CORS answer and the final 429/401/403 decision, once caller and tokens are known. */
+  function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    access: Access,
+    authError: AppError | null,
+    decision: Decision,
+  ): void {
+    reply.header('x-ratelimit-limit', String(decision.limit));
+    reply.header('x-ratelimit-remaining', String(decision.remaining));
+    reply.header('x-ratelimit-reset', isoOf(decision.resetAt));
+    const origin = request.headers.origin;
+    if (access === 'public' && origin !== undefined) {
+      const allowed =
+        request.caller.kind !== 'publishable' ||
+        request.caller.allowedDomains.length === 0 ||
+        originAllowed(origin, request.caller.allowedDomains);
+      if (allowed) {
+        reply.header('access-control-allow-origin', origin);
+        reply.header('access-control-expose-headers', CORS_EXPOSE);
+        reply.header('vary', 'Origin');
+      }
+    }
+    if (!decision.allowed) {
+      const retryAt = isoOf(decision.resetAt);
+      const seconds = Math.max(1, Math.ceil((decision.resetAt - ctx.clock.nowMs()) / 1000));
+      throw new AppError(
+        429,
+        'rate-limit-exceeded',
+        `Rate limit of ${decision.limit} requests per hour exceeded; retry after ${retryAt}`,
+        { retry_after: retryAt },
+        { 'retry-after': String(seconds) },
+      );
+    }
+    if (authError) throw authError;
+    authorize(request.caller, access, request.method, origin);
+  }
+
+  /** Authenticates, rate-limits and authorizes; returns a promise only when it must wait for the database. */
+  function gate(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+    request.startedAt = performance.now();
+    reply.header('x-request-id', request.id);
+    const q = request.url.indexOf('?');
+    const path = q === -1 ? request.url : request.url.slice(0, q);
+    const access: Access = request.routeOptions.config?.access ?? accessForPath(path);
+    if (access === 'none' && !path.startsWith('/v1/')) return undefined;
+
+    const header = request.headers.authorization;
+    let token: string | null = null;
+    let authError: AppError | null = null;
+    if (header !== undefined && access !== 'none') {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (m?.[1]) token = m[1];
+      else authError = new Unauthorized();
+    } else if (access === 'private' || access === 'availability') {
+      authError = new Unauthorized();
+    }
+    const anonymous = () => anonymousCaller(request.ip, config.anonymousRateLimitPerHour);
+    // Fast path: a cached credential and a token already leased — no promise, no database.
+    const cached = token === null ? undefined : auth.cached(token);
+    if (token === null || cached !== undefined) {
+      const caller = cached ?? anonymous();
+      request.caller = caller;
+      const quick = limiter.takeCached(caller.rateSubject, caller.rateLimit);
+      if (quick !== null) {
+        admit(request, reply, access, authError, quick);
+        return undefined;
+      }
+      return limiter
+        .take(caller.rateSubject, caller.rateLimit)
+        .then((d) => admit(request, reply, access, authError, d));
+    }
+    return auth.authenticate(token).then(
+      (caller) => {
+        request.caller = caller;
+        return limiter
+          .take(caller.rateSubject, caller.rateLimit)
+          .then((d) => admit(request, reply, access, null, d));
+      },
+      (err: unknown) => {
+        if (!(err instanceof AppError)) throw err;
+        const anon = anonymous();
+        request.caller = anon;
+        return limiter
+          .take(anon.rateSubject, anon.rateLimit)
+          .then((d) => admit(request, reply, access, err, d));
+      },
+    );
+  }
+
+  app.addHook('onRequest', (request, reply, done) => {
+    let pending: Promise<void> | undefined;
+    try {
+      pending = gate(request, reply);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (pending === undefined) done();
+    else pending.then(() => done(), done);
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -207,7 +276,13 @@ export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
     const c = request.caller;
     if (c?.keyId) usage.record(c.keyId, reply.statusCode, reply.statusCode === 429);
     request.log.info(
-      { method: request.method, route, status: reply.statusCode, ms: Math.round(seconds * 1000) },
+      {
+        request_id: request.id,
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        ms: Math.round(seconds * 1000),
+      },
       'request',
     );
   });
@@ -321,7 +396,7 @@ export function registerPlatform(app: FastifyInstance, ctx: AppContext): void {
         fe.message,
       );
     }
-    request.log.error({ err: error }, 'unhandled error');
+    request.log.error({ err: error, request_id: request.id }, 'unhandled error');
     return sendProblem(
       reply,
       request,

@@ -36,9 +36,21 @@ export class Metrics {
     gauge('kairos_db_pool_waiting', 'Requests waiting for a database connection', () => pool.waitingCount);
   }
 
+  /** Bound children per (method, route, status): label hashing once, not twice per request. */
+  private readonly children = new Map<
+    string,
+    { count: { inc(): void }; time: { observe(v: number): void } }
+  >();
+
   observe(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.requests.inc(labels);
-    this.duration.observe(labels, seconds);
+    const k = `${method} ${status} ${route}`;
+    let c = this.children.get(k);
+    if (!c) {
+      const labels = { method, route, status: String(status) };
+      c = { count: this.requests.labels(labels), time: this.duration.labels(labels) };
+      this.children.set(k, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
   }
 }

@@ -39,6 +39,21 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
+  /** The decision without waiting, when this process holds a lease (or knows the window is spent); else null. */
+  takeCached(subject: string, limit: number): Decision | null {
+    const s = this.state.get(subject);
+    if (!s || s.limit !== limit) return null;
+    const windowStart = Math.floor(this.clock.nowMs() / WINDOW_MS) * WINDOW_MS;
+    if (s.windowStart !== windowStart) return null;
+    const resetAt = windowStart + WINDOW_MS;
+    if (s.lease > 0) {
+      s.lease--;
+      return { allowed: true, limit, remaining: Math.max(0, limit - s.consumed + s.lease), resetAt };
+    }
+    if (s.exhausted) return { allowed: false, limit, remaining: 0, resetAt };
+    return null;
+  }
+
   async take(subject: string, limit: number): Promise<Decision> {
     const now = this.clock.nowMs();
     const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
