@@ -57,6 +57,32 @@ export function codeForStatus(status: number, rateLimited: boolean): ProviderErr
   return 'bad_request';
 }
 
+/**
+ * One authenticated JSON call to a provider API: Bearer token, JSON accepted, network failures as
+ * `unavailable`, and non-2xx answers turned into a ProviderError by the provider's own body parser.
+ */
+export async function bearerJsonRequest(
+  fetch: (url: string, init?: RequestInit) => Promise<Response>,
+  url: string,
+  accessToken: string,
+  init: RequestInit & { headers?: Record<string, string> },
+  what: string,
+  toError: (res: Response, json: unknown) => ProviderError,
+): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      ...init,
+      headers: { ...init.headers, authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    });
+  } catch (err) {
+    throw networkError(err, `${what} request failed`);
+  }
+  const json = await readJsonSafe(res);
+  if (res.ok) return json;
+  throw toError(res, json);
+}
+
 /** Reads a JSON body without throwing; undefined when absent or not JSON. */
 export async function readJsonSafe(res: Response): Promise<unknown> {
   try {

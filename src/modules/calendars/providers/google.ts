@@ -1,14 +1,6 @@
 /** Google Calendar API v3: free/busy and the calendar list, over an injected fetch. */
 import { type Clock, systemClock } from '../../../platform/clock.js';
-import {
-  codeForStatus,
-  isRecord,
-  networkError,
-  ProviderError,
-  parseRetryAfter,
-  readJsonSafe,
-  str,
-} from './errors.js';
+import { bearerJsonRequest, codeForStatus, isRecord, parseRetryAfter, ProviderError, str } from './errors.js';
 import {
   assertWindow,
   type BusyResult,
@@ -155,25 +147,16 @@ export async function googleListCalendars(
   throw new ProviderError('unavailable', 200, 'calendarList paging did not end');
 }
 
-async function googleRequest(
+function googleRequest(
   cfg: GoogleApiConfig,
   fetch: HttpFetch,
   url: string,
   accessToken: string,
   init: RequestInit & { headers?: Record<string, string> },
 ): Promise<unknown> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      ...init,
-      headers: { ...init.headers, authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-    });
-  } catch (err) {
-    throw networkError(err, 'Google Calendar request failed');
-  }
-  const json = await readJsonSafe(res);
-  if (res.ok) return json;
-  throw googleError(res, json, (cfg.clock ?? systemClock).nowMs());
+  return bearerJsonRequest(fetch, url, accessToken, init, 'Google Calendar', (res, json) =>
+    googleError(res, json, (cfg.clock ?? systemClock).nowMs()),
+  );
 }
 
 /** Google error body: {error: {code, message, errors: [{domain, reason, message}], status}}. */

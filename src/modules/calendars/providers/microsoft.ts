@@ -1,15 +1,7 @@
 /** Microsoft Graph v1.0: getSchedule (free/busy) and the calendar list, over an injected fetch. */
 import { DateTime } from 'luxon';
 import { type Clock, systemClock } from '../../../platform/clock.js';
-import {
-  codeForStatus,
-  isRecord,
-  networkError,
-  ProviderError,
-  parseRetryAfter,
-  readJsonSafe,
-  str,
-} from './errors.js';
+import { bearerJsonRequest, codeForStatus, isRecord, parseRetryAfter, ProviderError, str } from './errors.js';
 import {
   assertWindow,
   type BusyResult,
@@ -170,25 +162,16 @@ export async function microsoftListCalendars(
   return out;
 }
 
-async function graphRequest(
+function graphRequest(
   cfg: GraphConfig,
   fetch: HttpFetch,
   url: string,
   accessToken: string,
   init: RequestInit & { headers?: Record<string, string> },
 ): Promise<unknown> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      ...init,
-      headers: { ...init.headers, authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-    });
-  } catch (err) {
-    throw networkError(err, 'Microsoft Graph request failed');
-  }
-  const json = await readJsonSafe(res);
-  if (res.ok) return json;
-  throw graphError(res, json, (cfg.clock ?? systemClock).nowMs());
+  return bearerJsonRequest(fetch, url, accessToken, init, 'Microsoft Graph', (res, json) =>
+    graphError(res, json, (cfg.clock ?? systemClock).nowMs()),
+  );
 }
 
 /** Graph error body: {error: {code, message, innerError}}; throttling: 429 (or 503) + Retry-After. */
