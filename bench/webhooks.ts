@@ -16,11 +16,10 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Receiver, startReceiver } from '../test/helpers/receiver.js';
 import { loadConfig } from '../src/config.js';
-import { type AppContext, createContext } from '../src/context.js';
+import { type AppContext, contextForStore } from '../src/context.js';
 import { Notifier } from '../src/db/notify.js';
 import { openStore, type Store } from '../src/db/store.js';
 import { emitEvent } from '../src/modules/webhooks/events.js';
-import { systemClock } from '../src/platform/clock.js';
 import { closeOutboundDispatchers } from '../src/platform/outbound.js';
 
 export interface BenchResult {
@@ -58,15 +57,7 @@ async function open(databaseUrl: string | undefined): Promise<Harness> {
   const store = await openStore(config, quiet);
   const notifier = new Notifier(store.url);
   await notifier.start();
-  const ctx = createContext({
-    config,
-    db: store.db,
-    pool: store.pool,
-    masterKey: store.masterKey,
-    clock: systemClock,
-    notifier,
-    log: quiet,
-  });
+  const ctx = contextForStore(config, store, quiet, notifier);
   const receiver = await startReceiver(() => ({ status: 200 }));
   return {
     ctx,

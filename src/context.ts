@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Config } from './config.js';
 import type { Notifier } from './db/notify.js';
-import type { Db } from './db/store.js';
+import type { Db, Store } from './db/store.js';
 import { JobRunner } from './jobs/runner.js';
 import { AccountService } from './modules/accounts/service.js';
 import type { BusySource } from './modules/availability/busy-source.js';
@@ -12,7 +12,7 @@ import { PrincipalService } from './modules/principals/service.js';
 import { WebhookDeliverer } from './modules/webhooks/delivery.js';
 import { WebhookService } from './modules/webhooks/service.js';
 import { Authenticator } from './platform/auth.js';
-import type { Clock } from './platform/clock.js';
+import { type Clock, systemClock } from './platform/clock.js';
 import { IdempotencyStore } from './platform/idempotency.js';
 import { type DerivedKeys, deriveKeys } from './platform/keys.js';
 import { Metrics } from './platform/metrics.js';
@@ -52,6 +52,24 @@ export interface ContextDeps {
   clock: Clock;
   notifier?: Notifier | null;
   log: { error(obj: object, msg: string): void };
+}
+
+/** The context of a process running on an opened store, on the system clock. */
+export function contextForStore(
+  config: Config,
+  store: Store,
+  log: ContextDeps['log'],
+  notifier: Notifier | null = null,
+): AppContext {
+  return createContext({
+    config,
+    db: store.db,
+    pool: store.pool,
+    masterKey: store.masterKey,
+    clock: systemClock,
+    notifier,
+    log,
+  });
 }
 
 export function createContext(deps: ContextDeps): AppContext {

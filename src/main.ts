@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { createContext } from './context.js';
+import { type AppContext, contextForStore } from './context.js';
 import { openStore } from './db/store.js';
 import type { Plan } from './modules/api-keys/service.js';
-import { systemClock } from './platform/clock.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
 import { installSignalHandlers, startServer } from './server.js';
@@ -35,21 +34,11 @@ async function readStdin(): Promise<string> {
 }
 
 /** Runs one store-backed command: connects (to the running embedded server if there is one), runs, closes. */
-async function withContext<T>(
-  config: Config,
-  fn: (ctx: ReturnType<typeof createContext>) => Promise<T>,
-): Promise<T> {
+async function withContext<T>(config: Config, fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   const log = pino({ level: 'warn' }, pino.destination(2));
   const store = await openStore(config, log);
   try {
-    const ctx = createContext({
-      config,
-      db: store.db,
-      pool: store.pool,
-      masterKey: store.masterKey,
-      clock: systemClock,
-      log,
-    });
+    const ctx = contextForStore(config, store, log);
     return await fn(ctx);
   } finally {
     await store.close();

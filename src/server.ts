@@ -2,10 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { type AppContext, createContext } from './context.js';
+import { type AppContext, contextForStore } from './context.js';
 import { Notifier } from './db/notify.js';
 import { openStore, type Store } from './db/store.js';
-import { systemClock } from './platform/clock.js';
 
 /** How long in-flight requests get to finish after SIGTERM before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -30,15 +29,7 @@ export async function startServer(config: Config): Promise<Running> {
     log.warn({ err }, 'LISTEN connection lost; reconnecting'),
   );
   await notifier.start();
-  const ctx = createContext({
-    config,
-    db: store.db,
-    pool: store.pool,
-    masterKey: store.masterKey,
-    clock: systemClock,
-    notifier,
-    log,
-  });
+  const ctx = contextForStore(config, store, log, notifier);
   await ctx.auth.listen(notifier);
   const app = await buildApp(ctx, { logger: log });
   ctx.usage.start();
