@@ -62,7 +62,9 @@ describe('kairos CLI', () => {
     });
     afterAll(() => t.close());
 
-    it('creates users, keys, lists and revokes them, each printing one JSON object', async () => {
+    it('creates users, keys, lists and revokes them, each printing one JSON object', {
+      timeout: 120_000,
+    }, async () => {
       const acc = JSON.parse(
         (
           await runCli(
@@ -122,7 +124,9 @@ describe('kairos CLI', () => {
       expect((await t.call('GET', '/v1/public/links/x', { token: pkKey.key })).status).toBe(401);
     });
 
-    it('reports usage errors with exit code 2 and bad input as one JSON error object', async () => {
+    it('reports usage errors with exit code 2 and bad input as one JSON error object', {
+      timeout: 120_000,
+    }, async () => {
       const usage = await runCli(['accounts', 'create', '--json'], env);
       expect(usage.code).toBe(2);
       expect(JSON.parse(usage.stdout).error.message).toContain('--name');
