@@ -1,10 +1,11 @@
 /** SQL of the calendars module: connections, calendars, the busy cache and OAuth flows. */
-import { type Insertable, sql } from 'kysely';
+import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import type {
   CachedBusy,
   CalendarConnectionsTable,
   CalendarOAuthFlowsTable,
+  CalendarsTable,
   ConnectionStatus,
   OAuthProviderName,
   ProviderName,
@@ -13,44 +14,9 @@ import './tables.js';
 
 type Queryable = Db | Tx;
 
-export interface ConnectionRow {
-  id: string;
-  account_id: string;
-  principal_id: string;
-  provider: ProviderName;
-  dedupe_key: string;
-  display: string;
-  status: ConnectionStatus;
-  status_reason: string | null;
-  credentials_enc: string | null;
-  token_expires_at: Date | null;
-  server_url: string | null;
-  time_zone: string;
-  last_used_at: Date;
-  last_sync_at: Date | null;
-  last_error: string | null;
-  last_error_at: Date | null;
-  failure_count: number;
-  retry_at: Date | null;
-  refresh_queued_until: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type ConnectionRow = Selectable<CalendarConnectionsTable>;
 
-export interface CalendarRow {
-  id: string;
-  connection_id: string;
-  account_id: string;
-  principal_id: string;
-  external_id: string;
-  source_key: string;
-  name: string;
-  is_primary: boolean;
-  selected: boolean;
-  last_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type CalendarRow = Selectable<CalendarsTable>;
 
 export interface CacheRow {
   window_start: Date;

@@ -1,11 +1,11 @@
 /** SQL of the webhooks module: subscriptions, events, deliveries, attempts. */
-import { type Insertable, type QueryCreator, sql, type Updateable } from 'kysely';
+import { type Insertable, type QueryCreator, type Selectable, sql, type Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { CursorPosition } from '../../platform/pagination.js';
-import type { DeliveryStatus, WebhookAttemptsTable, WebhooksTable } from './tables.js';
+import type { DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 
 type Queryable = Db | Tx;
 
@@ -17,44 +17,11 @@ export interface StoredEvent {
   data: Record<string, unknown>;
 }
 
-export interface WebhookRow {
-  id: string;
-  account_id: string;
-  principal_id: string;
-  url: string;
-  events: string[];
-  description: string;
-  active: boolean;
-  secret_enc: string;
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type WebhookRow = Selectable<WebhooksTable>;
 
-export interface DeliveryRow {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryStatus;
-  attempt_count: number;
-  next_attempt_at: Date | null;
-  pending_job: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
-export interface AttemptRow {
-  delivery_id: string;
-  number: number;
-  manual: boolean;
-  at: Date;
-  response_status: number | null;
-  duration_ms: number;
-  error: string | null;
-  response_body: string | null;
-}
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
 // ---------------------------------------------------------------------------------------------------
 // Events
