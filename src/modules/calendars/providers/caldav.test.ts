@@ -1,40 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
 import { type RadicaleServer, startRadicale } from '../../../../test/emulators/radicale.js';
 import { caldavBusy, caldavDiscover, caldavTime, ProviderError } from './caldav.js';
 import type { Interval } from './types.js';
 
 const fetch = globalThis.fetch;
 
-const NY = [
-  'BEGIN:VTIMEZONE',
-  'TZID:America/New_York',
-  'BEGIN:DAYLIGHT',
-  'TZOFFSETFROM:-0500',
-  'TZOFFSETTO:-0400',
-  'TZNAME:EDT',
-  'DTSTART:19700308T020000',
-  'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU',
-  'END:DAYLIGHT',
-  'BEGIN:STANDARD',
-  'TZOFFSETFROM:-0400',
-  'TZOFFSETTO:-0500',
-  'TZNAME:EST',
-  'DTSTART:19701101T020000',
-  'RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU',
-  'END:STANDARD',
-  'END:VTIMEZONE',
-];
-
-function cal(...lines: (string | string[])[]): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//kairos//test//EN',
-    ...lines.flat(),
-    'END:VCALENDAR',
-    '',
-  ].join('\n');
-}
+const cal = (...body: (string | string[])[]): string => vcalendar('\n', ...body);
 
 const iso = (xs: Interval[]) =>
   xs.map((x) => [new Date(x.start).toISOString(), new Date(x.end).toISOString()]);
@@ -53,7 +25,7 @@ describe('CalDAV against a real Radicale', () => {
       'work',
       'weekly-standup',
       cal(
-        NY,
+        NY_VTIMEZONE,
         [
           'BEGIN:VEVENT',
           'UID:weekly-standup',

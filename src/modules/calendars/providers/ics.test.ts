@@ -1,40 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
 import { ProviderError } from './errors.js';
 import { fetchIcs, parseIcsBusy } from './ics.js';
 import type { Interval } from './types.js';
 
-const NY_VTIMEZONE = [
-  'BEGIN:VTIMEZONE',
-  'TZID:America/New_York',
-  'BEGIN:DAYLIGHT',
-  'TZOFFSETFROM:-0500',
-  'TZOFFSETTO:-0400',
-  'TZNAME:EDT',
-  'DTSTART:19700308T020000',
-  'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU',
-  'END:DAYLIGHT',
-  'BEGIN:STANDARD',
-  'TZOFFSETFROM:-0400',
-  'TZOFFSETTO:-0500',
-  'TZNAME:EST',
-  'DTSTART:19701101T020000',
-  'RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU',
-  'END:STANDARD',
-  'END:VTIMEZONE',
-];
-
-function cal(...body: (string | string[])[]): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//kairos//test//EN',
-    ...body.flat(),
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
-}
+const cal = (...body: (string | string[])[]): string => vcalendar('\r\n', ...body);
 
 function vevent(...props: string[]): string[] {
   return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...props, 'END:VEVENT'];

@@ -1,0 +1,34 @@
+/** ICS text builders for calendar tests. */
+
+/** America/New_York as a VTIMEZONE (DST from the second Sunday of March to the first Sunday of November). */
+export const NY_VTIMEZONE = [
+  'BEGIN:VTIMEZONE',
+  'TZID:America/New_York',
+  'BEGIN:DAYLIGHT',
+  'TZOFFSETFROM:-0500',
+  'TZOFFSETTO:-0400',
+  'TZNAME:EDT',
+  'DTSTART:19700308T020000',
+  'RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=2SU',
+  'END:DAYLIGHT',
+  'BEGIN:STANDARD',
+  'TZOFFSETFROM:-0400',
+  'TZOFFSETTO:-0500',
+  'TZNAME:EST',
+  'DTSTART:19701101T020000',
+  'RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU',
+  'END:STANDARD',
+  'END:VTIMEZONE',
+];
+
+/** A VCALENDAR around the given lines, joined with `eol` (RFC 5545 says CRLF; servers also send LF). */
+export function vcalendar(eol: '\r\n' | '\n', ...body: (string | string[])[]): string {
+  return [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//kairos//test//EN',
+    ...body.flat(),
+    'END:VCALENDAR',
+    '',
+  ].join(eol);
+}
