@@ -9,7 +9,7 @@
  */
 import type { OAuthConfig } from '../../src/modules/calendars/providers/oauth.js';
 import { type EmuRequest, type EmuResponse, json, startHttpServer, type TimeInput, toMs } from './http.js';
-import { FailureQueue, type OAuthDialect, OAuthServer } from './oauth-server.js';
+import { authControls, FailureQueue, type OAuthDialect, OAuthServer } from './oauth-server.js';
 
 export interface GoogleEmulatorOptions {
   clientId?: string;
@@ -301,15 +301,7 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
       oauth.currentUser = email;
       if (!calendars.has(email)) addCalendar(email, { primary: true, owner: email });
     },
-    expireAccessTokens: () => oauth.expireAccessTokens(),
-    revokeRefreshTokens: () => oauth.revokeRefreshTokens(),
-    setTokenLifetime(seconds) {
-      oauth.tokenLifetimeSeconds = seconds;
-    },
-    failNext: (n, status, retryAfterSeconds) => failures.set(n, status, retryAfterSeconds),
-    denyNextAuthorization() {
-      oauth.denyNext = true;
-    },
+    ...authControls(oauth, failures),
     requests,
     freeBusyCalls,
     reset() {

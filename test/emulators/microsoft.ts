@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { OAuthConfig } from '../../src/modules/calendars/providers/oauth.js';
 import { type EmuRequest, type EmuResponse, json, startHttpServer, type TimeInput, toMs } from './http.js';
-import { FailureQueue, type OAuthDialect, OAuthServer } from './oauth-server.js';
+import { authControls, FailureQueue, type OAuthDialect, OAuthServer } from './oauth-server.js';
 
 export type GraphStatus = 'free' | 'tentative' | 'busy' | 'oof' | 'workingElsewhere' | 'unknown';
 
@@ -405,15 +405,7 @@ export async function startMicrosoftEmulator(
       oauth.currentUser = email;
       addMailbox(email);
     },
-    expireAccessTokens: () => oauth.expireAccessTokens(),
-    revokeRefreshTokens: () => oauth.revokeRefreshTokens(),
-    setTokenLifetime(seconds) {
-      oauth.tokenLifetimeSeconds = seconds;
-    },
-    failNext: (n, status, retryAfterSeconds) => failures.set(n, status, retryAfterSeconds),
-    denyNextAuthorization() {
-      oauth.denyNext = true;
-    },
+    ...authControls(oauth, failures),
     requests,
     getScheduleCalls,
     reset() {

@@ -286,3 +286,19 @@ export class FailureQueue {
     return { status: this.status, retryAfterSeconds: this.retryAfterSeconds };
   }
 }
+
+/** The token and failure controls every provider emulator offers, over its OAuth server and failure queue. */
+export function authControls(oauth: OAuthServer, failures: FailureQueue) {
+  return {
+    expireAccessTokens: () => oauth.expireAccessTokens(),
+    revokeRefreshTokens: () => oauth.revokeRefreshTokens(),
+    setTokenLifetime(seconds: number) {
+      oauth.tokenLifetimeSeconds = seconds;
+    },
+    failNext: (n: number, status: number, retryAfterSeconds?: number) =>
+      failures.set(n, status, retryAfterSeconds),
+    denyNextAuthorization() {
+      oauth.denyNext = true;
+    },
+  };
+}
