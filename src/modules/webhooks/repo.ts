@@ -5,7 +5,12 @@ import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { CursorPosition } from '../../platform/pagination.js';
-import type { DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from './tables.js';
+import type {
+  DeliveryStatus,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhooksTable,
+} from './tables.js';
 
 type Queryable = Db | Tx;
 
