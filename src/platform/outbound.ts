@@ -353,9 +353,9 @@ export async function outboundFetch(
   const checked = checkUrl(url, policy);
   if (!checked.ok) throw new OutboundRefused(checked.reason);
 
-  const timeout = new OutboundTimeout(init.timeoutMs);
+  // The time-out error is built only when the timer fires: most requests never need its stack.
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(timeout), init.timeoutMs);
+  const timer = setTimeout(() => controller.abort(new OutboundTimeout(init.timeoutMs)), init.timeoutMs);
   let body: Dispatcher.ResponseData['body'] | undefined;
   try {
     const res = await request(checked.url, {
@@ -389,7 +389,8 @@ export async function outboundFetch(
       durationMs: Math.round(performance.now() - started),
     };
   } catch (err) {
-    if (controller.signal.aborted && controller.signal.reason === timeout) throw timeout;
+    if (controller.signal.aborted && controller.signal.reason instanceof OutboundTimeout)
+      throw controller.signal.reason;
     throw findOutboundRefused(err) ?? err;
   } finally {
     clearTimeout(timer);
