@@ -55,29 +55,29 @@ export class RateLimiter {
   }
 
   async take(subject: string, limit: number): Promise<Decision> {
-    const now = this.clock.nowMs();
-    const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
-    const resetAt = windowStart + WINDOW_MS;
+    for (;;) {
+      const decision = this.takeCached(subject, limit);
+      if (decision !== null) return decision;
+      const s = this.current(subject, limit);
+      if (!s.pending) {
+        s.pending = this.lease(subject, s).finally(() => {
+          s.pending = null;
+        });
+      }
+      await s.pending;
+    }
+  }
+
+  /** This process's state for the subject in the current window, created when missing or outdated. */
+  private current(subject: string, limit: number): SubjectState {
+    const windowStart = Math.floor(this.clock.nowMs() / WINDOW_MS) * WINDOW_MS;
     let s = this.state.get(subject);
     if (!s || s.windowStart !== windowStart || s.limit !== limit) {
       s = { windowStart, limit, lease: 0, consumed: 0, exhausted: false, pending: null };
       this.state.set(subject, s);
       if (this.state.size > 50_000) this.evict(windowStart);
     }
-    for (;;) {
-      if (s.lease > 0) {
-        s.lease--;
-        return { allowed: true, limit, remaining: Math.max(0, limit - s.consumed + s.lease), resetAt };
-      }
-      if (s.exhausted) return { allowed: false, limit, remaining: 0, resetAt };
-      if (!s.pending) {
-        const state = s;
-        state.pending = this.lease(subject, state).finally(() => {
-          state.pending = null;
-        });
-      }
-      await s.pending;
-    }
+    return s;
   }
 
   private async lease(subject: string, s: SubjectState): Promise<void> {
