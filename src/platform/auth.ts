@@ -142,12 +142,10 @@ export class Authenticator {
 
   /** The caller for a raw token; throws Unauthorized for anything not currently valid. */
   async authenticate(token: string): Promise<Caller> {
+    const hit = this.cached(token);
+    if (hit) return hit;
     const now = this.clock.nowMs();
-    const hit = this.cache.get(token);
-    if (hit && now - hit.cachedAt < CACHE_TTL_MS && (hit.expiresAt === null || hit.expiresAt > now)) {
-      return hit.caller;
-    }
-    if (hit) this.cache.delete(token);
+    this.cache.delete(token);
     let result: { caller: Caller; expiresAt: number | null; ref: string };
     if (token.startsWith(SECRET_PREFIX) || token.startsWith(PUBLISHABLE_PREFIX)) {
       result = await this.fromKey(token, now);
