@@ -1,7 +1,8 @@
 /**
  * HTTP availability benchmark: `GET /v1/availability/slots` over 30 days and `GET /v1/availability/next`
- * with a warm busy-time cache (an in-memory source holding 1,000 busy intervals, so the run measures the
- * HTTP + engine path, not a calendar provider), each beside a baseline route that sends a precomputed
+ * with a warm busy-time cache (the host's calendar is an ICS feed of 1,000 busy blocks served by this
+ * process, connected through the API and read once; requests are then answered by the real calendar busy
+ * source from its in-memory copy of the cache), each beside a baseline route that sends a precomputed
  * answer of the same size from memory through the same app (auth, rate limit, request hooks), i.e. the
  * cost of sending the answer at all. 50 connections; req/s, p50, p99.
  *
@@ -13,6 +14,8 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,8 +29,7 @@ import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
 import { Notifier } from '../src/db/notify.js';
 import { createPool, migrate } from '../src/db/store.js';
 import type { DB } from '../src/db/types.js';
-import { clip, type Interval, normalize } from '../src/lib/intervals.js';
-import type { BusyAnswer, BusySource } from '../src/modules/availability/busy-source.js';
+import type { Interval } from '../src/lib/intervals.js';
 import { systemClock } from '../src/platform/clock.js';
 
 /** One benchmark result row. */
@@ -67,27 +69,20 @@ function prng(seed: number): () => number {
   };
 }
 
-/** A warm cache stand-in: 1,000 busy blocks of 5–30 minutes, normalized once, clipped per request. */
-class WarmBusySource implements BusySource {
-  readonly name = 'calendar' as const;
-  private readonly intervals: Interval[];
-  constructor(
-    private readonly principalId: string,
-    window: Interval,
-  ) {
-    const rand = prng(42);
-    const steps = Math.floor((window.end - window.start) / (5 * MIN));
-    const busy: Interval[] = [];
-    for (let i = 0; i < BUSY_COUNT; i++) {
-      const start = window.start + Math.floor(rand() * steps) * 5 * MIN;
-      busy.push({ start, end: start + (1 + Math.floor(rand() * 6)) * 5 * MIN });
-    }
-    this.intervals = normalize(busy);
+/** An ICS feed of 1,000 busy blocks of 5–30 minutes on 5-minute starts, in random order, within `window`. */
+function busyFeed(window: Interval): string {
+  const rand = prng(42);
+  const steps = Math.floor((window.end - window.start) / (5 * MIN));
+  const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
+  const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Kairos bench//EN'];
+  for (let i = 0; i < BUSY_COUNT; i++) {
+    const start = window.start + Math.floor(rand() * steps) * 5 * MIN;
+    const end = start + (1 + Math.floor(rand() * 6)) * 5 * MIN;
+    lines.push('BEGIN:VEVENT', `UID:busy-${i}@bench`, 'DTSTAMP:20260101T000000Z');
+    lines.push(`DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`, 'END:VEVENT');
   }
-  async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
-    if (principalId !== this.principalId) return null;
-    return { intervals: clip(this.intervals, window), stale: false, asOf: Date.now() };
-  }
+  lines.push('END:VCALENDAR', '');
+  return lines.join('\r\n');
 }
 
 /** Child process: store, app, data, baseline routes; reports Ready over IPC and serves until told to stop. */
@@ -114,7 +109,13 @@ async function serve(): Promise<void> {
 async function serveOn(url: string): Promise<void> {
   const masterKey = randomBytes(32).toString('base64');
   const config = {
-    ...loadConfig({ DATABASE_URL: url, KAIROS_MASTER_KEY: masterKey, LOG_LEVEL: 'silent' }),
+    ...loadConfig({
+      DATABASE_URL: url,
+      KAIROS_MASTER_KEY: masterKey,
+      LOG_LEVEL: 'silent',
+      KAIROS_ALLOW_PRIVATE_NETWORK: 'true', // the feed is served on loopback
+      KAIROS_BUSY_CACHE_TTL_SECONDS: '3600', // no refresh during the run (no job runner here)
+    }),
     port: 0,
   };
   const pool = createPool(url, config.databasePoolMax);
@@ -133,7 +134,17 @@ async function serveOn(url: string): Promise<void> {
   });
   await ctx.auth.listen(notifier);
   const app = await buildApp(ctx);
+  // Routes must exist before the app first answers; their answers are filled in from the real routes.
+  let slotsBody = '';
+  let nextBody = '';
+  app.get('/v1/bench/baseline-slots', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(slotsBody),
+  );
+  app.get('/v1/bench/baseline-next', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(nextBody),
+  );
   ctx.usage.start();
+  let feed: Server | null = null;
   try {
     const { account, api_key } = await ctx.services.accounts.createAccount({
       name: 'Bench',
@@ -146,15 +157,22 @@ async function serveOn(url: string): Promise<void> {
     });
     const from = Math.ceil(Date.now() / DAY) * DAY;
     const to = from + 30 * DAY;
-    // The in-memory source stands in for the calendar source (whose warm path reads its cache from the
-    // database), so that this measures the HTTP + engine path.
-    const others = ctx.busySources.filter((s) => s.name !== 'calendar');
-    ctx.busySources.splice(
-      0,
-      ctx.busySources.length,
-      ...others,
-      new WarmBusySource(host.principal_id, { start: from - DAY, end: to + DAY }),
-    );
+    const headers = { authorization: `Bearer ${api_key.key}` };
+    const ics = busyFeed({ start: from, end: to });
+    feed = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/calendar' }).end(ics);
+    });
+    await new Promise<void>((resolve) => feed?.listen(0, '127.0.0.1', resolve));
+    const connected = await app.inject({
+      method: 'POST',
+      url: '/v1/calendars/ics',
+      headers,
+      payload: {
+        url: `http://127.0.0.1:${(feed.address() as AddressInfo).port}/busy.ics`,
+        principal_id: host.principal_id,
+      },
+    });
+    if (connected.statusCode !== 201) throw new Error(`connecting the feed failed: ${connected.body}`);
 
     const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
     const slots = `/v1/availability/slots?${q({
@@ -169,16 +187,6 @@ async function serveOn(url: string): Promise<void> {
       duration_minutes: '30',
       after: new Date(from).toISOString(),
     })}`;
-    let slotsBody = '';
-    let nextBody = '';
-    app.get('/v1/bench/baseline-slots', { schema: { hide: true } }, async (_request, reply) =>
-      reply.type('application/json; charset=utf-8').send(slotsBody),
-    );
-    app.get('/v1/bench/baseline-next', { schema: { hide: true } }, async (_request, reply) =>
-      reply.type('application/json; charset=utf-8').send(nextBody),
-    );
-    // Routes must exist before the app first answers; their answers are filled in from the real routes.
-    const headers = { authorization: `Bearer ${api_key.key}` };
     slotsBody = (await app.inject({ method: 'GET', url: slots, headers })).body;
     nextBody = (await app.inject({ method: 'GET', url: next, headers })).body;
     const slotCount = (JSON.parse(slotsBody) as { slots: unknown[] }).slots.length;
@@ -201,6 +209,7 @@ async function serveOn(url: string): Promise<void> {
     await new Promise<void>((resolve) => process.once('message', () => resolve()));
   } finally {
     await app.close();
+    await new Promise((resolve) => (feed ? feed.close(resolve) : resolve(undefined)));
     await ctx.usage.close();
     await notifier.close();
     await db.destroy();

@@ -3,6 +3,7 @@ import * as m0001 from './0001_platform.js';
 import * as m0002 from './0002_webhooks.js';
 import * as m0003 from './0003_principals.js';
 import * as m0004 from './0004_calendars.js';
+import * as m0005 from './0005_calendar_busy_notify.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_webhooks': m0002,
   '0003_principals': m0003,
   '0004_calendars': m0004,
+  '0005_calendar_busy_notify': m0005,
 };

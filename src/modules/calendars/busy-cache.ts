@@ -19,9 +19,12 @@
  * - Calendar changes made at the provider become visible within the TTL (plus the provider's own
  *   propagation delay); `POST /v1/calendars/sync` fetches at once.
  */
+import { InvalidatedCache } from '../../db/invalidated-cache.js';
+import type { Notifier } from '../../db/notify.js';
 import type { Db, Tx } from '../../db/store.js';
 import { enqueue, enqueueMany, type JobRunner } from '../../jobs/runner.js';
 import type { BusyAnswer, BusySource, Interval } from '../availability/busy-source.js';
+import { clip, normalize, union } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import { CalendarReadError, ConnectionLost, type ProviderGateway } from './gateway.js';
@@ -43,6 +46,8 @@ import {
 } from './repo.js';
 
 export const REFRESH_QUEUE = 'calendar-busy-refresh';
+/** NOTIFY channel of changes to principals' busy reads (migration 0005_calendar_busy_notify). */
+export const BUSY_CHANNEL = 'kairos_busy';
 const DAY_MS = 86_400_000;
 /** Stale busy time is served at most this long after it was fetched; then 503. */
 export const MAX_STALE_MS = DAY_MS;
@@ -76,13 +81,45 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((k, i) => k === b[i]);
 }
 
-function clip(intervals: readonly Interval[], w: Interval): Interval[] {
-  const out: Interval[] = [];
-  for (const i of intervals) {
-    if (i.end <= w.start || i.start >= w.end) continue;
-    out.push({ start: Math.max(i.start, w.start), end: Math.min(i.end, w.end) });
-  }
-  return out;
+/** A connection as busy reads need it, kept in memory between reads (see `reads`). */
+interface PreparedRow {
+  id: string;
+  provider: BusyReadRow['provider'];
+  status: BusyReadRow['status'];
+  status_reason: string | null;
+  last_error: string | null;
+  /** When the connection was last marked used (this process updates it as it writes). */
+  lastUsedAt: number;
+  /** Epoch ms before which the provider is left alone; 0 for none. */
+  retryAt: number;
+  /** Whether any calendar of the connection is selected for busy checking. */
+  anySelected: boolean;
+  /** The cached answer, only when it was fetched for exactly the calendars selected now. */
+  cache: { start: number; end: number; fetchedAt: number; intervals: Interval[] } | null;
+}
+
+function prepare(row: BusyReadRow): PreparedRow {
+  const keys = [...row.selected_keys].sort();
+  const c = row.cache;
+  return {
+    id: row.id,
+    provider: row.provider,
+    status: row.status,
+    status_reason: row.status_reason,
+    last_error: row.last_error,
+    lastUsedAt: row.last_used_at.getTime(),
+    retryAt: row.retry_at?.getTime() ?? 0,
+    anySelected: keys.length > 0,
+    cache:
+      c !== null && sameKeys(c.busy.keys, keys)
+        ? {
+            start: c.window_start.getTime(),
+            end: c.window_end.getTime(),
+            fetchedAt: c.fetched_at.getTime(),
+            intervals: normalize(c.busy.intervals.map(([start, end]) => ({ start, end }))),
+          }
+        : null,
+  };
 }
 
 function unavailable(detail: string, code: string, retryAfterSeconds: number): AppError {
@@ -105,6 +142,8 @@ function describe(err: unknown): string {
 export class CalendarBusySource implements BusySource {
   readonly name = 'calendar' as const;
   private readonly inflight = new Map<string, Promise<SyncOutcome>>();
+  /** Each principal's connections and cached busy time, as last read from the database. */
+  private readonly reads: InvalidatedCache<PreparedRow[]>;
 
   constructor(
     private readonly db: Db,
@@ -112,7 +151,9 @@ export class CalendarBusySource implements BusySource {
     private readonly gateway: ProviderGateway,
     private readonly opts: BusyCacheOptions,
     private readonly log: { error(obj: object, msg: string): void },
-  ) {}
+  ) {
+    this.reads = new InvalidatedCache(clock, { channel: BUSY_CHANNEL });
+  }
 
   /** Background work: the refresh queue, the sweep that feeds it, and cleanup of old OAuth flows. */
   register(jobs: JobRunner): void {
@@ -163,36 +204,45 @@ export class CalendarBusySource implements BusySource {
     await enqueue(db, REFRESH_QUEUE, { connection_id: connectionId }, this.clock.now());
   }
 
-  async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
-    const rows = await busyReadRows(this.db, principalId);
-    if (rows.length === 0) return null;
-    const answers = await Promise.all(rows.map((r) => this.answer(r, window)));
-    return {
-      intervals: mergeIntervals(answers.flatMap((a) => a.intervals)),
-      stale: answers.some((a) => a.stale),
-      asOf: Math.min(...answers.map((a) => a.asOf)),
-    };
+  /** Starts keeping principals' busy reads in memory, dropped through NOTIFY (see the top of this file). */
+  listen(notifier: Notifier): Promise<void> {
+    return this.reads.listen(notifier);
   }
 
-  private async answer(row: BusyReadRow, window: Interval): Promise<BusyAnswer> {
+  async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
+    let rows = this.reads.get(principalId);
+    if (rows === undefined) {
+      const generation = this.reads.generation;
+      rows = (await busyReadRows(this.db, principalId)).map(prepare);
+      this.reads.store(generation, [[principalId, rows]]);
+    }
+    if (rows.length === 0) return null;
+    if (rows.length === 1) return this.answer(rows[0]!, window);
+    const answers = await Promise.all(rows.map((r) => this.answer(r, window)));
+    let intervals: Interval[] = answers[0]!.intervals;
+    let stale = false;
+    let asOf = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < answers.length; i++) {
+      const a = answers[i]!;
+      if (i > 0) intervals = union(intervals, a.intervals);
+      if (a.stale) stale = true;
+      if (a.asOf < asOf) asOf = a.asOf;
+    }
+    return { intervals, stale, asOf };
+  }
+
+  private async answer(row: PreparedRow, window: Interval): Promise<BusyAnswer> {
     const nowMs = this.clock.nowMs();
-    if (row.status === 'connected' && nowMs - row.last_used_at.getTime() >= TOUCH_MS) {
+    if (row.status === 'connected' && nowMs - row.lastUsedAt >= TOUCH_MS) {
+      row.lastUsedAt = nowMs; // before the write, so that concurrent reads do not repeat it
       await touchConnection(this.db, row.id, new Date(nowMs));
     }
-    const keys = [...row.selected_keys].sort();
-    if (keys.length === 0) return { intervals: [], stale: false, asOf: nowMs };
+    if (!row.anySelected) return { intervals: [], stale: false, asOf: nowMs };
     const cache = row.cache;
-    const usable =
-      cache !== null &&
-      sameKeys(cache.busy.keys, keys) &&
-      cache.window_start.getTime() <= window.start &&
-      cache.window_end.getTime() >= window.end;
-    const fetchedAt = cache ? cache.fetched_at.getTime() : 0;
+    const usable = cache !== null && cache.start <= window.start && cache.end >= window.end;
+    const fetchedAt = cache ? cache.fetchedAt : 0;
     const fromCache = (stale: boolean): BusyAnswer => ({
-      intervals: clip(
-        (cache?.busy.intervals ?? []).map(([start, end]) => ({ start, end })),
-        window,
-      ),
+      intervals: clip(cache?.intervals ?? [], window),
       stale,
       asOf: fetchedAt,
     });
@@ -208,7 +258,7 @@ export class CalendarBusySource implements BusySource {
         300,
       );
     }
-    const retryAt = row.retry_at?.getTime() ?? 0;
+    const retryAt = row.retryAt;
     if (retryAt > nowMs) {
       if (staleOk) return fromCache(true);
       throw unavailable(
@@ -275,6 +325,10 @@ export class CalendarBusySource implements BusySource {
     } catch (err) {
       await this.recordFailure(conn, err, now);
       throw err;
+    } finally {
+      // The NOTIFY of these writes drops the entry too, but only once it arrives; reads in between
+      // would see the old cache and fetch again.
+      this.reads.invalidate(conn.principal_id);
     }
   }
 

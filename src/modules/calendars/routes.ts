@@ -73,6 +73,9 @@ function wantsJson(request: FastifyRequest): boolean {
 export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   const calendars: CalendarService = ctx.services.calendars;
   const tags = ['Calendars'];
+  // Busy reads are kept in memory once changes can be heard from every process.
+  const notifier = ctx.notifier;
+  if (notifier) app.addHook('onReady', () => calendars.busySource.listen(notifier));
 
   app.get<{ Params: Static<typeof ProviderParams>; Querystring: Static<typeof ConnectQuery> }>(
     '/v1/calendars/:provider/connect',

@@ -3,10 +3,12 @@ import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import type { Schedule, ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
 import type { CursorPosition } from '../../platform/pagination.js';
-import { PRINCIPALS_CHANNEL } from './cache.js';
 import './tables.js';
 
 type Queryable = Db | Tx;
+
+/** NOTIFY channel announcing principal changes (payload: principal id); see announceChange. */
+export const PRINCIPALS_CHANNEL = 'kairos_principals';
 
 export type PrincipalKind = 'account' | 'host' | 'user';
 

@@ -1,5 +1,6 @@
 /** Hosts and working-hours schedules (API-GUIDE.md 4), and principal look-ups for other modules. */
 import { IANAZone } from 'luxon';
+import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import { DEFAULT_SCHEDULE, type Schedule, validateSchedule } from '../../lib/schedule.js';
@@ -7,7 +8,6 @@ import type { Clock } from '../../platform/clock.js';
 import { Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
-import { ProfileCache } from './cache.js';
 import * as repo from './repo.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -58,16 +58,16 @@ export interface HostInput {
 
 export class PrincipalService {
   private calendarStatus: CalendarStatus | null = null;
-  private readonly cache: ProfileCache<PrincipalProfile>;
+  private readonly cache: InvalidatedCache<PrincipalProfile>;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
   ) {
-    this.cache = new ProfileCache(clock);
+    this.cache = new InvalidatedCache(clock, { channel: repo.PRINCIPALS_CHANNEL });
   }
 
-  /** Starts caching profiles, invalidated through NOTIFY (see cache.ts). */
+  /** Starts caching profiles, invalidated through NOTIFY (see src/db/invalidated-cache.ts). */
   listen(notifier: Notifier): Promise<void> {
     return this.cache.listen(notifier);
   }

@@ -1,0 +1,144 @@
+/**
+ * Busy reads are served from memory (no database round trip per availability request) and every
+ * process drops its copy when a write changes what a read would return: cache refreshes, selection,
+ * connecting and disconnecting. Two apps on one database stand for two processes.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { vcalendar } from '../../../test/helpers/ics.js';
+
+const H = 3_600_000;
+const D = 24 * H;
+const DAY0 = Math.ceil(Date.now() / D) * D + D; // the day after tomorrow, 00:00 UTC
+const WINDOW = { start: DAY0, end: DAY0 + 7 * D };
+const iso = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
+
+/** Busy 09:00-10:00 UTC on each day offset in `days`. */
+function feedOf(days: number[]): string {
+  return vcalendar(
+    '\r\n',
+    ...days.map((d) => [
+      'BEGIN:VEVENT',
+      `UID:e${d}@test`,
+      'DTSTAMP:20260101T000000Z',
+      `DTSTART:${iso(DAY0 + d * D + 9 * H)}`,
+      `DTEND:${iso(DAY0 + d * D + 10 * H)}`,
+      'END:VEVENT',
+    ]),
+  );
+}
+const busyOn = (days: number[]) =>
+  days.map((d) => ({ start: DAY0 + d * D + 9 * H, end: DAY0 + d * D + 10 * H }));
+
+let feed: Server;
+let feedBody = feedOf([0]);
+let feedUrl: string;
+let a: TestApp;
+let b: TestApp;
+let account: { id: string; key: string };
+
+beforeAll(async () => {
+  feed = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/calendar' }).end(feedBody);
+  });
+  await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
+  feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/team.ics`;
+  const env = { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' };
+  a = await startTestApp({ env });
+  b = await startTestApp({ env, database: a.database, masterKey: a.masterKey });
+  account = await a.account();
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+  await new Promise<void>((resolve) => feed.close(() => resolve()));
+});
+
+async function newHost(): Promise<string> {
+  const host = await a.ctx.services.principals.createHost(account.id, { display_name: 'Host' });
+  return host.principal_id;
+}
+
+async function connectFeed(host: string): Promise<void> {
+  const res = await a.call('POST', '/v1/calendars/ics', {
+    token: account.key,
+    body: { url: feedUrl, principal_id: host },
+  });
+  if (res.status !== 201) throw new Error(await res.text());
+}
+
+const readB = (host: string) => b.ctx.services.calendars.busySource.busy(host, WINDOW);
+
+/** Polls process B until its read satisfies `ok` (NOTIFY arrives asynchronously), for at most 5 s. */
+async function untilB(host: string, ok: (answer: Awaited<ReturnType<typeof readB>>) => boolean) {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const answer = await readB(host);
+    if (ok(answer) || Date.now() > deadline) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('busy reads in memory', () => {
+  it('are served from memory: a change made without announcing it is not seen', async () => {
+    const host = await newHost();
+    feedBody = feedOf([0]);
+    await connectFeed(host);
+    expect((await readB(host))?.intervals).toEqual(busyOn([0]));
+
+    // Rewrite the cached busy time with triggers off (replica mode): no NOTIFY, so B keeps its copy.
+    await a.ctx.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL session_replication_role = replica`.execute(trx);
+      await sql`UPDATE calendar_busy_cache SET busy = jsonb_set(busy, '{intervals}', '[]')
+        WHERE connection_id IN (SELECT id FROM calendar_connections WHERE principal_id = ${host})`.execute(
+        trx,
+      );
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await readB(host))?.intervals).toEqual(busyOn([0]));
+  });
+
+  it('a refresh in one process is seen by the other at once', async () => {
+    const host = await newHost();
+    feedBody = feedOf([0]);
+    await connectFeed(host);
+    expect((await readB(host))?.intervals).toEqual(busyOn([0]));
+
+    feedBody = feedOf([1, 2]);
+    const sync = await a.call('POST', '/v1/calendars/sync', {
+      token: account.key,
+      body: { principal_id: host },
+    });
+    expect(sync.status).toBe(200);
+    const seen = await untilB(host, (x) => x?.intervals.length === 2);
+    expect(seen?.intervals).toEqual(busyOn([1, 2]));
+  });
+
+  it('selection, connecting and disconnecting in one process are seen by the other', async () => {
+    const host = await newHost();
+    expect(await readB(host)).toBeNull(); // no calendar yet: remembered as such
+    feedBody = feedOf([3]);
+    await connectFeed(host);
+    expect((await untilB(host, (x) => x !== null))?.intervals).toEqual(busyOn([3]));
+
+    const list = await (
+      await a.call('GET', `/v1/calendars?principal_id=${host}`, { token: account.key })
+    ).json();
+    const calendarId = list.calendars[0].id as string;
+    const off = await a.call('PATCH', `/v1/calendars/${calendarId}`, {
+      token: account.key,
+      body: { selected: false },
+    });
+    expect(off.status).toBe(200);
+    expect((await untilB(host, (x) => x?.intervals.length === 0))?.intervals).toEqual([]);
+
+    const del = await a.call('DELETE', `/v1/calendars/connections/ics?principal_id=${host}`, {
+      token: account.key,
+    });
+    expect(del.status).toBe(200);
+    expect(await untilB(host, (x) => x === null)).toBeNull();
+  });
+});
