@@ -10,7 +10,8 @@
  * embedded PostgreSQL in a temporary directory, so that autocannon does not share its event loop.
  * Run alone with `node --import tsx bench/availability.ts`. BENCH_SECONDS (default 9) is the measured
  * time per route, split into rounds that alternate with the baseline; BENCH_PROF=1 writes a CPU profile
- * of the server process to $TMPDIR/kairos-bench-prof.
+ * of the server process to $TMPDIR/kairos-bench-prof; BENCH_ONLY=<text> runs only the rows whose name
+ * contains it.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -230,12 +231,18 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-async function load(url: string, token: string, seconds: number): Promise<Load> {
+/** A fixed path, or one made afresh for each request. */
+type Target = string | (() => string);
+
+async function load(origin: string, target: Target, token: string, seconds: number): Promise<Load> {
   const r = await autocannon({
-    url,
+    url: origin + (typeof target === 'string' ? target : target()),
     connections: CONNECTIONS,
     duration: seconds,
     headers: { authorization: `Bearer ${token}` },
+    ...(typeof target === 'string'
+      ? {}
+      : { requests: [{ setupRequest: (request: object) => ({ ...request, path: target() }) }] }),
   });
   return {
     rps: r.requests.average,
@@ -270,15 +277,15 @@ export async function benchAvailability(): Promise<BenchRow[]> {
      * Route and baseline take turns (ROUNDS short runs each, medians reported), so that load from
      * other processes on the machine falls on both alike instead of skewing their ratio.
      */
-    const compare = async (label: string, path: string, baseline: string, size: string) => {
-      const target = ready.url + path;
-      const base = ready.url + baseline;
-      await load(target, ready.token, WARMUP_SECONDS);
-      await load(base, ready.token, WARMUP_SECONDS);
+    const only = process.env.BENCH_ONLY;
+    const compare = async (label: string, target: Target, baseline: string, size: string) => {
+      if (only && !label.includes(only)) return;
+      await load(ready.url, target, ready.token, WARMUP_SECONDS);
+      await load(ready.url, baseline, ready.token, WARMUP_SECONDS);
       const runs: { route: Load; baseline: Load }[] = [];
       for (let i = 0; i < ROUNDS; i++) {
-        const route = await load(target, ready.token, seconds / ROUNDS);
-        const baseRun = await load(base, ready.token, seconds / ROUNDS);
+        const route = await load(ready.url, target, ready.token, seconds / ROUNDS);
+        const baseRun = await load(ready.url, baseline, ready.token, seconds / ROUNDS);
         for (const [name, r] of [
           [label, route],
           [`${label} baseline`, baseRun],
@@ -314,6 +321,29 @@ export async function benchAvailability(): Promise<BenchRow[]> {
       `${ready.slotCount} slots, ${ready.bytes.slots} B`,
     );
     await compare('availability.next', ready.paths.next, ready.paths.nextBaseline, `${ready.bytes.next} B`);
+    // The same routes when every request asks something new (the window starts a minute later each
+    // time, cycling through more questions than are remembered): the cost of computing the answer.
+    let n = 0;
+    const shifted = (path: string, field: 'from' | 'after') => () => {
+      const url = new URL(path, ready.url);
+      const minutes = (n++ * 7919) % 20_000;
+      for (const f of field === 'from' ? ['from', 'to'] : ['after']) {
+        url.searchParams.set(f, new Date(Date.parse(url.searchParams.get(f)!) + minutes * MIN).toISOString());
+      }
+      return url.pathname + url.search;
+    };
+    await compare(
+      'availability.slots 30d, a new question each time',
+      shifted(ready.paths.slots, 'from'),
+      ready.paths.slotsBaseline,
+      `~${ready.slotCount} slots, ~${ready.bytes.slots} B`,
+    );
+    await compare(
+      'availability.next, a new question each time',
+      shifted(ready.paths.next, 'after'),
+      ready.paths.nextBaseline,
+      `${ready.bytes.next} B`,
+    );
     return rows;
   } finally {
     if (child.connected) child.send('stop');

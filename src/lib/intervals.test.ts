@@ -183,6 +183,18 @@ describe('expand', () => {
       { numRuns: 150 },
     );
   });
+
+  it('property: the same for any input, unsorted, overlapping or with empty intervals (which stay empty)', () => {
+    fc.assert(
+      fc.property(anyList, fc.nat(10), fc.nat(10), (a, before, after) => {
+        const out = expand(a, before, after);
+        expect(isNormalized(out)).toBe(true);
+        const model = a.filter((x) => x.start < x.end).map((x) => iv(x.start - before, x.end + after));
+        expect(points(out)).toEqual(points(model));
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('clip', () => {

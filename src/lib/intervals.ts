@@ -136,7 +136,10 @@ export function expand(intervals: readonly Interval[], beforeMs: number, afterMs
     if (!(x.start < x.end)) continue;
     const s = x.start - beforeMs;
     const e = x.end + afterMs;
-    if (open && s < curStart) return normalize(intervals.map((y) => pad(y, beforeMs, afterMs)));
+    if (open && s < curStart) {
+      // Unsorted: pad the non-empty ones (an empty interval stays empty, however padded), then sort.
+      return normalize(intervals.filter((y) => y.start < y.end).map((y) => pad(y, beforeMs, afterMs)));
+    }
     if (open && s <= curEnd) {
       if (e > curEnd) curEnd = e;
       continue;

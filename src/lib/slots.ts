@@ -92,7 +92,7 @@ export function freeIntervals(
   if (!(bounds.start < bounds.end)) return [];
   const working = clip(normalize(p.working), bounds);
   if (working.length === 0) return working;
-  return subtract(working, expand(normalize(p.busy), p.bufferBeforeMs, p.bufferAfterMs));
+  return subtract(working, expand(p.busy, p.bufferBeforeMs, p.bufferAfterMs));
 }
 
 /** The part of `window` allowed by notice and horizon, widened by one duration at the far end. */

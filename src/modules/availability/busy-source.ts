@@ -5,8 +5,11 @@ export interface Interval {
 }
 
 export interface BusyAnswer {
-  /** Busy time inside the asked window, merged and sorted. */
-  intervals: Interval[];
+  /**
+   * Busy time inside the asked window, normalized (sorted, merged). Sources may hand out the same
+   * array for the same question again (availability remembers answers by it): never mutate it.
+   */
+  intervals: readonly Interval[];
   /** True when a provider could not be reached and the answer is the last known busy time. */
   stale: boolean;
   /** When the answer was last confirmed by its source (ms), for freshness reporting. */

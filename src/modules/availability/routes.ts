@@ -12,7 +12,6 @@ import {
   SlotsAnswer,
   SlotsQuery,
 } from './schemas.js';
-import { slotsJson } from './present.js';
 import { AvailabilityService } from './service.js';
 
 export function availabilityRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -31,7 +30,7 @@ export function availabilityRoutes(app: FastifyInstance, ctx: AppContext): void 
     },
     async (request, reply) => {
       const q = request.query;
-      const result = await availability.slots(request.caller, {
+      const json = await availability.slots(request.caller, {
         businessId: q.business_id,
         principalId: q.principal_id,
         durationMinutes: q.duration_minutes,
@@ -43,7 +42,7 @@ export function availabilityRoutes(app: FastifyInstance, ctx: AppContext): void 
         groupByDay: q.group_by_day,
         consentId: q.consent_id,
       });
-      return reply.type('application/json; charset=utf-8').send(slotsJson(result));
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 

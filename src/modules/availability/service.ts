@@ -20,7 +20,8 @@ import { isUuid } from '../../platform/ids.js';
 import { isValidZone, type PrincipalProfile } from '../principals/service.js';
 import { type AccessBasis, canReadAvailabilityMany } from './access.js';
 import type { BusyAnswer, BusySource } from './busy-source.js';
-import { isoUtc, presentSlot, type SlotsResult } from './present.js';
+import { AnswerMemo } from './memo.js';
+import { isoUtc, type PresentedSlot, presentSlot, slotsJson } from './present.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -75,8 +76,8 @@ export type BlockSource = 'calendar' | 'booking' | 'schedule';
 
 /** Busy time of one principal, per source kind, inside the asked window. */
 interface PrincipalBusy {
-  calendar: Interval[];
-  booking: Interval[];
+  calendar: readonly Interval[];
+  booking: readonly Interval[];
 }
 
 /** Accumulates field errors; throws them all at once. */
@@ -90,11 +91,27 @@ class Problems {
   }
 }
 
+/** The answer of GET /v1/availability/next (shared between requests: never mutate it). */
+export interface NextAnswer {
+  principal_id: string;
+  duration_minutes: number;
+  timezone: string;
+  stale: boolean;
+  slot: PresentedSlot | null;
+}
+
+/** Byte budgets of remembered answers (memo.ts), per process. */
+const SLOT_ANSWERS_BYTES = 32 * 1024 * 1024;
+const NEXT_ANSWERS_BYTES = 4 * 1024 * 1024;
+
 export class AvailabilityService {
+  private readonly slotAnswers = new AnswerMemo<Buffer>(SLOT_ANSWERS_BYTES, (b) => b.length);
+  private readonly nextAnswers = new AnswerMemo<NextAnswer>(NEXT_ANSWERS_BYTES, () => 256);
+
   constructor(private readonly ctx: AppContext) {}
 
-  /** GET /v1/availability/slots (render with presentSlots or slotsJson). */
-  async slots(caller: Caller, params: SlotsParams): Promise<SlotsResult> {
+  /** GET /v1/availability/slots: the answer as JSON text (present.ts), remembered (memo.ts). */
+  async slots(caller: Caller, params: SlotsParams): Promise<Buffer> {
     const problems = new Problems();
     const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
     const target = resolveTarget(params, problems);
@@ -107,31 +124,48 @@ export class AvailabilityService {
     const p = (await this.accessible(caller, [target!], params.consentId))[0]!;
     const durationMs = params.durationMinutes * MINUTE;
     const extra = (params.bufferMinutes ?? 0) * MINUTE;
+    const intervalMs =
+      params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE;
     const input = profileConstraints(p, extra);
     const nowMs = this.ctx.clock.nowMs();
     const { busy, stale } = await this.busyFor([p], [queryWindow(input, window!, nowMs, durationMs)]);
+    const busyAll = allBusy(busy[0]!);
+    const timezone = params.timezone ?? p.schedule.timezone;
+    const groupByDay = params.groupByDay ?? false;
+    // The clock matters only through the bookable range (notice, horizon).
+    const range = bookableRange(input, window!, nowMs, durationMs);
+    const memo = this.slotAnswers;
+    const key =
+      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${window!.start}|${window!.end}|` +
+      `${range.start}|${range.end}|${durationMs}|${intervalMs}|${extra}|${timezone}|${groupByDay}|${stale}`;
+    const known = memo.get(key);
+    if (known !== undefined) return known;
     const slots = computeSlots({
       ...input,
       working: workingFor(p.schedule, window!),
-      busy: allBusy(busy[0]!),
+      busy: busyAll,
       window: window!,
       durationMs,
-      intervalMs: params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE,
+      intervalMs,
       nowMs,
       alignTimezone: p.schedule.timezone,
     });
-    return {
-      principal_id: p.id,
-      duration_minutes: params.durationMinutes,
-      timezone: params.timezone ?? p.schedule.timezone,
-      stale,
-      group_by_day: params.groupByDay ?? false,
-      slots,
-    };
+    const json = Buffer.from(
+      slotsJson({
+        principal_id: p.id,
+        duration_minutes: params.durationMinutes,
+        timezone,
+        stale,
+        group_by_day: groupByDay,
+        slots,
+      }),
+    );
+    memo.set(key, json);
+    return json;
   }
 
-  /** GET /v1/availability/next */
-  async next(caller: Caller, params: NextParams) {
+  /** GET /v1/availability/next (remembered like slots). */
+  async next(caller: Caller, params: NextParams): Promise<NextAnswer> {
     const problems = new Problems();
     const nowMs = this.ctx.clock.nowMs();
     let after = nowMs;
@@ -150,9 +184,19 @@ export class AvailabilityService {
     const p = (await this.accessible(caller, [target!], params.consentId))[0]!;
     const window = { start: after, end: after + params.daysAhead * DAY };
     const durationMs = params.durationMinutes * MINUTE;
+    const intervalMs =
+      params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE;
     const input = profileConstraints(p, 0);
     const { busy, stale } = await this.busyFor([p], [queryWindow(input, window, nowMs, durationMs)]);
-    const busyAll = normalize(allBusy(busy[0]!));
+    const busyAll = allBusy(busy[0]!);
+    const timezone = params.timezone ?? p.schedule.timezone;
+    const range = bookableRange(input, window, nowMs, durationMs);
+    const memo = this.nextAnswers;
+    const key =
+      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${window.start}|${window.end}|` +
+      `${range.start}|${range.end}|${durationMs}|${intervalMs}|${timezone}|${stale}`;
+    const known = memo.get(key);
+    if (known !== undefined) return known;
     const working = workingFor(p.schedule, window);
     // Look at the first day, then the first week, then the whole window: the first slot of a shorter
     // window that starts at the same instant is the first slot of the longer one, and it is usually near.
@@ -165,20 +209,21 @@ export class AvailabilityService {
         busy: clip(busyAll, { start: window.start - input.bufferAfterMs, end: end + input.bufferBeforeMs }),
         window: { start: window.start, end },
         durationMs,
-        intervalMs:
-          params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE,
+        intervalMs,
         nowMs,
         alignTimezone: p.schedule.timezone,
       });
       if (slot !== null || end === window.end) break;
     }
-    return {
+    const answer: NextAnswer = {
       principal_id: p.id,
       duration_minutes: params.durationMinutes,
-      timezone: params.timezone ?? p.schedule.timezone,
+      timezone,
       stale,
       slot: slot ? presentSlot(slot) : null,
     };
+    memo.set(key, answer);
+    return answer;
   }
 
   /** GET /v1/availability/mutual */
@@ -327,7 +372,7 @@ export class AvailabilityService {
         if (source.name === 'calendar') calendarKnown = true;
         if (answer.stale) stale = true;
         const list = entry[source.name];
-        entry[source.name] = list.length === 0 ? answer.intervals : list.concat(answer.intervals);
+        entry[source.name] = list.length === 0 ? answer.intervals : union(list, answer.intervals);
       }
       const calendarFailed = sources.some(
         (s, j) => s.name === 'calendar' && settled[i * sources.length + j]!.status === 'rejected',
@@ -397,8 +442,10 @@ function workingFor(schedule: Schedule, window: Interval): Interval[] {
   return working;
 }
 
-function allBusy(b: PrincipalBusy): Interval[] {
-  return b.booking.length === 0 ? b.calendar : b.calendar.concat(b.booking);
+/** Every busy interval of a principal, normalized (each source's answer is). */
+function allBusy(b: PrincipalBusy): readonly Interval[] {
+  if (b.booking.length === 0) return b.calendar;
+  return b.calendar.length === 0 ? b.booking : union(b.calendar, b.booking);
 }
 
 /** Parses from/to; records problems and returns undefined when they are not a usable window. */

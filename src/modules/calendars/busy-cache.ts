@@ -95,7 +95,29 @@ interface PreparedRow {
   /** Whether any calendar of the connection is selected for busy checking. */
   anySelected: boolean;
   /** The cached answer, only when it was fetched for exactly the calendars selected now. */
-  cache: { start: number; end: number; fetchedAt: number; intervals: Interval[] } | null;
+  cache: CachedAnswer | null;
+}
+
+interface CachedAnswer {
+  start: number;
+  end: number;
+  fetchedAt: number;
+  intervals: Interval[];
+  /** The last few windows asked and their clipped intervals, handed out again for the same window. */
+  clipped: { start: number; end: number; intervals: readonly Interval[] }[];
+}
+
+const CLIPPED_WINDOWS = 4;
+
+/** `cache.intervals` inside `window`: the same array for a window asked recently. */
+function clipCached(cache: CachedAnswer, window: Interval): readonly Interval[] {
+  for (const c of cache.clipped) {
+    if (c.start === window.start && c.end === window.end) return c.intervals;
+  }
+  const intervals = clip(cache.intervals, window);
+  if (cache.clipped.length >= CLIPPED_WINDOWS) cache.clipped.shift();
+  cache.clipped.push({ start: window.start, end: window.end, intervals });
+  return intervals;
 }
 
 function prepare(row: BusyReadRow): PreparedRow {
@@ -117,6 +139,7 @@ function prepare(row: BusyReadRow): PreparedRow {
             end: c.window_end.getTime(),
             fetchedAt: c.fetched_at.getTime(),
             intervals: normalize(c.busy.intervals.map(([start, end]) => ({ start, end }))),
+            clipped: [],
           }
         : null,
   };
@@ -219,7 +242,7 @@ export class CalendarBusySource implements BusySource {
     if (rows.length === 0) return null;
     if (rows.length === 1) return this.answer(rows[0]!, window);
     const answers = await Promise.all(rows.map((r) => this.answer(r, window)));
-    let intervals: Interval[] = answers[0]!.intervals;
+    let intervals: readonly Interval[] = answers[0]!.intervals;
     let stale = false;
     let asOf = Number.POSITIVE_INFINITY;
     for (let i = 0; i < answers.length; i++) {
@@ -242,7 +265,7 @@ export class CalendarBusySource implements BusySource {
     const usable = cache !== null && cache.start <= window.start && cache.end >= window.end;
     const fetchedAt = cache ? cache.fetchedAt : 0;
     const fromCache = (stale: boolean): BusyAnswer => ({
-      intervals: clip(cache?.intervals ?? [], window),
+      intervals: cache ? clipCached(cache, window) : [],
       stale,
       asOf: fetchedAt,
     });

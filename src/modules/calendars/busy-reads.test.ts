@@ -1,7 +1,8 @@
 /**
  * Busy reads are served from memory (no database round trip per availability request) and every
  * process drops its copy when a write changes what a read would return: cache refreshes, selection,
- * connecting and disconnecting. Two apps on one database stand for two processes.
+ * connecting and disconnecting. Two apps on one database stand for two processes. Availability answers
+ * computed from those reads are remembered too, and change as soon as their inputs do.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,10 +10,12 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
+import { FakeClock } from '../../platform/clock.js';
 
 const H = 3_600_000;
 const D = 24 * H;
-const DAY0 = Math.ceil(Date.now() / D) * D + D; // the day after tomorrow, 00:00 UTC
+const clock = new FakeClock('2026-06-01T00:00:00.000Z'); // a Monday
+const DAY0 = clock.nowMs() + D; // Tuesday 2 June 2026, 00:00 UTC
 const WINDOW = { start: DAY0, end: DAY0 + 7 * D };
 const iso = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
 
@@ -47,8 +50,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
   feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/team.ics`;
   const env = { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' };
-  a = await startTestApp({ env });
-  b = await startTestApp({ env, database: a.database, masterKey: a.masterKey });
+  a = await startTestApp({ env, clock });
+  b = await startTestApp({ env, clock, database: a.database, masterKey: a.masterKey });
   account = await a.account();
 });
 afterAll(async () => {
@@ -140,5 +143,74 @@ describe('busy reads in memory', () => {
     });
     expect(del.status).toBe(200);
     expect(await untilB(host, (x) => x === null)).toBeNull();
+  });
+});
+
+describe('remembered availability answers', () => {
+  it('a repeated question gets the same answer until busy time, the schedule or the clock changes it', async () => {
+    const host = await newHost();
+    feedBody = feedOf([0]);
+    await connectFeed(host);
+    const query = new URLSearchParams({
+      business_id: host,
+      duration_minutes: '60',
+      from: new Date(DAY0).toISOString(),
+      to: new Date(DAY0 + 2 * D).toISOString(),
+    });
+    const ask = async () => {
+      const res = await b.call('GET', `/v1/availability/slots?${query}`, { token: account.key });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    /** Asks B until the answer differs from `before` (changes made in A reach B through NOTIFY). */
+    const askUntilChanged = async (before: string) => {
+      const deadline = Date.now() + 5000;
+      let text = await ask();
+      while (text === before && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        text = await ask();
+      }
+      return text;
+    };
+    const hours = (text: string) =>
+      (JSON.parse(text) as { slots: { start: string }[] }).slots.map((s) => s.start.slice(5, 13));
+    /** 'MM-DDTHH' of the starts of 60-minute slots every 15 minutes from `fromHour` until 17:00. */
+    const day = (date: string, fromHour: number) =>
+      Array.from(
+        { length: (16 - fromHour) * 4 + 1 },
+        (_, i) => `${date}T${String(fromHour + Math.floor(i / 4)).padStart(2, '0')}`,
+      );
+    const first = await ask();
+    // Default schedule Mon-Fri 09-17 UTC; busy 09-10 on Tuesday.
+    expect(hours(first)).toEqual([...day('06-02', 10), ...day('06-03', 9)]);
+    expect(await ask()).toBe(first);
+
+    // Busy time moves to Wednesday (synced in A).
+    feedBody = feedOf([1]);
+    await a.call('POST', '/v1/calendars/sync', { token: account.key, body: { principal_id: host } });
+    const second = await askUntilChanged(first);
+    expect(hours(second)).toContain('06-02T09');
+    expect(hours(second)).not.toContain('06-03T09');
+
+    // The schedule changes (in A): Tuesday 12:00-13:00 only.
+    const put = await a.call('PUT', `/v1/principals/${host}/schedule`, {
+      token: account.key,
+      body: { weekly: [{ day: 'tue', start: '12:00', end: '13:00' }] },
+    });
+    expect(put.status).toBe(200);
+    const third = await askUntilChanged(second);
+    expect(hours(third)).toEqual(['06-02T12']);
+
+    // Time passes the slot's start (by less than any cache lifetime): nothing is bookable any more.
+    clock.set(DAY0 + 12 * H - 20_000);
+    try {
+      await ask(); // the busy cache is old by now: this read refreshes it
+      await new Promise((resolve) => setTimeout(resolve, 300)); // and its NOTIFY comes back
+      expect(hours(await ask())).toEqual(['06-02T12']);
+      clock.advance(30_000);
+      expect(hours(await ask())).toEqual([]);
+    } finally {
+      clock.set(DAY0 - D);
+    }
   });
 });
