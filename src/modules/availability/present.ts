@@ -101,36 +101,65 @@ export function slotsJson(r: SlotsResult): string {
   return `${head},"days":[${days.join(',')}]}`;
 }
 
-/** Rendered `{"start":…,"end":…}` text by slot length, then start: a pure memo, bounded. */
-const fragments = new Map<number, Map<number, string>>();
+/**
+ * Rendered `{"start":…,"end":…}` texts, a pure memo: by slot length in minutes, then UTC day, an array
+ * indexed by the minute of the day the slot starts (small-integer keys and array slots: much cheaper
+ * than keying on epoch milliseconds). Slots of every principal lie on grids of local quarter hours and
+ * the like, so the same texts come back request after request. Bounded by MAX_FRAGMENTS texts.
+ */
+const fragments = new Map<number, Map<number, (string | undefined)[]>>();
 let fragmentCount = 0;
 const MAX_FRAGMENTS = 50_000;
 
-/**
- * The JSON text of one slot. Slots of every principal lie on grids of local quarter hours and the
- * like, so the same texts come back request after request; remembering them halves the rendering time.
- */
-function slotText(s: Interval): string {
-  const length = s.end - s.start;
-  const known = fragments.get(length)?.get(s.start);
-  if (known !== undefined) return known;
-  if (fragmentCount >= MAX_FRAGMENTS) {
-    fragments.clear();
-    fragmentCount = 0;
-  }
-  let byStart = fragments.get(length);
-  if (byStart === undefined) {
-    byStart = new Map();
-    fragments.set(length, byStart);
-  }
-  const text = `{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}"}`;
-  byStart.set(s.start, text);
-  fragmentCount++;
-  return text;
-}
-
 function slotList(slots: readonly Interval[], from: number, to: number): string {
   const parts = new Array<string>(to - from);
-  for (let i = from; i < to; i++) parts[i - from] = slotText(slots[i]!);
+  let day = Number.NaN;
+  let length = Number.NaN;
+  let texts: (string | undefined)[] = [];
+  for (let i = from; i < to; i++) {
+    const s = slots[i]!;
+    const d = Math.floor(s.start / DAY);
+    const minute = (s.start - d * DAY) / MINUTE;
+    const len = (s.end - s.start) / MINUTE;
+    if (!Number.isInteger(minute) || !Number.isInteger(len)) {
+      parts[i - from] = render(s); // not on whole minutes: not remembered
+      continue;
+    }
+    if (d !== day || len !== length) {
+      day = d;
+      length = len;
+      texts = textsOf(len, d);
+    }
+    let text = texts[minute];
+    if (text === undefined) {
+      if (fragmentCount >= MAX_FRAGMENTS) {
+        fragments.clear();
+        fragmentCount = 0;
+        texts = textsOf(len, d);
+      }
+      text = render(s);
+      texts[minute] = text;
+      fragmentCount++;
+    }
+    parts[i - from] = text;
+  }
   return parts.join(',');
+}
+
+function textsOf(lengthMinutes: number, day: number): (string | undefined)[] {
+  let byDay = fragments.get(lengthMinutes);
+  if (byDay === undefined) {
+    byDay = new Map();
+    fragments.set(lengthMinutes, byDay);
+  }
+  let texts = byDay.get(day);
+  if (texts === undefined) {
+    texts = [];
+    byDay.set(day, texts);
+  }
+  return texts;
+}
+
+function render(s: Interval): string {
+  return `{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}"}`;
 }
