@@ -504,8 +504,20 @@ describe('host connect link', () => {
       body: { expires_in_hours: 1 },
     });
     const { connect_link } = await res.json();
-    const tampered = connect_link.url.replace(/.$/, (c: string) => (c === 'A' ? 'B' : 'A'));
-    expect((await fetch(tampered)).status).toBe(404);
+    const url = new URL(connect_link.url);
+    const token = url.pathname.split('/').pop()!;
+    const withToken = (x: string) => `${url.origin}/v1/public/connect/${x}${url.search}`;
+    const flip = (c: string) => (c === 'A' ? 'B' : 'A');
+    const middle = token.length >> 1;
+    const tampered = token.slice(0, middle) + flip(token[middle]!) + token.slice(middle + 1);
+    expect((await fetch(withToken(tampered))).status).toBe(404);
+    // Other spellings of the same bytes (the last character's unused bits) are refused too.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(token.at(-1)!);
+    for (const sibling of [1, 2, 3].map((bits) => alphabet[(last & ~3) | ((last & 3) ^ bits)]!)) {
+      expect((await fetch(withToken(token.slice(0, -1) + sibling))).status).toBe(404);
+    }
+    expect((await fetch(withToken(token))).status).not.toBe(404);
     clock.advance(2 * H);
     expect((await fetch(connect_link.url)).status).toBe(404);
 

@@ -96,6 +96,8 @@ export function verifyConnectLink(key: Buffer, token: string, nowMs: number): Co
   if (!/^[A-Za-z0-9_-]+$/.test(token)) return null;
   const raw = Buffer.from(token, 'base64url');
   if (raw.length !== LINK_BODY + LINK_SIG || raw[0] !== LINK_VERSION) return null;
+  // One spelling per link: the last character also carries unused bits, which decoding ignores.
+  if (raw.toString('base64url') !== token) return null;
   const body = raw.subarray(0, LINK_BODY);
   const sig = raw.subarray(LINK_BODY);
   if (!safeEqual(sig.toString('base64url'), linkSignature(key, body).toString('base64url'))) return null;
