@@ -18,6 +18,11 @@
  *   so a failing provider does not slow reads down.
  * - Calendar changes made at the provider become visible within the TTL (plus the provider's own
  *   propagation delay); `POST /v1/calendars/sync` fetches at once.
+ * - Each process keeps what it read from the database (connections, selection, the cache rows) in
+ *   memory (`reads`), so a warm read costs no query. Every write a read depends on sends NOTIFY
+ *   kairos_busy from a trigger (migration 0005_calendar_busy_notify) and drops the copy in every
+ *   process at commit; freshness is still judged per read from `fetched_at` and the clock, so the
+ *   bounds above hold in every process.
  */
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
