@@ -4,12 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { type Interval, normalize } from './intervals.js';
 import { DEFAULT_SCHEDULE, type Schedule, WEEKDAYS, type WeeklyRule, workingIntervals } from './schedule.js';
 import {
+  bookableRange,
   computeSlots,
   firstSlot,
   mutualSlots,
   type PrincipalAvailability,
   type SlotInput,
   slotInterval,
+  slotRange,
 } from './slots.js';
 
 const MIN = 60_000;
@@ -475,6 +477,28 @@ describe('computeSlots properties', () => {
         expect(computeSlots(i)).toEqual(oracle(i));
       }),
       { numRuns: 100 },
+    );
+  });
+
+  it('slots depend on the window and the clock only through slotRange', () => {
+    fc.assert(
+      fc.property(caseArb, ({ input: i }) => {
+        const range = slotRange(i, i);
+        const bookable = bookableRange(i, i.window, i.nowMs, i.durationMs);
+        expect(range.start).toBeLessThanOrEqual(range.end);
+        if (range.start < range.end) {
+          expect(range.start).toBeGreaterThanOrEqual(bookable.start);
+          expect(range.end).toBeLessThanOrEqual(bookable.end);
+        }
+        // Any window and clock with this slotRange bound the slots to it alone; here: the range itself.
+        expect(computeSlots({ ...i, window: range })).toEqual(computeSlots(i));
+        // And it is tight (so that remembered answers are found): always working, never busy, the first
+        // slot starts at its start and the last one ends at its end.
+        const open = computeSlots({ ...i, working: [i.window], busy: [] });
+        if (open.length === 0) expect(range.start).toBe(range.end);
+        else expect([open[0]!.start, open.at(-1)!.end]).toEqual([range.start, range.end]);
+      }),
+      { numRuns: 300 },
     );
   });
 

@@ -110,6 +110,41 @@ export function bookableRange(
   };
 }
 
+/**
+ * The part of the bookable range that decides which slots there are: its start raised to the next grid
+ * point, its end lowered to the end of the last slot that can start on the grid. Slots are the grid
+ * points g with [g, g + duration) free, so they are the same for every window and clock that give the
+ * same slotRange (property-tested): answers can be remembered under it while "now" moves on. Empty
+ * (start === end) when no slot fits.
+ */
+export function slotRange(
+  p: Pick<PrincipalAvailability, 'minimumNoticeMs' | 'maxDaysAhead'>,
+  query: Pick<SlotQuery, 'window' | 'nowMs' | 'durationMs' | 'intervalMs' | 'alignTimezone'>,
+): Interval {
+  const { durationMs, alignTimezone: zone } = query;
+  const step = slotInterval(query);
+  const bounds = bookableRange(p, query.window, query.nowMs, durationMs);
+  const start = gridAtOrAfter(bounds.start, step, zone);
+  if (bounds.end - durationMs < start) return { start, end: start };
+  const end = gridAtOrBefore(bounds.end - durationMs, step, zone) + durationMs;
+  return end - durationMs < start ? { start, end: start } : { start, end };
+}
+
+/** The first grid point at or after `x` (see the top of this file for the grid). */
+function gridAtOrAfter(x: number, step: number, zone: string): number {
+  const day = localDayBounds(zone, x);
+  const k = Math.ceil((x - day.start) / step);
+  const g = day.start + k * step;
+  return k > 0 && g + step > day.end ? day.end : g;
+}
+
+/** The last grid point at or before `x`. */
+function gridAtOrBefore(x: number, step: number, zone: string): number {
+  const day = localDayBounds(zone, x);
+  const lastK = Math.max(0, Math.floor((day.end - day.start) / step) - 1);
+  return day.start + Math.min(Math.floor((x - day.start) / step), lastK) * step;
+}
+
 /** Grid-aligned slots of `durationMs` lying fully inside normalized `free`, sorted, at most `limit`. */
 export function gridSlots(
   free: readonly Interval[],

@@ -6,6 +6,8 @@ export class Metrics {
   readonly registry = new Registry();
   readonly requests: Counter<'method' | 'route' | 'status'>;
   readonly duration: Histogram<'method' | 'route' | 'status'>;
+  /** Availability answers by kind (slots, next) and outcome (remembered, computed). */
+  readonly availabilityAnswers: Counter<'kind' | 'outcome'>;
 
   constructor(pool: pg.Pool) {
     collectDefaultMetrics({ register: this.registry });
@@ -22,18 +24,28 @@ export class Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [this.registry],
     });
-    const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read());
-        },
-      });
+    this.availabilityAnswers = new Counter({
+      name: 'kairos_availability_answers_total',
+      help: 'Availability answers by kind, remembered (memo hit) or computed',
+      labelNames: ['kind', 'outcome'],
+      registers: [this.registry],
+    });
+    const gauge = (name: string, help: string, read: () => number) => this.gauge(name, help, read);
     gauge('kairos_db_pool_total', 'Connections open in the database pool', () => pool.totalCount);
     gauge('kairos_db_pool_idle', 'Idle connections in the database pool', () => pool.idleCount);
     gauge('kairos_db_pool_waiting', 'Requests waiting for a database connection', () => pool.waitingCount);
+  }
+
+  /** A gauge read when metrics are collected. */
+  gauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   /** Bound children per (method, route, status): label hashing once, not twice per request. */

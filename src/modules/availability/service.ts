@@ -13,6 +13,7 @@ import {
   firstSlot,
   mutualSlots,
   type PrincipalAvailability,
+  slotRange,
 } from '../../lib/slots.js';
 import type { Caller } from '../../platform/auth.js';
 import { AppError, Forbidden, ValidationFailed } from '../../platform/errors.js';
@@ -108,7 +109,19 @@ export class AvailabilityService {
   private readonly slotAnswers = new AnswerMemo<Buffer>(SLOT_ANSWERS_BYTES, (b) => b.length);
   private readonly nextAnswers = new AnswerMemo<NextAnswer>(NEXT_ANSWERS_BYTES, () => 256);
 
-  constructor(private readonly ctx: AppContext) {}
+  private readonly counted: Record<'slots' | 'next', Record<'remembered' | 'computed', { inc(): void }>>;
+
+  constructor(private readonly ctx: AppContext) {
+    const m = ctx.metrics;
+    const outcomes = (kind: string) => ({
+      remembered: m.availabilityAnswers.labels(kind, 'remembered'),
+      computed: m.availabilityAnswers.labels(kind, 'computed'),
+    });
+    this.counted = { slots: outcomes('slots'), next: outcomes('next') };
+    m.gauge('kairos_availability_memo_bytes', 'Bytes of remembered availability answers', () => {
+      return this.slotAnswers.stats.bytes + this.nextAnswers.stats.bytes;
+    });
+  }
 
   /** GET /v1/availability/slots: the answer as JSON text (present.ts), remembered (memo.ts). */
   async slots(caller: Caller, params: SlotsParams): Promise<Buffer> {
@@ -128,18 +141,23 @@ export class AvailabilityService {
       params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE;
     const input = profileConstraints(p, extra);
     const nowMs = this.ctx.clock.nowMs();
-    const { busy, stale } = await this.busyFor([p], [queryWindow(input, window!, nowMs, durationMs)]);
+    const alignTimezone = p.schedule.timezone;
+    // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
+    const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
+    const { busy, stale } = await this.busyFor([p], [queryWindow(input, range, window!)]);
     const busyAll = allBusy(busy[0]!);
     const timezone = params.timezone ?? p.schedule.timezone;
     const groupByDay = params.groupByDay ?? false;
-    // The clock matters only through the bookable range (notice, horizon).
-    const range = bookableRange(input, window!, nowMs, durationMs);
     const memo = this.slotAnswers;
     const key =
-      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${window!.start}|${window!.end}|` +
-      `${range.start}|${range.end}|${durationMs}|${intervalMs}|${extra}|${timezone}|${groupByDay}|${stale}`;
+      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
+      `${durationMs}|${intervalMs}|${extra}|${timezone}|${groupByDay}|${stale}`;
     const known = memo.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      this.counted.slots.remembered.inc();
+      return known;
+    }
+    this.counted.slots.computed.inc();
     const slots = computeSlots({
       ...input,
       working: workingFor(p.schedule, window!),
@@ -148,7 +166,7 @@ export class AvailabilityService {
       durationMs,
       intervalMs,
       nowMs,
-      alignTimezone: p.schedule.timezone,
+      alignTimezone,
     });
     const json = Buffer.from(
       slotsJson({
@@ -187,16 +205,21 @@ export class AvailabilityService {
     const intervalMs =
       params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE;
     const input = profileConstraints(p, 0);
-    const { busy, stale } = await this.busyFor([p], [queryWindow(input, window, nowMs, durationMs)]);
+    const alignTimezone = p.schedule.timezone;
+    const range = slotRange(input, { window, nowMs, durationMs, intervalMs, alignTimezone });
+    const { busy, stale } = await this.busyFor([p], [queryWindow(input, range, window)]);
     const busyAll = allBusy(busy[0]!);
     const timezone = params.timezone ?? p.schedule.timezone;
-    const range = bookableRange(input, window, nowMs, durationMs);
     const memo = this.nextAnswers;
     const key =
-      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${window.start}|${window.end}|` +
-      `${range.start}|${range.end}|${durationMs}|${intervalMs}|${timezone}|${stale}`;
+      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
+      `${durationMs}|${intervalMs}|${timezone}|${stale}`;
     const known = memo.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      this.counted.next.remembered.inc();
+      return known;
+    }
+    this.counted.next.computed.inc();
     const working = workingFor(p.schedule, window);
     // Look at the first day, then the first week, then the whole window: the first slot of a shorter
     // window that starts at the same instant is the first slot of the longer one, and it is usually near.
@@ -211,7 +234,7 @@ export class AvailabilityService {
         durationMs,
         intervalMs,
         nowMs,
-        alignTimezone: p.schedule.timezone,
+        alignTimezone,
       });
       if (slot !== null || end === window.end) break;
     }
@@ -248,7 +271,9 @@ export class AvailabilityService {
     const durationMs = params.durationMinutes * MINUTE;
     const nowMs = this.ctx.clock.nowMs();
     const inputs = ps.map((p) => profileConstraints(p, 0));
-    const windows = inputs.map((input) => queryWindow(input, window!, nowMs, durationMs));
+    const windows = inputs.map((input) =>
+      queryWindow(input, bookableRange(input, window!, nowMs, durationMs), window!),
+    );
     const { busy, stale } = await this.busyFor(ps, windows);
     const principals: PrincipalAvailability[] = ps.map((p, i) => ({
       ...inputs[i]!,
@@ -406,17 +431,11 @@ function profileConstraints(p: PrincipalProfile, extraBufferMs: number) {
 }
 
 /**
- * The window to ask busy sources about: the bookable part of `window` (notice, horizon), widened by the
- * buffers so that a busy block just outside still pushes slots away. The whole window when nothing in
- * it is bookable (the sources are still asked, so that 404 and 503 do not depend on the clock).
+ * The window to ask busy sources about: `range` (the bookable part of `window`, or less), widened by
+ * the buffers so that a busy block just outside still pushes slots away. The whole window when range is
+ * empty (the sources are still asked, so that 404 and 503 do not depend on the clock).
  */
-function queryWindow(
-  c: ReturnType<typeof profileConstraints>,
-  window: Interval,
-  nowMs: number,
-  durationMs: number,
-): Interval {
-  const range = bookableRange(c, window, nowMs, durationMs);
+function queryWindow(c: ReturnType<typeof profileConstraints>, range: Interval, window: Interval): Interval {
   const base = range.start < range.end ? range : window;
   return { start: base.start - c.bufferAfterMs, end: base.end + c.bufferBeforeMs };
 }

@@ -213,4 +213,46 @@ describe('remembered availability answers', () => {
       clock.set(DAY0 - D);
     }
   });
+
+  it('a question asked from "now" is remembered while the clock stays within one slot step', async () => {
+    const host = await newHost();
+    feedBody = feedOf([0]);
+    await connectFeed(host);
+    const ask = async () => {
+      const now = clock.nowMs();
+      const query = new URLSearchParams({
+        business_id: host,
+        duration_minutes: '30',
+        from: new Date(now).toISOString(),
+        to: new Date(now + D).toISOString(),
+      });
+      const res = await b.call('GET', `/v1/availability/slots?${query}`, { token: account.key });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const remembered = async () => {
+      const text = await (await fetch(`${b.url}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('kairos_availability_answers_total{kind="slots",outcome="remembered"}'));
+      return Number(line?.split(' ').at(-1) ?? 0);
+    };
+    const firstStart = (text: string) => (JSON.parse(text) as { slots: { start: string }[] }).slots[0]?.start;
+
+    clock.set(DAY0 + 10 * H + 14 * 60_000); // Tuesday 10:14
+    try {
+      await ask(); // the busy cache is old at this time: this read refreshes it
+      await new Promise((resolve) => setTimeout(resolve, 300)); // and its NOTIFY comes back
+      const first = await ask();
+      expect(firstStart(first)).toBe(new Date(DAY0 + 10.25 * H).toISOString()); // 10:15
+      const before = await remembered();
+      clock.advance(20_000); // 10:14:20: another window, the same question
+      expect(await ask()).toBe(first);
+      expect(await remembered()).toBe(before + 1);
+      clock.advance(60_000); // 10:15:20: the 10:15 slot has begun
+      expect(firstStart(await ask())).toBe(new Date(DAY0 + 10.5 * H).toISOString());
+    } finally {
+      clock.set(DAY0 - D);
+    }
+  });
 });
