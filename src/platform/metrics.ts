@@ -36,14 +36,28 @@ export class Metrics {
     gauge('kairos_db_pool_waiting', 'Requests waiting for a database connection', () => pool.waitingCount);
   }
 
-  /** A gauge read when metrics are collected. */
+  private readonly gaugeReaders = new Map<string, (() => number)[]>();
+
+  /**
+   * A gauge read when metrics are collected. Registering the same name again (a second app on the same
+   * context, as tests build) adds a reader: the gauge shows their sum.
+   */
   gauge(name: string, help: string, read: () => number): void {
+    const known = this.gaugeReaders.get(name);
+    if (known) {
+      known.push(read);
+      return;
+    }
+    const readers = [read];
+    this.gaugeReaders.set(name, readers);
     new Gauge({
       name,
       help,
       registers: [this.registry],
       collect() {
-        this.set(read());
+        let sum = 0;
+        for (const r of readers) sum += r();
+        this.set(sum);
       },
     });
   }
