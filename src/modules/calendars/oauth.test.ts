@@ -487,13 +487,46 @@ describe('host connect link', () => {
     expect(await page.text()).toMatch(/^<!doctype html>[\s\S]*provider=google/);
     const start = await fetch(`${connect_link.url}?provider=google`, { redirect: 'manual' });
     expect(start.status).toBe(302);
+    // The flow is bound to this browser by a cookie that only the callback sees.
+    const [setCookie] = start.headers.getSetCookie();
+    expect(setCookie).toMatch(
+      /^kairos_connect_oaf_\w+=[\w-]{43}; Path=\/v1\/calendars\/google\/callback; Max-Age=900; HttpOnly; SameSite=Lax$/,
+    );
     const consent = await authorizeViaRedirect(start.headers.get('location') ?? '');
-    const done = await fetch(consent.location, { redirect: 'manual' });
+    const done = await fetch(consent.location, {
+      redirect: 'manual',
+      headers: { cookie: setCookie!.split(';')[0]! },
+    });
     expect(done.status).toBe(200);
     expect(await done.text()).toMatch(/^<!doctype html>[\s\S]*Calendar connected/);
+    expect(done.headers.getSetCookie()[0]).toMatch(/^kairos_connect_oaf_\w+=; .*Max-Age=0/);
 
     const body = await list(host);
     expect(body.providers.find((p: { name: string }) => p.name === 'google').connected).toBe(true);
+    expect(await t.ctx.services.calendars.isConnected(host)).toBe(true);
+  });
+
+  it('a consent screen finished in another browser connects nothing, and spoils nothing', async () => {
+    const host = await newHost('Eve');
+    const { connect_link } = await (
+      await t.call('POST', `/v1/hosts/${host}/connect-link`, { token: account.key, body: {} })
+    ).json();
+    const start = await fetch(`${connect_link.url}?provider=google`, { redirect: 'manual' });
+    const [setCookie] = start.headers.getSetCookie();
+    const consent = await authorizeViaRedirect(start.headers.get('location') ?? '');
+    // Someone else's browser: no cookie, then a wrong one.
+    const own = setCookie!.split(';')[0]!;
+    const name = own.slice(0, own.indexOf('='));
+    const foreign: Record<string, string>[] = [{}, { cookie: `${name}=${'A'.repeat(43)}` }];
+    for (const headers of foreign) {
+      const done = await fetch(consent.location, { redirect: 'manual', headers });
+      expect(done.status).toBe(400);
+      expect(await done.text()).toMatch(/started in another browser/);
+    }
+    expect(await t.ctx.services.calendars.isConnected(host)).toBe(false);
+    // The host's own browser still finishes it.
+    const done = await fetch(consent.location, { redirect: 'manual', headers: { cookie: own } });
+    expect(done.status).toBe(200);
     expect(await t.ctx.services.calendars.isConnected(host)).toBe(true);
   });
 

@@ -57,8 +57,21 @@ export function renderPage(outcome: Extract<BrowserOutcome, { kind: 'page' }>): 
 /** Browser answers: no caching, and no Referer carrying a token to the next site. */
 function sendOutcome(reply: FastifyReply, outcome: BrowserOutcome) {
   reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+  if (outcome.cookies?.length) reply.header('set-cookie', outcome.cookies);
   if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
   return reply.code(outcome.status).type('text/html; charset=utf-8').send(renderPage(outcome));
+}
+
+/** The request's cookies by name (RFC 6265 `Cookie` header; the first of a repeated name wins). */
+function cookiesOf(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (name && !(name in out)) out[name] = part.slice(eq + 1).trim();
+  }
+  return out;
 }
 
 /** For POSTs whose body is optional: no body validates as `{}`. */
@@ -119,11 +132,15 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const q = request.query;
-      const outcome = await calendars.finishOAuth(request.params.provider, {
-        ...(typeof q.code === 'string' ? { code: q.code } : {}),
-        ...(typeof q.state === 'string' ? { state: q.state } : {}),
-        ...(typeof q.error === 'string' ? { error: q.error } : {}),
-      });
+      const outcome = await calendars.finishOAuth(
+        request.params.provider,
+        {
+          ...(typeof q.code === 'string' ? { code: q.code } : {}),
+          ...(typeof q.state === 'string' ? { state: q.state } : {}),
+          ...(typeof q.error === 'string' ? { error: q.error } : {}),
+        },
+        cookiesOf(request),
+      );
       return sendOutcome(reply, outcome);
     },
   );
@@ -288,7 +305,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['Hosts'],
         summary:
           'A host’s connect link: a page to choose the provider, or (with ?provider=) a redirect to its ' +
-          'consent screen',
+          'consent screen and a cookie that binds the flow to this browser',
         security: [],
         params: PublicConnectParams,
         querystring: PublicConnectQuery,

@@ -6,7 +6,7 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
-import { encryptSecret, hmacSha256Hex } from '../../platform/crypto.js';
+import { encryptSecret, hmacSha256Hex, keyedHash, randomToken, safeEqual } from '../../platform/crypto.js';
 import type { DerivedKeys } from '../../platform/keys.js';
 import {
   AppError,
@@ -46,6 +46,7 @@ import {
   syncCalendars,
   upsertConnection,
   writeCache,
+  type FlowRow,
 } from './repo.js';
 import { signConnectLink, signToken, verifyConnectLink, verifyToken } from './signed.js';
 import type { OAuthProviderName, ProviderName } from './tables.js';
@@ -54,6 +55,8 @@ export const PROVIDERS: readonly ProviderName[] = ['google', 'microsoft', 'calda
 export const OAUTH_PROVIDERS: readonly OAuthProviderName[] = ['google', 'microsoft'];
 /** How long an OAuth flow (consent screen → callback) may take. */
 export const OAUTH_FLOW_MS = 15 * 60_000;
+/** Name prefix of the cookie binding a connect-link flow to its browser (the flow id follows). */
+const BINDING_COOKIE = 'kairos_connect_';
 /** Default and longest lifetime of a host connect link. */
 export const CONNECT_LINK_DEFAULT_HOURS = 7 * 24;
 export const CONNECT_LINK_MAX_HOURS = 30 * 24;
@@ -78,7 +81,7 @@ export interface CallerRef {
 }
 
 /** What the OAuth callback (or a connect link) answers: a redirect, or a small page for a person. */
-export type BrowserOutcome =
+export type BrowserOutcome = (
   | { kind: 'redirect'; location: string }
   | {
       kind: 'page';
@@ -86,7 +89,8 @@ export type BrowserOutcome =
       title: string;
       message: string;
       links?: { label: string; url: string }[];
-    };
+    }
+) & { cookies?: string[] };
 
 export function presentCalendar(row: CalendarRow, provider: ProviderName) {
   return {
@@ -236,8 +240,18 @@ export class CalendarService {
   async startOAuth(
     actor: Actor,
     provider: OAuthProviderName,
-    opts: { redirectUri?: string; clientState?: string; viaLink?: boolean },
+    opts: { redirectUri?: string; clientState?: string },
   ): Promise<{ authorize_url: string; expires_at: string }> {
+    const { authorize_url, expires_at } = await this.beginOAuth(actor, provider, opts);
+    return { authorize_url, expires_at };
+  }
+
+  /** Starts a flow; one from a connect link (`viaLink`) also gets a browser binding (see finishOAuth). */
+  private async beginOAuth(
+    actor: Actor,
+    provider: OAuthProviderName,
+    opts: { redirectUri?: string; clientState?: string; viaLink?: boolean },
+  ): Promise<{ authorize_url: string; expires_at: string; flowId: string; browserBinding?: string }> {
     const errors: Record<string, string> = {};
     validRedirectUri(opts.redirectUri, errors);
     if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
@@ -252,6 +266,8 @@ export class CalendarService {
     const expiresAt = new Date(now.getTime() + OAUTH_FLOW_MS);
     const pkce = createPkce();
     const flowId = prefixedId('oaf', now.getTime());
+    // A flow from a connect link runs in the host's browser: bind it there (see finishOAuth).
+    const browserBinding = opts.viaLink ? randomToken(32) : undefined;
     await insertFlow(this.db, {
       id: flowId,
       account_id: actor.accountId,
@@ -269,7 +285,12 @@ export class CalendarService {
     const state = signToken(
       this.keys.linkKey,
       'oauth-state',
-      { f: flowId, p: actor.principalId, v: provider },
+      {
+        f: flowId,
+        p: actor.principalId,
+        v: provider,
+        ...(browserBinding ? { b: keyedHash(this.keys.linkKey, browserBinding) } : {}),
+      },
       expiresAt.getTime(),
     );
     const authorizeUrl = buildAuthorizeUrl(cfg, {
@@ -278,17 +299,33 @@ export class CalendarService {
       challenge: pkce.challenge,
       scopes: cfg.scopes ?? [],
     });
-    return { authorize_url: authorizeUrl, expires_at: expiresAt.toISOString() };
+    return {
+      authorize_url: authorizeUrl,
+      expires_at: expiresAt.toISOString(),
+      flowId,
+      ...(browserBinding ? { browserBinding } : {}),
+    };
+  }
+
+  /** The cookie that binds a connect-link flow to the browser, scoped to the provider's callback. */
+  private bindingCookie(provider: OAuthProviderName, flowId: string, value: string, maxAgeSeconds: number) {
+    const callback = new URL(this.callbackUrl(provider));
+    const secure = callback.protocol === 'https:' ? '; Secure' : '';
+    return (
+      `${BINDING_COOKIE}${flowId}=${value}; Path=${callback.pathname}; Max-Age=${maxAgeSeconds}; ` +
+      `HttpOnly; SameSite=Lax${secure}`
+    );
   }
 
   /** The provider sent the browser back: check the state, exchange the code, store the connection. */
   async finishOAuth(
     provider: OAuthProviderName,
     q: { code?: string; state?: string; error?: string; error_description?: string },
+    cookies: Readonly<Record<string, string>> = {},
   ): Promise<BrowserOutcome> {
     if (!q.state) throw new ValidationFailed({ state: 'is required' });
     const nowMs = this.clock.nowMs();
-    const payload = verifyToken<{ f: string; p: string; v: string }>(
+    const payload = verifyToken<{ f: string; p: string; v: string; b?: string }>(
       this.keys.linkKey,
       'oauth-state',
       q.state,
@@ -297,10 +334,38 @@ export class CalendarService {
     if (!payload || payload.v !== provider) {
       throw new ValidationFailed({ state: 'is invalid or has expired; start connecting again' });
     }
+    // A flow started from a connect link carries (in its signed state) a keyed hash of the cookie set
+    // in the browser that opened the link: only that browser may finish it, so that a consent screen
+    // URL passed to someone else cannot connect their calendar to this host. Checked before the flow
+    // is used up, so that such an attempt does not spoil the host's own.
+    if (payload.b !== undefined) {
+      const value = cookies[`${BINDING_COOKIE}${payload.f}`];
+      if (value === undefined || !safeEqual(keyedHash(this.keys.linkKey, value), payload.b)) {
+        return {
+          kind: 'page',
+          status: 400,
+          title: 'Calendar not connected',
+          message:
+            'This calendar connection was started in another browser. Open your connect link again ' +
+            'in this browser.',
+        };
+      }
+    }
     const flow = await consumeFlow(this.db, payload.f, new Date(nowMs));
     if (!flow || flow.provider !== provider || flow.principal_id !== payload.p) {
       throw new ValidationFailed({ state: 'was already used or has expired; start connecting again' });
     }
+    const outcome = await this.completeOAuth(provider, flow, q);
+    if (payload.b === undefined) return outcome;
+    return { ...outcome, cookies: [this.bindingCookie(provider, flow.id, '', 0)] };
+  }
+
+  /** The rest of the callback, once the flow is known to belong to this browser or client. */
+  private async completeOAuth(
+    provider: OAuthProviderName,
+    flow: FlowRow,
+    q: { code?: string; error?: string },
+  ): Promise<BrowserOutcome> {
     const back = (params: Record<string, string>): BrowserOutcome => {
       const ok = params.status === 'connected';
       if (flow.redirect_uri) {
@@ -719,9 +784,13 @@ export class CalendarService {
         })),
       };
     }
-    const started = await this.startOAuth({ accountId: link.accountId, principalId: link.hostId }, provider, {
+    const started = await this.beginOAuth({ accountId: link.accountId, principalId: link.hostId }, provider, {
       viaLink: true,
     });
-    return { kind: 'redirect', location: started.authorize_url };
+    return {
+      kind: 'redirect',
+      location: started.authorize_url,
+      cookies: [this.bindingCookie(provider, started.flowId, started.browserBinding!, OAUTH_FLOW_MS / 1000)],
+    };
   }
 }
