@@ -27,6 +27,8 @@ export interface Config {
       clientSecret: string;
       authorizeUrl: string;
       tokenUrl: string;
+      /** Where tokens are revoked when a Google connection is removed. */
+      revokeUrl: string;
       apiUrl: string;
     };
     microsoft: {
@@ -125,6 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
         clientSecret: env.GOOGLE_CLIENT_SECRET || '',
         authorizeUrl: url(env, 'GOOGLE_AUTHORIZE_URL', 'https://accounts.google.com/o/oauth2/v2/auth'),
         tokenUrl: url(env, 'GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token'),
+        revokeUrl: url(env, 'GOOGLE_REVOKE_URL', 'https://oauth2.googleapis.com/revoke'),
         apiUrl: url(env, 'GOOGLE_CALENDAR_API_URL', 'https://www.googleapis.com/calendar/v3'),
       },
       microsoft: {

@@ -106,7 +106,7 @@ export function createContext(deps: ContextDeps): AppContext {
   };
   ctx.busySources.push(calendars.busySource);
   principals.useCalendarStatus(calendars);
-  calendars.busySource.register(ctx.jobs);
+  calendars.register(ctx.jobs);
   ctx.jobs.every('idempotency-cleanup', 15 * 60_000, () => ctx.idempotency.cleanup());
   ctx.jobs.every('rate-limit-cleanup', 15 * 60_000, () => RateLimiter.cleanup(db, clock));
   new WebhookDeliverer(

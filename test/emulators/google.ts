@@ -4,6 +4,7 @@
  *
  *   GET  /o/oauth2/v2/auth                      → 302 redirect_uri?code&state
  *   POST /token                                 → tokens, {error, error_description} on failure
+ *   POST /revoke                                → 200 {}, or 400 {error: invalid_token} (RFC 7009 style)
  *   POST /calendar/v3/freeBusy                  → {kind, timeMin, timeMax, calendars: {id: {busy|errors}}}
  *   GET  /calendar/v3/users/me/calendarList     → {kind, items, nextPageToken?}
  */
@@ -260,6 +261,7 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
       requests.token++;
       return oauth.token(req.body, req.headers);
     }
+    if (req.method === 'POST' && path === '/revoke') return oauth.revokeEndpoint(req.body, req.headers);
     if (path.startsWith('/calendar/v3/')) {
       const auth = oauth.checkBearer(req.headers.authorization);
       if (!auth.ok) {

@@ -234,6 +234,37 @@ export class OAuthServer {
     for (const r of this.refresh.values()) r.revoked = true;
   }
 
+  /**
+   * Google's revocation endpoint (POST /revoke, form `token=`): an access or refresh token; either
+   * ends the whole grant (the user's refresh tokens and access tokens). 400 invalid_token when the
+   * token is unknown or already revoked.
+   */
+  revokeEndpoint(body: string, headers: IncomingHttpHeaders): EmuResponse {
+    const ctype = String(headers['content-type'] ?? '');
+    if (!ctype.startsWith('application/x-www-form-urlencoded')) {
+      return json(400, { error: 'invalid_request', error_description: 'Bad Request' });
+    }
+    const token = new URLSearchParams(body).get('token') ?? '';
+    const r = this.refresh.get(token);
+    const user = r && !r.revoked ? r.user : this.access.get(token)?.user;
+    if (user === undefined) {
+      return json(400, { error: 'invalid_token', error_description: 'Token expired or revoked' });
+    }
+    for (const x of this.refresh.values()) if (x.user === user) x.revoked = true;
+    for (const [t, g] of this.access) if (g.user === user) this.access.delete(t);
+    this.revoked.push(token);
+    return json(200, {});
+  }
+
+  /** Tokens revoked through the revocation endpoint, in order. */
+  readonly revoked: string[] = [];
+
+  /** Whether a refresh token still works. */
+  refreshTokenValid(token: string): boolean {
+    const r = this.refresh.get(token);
+    return r !== undefined && !r.revoked;
+  }
+
   /** Mints an access token directly (tests that skip the consent dance). */
   issueAccessToken(user = this.currentUser, scope = 'calendar'): string {
     return String(this.issue(user, scope, false).access_token);

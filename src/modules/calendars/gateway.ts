@@ -28,6 +28,7 @@ import {
   ProviderError,
   parseIcsBusy,
   refreshToken,
+  revokeToken,
 } from './providers/index.js';
 import { type ConnectionRow, lockConnection, markDisconnected, updateTokens } from './repo.js';
 import type { OAuthProviderName, ProviderName } from './tables.js';
@@ -144,6 +145,17 @@ export class ProviderGateway {
 
   decryptVerifier(envelope: string): string {
     return decryptSecret(this.encryptionKey, envelope);
+  }
+
+  /**
+   * Revokes the grant behind a removed Google connection's stored credentials (the refresh token, or
+   * the access token when there is none). Microsoft has no revocation endpoint for these tokens.
+   */
+  async revokeGoogle(credentialsEnc: string): Promise<'revoked' | 'invalid' | 'nothing'> {
+    const creds = this.decrypt(credentialsEnc);
+    if (creds.kind !== 'oauth') return 'nothing';
+    const token = creds.refresh_token ?? creds.access_token;
+    return revokeToken(this.config.providers.google.revokeUrl, this.apiFetch, token);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ beforeAll(async () => {
       GOOGLE_CLIENT_SECRET: google.clientSecret,
       GOOGLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
       GOOGLE_TOKEN_URL: `${google.url}/token`,
+      GOOGLE_REVOKE_URL: `${google.url}/revoke`,
       GOOGLE_CALENDAR_API_URL: google.apiUrl,
       MICROSOFT_CLIENT_ID: microsoft.clientId,
       MICROSOFT_CLIENT_SECRET: microsoft.clientSecret,
@@ -394,7 +395,7 @@ describe('provider failures and the cache', () => {
 });
 
 describe('sync and disconnect', () => {
-  it('POST /v1/calendars/sync fetches now; DELETE removes tokens and calendars', async () => {
+  it('POST /v1/calendars/sync fetches now; DELETE removes tokens and calendars and revokes the grant', async () => {
     const host = await newHost();
     await connect('google', host);
     google.addBusy('user@example.com', T0 + 80 * H, T0 + 81 * H);
@@ -415,6 +416,13 @@ describe('sync and disconnect', () => {
     });
     expect(del.status).toBe(200);
     expect((await del.json()).connections[0]).toMatchObject({ provider: 'google', status: 'disconnected' });
+    // The grant is revoked at Google by a job committed with the removal.
+    const revokedBefore = google.oauth.revoked.length;
+    await t.ctx.jobs.drain();
+    expect(google.oauth.revoked.length).toBe(revokedBefore + 1);
+    const token = google.oauth.revoked.at(-1)!;
+    expect(token).toMatch(/^rt_/);
+    expect(google.oauth.refreshTokenValid(token)).toBe(false);
     const rows = await t.ctx.db
       .selectFrom('calendar_connections')
       .select('id')

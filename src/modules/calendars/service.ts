@@ -5,6 +5,7 @@
  */
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/store.js';
+import { enqueueMany, type JobRunner } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { encryptSecret, hmacSha256Hex, keyedHash, randomToken, safeEqual } from '../../platform/crypto.js';
 import type { DerivedKeys } from '../../platform/keys.js';
@@ -55,6 +56,9 @@ export const PROVIDERS: readonly ProviderName[] = ['google', 'microsoft', 'calda
 export const OAUTH_PROVIDERS: readonly OAuthProviderName[] = ['google', 'microsoft'];
 /** How long an OAuth flow (consent screen → callback) may take. */
 export const OAUTH_FLOW_MS = 15 * 60_000;
+/** Jobs revoking the grants of removed Google connections; tried this many times (2, 4, 8… min apart). */
+export const REVOKE_QUEUE = 'calendar-token-revoke';
+const REVOKE_ATTEMPTS = 6;
 /** Name prefix of the cookie binding a connect-link flow to its browser (the flow id follows). */
 const BINDING_COOKIE = 'kairos_connect_';
 /** Default and longest lifetime of a host connect link. */
@@ -177,9 +181,11 @@ export class CalendarService {
   private readonly keys: DerivedKeys;
   private readonly directory: PrincipalDirectory;
   private readonly policy: OutboundPolicy;
+  private readonly log: CalendarServiceDeps['log'];
 
   constructor(deps: CalendarServiceDeps) {
     this.db = deps.db;
+    this.log = deps.log;
     this.clock = deps.clock;
     this.config = deps.config;
     this.keys = deps.keys;
@@ -725,10 +731,20 @@ export class CalendarService {
       (c) => c.provider === which || c.id === which,
     );
     if (conns.length === 0) throw new NotFound(`No ${which} calendar connection for this principal`);
-    await deleteConnections(
-      this.db,
-      conns.map((c) => c.id),
+    // Removing the rows and asking Google to revoke the grant commit together: the revocation runs
+    // as a job (retried when Google cannot be reached) and carries the credentials still encrypted.
+    const revocations = conns.flatMap((c) =>
+      c.provider === 'google' && c.credentials_enc !== null
+        ? [{ payload: { credentials_enc: c.credentials_enc }, runAt: this.clock.now() }]
+        : [],
     );
+    await this.db.transaction().execute(async (trx) => {
+      await deleteConnections(
+        trx,
+        conns.map((c) => c.id),
+      );
+      await enqueueMany(trx, REVOKE_QUEUE, revocations);
+    });
     const now = this.clock.now();
     return conns.map((c) =>
       presentConnection(
@@ -742,6 +758,26 @@ export class CalendarService {
         },
         [],
       ),
+    );
+  }
+
+  /** Background work of the calendars module: busy-time refreshes and token revocations. */
+  register(jobs: JobRunner): void {
+    this.busySource.register(jobs);
+    jobs.register<{ credentials_enc: string }>(
+      REVOKE_QUEUE,
+      async (job) => {
+        try {
+          await this.gateway.revokeGoogle(job.payload.credentials_enc);
+        } catch (err) {
+          if (!(err instanceof OAuthError) || job.attempts >= REVOKE_ATTEMPTS) {
+            this.log.error({ err, attempts: job.attempts }, 'revoking a removed Google grant failed');
+            return;
+          }
+          return { retryAt: new Date(this.clock.nowMs() + 60_000 * 2 ** job.attempts) };
+        }
+      },
+      { concurrency: 4 },
     );
   }
 

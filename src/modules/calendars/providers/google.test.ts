@@ -15,6 +15,7 @@ import {
   OAuthError,
   pkceChallenge,
   refreshToken,
+  revokeToken,
   type TokenSet,
 } from './oauth.js';
 
@@ -177,6 +178,21 @@ describe('Google OAuth + Calendar API against the emulator', () => {
     const revoked = await caught(refreshToken(emu.oauthConfig(), fetch, tokens.refresh_token as string));
     expect(revoked).toBeInstanceOf(OAuthError);
     expect(revoked).toMatchObject({ code: 'invalid_grant', status: 400 });
+  });
+
+  it('revokes a grant: its refresh and access tokens stop working; a second revocation is "invalid"', async () => {
+    const tokens = await connect();
+    expect(await revokeToken(`${emu.url}/revoke`, fetch, tokens.refresh_token as string)).toBe('revoked');
+    const refresh = await caught(refreshToken(emu.oauthConfig(), fetch, tokens.refresh_token as string));
+    expect(refresh).toMatchObject({ code: 'invalid_grant', status: 400 });
+    const q = { calendarIds: ['primary'], timeMin: 0, timeMax: DAY };
+    const api = await caught(googleFreeBusy({ apiUrl: emu.apiUrl }, fetch, tokens.access_token, q));
+    expect(api).toMatchObject({ code: 'unauthorized', status: 401 });
+    expect(await revokeToken(`${emu.url}/revoke`, fetch, tokens.refresh_token as string)).toBe('invalid');
+    // Anything else (here: no such endpoint) is an error worth retrying.
+    const other = await caught(revokeToken(`${emu.url}/no-such-endpoint`, fetch, 'x'));
+    expect(other).toBeInstanceOf(OAuthError);
+    expect(other).toMatchObject({ status: 404 });
   });
 
   it('honours a configurable token lifetime', async () => {

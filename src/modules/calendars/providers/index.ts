@@ -45,6 +45,7 @@ export {
   type Pkce,
   pkceChallenge,
   refreshToken,
+  revokeToken,
   type TokenSet,
 } from './oauth.js';
 export {

@@ -184,6 +184,34 @@ async function tokenRequest(
   return out;
 }
 
+/**
+ * Revokes a token at a revocation endpoint (RFC 7009; Google: POST oauth2.googleapis.com/revoke with
+ * `token`, which ends the whole grant). 'revoked' on 200; 'invalid' when the server says the token is
+ * unknown or already revoked (400 invalid_token): either way nothing is left to revoke. Throws
+ * OAuthError for network failures and other answers, which are worth retrying.
+ */
+export async function revokeToken(
+  revokeUrl: string,
+  fetch: HttpFetch,
+  token: string,
+): Promise<'revoked' | 'invalid'> {
+  let res: Response;
+  try {
+    res = await fetch(revokeUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams({ token }).toString(),
+    });
+  } catch (err) {
+    throw new OAuthError('network_error', 0, err instanceof Error ? err.message : String(err), err);
+  }
+  const json = await readJsonSafe(res);
+  if (res.ok) return 'revoked';
+  if (res.status === 400 && isRecord(json) && json.error === 'invalid_token') return 'invalid';
+  const code = isRecord(json) && typeof json.error === 'string' ? json.error : 'server_error';
+  throw new OAuthError(code, res.status, isRecord(json) ? str(json.error_description) : undefined);
+}
+
 /** Production endpoints; tests point the same config fields at the local emulators. */
 export const GOOGLE_OAUTH_ENDPOINTS = {
   authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
