@@ -179,6 +179,8 @@ export class CalendarBusySource implements BusySource {
     private readonly gateway: ProviderGateway,
     private readonly opts: BusyCacheOptions,
     private readonly log: { error(obj: object, msg: string): void },
+    /** The principal's time zone now: floating and all-day events (CalDAV, ICS) are read in it. */
+    private readonly zoneOf: (principalId: string) => Promise<string>,
   ) {
     this.reads = new InvalidatedCache(clock, { channel: BUSY_CHANNEL });
   }
@@ -339,9 +341,10 @@ export class CalendarBusySource implements BusySource {
     if (!conn) throw new ConnectionLost('deleted');
     const selected = (await calendarsOfConnection(this.db, connectionId)).filter((c) => c.selected);
     const keys = [...new Set(selected.map((c) => c.source_key))].sort();
+    const zone = await this.zoneOf(conn.principal_id);
     const now = this.clock.now();
     try {
-      const res = await this.gateway.busy(conn, selected, window);
+      const res = await this.gateway.busy({ ...conn, time_zone: zone }, selected, window);
       const intervals = mergeIntervals(res.intervals);
       if (store) {
         const tuples = intervals.map((i): [number, number] => [i.start, i.end]);

@@ -142,6 +142,30 @@ describe('ICS feeds', () => {
     expect(stale?.intervals).toHaveLength(2);
   });
 
+  it('reads all-day events in the host’s zone as it is when fetched, not when connected', async () => {
+    const host = await newHost('Europe/Berlin');
+    const res = await t.call('POST', '/v1/calendars/ics', {
+      token: account.key,
+      body: { url: feedUrl, principal_id: host },
+    });
+    expect(res.status).toBe(201);
+    const offsite = async () =>
+      (await source().busy(host, { start: T0 + 8 * D, end: T0 + 12 * D }))?.intervals;
+    expect(await offsite()).toEqual([{ start: at('2026-06-09T22:00:00Z'), end: at('2026-06-10T22:00:00Z') }]);
+
+    const moved = await t.call('PATCH', `/v1/hosts/${host}`, {
+      token: account.key,
+      body: { timezone: 'America/New_York' },
+    });
+    expect(moved.status).toBe(200);
+    const sync = await t.call('POST', '/v1/calendars/sync', {
+      token: account.key,
+      body: { principal_id: host },
+    });
+    expect(sync.status).toBe(200);
+    expect(await offsite()).toEqual([{ start: at('2026-06-10T04:00:00Z'), end: at('2026-06-11T04:00:00Z') }]);
+  });
+
   it('follows a redirect, and answers a replay with the same response (Idempotency-Key)', async () => {
     const host = await newHost();
     const send = () =>

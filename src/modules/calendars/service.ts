@@ -199,7 +199,9 @@ export class CalendarService {
       this.policy,
     );
     const cache: BusyCacheOptions = { ttlMs: deps.config.busyCacheTtlSeconds * 1000 };
-    this.busySource = new CalendarBusySource(deps.db, deps.clock, this.gateway, cache, deps.log);
+    this.busySource = new CalendarBusySource(deps.db, deps.clock, this.gateway, cache, deps.log, (id) =>
+      deps.directory.timeZoneOf(id),
+    );
   }
 
   // ---------------------------------------------------------------------------------------------
