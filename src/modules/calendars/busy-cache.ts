@@ -107,47 +107,43 @@ interface CachedAnswer {
   start: number;
   end: number;
   fetchedAt: number;
+  busy: BusyData;
+}
+
+/**
+ * A connection's cached busy intervals and the last few windows asked of them, with their clipped
+ * intervals, handed out again for the same window. Kept across re-reads and refreshes while the
+ * intervals stay the same, so that answers remembered by availability (by the identity of these
+ * arrays) stay valid until the busy time really changes.
+ */
+interface BusyData {
   intervals: Interval[];
-  /** The last few windows asked and their clipped intervals, handed out again for the same window. */
   clipped: { start: number; end: number; intervals: readonly Interval[] }[];
 }
 
 const CLIPPED_WINDOWS = 4;
+const MAX_KNOWN_CONNECTIONS = 100_000;
 
-/** `cache.intervals` inside `window`: the same array for a window asked recently. */
+/** `cache.busy.intervals` inside `window`: the same array for a window asked recently. */
 function clipCached(cache: CachedAnswer, window: Interval): readonly Interval[] {
-  for (const c of cache.clipped) {
+  const data = cache.busy;
+  for (const c of data.clipped) {
     if (c.start === window.start && c.end === window.end) return c.intervals;
   }
-  const intervals = clip(cache.intervals, window);
-  if (cache.clipped.length >= CLIPPED_WINDOWS) cache.clipped.shift();
-  cache.clipped.push({ start: window.start, end: window.end, intervals });
+  const intervals = clip(data.intervals, window);
+  if (data.clipped.length >= CLIPPED_WINDOWS) data.clipped.shift();
+  data.clipped.push({ start: window.start, end: window.end, intervals });
   return intervals;
 }
 
-function prepare(row: BusyReadRow): PreparedRow {
-  const keys = [...row.selected_keys].sort();
-  const c = row.cache;
-  return {
-    id: row.id,
-    provider: row.provider,
-    status: row.status,
-    status_reason: row.status_reason,
-    last_error: row.last_error,
-    lastUsedAt: row.last_used_at.getTime(),
-    retryAt: row.retry_at?.getTime() ?? 0,
-    anySelected: keys.length > 0,
-    cache:
-      c !== null && sameKeys(c.busy.keys, keys)
-        ? {
-            start: c.window_start.getTime(),
-            end: c.window_end.getTime(),
-            fetchedAt: c.fetched_at.getTime(),
-            intervals: normalize(c.busy.intervals.map(([start, end]) => ({ start, end }))),
-            clipped: [],
-          }
-        : null,
-  };
+/** Whether normalized `a` holds exactly the intervals of `tuples`. */
+function sameIntervals(a: readonly Interval[], tuples: readonly [number, number][]): boolean {
+  if (a.length !== tuples.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const t = tuples[i]!;
+    if (a[i]!.start !== t[0] || a[i]!.end !== t[1]) return false;
+  }
+  return true;
 }
 
 function unavailable(detail: string, code: string, retryAfterSeconds: number): AppError {
@@ -172,6 +168,8 @@ export class CalendarBusySource implements BusySource {
   private readonly inflight = new Map<string, Promise<SyncOutcome>>();
   /** Each principal's connections and cached busy time, as last read from the database. */
   private readonly reads: InvalidatedCache<PreparedRow[]>;
+  /** Busy data by connection, reused by re-reads while unchanged (see BusyData). */
+  private readonly known = new Map<string, BusyData>();
 
   constructor(
     private readonly db: Db,
@@ -234,6 +232,43 @@ export class CalendarBusySource implements BusySource {
     await enqueue(db, REFRESH_QUEUE, { connection_id: connectionId }, this.clock.now());
   }
 
+  private prepare(row: BusyReadRow): PreparedRow {
+    const keys = [...row.selected_keys].sort();
+    const c = row.cache;
+    return {
+      id: row.id,
+      provider: row.provider,
+      status: row.status,
+      status_reason: row.status_reason,
+      last_error: row.last_error,
+      lastUsedAt: row.last_used_at.getTime(),
+      retryAt: row.retry_at?.getTime() ?? 0,
+      anySelected: keys.length > 0,
+      cache:
+        c !== null && sameKeys(c.busy.keys, keys)
+          ? {
+              start: c.window_start.getTime(),
+              end: c.window_end.getTime(),
+              fetchedAt: c.fetched_at.getTime(),
+              busy: this.busyData(row.id, c.busy.intervals),
+            }
+          : null,
+    };
+  }
+
+  /** The connection's BusyData: the one already known when its intervals are unchanged. */
+  private busyData(connectionId: string, tuples: readonly [number, number][]): BusyData {
+    const known = this.known.get(connectionId);
+    if (known !== undefined && sameIntervals(known.intervals, tuples)) return known;
+    const data: BusyData = {
+      intervals: normalize(tuples.map(([start, end]) => ({ start, end }))),
+      clipped: [],
+    };
+    if (this.known.size >= MAX_KNOWN_CONNECTIONS) this.known.clear();
+    this.known.set(connectionId, data);
+    return data;
+  }
+
   /** Starts keeping principals' busy reads in memory, dropped through NOTIFY (see the top of this file). */
   listen(notifier: Notifier): Promise<void> {
     return this.reads.listen(notifier);
@@ -243,7 +278,7 @@ export class CalendarBusySource implements BusySource {
     let rows = this.reads.get(principalId);
     if (rows === undefined) {
       const generation = this.reads.generation;
-      rows = (await busyReadRows(this.db, principalId)).map(prepare);
+      rows = (await busyReadRows(this.db, principalId)).map((r) => this.prepare(r));
       this.reads.store(generation, [[principalId, rows]]);
     }
     if (rows.length === 0) return null;

@@ -255,4 +255,42 @@ describe('remembered availability answers', () => {
       clock.set(DAY0 - D);
     }
   });
+
+  it('a remembered answer survives a refresh that brings the same busy time', async () => {
+    const host = await newHost();
+    feedBody = feedOf([0]);
+    await connectFeed(host);
+    const query = new URLSearchParams({
+      business_id: host,
+      duration_minutes: '30',
+      from: new Date(DAY0).toISOString(),
+      to: new Date(DAY0 + D).toISOString(),
+    });
+    const ask = async () =>
+      (await b.call('GET', `/v1/availability/slots?${query}`, { token: account.key })).text();
+    const counted = async (outcome: string) => {
+      const text = await (await fetch(`${b.url}/metrics`)).text();
+      const prefix = `kairos_availability_answers_total{kind="slots",outcome="${outcome}"}`;
+      return Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(prefix))
+          ?.split(' ')
+          .at(-1) ?? 0,
+      );
+    };
+    const first = await ask();
+    // Both processes refresh from the unchanged feed; B re-reads its rows after the NOTIFY.
+    for (const app of [a, b]) {
+      const sync = await app.call('POST', '/v1/calendars/sync', {
+        token: account.key,
+        body: { principal_id: host },
+      });
+      expect(sync.status).toBe(200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const computed = await counted('computed');
+    expect(await ask()).toBe(first);
+    expect(await counted('computed')).toBe(computed);
+  });
 });
