@@ -28,6 +28,15 @@ describe('AnswerMemo', () => {
     expect(memo.stats.bytes).toBeLessThanOrEqual(8_000);
   });
 
+  it('admits an answer the second time its key is asked, within a bounded window of recent keys', () => {
+    const memo = new AnswerMemo<string>(1 << 20, (v) => v.length, 3);
+    expect(memo.admit('a')).toBe(false);
+    expect(memo.admit('a')).toBe(true);
+    expect(memo.admit('a')).toBe(false); // kept by now, or asked afresh
+    for (const k of ['b', 'c', 'd']) memo.admit(k); // the window of 3 fills and starts over
+    expect(memo.admit('b')).toBe(false);
+  });
+
   it('replaces an entry under the same key, and does not store one answer too big for the budget', () => {
     const memo = new AnswerMemo<string>(8_000, (v) => v.length);
     memo.set('k', 'a');

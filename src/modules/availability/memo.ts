@@ -10,6 +10,10 @@
  * a WeakMap and never reuses a number, so an answer computed from old data can never be found under
  * a key made from new data: there is nothing to invalidate. Old entries simply stop being asked for
  * and are evicted, least recently used first, within a byte budget.
+ *
+ * An answer is kept only when its key comes back (`admit`): a question asked once (a new window each
+ * time) would otherwise fill the budget with answers nobody asks for again, and the garbage collector
+ * with their churn. The first sight of a key costs a few bytes in a bounded set of recent keys.
  */
 
 export class AnswerMemo<V> {
@@ -18,11 +22,25 @@ export class AnswerMemo<V> {
   /** Insertion order is recency order: a hit moves its entry to the end. */
   private readonly entries = new Map<string, { value: V; size: number }>();
   private bytes = 0;
+  /** Keys seen once and not (yet) kept; emptied when it grows past `maxSeen`. */
+  private readonly seen = new Set<string>();
 
   constructor(
     private readonly maxBytes: number,
     private readonly sizeOf: (value: V) => number,
+    private readonly maxSeen = 50_000,
   ) {}
+
+  /**
+   * Whether an answer computed for `key` should be kept: true from the second time a key is asked
+   * (after a miss) within the recent-keys window.
+   */
+  admit(key: string): boolean {
+    if (this.seen.delete(key)) return true;
+    if (this.seen.size >= this.maxSeen) this.seen.clear();
+    this.seen.add(key);
+    return false;
+  }
 
   /** A number for `o`, the same for the same object, never given to another one. */
   idOf(o: object): number {

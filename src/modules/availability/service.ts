@@ -124,7 +124,7 @@ export class AvailabilityService {
   }
 
   /** GET /v1/availability/slots: the answer as JSON text (present.ts), remembered (memo.ts). */
-  async slots(caller: Caller, params: SlotsParams): Promise<Buffer> {
+  async slots(caller: Caller, params: SlotsParams): Promise<Buffer | string> {
     const problems = new Problems();
     const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
     const target = resolveTarget(params, problems);
@@ -168,18 +168,18 @@ export class AvailabilityService {
       nowMs,
       alignTimezone,
     });
-    const json = Buffer.from(
-      slotsJson({
-        principal_id: p.id,
-        duration_minutes: params.durationMinutes,
-        timezone,
-        stale,
-        group_by_day: groupByDay,
-        slots,
-      }),
-    );
-    memo.set(key, json);
-    return json;
+    const json = slotsJson({
+      principal_id: p.id,
+      duration_minutes: params.durationMinutes,
+      timezone,
+      stale,
+      group_by_day: groupByDay,
+      slots,
+    });
+    if (!memo.admit(key)) return json;
+    const bytes = Buffer.from(json);
+    memo.set(key, bytes);
+    return bytes;
   }
 
   /** GET /v1/availability/next (remembered like slots). */
@@ -245,7 +245,7 @@ export class AvailabilityService {
       stale,
       slot: slot ? presentSlot(slot) : null,
     };
-    memo.set(key, answer);
+    if (memo.admit(key)) memo.set(key, answer);
     return answer;
   }
 

@@ -245,6 +245,7 @@ describe('remembered availability answers', () => {
       await new Promise((resolve) => setTimeout(resolve, 300)); // and its NOTIFY comes back
       const first = await ask();
       expect(firstStart(first)).toBe(new Date(DAY0 + 10.25 * H).toISOString()); // 10:15
+      expect(await ask()).toBe(first); // asked again: now it is kept
       const before = await remembered();
       clock.advance(20_000); // 10:14:20: another window, the same question
       expect(await ask()).toBe(first);
@@ -280,6 +281,7 @@ describe('remembered availability answers', () => {
       );
     };
     const first = await ask();
+    expect(await ask()).toBe(first); // asked again: now it is kept
     // Both processes refresh from the unchanged feed; B re-reads its rows after the NOTIFY.
     for (const app of [a, b]) {
       const sync = await app.call('POST', '/v1/calendars/sync', {
