@@ -28,7 +28,7 @@ export class AnswerMemo<V> {
   constructor(
     private readonly maxBytes: number,
     private readonly sizeOf: (value: V) => number,
-    private readonly maxSeen = 50_000,
+    private readonly maxSeen = 20_000,
   ) {}
 
   /**
