@@ -52,6 +52,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   clock.set(T0);
+  google.setUser('user@example.com');
   google.reset();
   microsoft.reset();
 });
@@ -397,8 +398,9 @@ describe('provider failures and the cache', () => {
 describe('sync and disconnect', () => {
   it('POST /v1/calendars/sync fetches now; DELETE removes tokens and calendars and revokes the grant', async () => {
     const host = await newHost();
+    google.setUser('solo@example.com'); // a Google account no other principal uses
     await connect('google', host);
-    google.addBusy('user@example.com', T0 + 80 * H, T0 + 81 * H);
+    google.addBusy('solo@example.com', T0 + 80 * H, T0 + 81 * H);
     const before = google.requests.freeBusy;
     const res = await t.call('POST', '/v1/calendars/sync', {
       token: account.key,
@@ -435,6 +437,23 @@ describe('sync and disconnect', () => {
       token: account.key,
     });
     expect(again.status).toBe(404);
+  });
+
+  it('does not revoke a Google account still connected for another principal', async () => {
+    google.setUser('shared@example.com');
+    const [one, two] = [await newHost('One'), await newHost('Two')];
+    await connect('google', one);
+    await connect('google', two);
+    const del = (host: string) =>
+      t.call('DELETE', `/v1/calendars/connections/google?principal_id=${host}`, { token: account.key });
+    const revokedBefore = google.oauth.revoked.length;
+    expect((await del(one)).status).toBe(200);
+    await t.ctx.jobs.drain();
+    expect(google.oauth.revoked.length).toBe(revokedBefore); // two still uses it
+    expect(await source().busy(two, WEEK)).not.toBeNull();
+    expect((await del(two)).status).toBe(200);
+    await t.ctx.jobs.drain();
+    expect(google.oauth.revoked.length).toBe(revokedBefore + 1);
   });
 });
 

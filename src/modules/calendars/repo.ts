@@ -217,6 +217,37 @@ export async function deleteConnections(db: Queryable, ids: string[]): Promise<v
   await db.deleteFrom('calendar_connections').where('id', 'in', ids).execute();
 }
 
+/**
+ * Serializes transactions about the same provider accounts (until commit), so that two principals
+ * removing connections of one account at once do not each see the other's and both skip revoking.
+ */
+export async function lockProviderAccounts(
+  trx: Tx,
+  provider: ProviderName,
+  displays: readonly string[],
+): Promise<void> {
+  for (const d of [...new Set(displays)].sort()) {
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`kairos:${provider}-account:${d}`}))`.execute(trx);
+  }
+}
+
+/** Which of these accounts (`display`: a Google account's address) still back a connection. */
+export async function providerAccountsInUse(
+  db: Queryable,
+  provider: ProviderName,
+  displays: readonly string[],
+): Promise<Set<string>> {
+  if (displays.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('calendar_connections')
+    .select('display')
+    .distinct()
+    .where('provider', '=', provider)
+    .where('display', 'in', displays)
+    .execute();
+  return new Set(rows.map((r) => r.display));
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Calendars
 

@@ -39,6 +39,8 @@ import {
   connectionsOf,
   consumeFlow,
   deleteConnections,
+  lockProviderAccounts,
+  providerAccountsInUse,
   findCalendar,
   findConnection,
   insertFlow,
@@ -735,16 +737,27 @@ export class CalendarService {
     if (conns.length === 0) throw new NotFound(`No ${which} calendar connection for this principal`);
     // Removing the rows and asking Google to revoke the grant commit together: the revocation runs
     // as a job (retried when Google cannot be reached) and carries the credentials still encrypted.
-    const revocations = conns.flatMap((c) =>
-      c.provider === 'google' && c.credentials_enc !== null
-        ? [{ payload: { credentials_enc: c.credentials_enc }, runAt: this.clock.now() }]
-        : [],
-    );
+    // Google revokes the whole grant of a Google account to this server, so not while another
+    // principal's connection still uses the same account.
+    const google = conns.filter((c) => c.provider === 'google' && c.credentials_enc !== null);
     await this.db.transaction().execute(async (trx) => {
+      await lockProviderAccounts(
+        trx,
+        'google',
+        google.map((c) => c.display),
+      );
       await deleteConnections(
         trx,
         conns.map((c) => c.id),
       );
+      const inUse = await providerAccountsInUse(
+        trx,
+        'google',
+        google.map((c) => c.display),
+      );
+      const revocations = google
+        .filter((c) => !inUse.has(c.display))
+        .map((c) => ({ payload: { credentials_enc: c.credentials_enc }, runAt: this.clock.now() }));
       await enqueueMany(trx, REVOKE_QUEUE, revocations);
     });
     const now = this.clock.now();
