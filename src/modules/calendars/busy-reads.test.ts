@@ -73,7 +73,28 @@ async function connectFeed(host: string): Promise<void> {
   if (res.status !== 201) throw new Error(await res.text());
 }
 
+/** A new host whose calendar is the feed, busy 09-10 UTC on each of `days` (offsets from DAY0). */
+async function hostWithFeed(days: number[]): Promise<string> {
+  const host = await newHost();
+  feedBody = feedOf(days);
+  await connectFeed(host);
+  return host;
+}
+
 const readB = (host: string) => b.ctx.services.calendars.busySource.busy(host, WINDOW);
+
+/** Process B's count of slots answers remembered or computed (its /metrics). */
+async function slotAnswers(outcome: 'remembered' | 'computed'): Promise<number> {
+  const text = await (await fetch(`${b.url}/metrics`)).text();
+  const prefix = `kairos_availability_answers_total{kind="slots",outcome="${outcome}"}`;
+  return Number(
+    text
+      .split('\n')
+      .find((l) => l.startsWith(prefix))
+      ?.split(' ')
+      .at(-1) ?? 0,
+  );
+}
 
 /** Polls process B until its read satisfies `ok` (NOTIFY arrives asynchronously), for at most 5 s. */
 async function untilB(host: string, ok: (answer: Awaited<ReturnType<typeof readB>>) => boolean) {
@@ -87,9 +108,7 @@ async function untilB(host: string, ok: (answer: Awaited<ReturnType<typeof readB
 
 describe('busy reads in memory', () => {
   it('are served from memory: a change made without announcing it is not seen', async () => {
-    const host = await newHost();
-    feedBody = feedOf([0]);
-    await connectFeed(host);
+    const host = await hostWithFeed([0]);
     expect((await readB(host))?.intervals).toEqual(busyOn([0]));
 
     // Rewrite the cached busy time with triggers off (replica mode): no NOTIFY, so B keeps its copy.
@@ -105,9 +124,7 @@ describe('busy reads in memory', () => {
   });
 
   it('a refresh in one process is seen by the other at once', async () => {
-    const host = await newHost();
-    feedBody = feedOf([0]);
-    await connectFeed(host);
+    const host = await hostWithFeed([0]);
     expect((await readB(host))?.intervals).toEqual(busyOn([0]));
 
     feedBody = feedOf([1, 2]);
@@ -148,9 +165,7 @@ describe('busy reads in memory', () => {
 
 describe('remembered availability answers', () => {
   it('a repeated question gets the same answer until busy time, the schedule or the clock changes it', async () => {
-    const host = await newHost();
-    feedBody = feedOf([0]);
-    await connectFeed(host);
+    const host = await hostWithFeed([0]);
     const query = new URLSearchParams({
       business_id: host,
       duration_minutes: '60',
@@ -215,9 +230,7 @@ describe('remembered availability answers', () => {
   });
 
   it('a question asked from "now" is remembered while the clock stays within one slot step', async () => {
-    const host = await newHost();
-    feedBody = feedOf([0]);
-    await connectFeed(host);
+    const host = await hostWithFeed([0]);
     const ask = async () => {
       const now = clock.nowMs();
       const query = new URLSearchParams({
@@ -230,13 +243,6 @@ describe('remembered availability answers', () => {
       expect(res.status).toBe(200);
       return res.text();
     };
-    const remembered = async () => {
-      const text = await (await fetch(`${b.url}/metrics`)).text();
-      const line = text
-        .split('\n')
-        .find((l) => l.startsWith('kairos_availability_answers_total{kind="slots",outcome="remembered"}'));
-      return Number(line?.split(' ').at(-1) ?? 0);
-    };
     const firstStart = (text: string) => (JSON.parse(text) as { slots: { start: string }[] }).slots[0]?.start;
 
     clock.set(DAY0 + 10 * H + 14 * 60_000); // Tuesday 10:14
@@ -246,10 +252,10 @@ describe('remembered availability answers', () => {
       const first = await ask();
       expect(firstStart(first)).toBe(new Date(DAY0 + 10.25 * H).toISOString()); // 10:15
       expect(await ask()).toBe(first); // asked again: now it is kept
-      const before = await remembered();
+      const before = await slotAnswers('remembered');
       clock.advance(20_000); // 10:14:20: another window, the same question
       expect(await ask()).toBe(first);
-      expect(await remembered()).toBe(before + 1);
+      expect(await slotAnswers('remembered')).toBe(before + 1);
       clock.advance(60_000); // 10:15:20: the 10:15 slot has begun
       expect(firstStart(await ask())).toBe(new Date(DAY0 + 10.5 * H).toISOString());
     } finally {
@@ -258,9 +264,7 @@ describe('remembered availability answers', () => {
   });
 
   it('a remembered answer survives a refresh that brings the same busy time', async () => {
-    const host = await newHost();
-    feedBody = feedOf([0]);
-    await connectFeed(host);
+    const host = await hostWithFeed([0]);
     const query = new URLSearchParams({
       business_id: host,
       duration_minutes: '30',
@@ -269,17 +273,6 @@ describe('remembered availability answers', () => {
     });
     const ask = async () =>
       (await b.call('GET', `/v1/availability/slots?${query}`, { token: account.key })).text();
-    const counted = async (outcome: string) => {
-      const text = await (await fetch(`${b.url}/metrics`)).text();
-      const prefix = `kairos_availability_answers_total{kind="slots",outcome="${outcome}"}`;
-      return Number(
-        text
-          .split('\n')
-          .find((l) => l.startsWith(prefix))
-          ?.split(' ')
-          .at(-1) ?? 0,
-      );
-    };
     const first = await ask();
     expect(await ask()).toBe(first); // asked again: now it is kept
     // Both processes refresh from the unchanged feed; B re-reads its rows after the NOTIFY.
@@ -291,8 +284,8 @@ describe('remembered availability answers', () => {
       expect(sync.status).toBe(200);
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const computed = await counted('computed');
+    const computed = await slotAnswers('computed');
     expect(await ask()).toBe(first);
-    expect(await counted('computed')).toBe(computed);
+    expect(await slotAnswers('computed')).toBe(computed);
   });
 });
