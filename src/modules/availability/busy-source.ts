@@ -7,7 +7,10 @@ export interface Interval {
 export interface BusyAnswer {
   /**
    * Busy time inside the asked window, normalized (sorted, merged). Sources may hand out the same
-   * array for the same question again (availability remembers answers by it): never mutate it.
+   * array for the same question again (availability remembers answers by it): never mutate it. A
+   * source that returns a new array each time still gives correct answers, only never remembered
+   * ones; when two sources both have busy time, availability merges them into a new array per request
+   * (to remember those too, that merge would have to be memoized by the pair of arrays).
    */
   intervals: readonly Interval[];
   /** True when a provider could not be reached and the answer is the last known busy time. */
