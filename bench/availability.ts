@@ -21,7 +21,6 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import autocannon from 'autocannon';
 import { Kysely, PostgresDialect } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -32,13 +31,10 @@ import { createPool, migrate } from '../src/db/store.js';
 import type { DB } from '../src/db/types.js';
 import type { Interval } from '../src/lib/intervals.js';
 import { systemClock } from '../src/platform/clock.js';
+import { type LoadResult as Load, load, randomBusy, type Row } from './lib.js';
 
 /** One benchmark result row. */
-export interface BenchRow {
-  name: string;
-  value: string;
-  unit: string;
-}
+export type BenchRow = Row;
 
 const CHILD_ENV = 'KAIROS_BENCH_CHILD';
 const MIN = 60_000;
@@ -58,27 +54,11 @@ interface Ready {
   slotCount: number;
 }
 
-/** Deterministic PRNG (mulberry32), so every run measures the same data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** An ICS feed of 1,000 busy blocks of 5–30 minutes on 5-minute starts, in random order, within `window`. */
 function busyFeed(window: Interval): string {
-  const rand = prng(42);
-  const steps = Math.floor((window.end - window.start) / (5 * MIN));
   const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
   const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Kairos bench//EN'];
-  for (let i = 0; i < BUSY_COUNT; i++) {
-    const start = window.start + Math.floor(rand() * steps) * 5 * MIN;
-    const end = start + (1 + Math.floor(rand() * 6)) * 5 * MIN;
+  for (const [i, { start, end }] of randomBusy(window, BUSY_COUNT).entries()) {
     lines.push('BEGIN:VEVENT', `UID:busy-${i}@bench`, 'DTSTAMP:20260101T000000Z');
     lines.push(`DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`, 'END:VEVENT');
   }
@@ -217,14 +197,6 @@ async function serveOn(url: string): Promise<void> {
   }
 }
 
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-}
-
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -234,23 +206,13 @@ function median(xs: number[]): number {
 /** A fixed path, or one made afresh for each request. */
 type Target = string | (() => string);
 
-async function load(origin: string, target: Target, token: string, seconds: number): Promise<Load> {
-  const r = await autocannon({
-    url: origin + (typeof target === 'string' ? target : target()),
+function loadTarget(origin: string, target: Target, token: string, seconds: number): Promise<Load> {
+  return load(origin + (typeof target === 'string' ? target : target()), {
     connections: CONNECTIONS,
-    duration: seconds,
+    seconds,
     headers: { authorization: `Bearer ${token}` },
-    ...(typeof target === 'string'
-      ? {}
-      : { requests: [{ setupRequest: (request: object) => ({ ...request, path: target() }) }] }),
+    ...(typeof target === 'string' ? {} : { nextPath: target }),
   });
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-  };
 }
 
 /** Starts the server process, loads each route (warm-up, then measured), and returns the rows. */
@@ -280,12 +242,12 @@ export async function benchAvailability(): Promise<BenchRow[]> {
     const only = process.env.BENCH_ONLY;
     const compare = async (label: string, target: Target, baseline: string, size: string) => {
       if (only && !label.includes(only)) return;
-      await load(ready.url, target, ready.token, WARMUP_SECONDS);
-      await load(ready.url, baseline, ready.token, WARMUP_SECONDS);
+      await loadTarget(ready.url, target, ready.token, WARMUP_SECONDS);
+      await loadTarget(ready.url, baseline, ready.token, WARMUP_SECONDS);
       const runs: { route: Load; baseline: Load }[] = [];
       for (let i = 0; i < ROUNDS; i++) {
-        const route = await load(ready.url, target, ready.token, seconds / ROUNDS);
-        const baseRun = await load(ready.url, baseline, ready.token, seconds / ROUNDS);
+        const route = await loadTarget(ready.url, target, ready.token, seconds / ROUNDS);
+        const baseRun = await loadTarget(ready.url, baseline, ready.token, seconds / ROUNDS);
         for (const [name, r] of [
           [label, route],
           [`${label} baseline`, baseRun],

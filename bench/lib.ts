@@ -18,20 +18,40 @@ export interface LoadResult {
   p50: number;
   p99: number;
   non2xx: number;
+  /** Connection errors and time-outs. */
+  errors: number;
 }
 
-/** Drives `url` with autocannon from this process and returns throughput and latency. */
+/**
+ * Drives `url` with autocannon from this process and returns throughput and latency. With `nextPath`,
+ * each request asks for the path it returns instead (on the same origin).
+ */
 export async function load(
   url: string,
-  opts: { connections?: number; seconds?: number; headers?: Record<string, string> } = {},
+  opts: {
+    connections?: number;
+    seconds?: number;
+    headers?: Record<string, string>;
+    nextPath?: () => string;
+  } = {},
 ): Promise<LoadResult> {
+  const nextPath = opts.nextPath;
   const r = await autocannon({
     url,
     connections: opts.connections ?? 50,
     duration: opts.seconds ?? 5,
     headers: opts.headers,
+    ...(nextPath
+      ? { requests: [{ setupRequest: (request: object) => ({ ...request, path: nextPath() }) }] }
+      : {}),
   });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
 }
 
 /** Resident memory of a process in MiB (Linux). */
@@ -92,4 +112,36 @@ export async function spawnListening(
 
 export function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+/** Deterministic PRNG (mulberry32), so every run measures the same data. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const FIVE_MINUTES = 300_000;
+
+/**
+ * `count` busy blocks of 5–30 minutes on 5-minute starts, scattered over `window` in random order
+ * (the same ones every run): the busy time of the slot and availability benchmarks.
+ */
+export function randomBusy(
+  window: { start: number; end: number },
+  count: number,
+): { start: number; end: number }[] {
+  const rand = prng(42);
+  const steps = Math.floor((window.end - window.start) / FIVE_MINUTES);
+  const busy: { start: number; end: number }[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = window.start + Math.floor(rand() * steps) * FIVE_MINUTES;
+    busy.push({ start, end: start + (1 + Math.floor(rand() * 6)) * FIVE_MINUTES });
+  }
+  return busy;
 }

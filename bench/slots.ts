@@ -3,16 +3,12 @@
  * host with 1,000 busy intervals. Run alone with `node --import tsx bench/slots.ts`.
  */
 import { pathToFileURL } from 'node:url';
-import type { Interval } from '../src/lib/intervals.js';
 import { DEFAULT_SCHEDULE, workingIntervals } from '../src/lib/schedule.js';
 import { computeSlots, firstSlot, type SlotInput } from '../src/lib/slots.js';
+import { randomBusy, type Row } from './lib.js';
 
 /** One benchmark result row. */
-export interface BenchRow {
-  name: string;
-  value: string;
-  unit: string;
-}
+export type BenchRow = Row;
 
 const MIN = 60_000;
 const DAY = 86_400_000;
@@ -20,30 +16,6 @@ const ZONE = 'America/New_York';
 const BUSY_COUNT = 1000;
 const WARMUP = 300;
 const ITERATIONS = 3000;
-
-/** Deterministic PRNG (mulberry32), so every run measures the same data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-/** 1,000 busy blocks of 5-30 minutes on 5-minute starts, scattered over the window in random order. */
-function makeBusy(window: Interval): Interval[] {
-  const rand = prng(42);
-  const steps = Math.floor((window.end - window.start) / (5 * MIN));
-  const busy: Interval[] = [];
-  for (let i = 0; i < BUSY_COUNT; i++) {
-    const start = window.start + Math.floor(rand() * steps) * 5 * MIN;
-    busy.push({ start, end: start + (1 + Math.floor(rand() * 6)) * 5 * MIN });
-  }
-  return busy;
-}
 
 /** Mean and 99th percentile of per-call wall times, and mean CPU time, in milliseconds. */
 function measure(fn: () => unknown): { mean: number; p99: number; cpu: number } {
@@ -73,7 +45,7 @@ export async function benchSlots(): Promise<BenchRow[]> {
     durationMs: 30 * MIN,
     intervalMs: 15 * MIN,
     working: workingIntervals(DEFAULT_SCHEDULE(ZONE), window),
-    busy: makeBusy(window),
+    busy: randomBusy(window, BUSY_COUNT),
     bufferBeforeMs: 5 * MIN,
     bufferAfterMs: 10 * MIN,
     nowMs: start,
