@@ -10,7 +10,13 @@
  */
 import type { OAuthConfig } from '../../src/modules/calendars/providers/oauth.js';
 import { type EmuRequest, type EmuResponse, json, startHttpServer, type TimeInput, toMs } from './http.js';
-import { authControls, FailureQueue, type OAuthDialect, OAuthServer } from './oauth-server.js';
+import {
+  type AuthControls,
+  authControls,
+  FailureQueue,
+  type OAuthDialect,
+  OAuthServer,
+} from './oauth-server.js';
 
 export interface GoogleEmulatorOptions {
   clientId?: string;
@@ -51,7 +57,7 @@ const dialect: OAuthDialect = {
   grantedScope: (requested) => requested.split(/\s+/).filter(Boolean).join(' '),
 };
 
-export interface GoogleEmulator {
+export interface GoogleEmulator extends AuthControls {
   url: string;
   /** For the Calendar client config: `${url}/calendar/v3`. */
   apiUrl: string;
@@ -67,13 +73,6 @@ export interface GoogleEmulator {
   ): void;
   /** Whom the next authorize signs in as (default the `user` option). */
   setUser(email: string): void;
-  expireAccessTokens(): void;
-  revokeRefreshTokens(): void;
-  setTokenLifetime(seconds: number): void;
-  /** The next n Calendar API calls fail with `status` (429/403 → rateLimitExceeded body). */
-  failNext(n: number, status: number, retryAfterSeconds?: number): void;
-  /** Next authorize redirects with error=access_denied. */
-  denyNextAuthorization(): void;
   requests: { authorize: number; token: number; freeBusy: number; calendarList: number; apiErrors: number };
   freeBusyCalls: FreeBusyCall[];
   reset(): void;
@@ -155,6 +154,7 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
   };
   addCalendar(defaultUser, { summary: defaultUser, primary: true, owner: defaultUser });
 
+  /** failNext: 429 and 403 answer Google's rateLimitExceeded body, other statuses a plain API error. */
   const injectedFailure = (): EmuResponse | undefined => {
     const f = failures.take();
     if (!f) return undefined;

@@ -11,7 +11,13 @@ import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { OAuthConfig } from '../../src/modules/calendars/providers/oauth.js';
 import { type EmuRequest, type EmuResponse, json, startHttpServer, type TimeInput, toMs } from './http.js';
-import { authControls, FailureQueue, type OAuthDialect, OAuthServer } from './oauth-server.js';
+import {
+  type AuthControls,
+  authControls,
+  FailureQueue,
+  type OAuthDialect,
+  OAuthServer,
+} from './oauth-server.js';
 
 export type GraphStatus = 'free' | 'tentative' | 'busy' | 'oof' | 'workingElsewhere' | 'unknown';
 
@@ -71,7 +77,7 @@ const dialect: OAuthDialect = {
       .join(' '),
 };
 
-export interface MicrosoftEmulator {
+export interface MicrosoftEmulator extends AuthControls {
   url: string;
   /** For the Graph client config: `${url}/v1.0`. */
   graphUrl: string;
@@ -84,12 +90,6 @@ export interface MicrosoftEmulator {
   addMailbox(email: string): void;
   addCalendar(email: string, name: string, opts?: { id?: string; isDefault?: boolean }): string;
   setUser(email: string): void;
-  expireAccessTokens(): void;
-  revokeRefreshTokens(): void;
-  setTokenLifetime(seconds: number): void;
-  /** The next n Graph calls fail with `status` (429 → TooManyRequests, 503 → ServiceUnavailable). */
-  failNext(n: number, status: number, retryAfterSeconds?: number): void;
-  denyNextAuthorization(): void;
   requests: { authorize: number; token: number; getSchedule: number; calendars: number; apiErrors: number };
   getScheduleCalls: GetScheduleCall[];
   reset(): void;
@@ -181,6 +181,7 @@ export async function startMicrosoftEmulator(
   };
   addMailbox(defaultUser);
 
+  /** failNext: 429 answers TooManyRequests, 503 ServiceUnavailable, in Graph's error format. */
   const injectedFailure = (): EmuResponse | undefined => {
     const f = failures.take();
     if (!f) return undefined;

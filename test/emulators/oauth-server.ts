@@ -318,8 +318,19 @@ export class FailureQueue {
   }
 }
 
-/** The token and failure controls every provider emulator offers, over its OAuth server and failure queue. */
-export function authControls(oauth: OAuthServer, failures: FailureQueue) {
+/** The token and failure controls every provider emulator offers. */
+export interface AuthControls {
+  expireAccessTokens(): void;
+  revokeRefreshTokens(): void;
+  setTokenLifetime(seconds: number): void;
+  /** The next n API calls fail with `status`, in the provider's error format (429 with Retry-After). */
+  failNext(n: number, status: number, retryAfterSeconds?: number): void;
+  /** The next authorize redirects with error=access_denied (the user clicked Cancel). */
+  denyNextAuthorization(): void;
+}
+
+/** AuthControls over an emulator's OAuth server and failure queue. */
+export function authControls(oauth: OAuthServer, failures: FailureQueue): AuthControls {
   return {
     expireAccessTokens: () => oauth.expireAccessTokens(),
     revokeRefreshTokens: () => oauth.revokeRefreshTokens(),

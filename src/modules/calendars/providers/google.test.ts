@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type GoogleEmulator, startGoogleEmulator } from '../../../../test/emulators/google.js';
 import { authorizeViaRedirect } from '../../../../test/emulators/http.js';
+import { caught } from '../../../../test/helpers/promises.js';
 import {
   GOOGLE_MAX_CALENDARS_PER_CALL,
   googleFreeBusy,
@@ -22,15 +23,6 @@ import {
 const REDIRECT = 'http://127.0.0.1:4000/v1/calendars/google/callback';
 const fetch = globalThis.fetch;
 const DAY = 86_400_000;
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('Google OAuth + Calendar API against the emulator', () => {
   let emu: GoogleEmulator;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { authorizeViaRedirect } from '../../../../test/emulators/http.js';
+import { caught } from '../../../../test/helpers/promises.js';
 import { type MicrosoftEmulator, startMicrosoftEmulator } from '../../../../test/emulators/microsoft.js';
 import {
   GRAPH_MAX_SCHEDULES_PER_CALL,
@@ -22,15 +23,6 @@ const REDIRECT = 'http://127.0.0.1:4000/v1/calendars/microsoft/callback';
 const fetch = globalThis.fetch;
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('Microsoft identity platform + Graph against the emulator', () => {
   let emu: MicrosoftEmulator;
