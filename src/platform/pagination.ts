@@ -1,3 +1,4 @@
+import { type SelectQueryBuilder, sql } from 'kysely';
 import { ValidationFailed } from './errors.js';
 
 /** Opaque keyset cursor over (created_at, id), newest first. */
@@ -19,6 +20,26 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | null 
     throw new ValidationFailed({ cursor: 'is not a cursor returned by this API' });
   }
   return { at, id: raw.slice(i + 1) };
+}
+
+/**
+ * The keyset page query: `q` limited to the rows after `pos` in newest-first order of (`created_at`,
+ * `id`) of `table` (its name or alias; needed when `q` joins), in that order, `limit + 1` of them
+ * (`page` splits the extra one off).
+ */
+export function newestFirstAfter<DB, TB extends keyof DB, O>(
+  q: SelectQueryBuilder<DB, TB, O>,
+  pos: CursorPosition | null,
+  limit: number,
+  table?: string,
+): SelectQueryBuilder<DB, TB, O> {
+  const createdAt = sql.ref(table ? `${table}.created_at` : 'created_at');
+  const id = sql.ref(table ? `${table}.id` : 'id');
+  const after = pos ? q.where(sql<boolean>`(${createdAt}, ${id}) < (${pos.at}, ${pos.id})`) : q;
+  return after
+    .orderBy(createdAt, 'desc')
+    .orderBy(id, 'desc')
+    .limit(limit + 1);
 }
 
 /** Splits one extra fetched row off into `has_more`. */

@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import { keyedHash } from '../../platform/crypto.js';
 import { NotFound, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { decodeCursor, page } from '../../platform/pagination.js';
+import { decodeCursor, newestFirstAfter, page } from '../../platform/pagination.js';
 
 export const SECRET_PREFIX = 'svc_sk_live_';
 export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
@@ -192,20 +192,8 @@ export class ApiKeyService {
 
   async list(accountId: string, opts: { limit: number; cursor?: string }) {
     const pos = decodeCursor(opts.cursor);
-    let q = this.selectKeys(this.db).where('k.account_id', '=', accountId);
-    if (pos) {
-      q = q.where((eb) =>
-        eb.or([
-          eb('k.created_at', '<', pos.at),
-          eb.and([eb('k.created_at', '=', pos.at), eb('k.id', '<', pos.id)]),
-        ]),
-      );
-    }
-    const rows = await q
-      .orderBy('k.created_at', 'desc')
-      .orderBy('k.id', 'desc')
-      .limit(opts.limit + 1)
-      .execute();
+    const q = this.selectKeys(this.db).where('k.account_id', '=', accountId);
+    const rows = await newestFirstAfter(q, pos, opts.limit, 'k').execute();
     const { items, pagination } = page(rows, opts.limit);
     return { api_keys: items.map((r) => this.present(r)), pagination };
   }

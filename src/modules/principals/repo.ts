@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import type { Schedule, ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
-import type { CursorPosition } from '../../platform/pagination.js';
+import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
 import './tables.js';
 
 type Queryable = Db | Tx;
@@ -76,22 +76,13 @@ export async function listHosts(
   pos: CursorPosition | null,
   limit: number,
 ): Promise<HostRow[]> {
-  let q = db
+  const q = db
     .selectFrom('principals')
     .select(HOST_COLUMNS)
     .where('account_id', '=', accountId)
     .where('kind', '=', 'host')
     .where('deleted_at', 'is', null);
-  if (pos) {
-    q = q.where((eb) =>
-      eb.or([eb('created_at', '<', pos.at), eb.and([eb('created_at', '=', pos.at), eb('id', '<', pos.id)])]),
-    );
-  }
-  return q
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  return newestFirstAfter(q, pos, limit).execute();
 }
 
 export async function updateHost(

@@ -4,7 +4,7 @@ import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
-import type { CursorPosition } from '../../platform/pagination.js';
+import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
 import type {
   DeliveryStatus,
   WebhookAttemptsTable,
@@ -94,17 +94,8 @@ export async function listWebhooks(
   pos: CursorPosition | null,
   limit: number,
 ): Promise<WebhookRow[]> {
-  let q = db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId);
-  if (pos) {
-    q = q.where((eb) =>
-      eb.or([eb('created_at', '<', pos.at), eb.and([eb('created_at', '=', pos.at), eb('id', '<', pos.id)])]),
-    );
-  }
-  return q
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  const q = db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId);
+  return newestFirstAfter(q, pos, limit).execute();
 }
 
 export async function updateWebhook(
@@ -233,16 +224,7 @@ export async function listDeliveries(
   let q = db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.eventType) q = q.where('event_type', '=', filter.eventType);
-  if (pos) {
-    q = q.where((eb) =>
-      eb.or([eb('created_at', '<', pos.at), eb.and([eb('created_at', '=', pos.at), eb('id', '<', pos.id)])]),
-    );
-  }
-  return q
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit + 1)
-    .execute();
+  return newestFirstAfter(q, pos, limit).execute();
 }
 
 /** The attempts of some deliveries, grouped by delivery, in attempt order. */
