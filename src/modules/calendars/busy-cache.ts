@@ -87,12 +87,8 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /** A connection as busy reads need it, kept in memory between reads (see `reads`). */
-interface PreparedRow {
-  id: string;
-  provider: BusyReadRow['provider'];
-  status: BusyReadRow['status'];
-  status_reason: string | null;
-  last_error: string | null;
+interface PreparedRow
+  extends Pick<BusyReadRow, 'id' | 'provider' | 'status' | 'status_reason' | 'last_error'> {
   /** When the connection was last marked used (this process updates it as it writes). */
   lastUsedAt: number;
   /** Epoch ms before which the provider is left alone; 0 for none. */

@@ -7,7 +7,6 @@ import type {
   CalendarOAuthFlowsTable,
   CalendarsTable,
   ConnectionStatus,
-  OAuthProviderName,
   ProviderName,
 } from './tables.js';
 import './tables.js';
@@ -38,17 +37,7 @@ export interface BusyReadRow {
   cache: CacheRow | null;
 }
 
-export interface FlowRow {
-  id: string;
-  account_id: string;
-  principal_id: string;
-  provider: OAuthProviderName;
-  verifier_enc: string;
-  redirect_uri: string | null;
-  client_state: string | null;
-  via_link: boolean;
-  expires_at: Date;
-}
+export type FlowRow = Omit<Selectable<CalendarOAuthFlowsTable>, 'created_at' | 'consumed_at'>;
 
 // ---------------------------------------------------------------------------------------------------
 // Connections

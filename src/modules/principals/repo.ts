@@ -1,6 +1,7 @@
 /** SQL of the principals module: hosts (principals of kind 'host') and schedules. */
-import { sql } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
+import type { PrincipalsTable } from '../../db/types.js';
 import type { Schedule, ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
 import './tables.js';
@@ -92,15 +93,7 @@ export async function updateHost(
   patch: { display_name?: string; email?: string | null; timezone?: string },
   now: Date,
 ): Promise<HostRow | undefined> {
-  return db
-    .updateTable('principals')
-    .set({ ...patch, updated_at: now })
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .where('kind', '=', 'host')
-    .where('deleted_at', 'is', null)
-    .returning(HOST_COLUMNS)
-    .executeTakeFirst();
+  return changeLiveHost(db, accountId, id, { ...patch, updated_at: now });
 }
 
 export async function softDeleteHost(
@@ -109,9 +102,19 @@ export async function softDeleteHost(
   id: string,
   now: Date,
 ): Promise<HostRow | undefined> {
+  return changeLiveHost(db, accountId, id, { status: 'deleted', deleted_at: now, updated_at: now });
+}
+
+/** Sets `values` on the account's live host `id`; its row after the change, or undefined if none. */
+async function changeLiveHost(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  values: Updateable<PrincipalsTable>,
+): Promise<HostRow | undefined> {
   return db
     .updateTable('principals')
-    .set({ status: 'deleted', deleted_at: now, updated_at: now })
+    .set(values)
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .where('kind', '=', 'host')
