@@ -3,7 +3,7 @@
  * slots), so they are written straight to JSON text here: building slot objects, formatting each
  * instant with Date#toISOString and running the schema serializer over them cost more than computing
  * the slots (measured with bench/availability.ts). The text is exactly what the response schema
- * describes; availability.test.ts checks it against the plain object rendering.
+ * describes; present.test.ts checks it against the plain object rendering.
  */
 import type { Interval } from '../../lib/intervals.js';
 import { toWall } from '../../lib/schedule.js';
