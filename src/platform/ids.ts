@@ -48,5 +48,8 @@ export function uuidv7(nowMs: number = Date.now()): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/** A prefixed id as `prefixedId` makes them (any prefix). */
+export const isPrefixedId = (s: string): boolean => /^[a-z]{1,16}_[0-9a-hjkmnp-tv-z]{26}$/.test(s);
+
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 export const isUuid = (s: string): boolean => new RegExp(UUID_PATTERN).test(s);

@@ -1,5 +1,6 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 import { ValidationFailed } from './errors.js';
+import { isPrefixedId, isUuid } from './ids.js';
 
 /** Opaque keyset cursor over (created_at, id), newest first. */
 export interface CursorPosition {
@@ -11,15 +12,26 @@ export function encodeCursor(pos: { at: Date | string; id: string }): string {
   return Buffer.from(`${new Date(pos.at).toISOString()}|${pos.id}`, 'utf8').toString('base64url');
 }
 
+const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * The position a cursor names. Only a cursor this API could have issued is accepted — a UTC timestamp
+ * of years 0000–9999 in `toISOString` form, `|`, a UUID or prefixed id, spelled in canonical base64url — so a forged
+ * or damaged one is a 400 with `errors.cursor`, never a query with a value the database refuses.
+ */
 export function decodeCursor(cursor: string | undefined): CursorPosition | null {
   if (cursor === undefined || cursor === '') return null;
+  const invalid = () => new ValidationFailed({ cursor: 'is not a cursor returned by this API' });
   const raw = Buffer.from(cursor, 'base64url').toString('utf8');
   const i = raw.indexOf('|');
-  const at = new Date(raw.slice(0, i));
-  if (i <= 0 || Number.isNaN(at.getTime()) || raw.length - i < 2) {
-    throw new ValidationFailed({ cursor: 'is not a cursor returned by this API' });
-  }
-  return { at, id: raw.slice(i + 1) };
+  if (i <= 0) throw invalid();
+  const atText = raw.slice(0, i);
+  const id = raw.slice(i + 1);
+  const at = new Date(atText);
+  if (!CURSOR_AT.test(atText) || Number.isNaN(at.getTime()) || at.toISOString() !== atText) throw invalid();
+  if (!isUuid(id) && !isPrefixedId(id)) throw invalid();
+  if (Buffer.from(raw, 'utf8').toString('base64url') !== cursor) throw invalid();
+  return { at, id };
 }
 
 /**
