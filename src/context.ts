@@ -11,7 +11,7 @@ import { CalendarService } from './modules/calendars/service.js';
 import { PrincipalService } from './modules/principals/service.js';
 import { WebhookDeliverer } from './modules/webhooks/delivery.js';
 import { WebhookService } from './modules/webhooks/service.js';
-import { Authenticator } from './platform/auth.js';
+import { Authenticator, CredentialCache } from './platform/auth.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { IdempotencyStore } from './platform/idempotency.js';
 import { type DerivedKeys, deriveKeys } from './platform/keys.js';
@@ -75,8 +75,9 @@ export function contextForStore(
 export function createContext(deps: ContextDeps): AppContext {
   const { config, db, clock } = deps;
   const keys = deriveKeys(deps.masterKey);
-  const apiKeys = new ApiKeyService(db, clock, keys.apiKeyPepper);
-  const accounts = new AccountService(db, clock, apiKeys, keys.jwtKey, config.sessionTtlSeconds);
+  const credentials = new CredentialCache(clock);
+  const apiKeys = new ApiKeyService(db, clock, keys.apiKeyPepper, credentials);
+  const accounts = new AccountService(db, clock, apiKeys, keys.jwtKey, config.sessionTtlSeconds, credentials);
   const outboundPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
   const webhooks = new WebhookService(db, clock, keys.encryptionKey, outboundPolicy);
   const principals = new PrincipalService(db, clock);
@@ -96,7 +97,7 @@ export function createContext(deps: ContextDeps): AppContext {
     keys,
     limiter: new RateLimiter(db, clock),
     usage: new UsageRecorder(db, clock, (err) => deps.log.error({ err }, 'usage flush failed')),
-    auth: new Authenticator(apiKeys, accounts, clock, keys.jwtKey),
+    auth: new Authenticator(apiKeys, accounts, clock, keys.jwtKey, credentials),
     idempotency: new IdempotencyStore(db, clock, keys.encryptionKey),
     jobs: new JobRunner(db, clock, deps.log),
     metrics: new Metrics(deps.pool),

@@ -1,3 +1,4 @@
+import type { RevocationListener } from '../../platform/auth.js';
 import { SignJWT } from 'jose';
 import { sql } from 'kysely';
 import type { Db } from '../../db/store.js';
@@ -22,6 +23,7 @@ export class AccountService {
     private readonly keys: ApiKeyService,
     private readonly jwtKey: Buffer,
     private readonly sessionTtlSeconds: number,
+    private readonly revocations: RevocationListener,
   ) {}
 
   /** Creates an account (a business and a principal) with its first secret key. */
@@ -180,6 +182,8 @@ export class AccountService {
         .execute();
       await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${`session:${sessionId}`})`.execute(trx);
     });
+    // This process stops accepting the session before it answers; the others when the NOTIFY arrives.
+    this.revocations.revoked(`session:${sessionId}`);
   }
 
   /** Whether a session is live (not revoked, not expired). */

@@ -1,3 +1,4 @@
+import type { RevocationListener } from '../../platform/auth.js';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
@@ -84,6 +85,7 @@ export class ApiKeyService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly pepper: Buffer,
+    private readonly revocations: RevocationListener,
   ) {}
 
   hash(key: string): string {
@@ -207,7 +209,7 @@ export class ApiKeyService {
     return this.present(row);
   }
 
-  /** Revokes a key; every process stops accepting it as soon as the notification arrives. */
+  /** Revokes a key: this process at once, every other one as soon as the notification arrives. */
   async revoke(accountId: string, id: string) {
     await this.db.transaction().execute(async (trx) => {
       const res = await trx
@@ -228,6 +230,8 @@ export class ApiKeyService {
       }
       await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${`key:${id}`})`.execute(trx);
     });
+    // This process stops accepting the key before it answers; the others when the NOTIFY arrives.
+    this.revocations.revoked(`key:${id}`);
     return this.get(accountId, id);
   }
 
