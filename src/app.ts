@@ -11,7 +11,7 @@ import { availabilityRoutes } from './modules/availability/routes.js';
 import { principalRoutes } from './modules/principals/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { DESCRIPTIONS, TITLES } from './platform/errors.js';
-import { registerPlatform } from './platform/http.js';
+import { createPlatform } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import { Problem } from './platform/schemas.js';
 import { validatorCompiler } from './platform/validation.js';
@@ -37,7 +37,9 @@ export interface BuildOptions {
 
 /** The Fastify app, without listening (tests use inject or listen on port 0). */
 export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const platform = createPlatform(ctx);
   const app = Fastify({
+    ...platform.serverOptions,
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT,
     trustProxy: ctx.config.trustProxy,
@@ -114,16 +116,23 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
       return { schema: s as typeof schema, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
-
-  registerPlatform(app, ctx);
+  platform.register(app);
+  // The API reference pages: static, no credential, not rate-limited (the plugin's own routes).
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, access: 'unmetered' };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  });
 
   app.get('/v1/openapi.json', { config: { access: 'none' }, schema: { hide: true } }, async () =>
     app.swagger(),
   );
 
-  app.get('/healthz', { config: { access: 'none' }, schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { config: { access: 'none' }, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/healthz', { config: { access: 'unmetered' }, schema: { hide: true } }, async () => ({
+    status: 'ok',
+  }));
+  app.get('/readyz', { config: { access: 'unmetered' }, schema: { hide: true } }, async (_request, reply) => {
     try {
       await sql`SELECT 1`.execute(ctx.db);
       return { status: 'ready' };
@@ -132,13 +141,17 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
       return { status: 'unavailable' };
     }
   });
-  app.get('/metrics', { config: { access: 'none' }, schema: { hide: true } }, async (_request, reply) => {
-    reply.type(ctx.metrics.registry.contentType);
-    return ctx.metrics.registry.metrics();
-  });
+  app.get(
+    '/metrics',
+    { config: { access: 'unmetered' }, schema: { hide: true } },
+    async (_request, reply) => {
+      reply.type(ctx.metrics.registry.contentType);
+      return ctx.metrics.registry.metrics();
+    },
+  );
   app.get<{ Params: { slug: string } }>(
     '/errors/:slug',
-    { config: { access: 'none' }, schema: { hide: true } },
+    { config: { access: 'unmetered' }, schema: { hide: true } },
     async (request, reply) => {
       const slug = request.params.slug;
       const title = TITLES[slug];

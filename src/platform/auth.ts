@@ -44,29 +44,63 @@ export interface AccountSnapshot {
 }
 
 /**
- * Which credentials a route accepts (route metadata `config.access`):
- * - `none`: no credential looked at (health, docs, error pages);
- * - `private`: secret keys and user sessions (the default);
+ * Which credentials a route accepts (route metadata `config.access`, which every route must declare:
+ * the app refuses to start otherwise, and the gate reads it from the matched route, never from the URL):
+ * - `unmetered`: no credential looked at and no rate limit (health, readiness, metrics, docs, error pages);
+ * - `none`: no credential looked at, rate-limited per client address (sign-in, OpenAPI document, OAuth
+ *   callbacks, connect-link pages);
+ * - `private`: secret keys and user sessions;
  * - `public`: the public booking surface: anonymous visitors, publishable keys, secret keys, sessions;
  * - `availability`: secret keys, sessions, and publishable keys (for their own account and its hosts,
  *   which the route itself checks with `assertOwnAccountOrHost`).
  */
-export type Access = 'none' | 'private' | 'public' | 'availability';
+export type Access = 'unmetered' | 'none' | 'private' | 'public' | 'availability';
 
 /**
- * Access by path, for routes that declare nothing and for paths with no route yet. The public booking
- * surface and the two availability reads that publishable keys may call are declared here once, so that
- * every route under them gets the rule, and unknown paths elsewhere answer a publishable key with 403.
+ * The path a request target names, as the router sees it: absolute-form scheme and authority dropped
+ * (`GET http://host/v1/x` routes like `GET /v1/x`), query and fragment dropped.
  */
-export function accessForPath(path: string): Access {
-  if (!path.startsWith('/v1/')) return 'none';
-  if (path === '/healthz' || path === '/readyz' || path === '/metrics') return 'none';
-  if (path.startsWith('/errors/') || path === '/docs' || path.startsWith('/docs/')) return 'none';
-  if (path === '/v1/openapi.json') return 'none';
-  if (path === '/v1/sessions') return 'none';
-  if (path.startsWith('/v1/public/')) return 'public';
-  if (path === '/v1/availability/slots' || path === '/v1/availability/next') return 'availability';
-  return 'private';
+export function targetPath(target: string): string {
+  let p = target;
+  if (p.charCodeAt(0) !== 47 /* '/' */) {
+    const abs = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(p);
+    if (abs) p = p.slice(abs[0].length) || '/';
+  }
+  const cut = p.search(/[?#]/);
+  return cut === -1 ? p : p.slice(0, cut);
+}
+
+/**
+ * A request target reduced to a canonical path, for requests that match no route: percent-decoded
+ * where it decodes, dot segments resolved, repeated slashes folded, lower-cased. So `//v1/hosts`,
+ * `/./v1/hosts`, `/v1%2Fhosts` and `/V1/HOSTS` all count as `/v1/hosts`.
+ */
+export function canonicalPath(target: string): string {
+  let p = targetPath(target);
+  try {
+    p = decodeURIComponent(p);
+  } catch {
+    // malformed percent-encoding: keep the text as sent
+  }
+  const out: string[] = [];
+  for (const seg of p.split(/\/+/)) {
+    if (seg === '.' || seg === '') continue;
+    if (seg === '..') out.pop();
+    else out.push(seg);
+  }
+  return `/${out.join('/')}`.toLowerCase();
+}
+
+/**
+ * Access for a request that matches no route (its answer is 404 or 405; no handler runs). Under `/v1/`
+ * a missing credential is 401 and a publishable key 403, as on the routes there, whatever spelling of
+ * the path was sent; the public booking surface answers everyone 404.
+ */
+export function accessForUnmatched(target: string): Access {
+  const path = canonicalPath(target);
+  if (path === '/v1' || path.startsWith('/v1/public/')) return 'public';
+  if (path.startsWith('/v1/')) return 'private';
+  return 'unmetered';
 }
 
 export const PUBLISHABLE_DETAIL = 'This endpoint requires a secret key or user session';
@@ -98,54 +132,99 @@ interface CacheEntry {
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX = 100_000;
 
-/**
- * Resolves `Authorization: Bearer …` to a Caller. Positive results are cached in memory for at most a
- * minute; revocations (key or session) are announced with NOTIFY and drop the entry in every process at
- * once; a lost LISTEN connection clears the whole cache when it comes back.
- */
-export class Authenticator {
-  private readonly cache = new Map<string, CacheEntry>();
-  private readonly byRef = new Map<string, string>();
+/** Where a revocation is announced to the process that made it, before it answers (a port for services). */
+export interface RevocationListener {
+  /** `ref` is `key:<id>` or `session:<id>`; called after the revoking transaction committed. */
+  revoked(ref: string): void;
+}
 
+/**
+ * Positive authentication results, in memory for at most a minute. A revocation drops its entry: at
+ * once in the process that revoked (`revoked`, before it answers) and in every other process when the
+ * NOTIFY arrives; a lost LISTEN connection clears everything. Every drop moves `generation` on, and a
+ * lookup that was under way across a drop does not store its (possibly stale) answer.
+ */
+export class CredentialCache implements RevocationListener {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly byRef = new Map<string, string>();
+  private generation = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  async listen(notifier: Notifier): Promise<void> {
+    await notifier.listen(AUTH_CHANNEL, (payload) => this.revoked(payload));
+    notifier.onReconnect(() => this.clear());
+  }
+
+  revoked(ref: string): void {
+    this.generation++;
+    const token = this.byRef.get(ref);
+    if (token) this.entries.delete(token);
+    this.byRef.delete(ref);
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+    this.byRef.clear();
+  }
+
+  /** A mark to hand back to `store`: an answer read across a revocation is not kept. */
+  mark(): number {
+    return this.generation;
+  }
+
+  get(token: string): Caller | undefined {
+    const hit = this.entries.get(token);
+    if (!hit) return undefined;
+    const now = this.clock.nowMs();
+    if (now - hit.cachedAt < CACHE_TTL_MS && (hit.expiresAt === null || hit.expiresAt > now))
+      return hit.caller;
+    this.entries.delete(token);
+    return undefined;
+  }
+
+  store(
+    mark: number,
+    token: string,
+    ref: string,
+    caller: Caller,
+    expiresAt: number | null,
+    now: number,
+  ): void {
+    if (mark !== this.generation) return;
+    if (this.entries.size >= CACHE_MAX) this.clear();
+    this.entries.set(token, { caller, expiresAt, cachedAt: now });
+    this.byRef.set(ref, token);
+  }
+}
+
+/** Resolves `Authorization: Bearer …` to a Caller, through the credential cache. */
+export class Authenticator {
   constructor(
     private readonly keys: ApiKeyService,
     private readonly accounts: AccountService,
     private readonly clock: Clock,
     private readonly jwtKey: Buffer,
+    private readonly cache: CredentialCache,
   ) {}
 
-  async listen(notifier: Notifier): Promise<void> {
-    await notifier.listen(AUTH_CHANNEL, (payload) => this.invalidate(payload));
-    notifier.onReconnect(() => this.clear());
-  }
-
-  invalidate(ref: string): void {
-    const token = this.byRef.get(ref);
-    if (token) this.cache.delete(token);
-    this.byRef.delete(ref);
-  }
-
-  clear(): void {
-    this.cache.clear();
-    this.byRef.clear();
+  /** Follows revocations made by other processes (NOTIFY) and LISTEN reconnects. */
+  listen(notifier: Notifier): Promise<void> {
+    return this.cache.listen(notifier);
   }
 
   /** The cached caller for a token, if it is cached and still valid; never touches the database. */
   cached(token: string): Caller | undefined {
-    const hit = this.cache.get(token);
-    if (!hit) return undefined;
-    const now = this.clock.nowMs();
-    if (now - hit.cachedAt < CACHE_TTL_MS && (hit.expiresAt === null || hit.expiresAt > now))
-      return hit.caller;
-    return undefined;
+    return this.cache.get(token);
   }
 
   /** The caller for a raw token; throws Unauthorized for anything not currently valid. */
   async authenticate(token: string): Promise<Caller> {
-    const hit = this.cached(token);
+    const hit = this.cache.get(token);
     if (hit) return hit;
+    const mark = this.cache.mark();
     const now = this.clock.nowMs();
-    this.cache.delete(token);
     let result: { caller: Caller; expiresAt: number | null; ref: string };
     if (token.startsWith(SECRET_PREFIX) || token.startsWith(PUBLISHABLE_PREFIX)) {
       result = await this.fromKey(token, now);
@@ -154,9 +233,7 @@ export class Authenticator {
     } else {
       throw new Unauthorized();
     }
-    if (this.cache.size >= CACHE_MAX) this.clear();
-    this.cache.set(token, { caller: result.caller, expiresAt: result.expiresAt, cachedAt: now });
-    this.byRef.set(result.ref, token);
+    this.cache.store(mark, token, result.ref, result.caller, result.expiresAt, now);
     return result.caller;
   }
 
@@ -241,7 +318,7 @@ export function anonymousCaller(ip: string, limit: number): Caller {
 
 /** Checks the credential kind against the route's access rule, the key's scopes and its allowed origins. */
 export function authorize(caller: Caller, access: Access, method: string, origin: string | undefined): void {
-  if (access === 'none') return;
+  if (access === 'none' || access === 'unmetered') return;
   if (caller.kind === 'anonymous') {
     if (access !== 'public') throw new Unauthorized();
     return;

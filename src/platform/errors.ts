@@ -7,6 +7,10 @@ export interface ProblemExtras {
 
 export const TITLES: Record<string, string> = {
   'validation-error': 'Validation Error',
+  'bad-request': 'Bad Request',
+  'uri-too-long': 'URI Too Long',
+  'header-fields-too-large': 'Request Header Fields Too Large',
+  'request-timeout': 'Request Timeout',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
   'not-found': 'Not Found',
@@ -27,6 +31,12 @@ export const DESCRIPTIONS: Record<string, string> = {
   'validation-error':
     'The request has invalid or missing parameters. The `errors` member maps each offending field ' +
     '(a dot path for nested fields) to a message. Fix the request; do not retry it unchanged.',
+  'bad-request':
+    'The request could not be read: a request target with malformed percent-encoding (%ZZ, a lone %, ' +
+    'an overlong UTF-8 sequence) or a message that is not valid HTTP/1.1. Fix the client; do not retry.',
+  'uri-too-long': 'A path segment (an id) is longer than 100 characters; no resource has such an id.',
+  'header-fields-too-large': 'The request headers are larger than 16 KiB.',
+  'request-timeout': 'The request did not arrive completely within the server’s time limit.',
   unauthorized: 'The request carries no credential, or one that is malformed, unknown, revoked or expired.',
   forbidden:
     'The credential is valid but may not do this: a publishable key outside the public booking surface, ' +

@@ -18,7 +18,7 @@ afterAll(() => t.close());
 describe('failures never leak internals', () => {
   it('an unexpected exception is a 500 internal-error problem with a generic detail', async () => {
     const app = await buildApp(t.ctx);
-    app.get('/v1/boom', async () => {
+    app.get('/v1/boom', { config: { access: 'private' } }, async () => {
       throw new Error('db password is hunter2 at /srv/kairos/src/x.ts:12');
     });
     await app.ready();

@@ -64,6 +64,7 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.delete(
     '/v1/sessions/current',
     {
+      config: { access: 'private' },
       schema: {
         tags: ['Sessions'],
         summary: 'Sign out: revoke the session whose token authenticates this request',
@@ -82,6 +83,7 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get(
     '/v1/me',
     {
+      config: { access: 'private' },
       schema: {
         tags: ['Sessions'],
         summary: 'The caller: principal, account, credential type, user',

@@ -64,7 +64,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/v1/api-keys',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'Create an API key (secret or publishable); the full key is shown only here',
@@ -92,6 +92,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/v1/api-keys',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'List the account’s API keys (never the secret values)',
@@ -105,6 +106,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/v1/api-keys/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Read an API key',
@@ -118,6 +120,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/v1/api-keys/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Revoke an API key; it answers 401 at once, in every process',
@@ -131,6 +134,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof StatsQuery> }>(
     '/v1/api-keys/:id/stats',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Usage of an API key over the last hour, day or week',

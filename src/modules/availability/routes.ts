@@ -21,6 +21,7 @@ export function availabilityRoutes(app: FastifyInstance, ctx: AppContext): void 
   app.get<{ Querystring: Static<typeof SlotsQuery> }>(
     '/v1/availability/slots',
     {
+      config: { access: 'availability' },
       schema: {
         tags,
         summary: 'Bookable slots of a principal in a window (publishable keys: own account and its hosts)',
@@ -49,6 +50,7 @@ export function availabilityRoutes(app: FastifyInstance, ctx: AppContext): void 
   app.get<{ Querystring: Static<typeof NextQuery> }>(
     '/v1/availability/next',
     {
+      config: { access: 'availability' },
       schema: {
         tags,
         summary: 'The first bookable slot of a principal (publishable keys: own account and its hosts)',
@@ -74,6 +76,7 @@ export function availabilityRoutes(app: FastifyInstance, ctx: AppContext): void 
   app.get<{ Querystring: Static<typeof MutualQuery> }>(
     '/v1/availability/mutual',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Slots free for every one of 2–5 principals (secret key or user session only)',
@@ -98,6 +101,7 @@ export function availabilityRoutes(app: FastifyInstance, ctx: AppContext): void 
   app.get<{ Params: Static<typeof PrincipalParams>; Querystring: Static<typeof BlocksQuery> }>(
     '/v1/principals/:id/availability',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Normalized busy, free and outside-hours blocks of a principal (secret key or session only)',

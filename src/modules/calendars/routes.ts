@@ -93,6 +93,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof ProviderParams>; Querystring: Static<typeof ConnectQuery> }>(
     '/v1/calendars/:provider/connect',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary:
@@ -148,7 +149,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: Static<typeof CaldavBody> }>(
     '/v1/calendars/caldav/connect',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'Connect a CalDAV account (iCloud, Fastmail, Nextcloud …): discovers its calendars',
@@ -168,7 +169,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: Static<typeof IcsBody> }>(
     '/v1/calendars/ics',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'Add a read-only ICS feed (fetched once now to check it)',
@@ -188,6 +189,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Static<typeof PrincipalQuery> }>(
     '/v1/calendars',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Calendars, provider status and connections of the caller (or one of its hosts)',
@@ -204,6 +206,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof CalendarParams> }>(
     '/v1/calendars/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Read one calendar',
@@ -219,6 +222,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.patch<{ Params: Static<typeof CalendarParams>; Body: Static<typeof SelectBody> }>(
     '/v1/calendars/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Select or deselect a calendar for busy checking',
@@ -239,6 +243,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: Static<typeof SyncBody> }>(
     '/v1/calendars/sync',
     {
+      config: { access: 'private' },
       preValidation: emptyBodyIsObject,
       schema: {
         tags,
@@ -256,6 +261,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.delete<{ Params: Static<typeof DisconnectParams>; Querystring: Static<typeof PrincipalQuery> }>(
     '/v1/calendars/connections/:provider',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary:
@@ -274,7 +280,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Params: Static<typeof HostParams>; Body: Static<typeof ConnectLinkBody> }>(
     '/v1/hosts/:id/connect-link',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       preValidation: emptyBodyIsObject,
       schema: {
         tags: ['Hosts'],

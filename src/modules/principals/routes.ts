@@ -24,7 +24,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: Static<typeof CreateHostBody> }>(
     '/v1/hosts',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'Create a host: a principal the account manages (its own calendar and schedule)',
@@ -42,6 +42,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/v1/hosts',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'List the account’s hosts, newest first',
@@ -55,6 +56,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/v1/hosts/:id',
     {
+      config: { access: 'private' },
       schema: { tags, summary: 'Read a host', params: IdParams, response: { 200: wrap('host', Host) } },
     },
     async (request) => ({ host: await principals.getHost(request.caller.accountId!, request.params.id) }),
@@ -63,6 +65,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateHostBody> }>(
     '/v1/hosts/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Update a host’s name, e-mail or time zone',
@@ -79,6 +82,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/v1/hosts/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Delete a host (soft: it leaves lists and availability); answers its final state',
@@ -92,6 +96,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof IdParams> }>(
     '/v1/principals/:id/schedule',
     {
+      config: { access: 'private' },
       schema: {
         tags: ['Schedules'],
         summary:
@@ -106,6 +111,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.put<{ Params: Static<typeof IdParams>; Body: unknown }>(
     '/v1/principals/:id/schedule',
     {
+      config: { access: 'private' },
       validatorCompiler: scheduleBodyCompiler(),
       schema: {
         tags: ['Schedules'],

@@ -34,7 +34,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/v1/webhooks',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'Subscribe a URL to events; the answer (not wrapped) carries the signing secret, shown once',
@@ -52,6 +52,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/v1/webhooks',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'List the account’s webhooks (never their secrets)',
@@ -65,6 +66,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof WebhookParams> }>(
     '/v1/webhooks/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Read a webhook',
@@ -78,6 +80,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.patch<{ Params: Static<typeof WebhookParams>; Body: Static<typeof UpdateBody> }>(
     '/v1/webhooks/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Change url, events, description or active (false pauses it)',
@@ -94,6 +97,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.delete<{ Params: Static<typeof WebhookParams> }>(
     '/v1/webhooks/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Delete a webhook with its delivery history; nothing more is sent to it',
@@ -110,7 +114,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Params: Static<typeof WebhookParams> }>(
     '/v1/webhooks/:id/rotate-secret',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'New signing secret, shown once; the previous one also signs for 24 hours',
@@ -126,7 +130,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Params: Static<typeof WebhookParams> }>(
     '/v1/webhooks/:id/test',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'Send a webhook.test event to this webhook only',
@@ -144,6 +148,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof WebhookParams>; Querystring: Static<typeof DeliveriesQuery> }>(
     '/v1/webhooks/:id/deliveries',
     {
+      config: { access: 'private' },
       schema: {
         tags,
         summary: 'Delivery history, newest first, with every attempt',
@@ -158,7 +163,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Params: Static<typeof DeliveryParams> }>(
     '/v1/webhooks/:id/deliveries/:delivery_id/retry',
     {
-      config: { idempotent: true },
+      config: { access: 'private', idempotent: true },
       schema: {
         tags,
         summary: 'One manual attempt of a failed delivery, made at once and recorded as manual',
@@ -177,6 +182,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: Static<typeof EventParams> }>(
     '/v1/events/:id',
     {
+      config: { access: 'private' },
       schema: {
         tags: ['Events'],
         summary: 'Read one of the account’s events (the envelope as delivered)',

@@ -1,0 +1,131 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Access, anonymousCaller, authorize, type Caller, originAllowed } from './auth.js';
+import type { Clock } from './clock.js';
+import { AppError, Unauthorized } from './errors.js';
+import type { Decision } from './rate-limit.js';
+
+const CORS_EXPOSE =
+  'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed';
+
+/** ISO strings of window ends, computed once per window rather than once per request. */
+let lastIsoMs = -1;
+let lastIso = '';
+function isoOf(ms: number): string {
+  if (ms !== lastIsoMs) {
+    lastIsoMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+/** What the gate needs: credential resolution, the rate limiter and the clock (ports, not modules). */
+export interface GateDeps {
+  config: { anonymousRateLimitPerHour: number };
+  auth: {
+    cached(token: string): Caller | undefined;
+    authenticate(token: string): Promise<Caller>;
+  };
+  limiter: {
+    takeCached(subject: string, limit: number): Decision | null;
+    take(subject: string, limit: number): Promise<Decision>;
+  };
+  clock: Clock;
+}
+
+/**
+ * The access gate: authenticates, rate-limits and authorizes a request for the access rule the caller
+ * hands it (the matched route's declared `config.access`). Returns a promise only when it must wait
+ * for the database; throws (or rejects with) the AppError to answer with.
+ */
+export function createGate(deps: GateDeps) {
+  const { config, auth, limiter, clock } = deps;
+
+  /** Rate-limit headers, the CORS answer and the final 429/401/403 decision, once caller and tokens are known. */
+  function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    access: Access,
+    authError: AppError | null,
+    decision: Decision,
+  ): void {
+    reply.header('x-ratelimit-limit', String(decision.limit));
+    reply.header('x-ratelimit-remaining', String(decision.remaining));
+    reply.header('x-ratelimit-reset', isoOf(decision.resetAt));
+    const origin = request.headers.origin;
+    if (access === 'public' && origin !== undefined) {
+      const allowed =
+        request.caller.kind !== 'publishable' ||
+        request.caller.allowedDomains.length === 0 ||
+        originAllowed(origin, request.caller.allowedDomains);
+      if (allowed) {
+        reply.header('access-control-allow-origin', origin);
+        reply.header('access-control-expose-headers', CORS_EXPOSE);
+        reply.header('vary', 'Origin');
+      }
+    }
+    if (!decision.allowed) {
+      const retryAt = isoOf(decision.resetAt);
+      const seconds = Math.max(1, Math.ceil((decision.resetAt - clock.nowMs()) / 1000));
+      throw new AppError(
+        429,
+        'rate-limit-exceeded',
+        `Rate limit of ${decision.limit} requests per hour exceeded; retry after ${retryAt}`,
+        { retry_after: retryAt },
+        { 'retry-after': String(seconds) },
+      );
+    }
+    if (authError) throw authError;
+    authorize(request.caller, access, request.method, origin);
+  }
+
+  return function gate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    access: Access,
+  ): Promise<void> | undefined {
+    if (access === 'unmetered') return undefined;
+    const header = request.headers.authorization;
+    let token: string | null = null;
+    let authError: AppError | null = null;
+    if (header !== undefined && access !== 'none') {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (m?.[1]) token = m[1];
+      else authError = new Unauthorized();
+    } else if (access === 'private' || access === 'availability') {
+      authError = new Unauthorized();
+    }
+    const anonymous = () => anonymousCaller(request.ip, config.anonymousRateLimitPerHour);
+    // Fast path: a cached credential and a token already leased — no promise, no database.
+    const cached = token === null ? undefined : auth.cached(token);
+    if (token === null || cached !== undefined) {
+      const caller = cached ?? anonymous();
+      request.caller = caller;
+      const quick = limiter.takeCached(caller.rateSubject, caller.rateLimit);
+      if (quick !== null) {
+        admit(request, reply, access, authError, quick);
+        return undefined;
+      }
+      return limiter
+        .take(caller.rateSubject, caller.rateLimit)
+        .then((d) => admit(request, reply, access, authError, d));
+    }
+    return auth.authenticate(token).then(
+      (caller) => {
+        request.caller = caller;
+        return limiter
+          .take(caller.rateSubject, caller.rateLimit)
+          .then((d) => admit(request, reply, access, null, d));
+      },
+      (err: unknown) => {
+        if (!(err instanceof AppError)) throw err;
+        const anon = anonymous();
+        request.caller = anon;
+        return limiter
+          .take(anon.rateSubject, anon.rateLimit)
+          .then((d) => admit(request, reply, access, err, d));
+      },
+    );
+  };
+}
+
+export type Gate = ReturnType<typeof createGate>;

@@ -1,0 +1,161 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, TITLES } from './errors.js';
+
+/** Where problem `type` URIs point: the server's public base URL (read at answer time; tests set it late). */
+export interface ProblemConfig {
+  baseUrl: string;
+}
+
+/** A problem+json body (docs/api.md, Errors). */
+export function problem(
+  baseUrl: string,
+  requestId: string,
+  status: number,
+  slug: string,
+  detail: string,
+  extras = {},
+) {
+  return {
+    type: `${baseUrl}/errors/${slug}`,
+    title: TITLES[slug] ?? 'Error',
+    status,
+    detail,
+    request_id: requestId,
+    ...extras,
+  };
+}
+
+/** Sends a problem+json answer on a Fastify reply. */
+export function sendProblem(
+  config: ProblemConfig,
+  reply: FastifyReply,
+  request: FastifyRequest,
+  status: number,
+  slug: string,
+  detail: string,
+  extras: object = {},
+) {
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send(JSON.stringify(problem(config.baseUrl, request.id, status, slug, detail, extras)));
+}
+
+function fieldPath(instancePath: string, extra?: string): string {
+  const parts = instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra) parts.push(extra);
+  return parts.join('.');
+}
+
+export type AjvIssue = {
+  instancePath?: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+};
+
+/** Maps schema validation issues to `errors`: field (dot path) → message. */
+export function validationErrors(issues: AjvIssue[], context: string | undefined): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const issue of issues) {
+    let field = fieldPath(issue.instancePath ?? '');
+    let message = issue.message ?? 'is invalid';
+    if (issue.keyword === 'required') {
+      field = fieldPath(issue.instancePath ?? '', String(issue.params.missingProperty));
+      message = 'is required';
+    } else if (issue.keyword === 'additionalProperties') {
+      field = fieldPath(issue.instancePath ?? '', String(issue.params.additionalProperty));
+      message = 'is not a known field';
+    } else if (issue.keyword === 'format' && issue.params.format === 'email') {
+      message = 'must be a valid e-mail address';
+    } else if (issue.keyword === 'format' && issue.params.format === 'date-time') {
+      message = 'must be an ISO 8601 timestamp with an offset, e.g. 2026-06-10T14:00:00Z';
+    }
+    if (!field) field = context === 'body' ? 'body' : (context ?? 'request');
+    if (!(field in errors)) errors[field] = message;
+  }
+  return errors;
+}
+
+/** One error surface: every error a route, hook or parser throws leaves as problem+json. */
+export function registerErrorHandler(app: FastifyInstance, config: ProblemConfig): void {
+  const send = (
+    reply: FastifyReply,
+    request: FastifyRequest,
+    status: number,
+    slug: string,
+    detail: string,
+    extras: object = {},
+  ) => sendProblem(config, reply, request, status, slug, detail, extras);
+
+  app.setErrorHandler(async (error: FastifyError | AppError | Error, request, reply) => {
+    if (error instanceof AppError) {
+      for (const [h, v] of Object.entries(error.headers)) reply.header(h, v);
+      return send(reply, request, error.status, error.slug, error.message, error.extras);
+    }
+    const fe = error as FastifyError & { validationContext?: string; code?: string };
+    if (fe.validation) {
+      const errors = validationErrors(fe.validation as AjvIssue[], fe.validationContext);
+      const detail = `Invalid ${fe.validationContext ?? 'request'}: ${Object.entries(errors)
+        .map(([f, m]) => `${f} ${m}`)
+        .join('; ')}`;
+      return send(reply, request, 400, 'validation-error', detail, { errors });
+    }
+    switch (fe.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return send(reply, request, 413, 'payload-too-large', 'The request body is larger than 1 MiB');
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return send(
+          reply,
+          request,
+          415,
+          'unsupported-media-type',
+          `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`,
+        );
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return send(reply, request, 400, 'validation-error', 'The JSON body is empty', {
+          errors: { body: 'must be a JSON object' },
+        });
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return send(reply, request, 400, 'validation-error', 'Content-Length does not match the body', {
+          errors: { body: 'has a wrong Content-Length' },
+        });
+    }
+    if (
+      fe.statusCode === 400 &&
+      (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    ) {
+      return send(reply, request, 400, 'validation-error', 'The body is not valid JSON', {
+        errors: { body: 'is not valid JSON' },
+      });
+    }
+    const pgCode = (error as { code?: string }).code;
+    if (pgCode === '23505' || pgCode === '23P01') {
+      return send(
+        reply,
+        request,
+        409,
+        'conflict',
+        'The request conflicts with the current state of the resource',
+      );
+    }
+    if (pgCode === 'ECONNREFUSED' || pgCode === '57P01' || pgCode === '57P03' || pgCode === '53300') {
+      reply.header('retry-after', '5');
+      return send(reply, request, 503, 'service-unavailable', 'The data store is unreachable; retry shortly');
+    }
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      return send(
+        reply,
+        request,
+        fe.statusCode,
+        fe.statusCode === 404 ? 'not-found' : 'validation-error',
+        fe.message,
+      );
+    }
+    request.log.error({ err: error, request_id: request.id }, 'unhandled error');
+    return send(reply, request, 500, 'internal-error', 'An internal error occurred; it has been logged');
+  });
+}
