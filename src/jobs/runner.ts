@@ -1,19 +1,25 @@
 import { hostname } from 'node:os';
-import { sql } from 'kysely';
 import type { Notifier } from '../db/notify.js';
 import type { Db, Tx } from '../db/store.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
+import {
+  claimJobs,
+  claimPartitionedJobs,
+  claimScheduleTick,
+  finishJob,
+  hasDueJob,
+  JOBS_CHANNEL,
+  type Job,
+  nextDueAt,
+  releaseClaims,
+  renewLeases,
+  rescheduleJob,
+  retryFailedJob,
+} from './queries.js';
 
-export const JOBS_CHANNEL = 'kairos_jobs';
-
-export interface Job<P = unknown> {
-  id: string;
-  queue: string;
-  payload: P;
-  /** How many times this job was claimed before, counting this claim. */
-  attempts: number;
-}
+// The SQL lives in queries.ts; what other files import from here stays importable from here.
+export { enqueue, enqueueMany, JOBS_CHANNEL, type Job } from './queries.js';
 
 /** A handler finishes the job (return nothing) or asks to run it again later (`{ retryAt }`). */
 // biome-ignore lint/suspicious/noConfusingVoidType: handlers that return nothing are `async () => {}` (Promise<void>)
@@ -71,46 +77,6 @@ interface Periodic {
 
 /** Interval of the lease-renewal ticker. */
 const RENEW_TICK_MS = 500;
-
-/**
- * Enqueues a job inside the caller's transaction: it exists (and wakes the workers) only if that
- * transaction commits.
- */
-export async function enqueue(trx: Tx | Db, queue: string, payload: unknown, runAt: Date): Promise<string> {
-  const [id] = await enqueueMany(trx, queue, [{ payload, runAt }]);
-  return id!;
-}
-
-/**
- * Enqueues jobs of one queue inside the caller's transaction, in one statement with the wake-up
- * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one).
- */
-export async function enqueueMany(
-  trx: Tx | Db,
-  queue: string,
-  items: { payload: unknown; runAt: Date }[],
-): Promise<string[]> {
-  if (items.length === 0) return [];
-  const rows = await trx
-    .with('added', (db) =>
-      db
-        .insertInto('jobs')
-        .values(
-          items.map((i) => ({
-            queue,
-            payload: JSON.stringify(i.payload),
-            run_at: i.runAt,
-            attempts: 0,
-            created_at: i.runAt,
-          })),
-        )
-        .returning('id'),
-    )
-    .selectFrom('added')
-    .select(['added.id', sql<string>`pg_notify(${JOBS_CHANNEL}, ${queue})`.as('woken')])
-    .execute();
-  return rows.map((r) => String(r.id));
-}
 
 /**
  * The one background-work mechanism: a `jobs` table claimed with FOR UPDATE SKIP LOCKED, so any number
@@ -184,7 +150,7 @@ export class JobRunner {
    * (and only if) the handler's work commits; the runner then skips its own delete.
    */
   async finishIn(trx: Tx, job: Job): Promise<void> {
-    await trx.deleteFrom('jobs').where('id', '=', job.id).where('locked_by', '=', this.workerId).execute();
+    await finishJob(trx, job.id, this.workerId);
     this.finished.add(job.id);
   }
 
@@ -194,12 +160,9 @@ export class JobRunner {
     for (const q of this.queues.values()) {
       if (!q.extendLease || q.ids.size === 0 || nowMs - q.lastRenewMs < q.leaseMs / 4) continue;
       q.lastRenewMs = nowMs;
-      await sql`
-        UPDATE jobs SET locked_until = ${new Date(nowMs + q.leaseMs)}
-        WHERE id = ANY(${[...q.ids]}::bigint[]) AND locked_by = ${this.workerId}
-      `
-        .execute(this.db)
-        .catch((err) => this.log.error({ err }, 'job lease renewal failed'));
+      await renewLeases(this.db, [...q.ids], this.workerId, new Date(nowMs + q.leaseMs)).catch((err) =>
+        this.log.error({ err }, 'job lease renewal failed'),
+      );
     }
   }
 
@@ -249,15 +212,7 @@ export class JobRunner {
 
   private async hasDue(): Promise<boolean> {
     const now = this.clock.now();
-    const row = await this.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('run_at', '<=', now)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-      .where('queue', 'in', [...this.queues.keys(), '__none__'])
-      .limit(1)
-      .executeTakeFirst();
-    return !!row;
+    return hasDueJob(this.db, [...this.queues.keys()], now);
   }
 
   private async pump(): Promise<void> {
@@ -321,114 +276,63 @@ export class JobRunner {
       const running = JSON.stringify(Object.fromEntries(q.partitionRunning));
       const scan = Math.max(64, free * 4);
       const now = this.clock.now();
-      const { rows } = await sql<{
-        id: string;
-        queue: string;
-        payload: unknown;
-        attempts: number;
-        scanned: number;
-      }>`
-        WITH due AS (
-          SELECT id, run_at, coalesce(payload->>${part.key}, '') AS p FROM jobs
-          WHERE queue = ${q.name} AND run_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
-            AND coalesce(payload->>${part.key}, '') <> ALL(${full}::text[])
-          ORDER BY run_at, id
-          LIMIT ${scan}
-        ), picked AS (
-          SELECT id FROM (
-            SELECT id, run_at, p, row_number() OVER (PARTITION BY p ORDER BY run_at, id) AS rn FROM due
-          ) ranked
-          WHERE rn <= ${part.concurrency} - coalesce((${running}::jsonb ->> p)::int, 0)
-          ORDER BY run_at, id
-          LIMIT ${free}
-        ), locked AS (
-          SELECT j.id FROM jobs j JOIN picked ON picked.id = j.id
-          WHERE j.locked_until IS NULL OR j.locked_until < ${now}
-          FOR UPDATE OF j SKIP LOCKED
-        ), claimed AS (
-          UPDATE jobs SET locked_by = ${this.workerId}, locked_until = ${new Date(now.getTime() + q.leaseMs)},
-            attempts = attempts + 1
-          FROM locked WHERE jobs.id = locked.id
-          RETURNING jobs.id, jobs.queue, jobs.payload, jobs.attempts
-        )
-        SELECT claimed.*, (SELECT count(*) FROM due) AS scanned FROM claimed
-      `.execute(this.db);
+      const { jobs, scanned } = await claimPartitionedJobs(this.db, {
+        queue: q.name,
+        partitionKey: part.key,
+        partitionConcurrency: part.concurrency,
+        full,
+        running,
+        scan,
+        free,
+        now,
+        leaseMs: q.leaseMs,
+        workerId: this.workerId,
+      });
       const handBack: string[] = [];
-      for (const r of rows) {
-        const job: Job = { id: String(r.id), queue: r.queue, payload: r.payload, attempts: r.attempts };
+      for (const job of jobs) {
         const k = keyOf(job);
         // Only a concurrent pump (drain) can have filled the partition since the claim was computed.
         if ((q.partitionRunning.get(k) ?? 0) >= part.concurrency) handBack.push(job.id);
         else this.start1(q, job, k);
       }
       if (handBack.length > 0) {
-        await sql`
-          UPDATE jobs SET locked_by = NULL, locked_until = NULL, attempts = attempts - 1
-          WHERE id = ANY(${handBack}::bigint[]) AND locked_by = ${this.workerId}
-        `.execute(this.db);
+        await releaseClaims(this.db, handBack, this.workerId);
       }
-      free -= rows.length - handBack.length;
+      free -= jobs.length - handBack.length;
       const nowFull = fullNow();
       // Every slot taken, or a partition is full and may have jobs waiting for room: look again later.
       if (free <= 0 || nowFull.length > 0) q.dirty = true;
       // Claim again only if a partition filled up while the scan window was full (it may have hidden
       // other partitions' jobs behind that one's).
-      const scanned = Number(rows[0]?.scanned ?? 0);
       if (nowFull.length === full.length || scanned < scan) return;
     }
   }
 
   private async claim(queue: string, n: number, leaseMs: number): Promise<Job[]> {
     const now = this.clock.now();
-    const { rows } = await sql<{ id: string; queue: string; payload: unknown; attempts: number }>`
-      UPDATE jobs SET locked_by = ${this.workerId}, locked_until = ${new Date(now.getTime() + leaseMs)},
-        attempts = attempts + 1
-      WHERE id IN (
-        SELECT id FROM jobs
-        WHERE queue = ${queue} AND run_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
-        ORDER BY run_at, id
-        LIMIT ${n}
-        FOR UPDATE SKIP LOCKED
-      )
-      RETURNING id, queue, payload, attempts
-    `.execute(this.db);
-    return rows.map((r) => ({ id: String(r.id), queue: r.queue, payload: r.payload, attempts: r.attempts }));
+    return claimJobs(this.db, queue, n, leaseMs, now, this.workerId);
   }
 
   private async execute(q: Queue, job: Job): Promise<void> {
     try {
       const result = await q.handler(job);
       if (result && 'retryAt' in result) {
-        await this.db
-          .updateTable('jobs')
-          .set({ run_at: result.retryAt, locked_by: null, locked_until: null })
-          .where('id', '=', job.id)
-          .where('locked_by', '=', this.workerId)
-          .execute();
+        await rescheduleJob(this.db, job.id, this.workerId, result.retryAt);
         q.dirty = true; // recompute the wake-up time
       } else if (!this.finished.has(job.id)) {
-        await this.db
-          .deleteFrom('jobs')
-          .where('id', '=', job.id)
-          .where('locked_by', '=', this.workerId)
-          .execute();
+        await finishJob(this.db, job.id, this.workerId);
       }
     } catch (err) {
       // An unexpected failure: keep the job, back off exponentially (capped at an hour).
       const delay = Math.min(3_600_000, 1000 * 2 ** Math.min(job.attempts, 12));
       this.log.error({ err, job: job.id, queue: job.queue }, 'job failed');
       q.dirty = true;
-      await this.db
-        .updateTable('jobs')
-        .set({
-          run_at: new Date(this.clock.nowMs() + delay),
-          locked_by: null,
-          locked_until: null,
-          last_error: String(err instanceof Error ? err.message : err).slice(0, 1000),
-        })
-        .where('id', '=', job.id)
-        .execute()
-        .catch(() => {});
+      await retryFailedJob(
+        this.db,
+        job.id,
+        new Date(this.clock.nowMs() + delay),
+        String(err instanceof Error ? err.message : err).slice(0, 1000),
+      ).catch(() => {});
     } finally {
       this.finished.delete(job.id);
     }
@@ -439,16 +343,7 @@ export class JobRunner {
     for (const p of this.periodics) {
       if (now.getTime() < p.checkAtMs) continue;
       const next = new Date(now.getTime() + p.everyMs);
-      const { rows } = await sql<{ won: boolean; next_run_at: Date | null }>`
-        WITH won AS (
-          INSERT INTO job_schedules AS s (name, next_run_at) VALUES (${p.name}, ${next})
-          ON CONFLICT (name) DO UPDATE SET next_run_at = excluded.next_run_at WHERE s.next_run_at <= ${now}
-          RETURNING name
-        )
-        SELECT EXISTS (SELECT 1 FROM won) AS won,
-          (SELECT next_run_at FROM job_schedules WHERE name = ${p.name}) AS next_run_at
-      `.execute(this.db);
-      const row = rows[0];
+      const row = await claimScheduleTick(this.db, p.name, next, now);
       if (!row?.won) {
         // Not due (or another process just ran it): look again when job_schedules says it is due.
         const at = row?.next_run_at ? new Date(row.next_run_at).getTime() : 0;
@@ -485,19 +380,7 @@ export class JobRunner {
     const idle = this.opts.idleMs ?? 5_000;
     if (this.queues.size === 0) return idle;
     const queues = [...this.queues.keys()];
-    const row = await sql<{ at: Date | null }>`
-      SELECT least(
-        (SELECT min(head.run_at) FROM unnest(${queues}::text[]) AS q(name)
-          CROSS JOIN LATERAL (
-            SELECT run_at FROM jobs WHERE queue = q.name AND locked_until IS NULL ORDER BY run_at LIMIT 1
-          ) head),
-        (SELECT min(greatest(run_at, locked_until)) FROM jobs
-          WHERE locked_until IS NOT NULL AND queue = ANY(${queues}::text[]))
-      ) AS at
-    `
-      .execute(this.db)
-      .then((r) => r.rows[0])
-      .catch(() => undefined);
+    const row = await nextDueAt(this.db, queues).catch(() => undefined);
     if (!row?.at) return idle;
     return Math.min(idle, Math.max(0, new Date(row.at).getTime() - this.clock.nowMs()));
   }

@@ -1,0 +1,249 @@
+/**
+ * The SQL of the background-work mechanism (src/jobs/runner.ts runs the pump): enqueueing, claiming
+ * (FOR UPDATE SKIP LOCKED, with a lease), finishing, retrying, rescheduling, lease renewal and the
+ * periodic-task ticks of `job_schedules`. Plain functions taking the database or transaction first.
+ */
+import { sql } from 'kysely';
+import type { Db, Tx } from '../db/store.js';
+
+export const JOBS_CHANNEL = 'kairos_jobs';
+
+export interface Job<P = unknown> {
+  id: string;
+  queue: string;
+  payload: P;
+  /** How many times this job was claimed before, counting this claim. */
+  attempts: number;
+}
+
+/**
+ * Enqueues a job inside the caller's transaction: it exists (and wakes the workers) only if that
+ * transaction commits.
+ */
+export async function enqueue(trx: Tx | Db, queue: string, payload: unknown, runAt: Date): Promise<string> {
+  const [id] = await enqueueMany(trx, queue, [{ payload, runAt }]);
+  return id!;
+}
+
+/**
+ * Enqueues jobs of one queue inside the caller's transaction, in one statement with the wake-up
+ * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one).
+ */
+export async function enqueueMany(
+  trx: Tx | Db,
+  queue: string,
+  items: { payload: unknown; runAt: Date }[],
+): Promise<string[]> {
+  if (items.length === 0) return [];
+  const rows = await trx
+    .with('added', (db) =>
+      db
+        .insertInto('jobs')
+        .values(
+          items.map((i) => ({
+            queue,
+            payload: JSON.stringify(i.payload),
+            run_at: i.runAt,
+            attempts: 0,
+            created_at: i.runAt,
+          })),
+        )
+        .returning('id'),
+    )
+    .selectFrom('added')
+    .select(['added.id', sql<string>`pg_notify(${JOBS_CHANNEL}, ${queue})`.as('woken')])
+    .execute();
+  return rows.map((r) => String(r.id));
+}
+
+/**
+ * Claims up to `n` due jobs of one queue for `workerId` until `now + leaseMs` (oldest first, skipping
+ * rows other workers hold), counting the attempt.
+ */
+export async function claimJobs(
+  db: Db,
+  queue: string,
+  n: number,
+  leaseMs: number,
+  now: Date,
+  workerId: string,
+): Promise<Job[]> {
+  const { rows } = await sql<{ id: string; queue: string; payload: unknown; attempts: number }>`
+      UPDATE jobs SET locked_by = ${workerId}, locked_until = ${new Date(now.getTime() + leaseMs)},
+        attempts = attempts + 1
+      WHERE id IN (
+        SELECT id FROM jobs
+        WHERE queue = ${queue} AND run_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
+        ORDER BY run_at, id
+        LIMIT ${n}
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING id, queue, payload, attempts
+    `.execute(db);
+  return rows.map((r) => ({ id: String(r.id), queue: r.queue, payload: r.payload, attempts: r.attempts }));
+}
+
+export interface PartitionedClaim {
+  queue: string;
+  /** The payload key that names a job's partition. */
+  partitionKey: string;
+  /** Running jobs allowed per partition. */
+  partitionConcurrency: number;
+  /** Partitions with no room left: their jobs are not candidates. */
+  full: string[];
+  /** JSON object: running jobs per partition value in this process. */
+  running: string;
+  /** How many of the oldest due jobs are candidates (a bounded scan). */
+  scan: number;
+  /** Claim at most this many. */
+  free: number;
+  now: Date;
+  leaseMs: number;
+  workerId: string;
+}
+
+/**
+ * Claims for a partitioned queue: among the oldest `scan` due jobs outside full partitions, at most
+ * each partition's room (its limit minus what runs here), at most `free` in all. `scanned`: how many
+ * candidates the scan found (0 when nothing was claimed).
+ */
+export async function claimPartitionedJobs(
+  db: Db,
+  c: PartitionedClaim,
+): Promise<{ jobs: Job[]; scanned: number }> {
+  const { rows } = await sql<{
+    id: string;
+    queue: string;
+    payload: unknown;
+    attempts: number;
+    scanned: number;
+  }>`
+        WITH due AS (
+          SELECT id, run_at, coalesce(payload->>${c.partitionKey}, '') AS p FROM jobs
+          WHERE queue = ${c.queue} AND run_at <= ${c.now} AND (locked_until IS NULL OR locked_until < ${c.now})
+            AND coalesce(payload->>${c.partitionKey}, '') <> ALL(${c.full}::text[])
+          ORDER BY run_at, id
+          LIMIT ${c.scan}
+        ), picked AS (
+          SELECT id FROM (
+            SELECT id, run_at, p, row_number() OVER (PARTITION BY p ORDER BY run_at, id) AS rn FROM due
+          ) ranked
+          WHERE rn <= ${c.partitionConcurrency} - coalesce((${c.running}::jsonb ->> p)::int, 0)
+          ORDER BY run_at, id
+          LIMIT ${c.free}
+        ), locked AS (
+          SELECT j.id FROM jobs j JOIN picked ON picked.id = j.id
+          WHERE j.locked_until IS NULL OR j.locked_until < ${c.now}
+          FOR UPDATE OF j SKIP LOCKED
+        ), claimed AS (
+          UPDATE jobs SET locked_by = ${c.workerId}, locked_until = ${new Date(c.now.getTime() + c.leaseMs)},
+            attempts = attempts + 1
+          FROM locked WHERE jobs.id = locked.id
+          RETURNING jobs.id, jobs.queue, jobs.payload, jobs.attempts
+        )
+        SELECT claimed.*, (SELECT count(*) FROM due) AS scanned FROM claimed
+      `.execute(db);
+  return {
+    jobs: rows.map((r) => ({ id: String(r.id), queue: r.queue, payload: r.payload, attempts: r.attempts })),
+    scanned: Number(rows[0]?.scanned ?? 0),
+  };
+}
+
+/** Hands claimed jobs back unrun: unlocked, and the claim's attempt not counted. */
+export async function releaseClaims(db: Db, ids: string[], workerId: string): Promise<void> {
+  await sql`
+          UPDATE jobs SET locked_by = NULL, locked_until = NULL, attempts = attempts - 1
+          WHERE id = ANY(${ids}::bigint[]) AND locked_by = ${workerId}
+        `.execute(db);
+}
+
+/** Extends the leases `workerId` holds on `ids` to `lockedUntil`. */
+export async function renewLeases(db: Db, ids: string[], workerId: string, lockedUntil: Date): Promise<void> {
+  await sql`
+        UPDATE jobs SET locked_until = ${lockedUntil}
+        WHERE id = ANY(${ids}::bigint[]) AND locked_by = ${workerId}
+      `.execute(db);
+}
+
+/** Deletes a finished job, if `workerId` still holds it (in the handler's transaction or on its own). */
+export async function finishJob(trx: Tx | Db, id: string, workerId: string): Promise<void> {
+  await trx.deleteFrom('jobs').where('id', '=', id).where('locked_by', '=', workerId).execute();
+}
+
+/** Unlocks a job `workerId` holds and makes it due again at `runAt` (a handler's `{ retryAt }`). */
+export async function rescheduleJob(db: Db, id: string, workerId: string, runAt: Date): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({ run_at: runAt, locked_by: null, locked_until: null })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .execute();
+}
+
+/** Unlocks a failed job, due again at `runAt`, recording its error. */
+export async function retryFailedJob(db: Db, id: string, runAt: Date, lastError: string): Promise<void> {
+  await db
+    .updateTable('jobs')
+    .set({
+      run_at: runAt,
+      locked_by: null,
+      locked_until: null,
+      last_error: lastError,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Whether a job of one of `queues` is due at `now` and not held by a live lease. */
+export async function hasDueJob(db: Db, queues: string[], now: Date): Promise<boolean> {
+  const row = await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('run_at', '<=', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
+    .where('queue', 'in', [...queues, '__none__'])
+    .limit(1)
+    .executeTakeFirst();
+  return !!row;
+}
+
+/**
+ * When the next job of `queues` is due: the earliest unclaimed job of each queue, or the end of the
+ * earliest lease (a dead worker's job). Both are index lookups, whatever the backlog. Null: none.
+ */
+export async function nextDueAt(db: Db, queues: string[]): Promise<{ at: Date | null } | undefined> {
+  return sql<{ at: Date | null }>`
+      SELECT least(
+        (SELECT min(head.run_at) FROM unnest(${queues}::text[]) AS q(name)
+          CROSS JOIN LATERAL (
+            SELECT run_at FROM jobs WHERE queue = q.name AND locked_until IS NULL ORDER BY run_at LIMIT 1
+          ) head),
+        (SELECT min(greatest(run_at, locked_until)) FROM jobs
+          WHERE locked_until IS NOT NULL AND queue = ANY(${queues}::text[]))
+      ) AS at
+    `
+    .execute(db)
+    .then((r) => r.rows[0]);
+}
+
+/**
+ * One tick of a periodic task: the one atomic statement that decides which process runs it. `won`:
+ * this process moved `next_run_at` on to `next` (it was due at `now`); `next_run_at`: as stored after.
+ */
+export async function claimScheduleTick(
+  db: Db,
+  name: string,
+  next: Date,
+  now: Date,
+): Promise<{ won: boolean; next_run_at: Date | null } | undefined> {
+  const { rows } = await sql<{ won: boolean; next_run_at: Date | null }>`
+        WITH won AS (
+          INSERT INTO job_schedules AS s (name, next_run_at) VALUES (${name}, ${next})
+          ON CONFLICT (name) DO UPDATE SET next_run_at = excluded.next_run_at WHERE s.next_run_at <= ${now}
+          RETURNING name
+        )
+        SELECT EXISTS (SELECT 1 FROM won) AS won,
+          (SELECT next_run_at FROM job_schedules WHERE name = ${name}) AS next_run_at
+      `.execute(db);
+  return rows[0];
+}
