@@ -22,15 +22,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Kysely, PostgresDialect } from 'kysely';
-import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { createContext } from '../src/context.js';
 import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
-import { Notifier } from '../src/db/notify.js';
 import { createPool, migrate } from '../src/db/store.js';
 import type { DB } from '../src/db/types.js';
 import type { Interval } from '../src/lib/intervals.js';
-import { systemClock } from '../src/platform/clock.js';
+import { startRuntime } from '../src/runtime.js';
 import { type LoadResult as Load, load, randomBusy, type Row } from './lib.js';
 
 /** One benchmark result row. */
@@ -102,37 +99,34 @@ async function serveOn(url: string): Promise<void> {
   const pool = createPool(url, config.databasePoolMax);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   await migrate(db);
-  const notifier = new Notifier(url);
-  await notifier.start();
-  const ctx = createContext({
+  const ctx = await startRuntime({
     config,
-    db,
-    pool,
-    masterKey,
-    clock: systemClock,
-    notifier,
-    log: { error: () => {} },
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    store: { db, pool, url, masterKey },
+    workers: false,
   });
-  await ctx.auth.listen(notifier);
-  const app = await buildApp(ctx);
+  const app = ctx.app!;
   // Routes must exist before the app first answers; their answers are filled in from the real routes.
   let slotsBody = '';
   let nextBody = '';
-  app.get('/v1/bench/baseline-slots', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(slotsBody),
+  app.get(
+    '/v1/bench/baseline-slots',
+    { config: { access: 'private' }, schema: { hide: true } },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(slotsBody),
   );
-  app.get('/v1/bench/baseline-next', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(nextBody),
+  app.get(
+    '/v1/bench/baseline-next',
+    { config: { access: 'private' }, schema: { hide: true } },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(nextBody),
   );
-  ctx.usage.start();
   let feed: Server | null = null;
   try {
-    const { account, api_key } = await ctx.services.accounts.createAccount({
+    const { account, api_key } = await ctx.modules.accounts.createAccount({
       name: 'Bench',
       plan: 'enterprise',
       rateLimitPerHour: 1_000_000_000,
     });
-    const host = await ctx.services.principals.createHost(account.id, {
+    const host = await ctx.modules.principals.createHost(account.id, {
       display_name: 'Bench host',
       timezone: ZONE,
     });
@@ -189,10 +183,8 @@ async function serveOn(url: string): Promise<void> {
     process.send?.(ready);
     await new Promise<void>((resolve) => process.once('message', () => resolve()));
   } finally {
-    await app.close();
+    await ctx.close();
     await new Promise((resolve) => (feed ? feed.close(resolve) : resolve(undefined)));
-    await ctx.usage.close();
-    await notifier.close();
     await db.destroy();
   }
 }

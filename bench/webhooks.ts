@@ -16,11 +16,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Receiver, startReceiver } from '../test/helpers/receiver.js';
 import { loadConfig } from '../src/config.js';
-import { type AppContext, contextForStore } from '../src/context.js';
-import { Notifier } from '../src/db/notify.js';
-import { openStore, type Store } from '../src/db/store.js';
 import { emitEvent } from '../src/modules/webhooks/events.js';
 import { closeOutboundDispatchers } from '../src/platform/outbound.js';
+import { type Runtime, startRuntime } from '../src/runtime.js';
 
 export interface BenchResult {
   name: string;
@@ -36,9 +34,8 @@ function percentile(sorted: number[], p: number): number {
 }
 
 interface Harness {
-  ctx: AppContext;
-  store: Store;
-  notifier: Notifier;
+  ctx: Runtime;
+  notifier: NonNullable<Runtime['notifier']>;
   receiver: Receiver;
   close(): Promise<void>;
 }
@@ -54,30 +51,24 @@ async function open(databaseUrl: string | undefined): Promise<Harness> {
     DATABASE_POOL_MAX: '20',
     LOG_LEVEL: 'silent',
   });
-  const store = await openStore(config, quiet);
-  const notifier = new Notifier(store.url);
-  await notifier.start();
-  const ctx = contextForStore(config, store, quiet, notifier);
+  // The deliverer's queues are registered; the benchmark starts and stops the workers itself.
+  const ctx = await startRuntime({ config, log: quiet, http: false, workers: false });
   const receiver = await startReceiver(() => ({ status: 200 }));
   return {
     ctx,
-    store,
-    notifier,
+    notifier: ctx.notifier!,
     receiver,
     async close() {
-      await ctx.jobs.stop();
-      await ctx.usage.close();
+      await ctx.close();
       await receiver.close();
-      await notifier.close();
       await closeOutboundDispatchers();
-      await store.close();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
 /** Emits `count` events for the account in transactions of `batch`; resolves at the last commit. */
-async function emit(ctx: AppContext, accountId: string, count: number, batch: number): Promise<void> {
+async function emit(ctx: Runtime, accountId: string, count: number, batch: number): Promise<void> {
   for (let done = 0; done < count; done += batch) {
     const n = Math.min(batch, count - done);
     await ctx.db.transaction().execute(async (trx) => {
@@ -95,9 +86,9 @@ async function emit(ctx: AppContext, accountId: string, count: number, batch: nu
 /** Deliveries per second: a backlog of `events` × `endpoints` deliveries, drained by one process. */
 async function throughput(h: Harness, events: number, endpoints: number): Promise<number> {
   const { ctx, receiver } = h;
-  const account = await ctx.services.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
+  const account = await ctx.modules.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
   for (let i = 0; i < endpoints; i++) {
-    await ctx.services.webhooks.create(
+    await ctx.modules.webhooks.create(
       { accountId: account.account.id, principalId: account.account.id },
       { url: `${receiver.url}/${i}`, events: ['booking.created'] },
     );
@@ -116,8 +107,8 @@ async function throughput(h: Harness, events: number, endpoints: number): Promis
 /** Commit-to-receipt times (ms) of events emitted one per transaction, `gapMs` apart. */
 async function latency(h: Harness, events: number, gapMs: number): Promise<number[]> {
   const { ctx, receiver } = h;
-  const account = await ctx.services.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
-  await ctx.services.webhooks.create(
+  const account = await ctx.modules.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
+  await ctx.modules.webhooks.create(
     { accountId: account.account.id, principalId: account.account.id },
     { url: `${receiver.url}/latency`, events: ['booking.created'] },
   );

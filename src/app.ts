@@ -3,16 +3,12 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
-import type { AppContext } from './context.js';
-import { accountRoutes } from './modules/accounts/routes.js';
-import { apiKeyRoutes } from './modules/api-keys/routes.js';
-import { calendarRoutes } from './modules/calendars/routes.js';
-import { availabilityRoutes } from './modules/availability/routes.js';
-import { principalRoutes } from './modules/principals/routes.js';
-import { webhookRoutes } from './modules/webhooks/routes.js';
+import type { Db } from './db/store.js';
 import { DESCRIPTIONS, TITLES } from './platform/errors.js';
-import { createPlatform } from './platform/http.js';
+import { createPlatform, type PlatformDeps } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
+import type { Metrics } from './platform/metrics.js';
+import type { TypedApp } from './platform/routes.js';
 import { Problem } from './platform/schemas.js';
 import { validatorCompiler } from './platform/validation.js';
 
@@ -35,8 +31,22 @@ export interface BuildOptions {
   logger?: FastifyBaseLogger;
 }
 
-/** The Fastify app, without listening (tests use inject or listen on port 0). */
-export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promise<FastifyInstance> {
+/** What the app needs from the process: the HTTP platform, the store (readiness) and the metrics. */
+export interface AppDeps extends PlatformDeps {
+  config: PlatformDeps['config'] & { trustProxy: boolean };
+  db: Db;
+  metrics: Metrics;
+}
+
+/**
+ * The Fastify app, without listening (tests use inject or listen on port 0): the platform's hooks,
+ * the operational routes, and each module's route plugin (src/runtime.ts passes them).
+ */
+export async function buildApp(
+  ctx: AppDeps,
+  routes: readonly ((app: TypedApp) => void)[] = [],
+  opts: BuildOptions = {},
+): Promise<FastifyInstance> {
   const platform = createPlatform(ctx);
   const app = Fastify({
     ...platform.serverOptions,
@@ -168,11 +178,6 @@ export async function buildApp(ctx: AppContext, opts: BuildOptions = {}): Promis
     },
   );
 
-  apiKeyRoutes(app, ctx);
-  accountRoutes(app, ctx);
-  webhookRoutes(app, ctx);
-  principalRoutes(app, ctx);
-  availabilityRoutes(app, ctx);
-  calendarRoutes(app, ctx);
+  for (const register of routes) register(app);
   return app;
 }

@@ -1,11 +1,10 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { type AppContext, contextForStore } from './context.js';
-import { openStore } from './db/store.js';
 import type { Plan } from './modules/api-keys/service.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
+import { type Runtime, startRuntime } from './runtime.js';
 import { installSignalHandlers, startServer } from './server.js';
 
 const USAGE = `Usage: kairos <command> [options]
@@ -33,15 +32,17 @@ async function readStdin(): Promise<string> {
     .replace(/\r?\n$/, '');
 }
 
-/** Runs one store-backed command: connects (to the running embedded server if there is one), runs, closes. */
-async function withContext<T>(config: Config, fn: (ctx: AppContext) => Promise<T>): Promise<T> {
+/**
+ * Runs one store-backed command: the runtime without HTTP, LISTEN or workers (connecting to the
+ * running embedded server if there is one), then closes it.
+ */
+async function withRuntime<T>(config: Config, fn: (rt: Runtime) => Promise<T>): Promise<T> {
   const log = pino({ level: 'warn' }, pino.destination(2));
-  const store = await openStore(config, log);
+  const rt = await startRuntime({ config, log, http: false, notifier: false, workers: false, usage: false });
   try {
-    const ctx = contextForStore(config, store, log);
-    return await fn(ctx);
+    return await fn(rt);
   } finally {
-    await store.close();
+    await rt.close();
   }
 }
 
@@ -83,11 +84,11 @@ export async function main(argv: string[]): Promise<number> {
   switch (`${cmd} ${sub ?? ''}`.trim()) {
     case 'serve': {
       const running = await startServer(config);
-      installSignalHandlers(running, { info: (m) => running.app.log.info(m) });
+      installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
       return -1; // keep running
     }
     case 'migrate': {
-      const applied = await withContext(config, async () => []);
+      const applied = await withRuntime(config, async () => []);
       print(json, { migrated: true, applied }, 'Migrations are up to date.');
       return 0;
     }
@@ -98,8 +99,8 @@ export async function main(argv: string[]): Promise<number> {
       const rate = values['rate-limit'] !== undefined ? Number(values['rate-limit']) : null;
       if (rate !== null && (!Number.isInteger(rate) || rate < 1))
         throw new UsageError('--rate-limit must be a positive integer');
-      const out = await withContext(config, (ctx) =>
-        ctx.services.accounts.createAccount({
+      const out = await withRuntime(config, (rt) =>
+        rt.modules.accounts.createAccount({
           name: need(values.name, '--name'),
           plan,
           rateLimitPerHour: rate,
@@ -117,8 +118,8 @@ export async function main(argv: string[]): Promise<number> {
       if (!values['password-stdin'])
         throw new UsageError('--password-stdin is required (the password is read from stdin)');
       const password = await readStdin();
-      const user = await withContext(config, (ctx) =>
-        ctx.services.accounts.createUser({
+      const user = await withRuntime(config, (rt) =>
+        rt.modules.accounts.createUser({
           accountId: need(values.account, '--account'),
           email: need(values.email, '--email'),
           password,
@@ -131,8 +132,8 @@ export async function main(argv: string[]): Promise<number> {
       const type = values.type ?? 'secret';
       if (type !== 'secret' && type !== 'publishable')
         throw new UsageError('--type must be secret or publishable');
-      const out = await withContext(config, (ctx) =>
-        ctx.services.apiKeys.create({
+      const out = await withRuntime(config, (rt) =>
+        rt.modules.apiKeys.create({
           accountId: need(values.account, '--account'),
           name: values.name ?? (type === 'secret' ? 'Secret key' : 'Publishable key'),
           keyType: type,
@@ -145,11 +146,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'keys list': {
       const accountId = need(values.account, '--account');
-      const all = await withContext(config, async (ctx) => {
+      const all = await withRuntime(config, async (rt) => {
         const keys = [];
         let cursor: string | undefined;
         do {
-          const pageOut = await ctx.services.apiKeys.list(accountId, { limit: 100, cursor });
+          const pageOut = await rt.modules.apiKeys.list(accountId, { limit: 100, cursor });
           keys.push(...pageOut.api_keys);
           cursor = pageOut.pagination.next_cursor ?? undefined;
         } while (cursor);
@@ -169,14 +170,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'keys revoke': {
       const id = need(arg, 'the key ID');
-      const key = await withContext(config, async (ctx) => {
-        const row = await ctx.db
-          .selectFrom('api_keys')
-          .select('account_id')
-          .where('id', '=', id)
-          .executeTakeFirst();
-        if (!row) throw new AppError(404, 'not-found', `No API key ${id}`);
-        return ctx.services.apiKeys.revoke(row.account_id, id);
+      const key = await withRuntime(config, async (rt) => {
+        const accountId = await rt.modules.apiKeys.accountOf(id);
+        if (accountId === null) throw new AppError(404, 'not-found', `No API key ${id}`);
+        return rt.modules.apiKeys.revoke(accountId, id);
       });
       print(json, { api_key: key }, `Key ${key.id} revoked.`);
       return 0;

@@ -1,17 +1,11 @@
-import { jwtVerify } from 'jose';
 import type { Notifier } from '../db/notify.js';
-import type { AccountService } from '../modules/accounts/service.js';
-import {
-  AUTH_CHANNEL,
-  type ApiKeyService,
-  PUBLISHABLE_PREFIX,
-  PUBLISHABLE_SCOPES,
-  planLimit,
-  SECRET_PREFIX,
-} from '../modules/api-keys/service.js';
 import type { Clock } from './clock.js';
-import { safeEqual } from './crypto.js';
 import { Forbidden, Unauthorized } from './errors.js';
+
+/** Channel on which credential revocations are announced to every process. */
+export const AUTH_CHANNEL = 'kairos_auth';
+/** What a publishable key may do (named in the 403 a publishable key gets elsewhere). */
+export const PUBLISHABLE_SCOPES = ['read:availability', 'create:booking'] as const;
 
 export type CredentialKind = 'secret' | 'publishable' | 'session' | 'anonymous';
 
@@ -199,20 +193,33 @@ export class CredentialCache implements RevocationListener {
   }
 }
 
+/** What a credential resolves to: the caller, until when it may be cached, and its revocation ref. */
+export interface ResolvedCredential {
+  caller: Caller;
+  /** When the credential expires (ms), or null. */
+  expiresAt: number | null;
+  /** `key:<id>` or `session:<id>`: what a revocation names. */
+  ref: string;
+}
+
+/**
+ * A kind of credential (API keys, user sessions): the port through which the modules that own them
+ * authenticate, so the platform imports no module.
+ */
+export interface CredentialResolver {
+  /** Whether a token has this resolver's form (a prefix, a shape); no I/O. */
+  accepts(token: string): boolean;
+  /** The caller behind a token it accepts; throws Unauthorized for anything not currently valid. */
+  resolve(token: string, nowMs: number): Promise<ResolvedCredential>;
+}
+
 /** Resolves `Authorization: Bearer …` to a Caller, through the credential cache. */
 export class Authenticator {
   constructor(
-    private readonly keys: ApiKeyService,
-    private readonly accounts: AccountService,
-    private readonly clock: Clock,
-    private readonly jwtKey: Buffer,
+    private readonly resolvers: readonly CredentialResolver[],
     private readonly cache: CredentialCache,
+    private readonly clock: Clock,
   ) {}
-
-  /** Follows revocations made by other processes (NOTIFY) and LISTEN reconnects. */
-  listen(notifier: Notifier): Promise<void> {
-    return this.cache.listen(notifier);
-  }
 
   /** The cached caller for a token, if it is cached and still valid; never touches the database. */
   cached(token: string): Caller | undefined {
@@ -225,78 +232,11 @@ export class Authenticator {
     if (hit) return hit;
     const mark = this.cache.mark();
     const now = this.clock.nowMs();
-    let result: { caller: Caller; expiresAt: number | null; ref: string };
-    if (token.startsWith(SECRET_PREFIX) || token.startsWith(PUBLISHABLE_PREFIX)) {
-      result = await this.fromKey(token, now);
-    } else if (token.split('.').length === 3) {
-      result = await this.fromSession(token, now);
-    } else {
-      throw new Unauthorized();
-    }
+    const resolver = this.resolvers.find((r) => r.accepts(token));
+    if (!resolver) throw new Unauthorized();
+    const result = await resolver.resolve(token, now);
     this.cache.store(mark, token, result.ref, result.caller, result.expiresAt, now);
     return result.caller;
-  }
-
-  private async fromKey(token: string, now: number) {
-    if (token.length > 200) throw new Unauthorized();
-    const row = await this.keys.resolve(token);
-    if (!row || !safeEqual(row.key_hash, this.keys.hash(token))) throw new Unauthorized();
-    const expiresAt = row.expires_at ? new Date(row.expires_at).getTime() : null;
-    if (row.revoked_at !== null || (expiresAt !== null && expiresAt <= now)) throw new Unauthorized();
-    if (!token.startsWith(row.key_type === 'secret' ? SECRET_PREFIX : PUBLISHABLE_PREFIX))
-      throw new Unauthorized();
-    const caller: Caller = {
-      kind: row.key_type,
-      accountId: row.account_id,
-      principalId: row.account_id,
-      keyId: row.id,
-      userId: null,
-      sessionId: null,
-      scopes: row.scopes,
-      allowedDomains: row.allowed_domains,
-      rateLimit: row.rate_limit_per_hour ?? planLimit(row.plan, row.account_custom_limit),
-      rateSubject: `key:${row.id}`,
-      account: {
-        id: row.account_id,
-        name: row.account_name,
-        plan: row.plan,
-        rate_limit_per_hour: planLimit(row.plan, row.account_custom_limit),
-        created_at: new Date(row.account_created_at).toISOString(),
-      },
-    };
-    return { caller, expiresAt, ref: `key:${row.id}` };
-  }
-
-  private async fromSession(token: string, now: number) {
-    let claims: { sub?: string; sid?: unknown; acc?: unknown; exp?: number };
-    try {
-      ({ payload: claims } = await jwtVerify(token, this.jwtKey, {
-        algorithms: ['HS256'],
-        issuer: 'kairos',
-        currentDate: new Date(now),
-      }));
-    } catch {
-      throw new Unauthorized();
-    }
-    const { sub, sid, acc, exp } = claims;
-    if (typeof sub !== 'string' || typeof sid !== 'string' || typeof acc !== 'string')
-      throw new Unauthorized();
-    if (!(await this.accounts.sessionActive(sid))) throw new Unauthorized();
-    const account = await this.accounts.getAccount(acc);
-    const caller: Caller = {
-      kind: 'session',
-      accountId: acc,
-      principalId: sub,
-      keyId: null,
-      userId: sub,
-      sessionId: sid,
-      scopes: ['read', 'write'],
-      allowedDomains: [],
-      rateLimit: account.rate_limit_per_hour,
-      rateSubject: `user:${sub}`,
-      account,
-    };
-    return { caller, expiresAt: exp ? exp * 1000 : null, ref: `session:${sid}` };
   }
 }
 

@@ -11,6 +11,7 @@ export const TITLES: Record<string, string> = {
   'uri-too-long': 'URI Too Long',
   'header-fields-too-large': 'Request Header Fields Too Large',
   'request-timeout': 'Request Timeout',
+  'expectation-failed': 'Expectation Failed',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
   'not-found': 'Not Found',
@@ -37,6 +38,7 @@ export const DESCRIPTIONS: Record<string, string> = {
   'uri-too-long': 'A path segment (an id) is longer than 100 characters; no resource has such an id.',
   'header-fields-too-large': 'The request headers are larger than 16 KiB.',
   'request-timeout': 'The request did not arrive completely within the server’s time limit.',
+  'expectation-failed': 'The request carries an Expect header other than 100-continue.',
   unauthorized: 'The request carries no credential, or one that is malformed, unknown, revoked or expired.',
   forbidden:
     'The credential is valid but may not do this: a publishable key outside the public booking surface, ' +

@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
-import { createContext } from '../context.js';
 import { createPool } from '../db/store.js';
 import type { DB } from '../db/types.js';
-import { systemClock } from './clock.js';
+import { startRuntime } from '../runtime.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -48,15 +47,15 @@ describe('failures never leak internals', () => {
     };
     const pool = createPool('postgres://nobody@127.0.0.1:1/none', 2);
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    const ctx = createContext({
+    const rt = await startRuntime({
       config,
-      db,
-      pool,
-      masterKey: config.masterKey!,
-      clock: systemClock,
-      log: { error() {} },
+      log: { info() {}, warn() {}, error() {} },
+      store: { db, pool, url: 'postgres://nobody@127.0.0.1:1/none', masterKey: config.masterKey! },
+      notifier: false,
+      workers: false,
+      usage: false,
     });
-    const app = await buildApp(ctx);
+    const app = rt.app!;
     await app.ready();
     const ready = await app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
@@ -68,7 +67,7 @@ describe('failures never leak internals', () => {
     expect(res.statusCode).toBe(503);
     expect(res.json().type).toMatch(/\/errors\/service-unavailable$/);
     expect(res.headers['retry-after']).toBeDefined();
-    await app.close();
+    await rt.close();
     await db.destroy();
   });
 });

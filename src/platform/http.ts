@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   FastifyInstance,
@@ -17,7 +17,7 @@ import { prefixedId } from './ids.js';
 import type { Metrics } from './metrics.js';
 import { problem, registerErrorHandler, sendProblem } from './problems.js';
 import type { UsageRecorder } from './usage.js';
-import { nulFields } from './validation.js';
+import { refusedFields } from './validation.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -53,7 +53,9 @@ export interface PlatformDeps extends GateDeps {
  * hook runs: malformed URLs, over-long path parameters, broken HTTP); `register` adds the rest.
  */
 export function createPlatform(deps: PlatformDeps): {
-  serverOptions: Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'>;
+  serverOptions: Pick<FastifyServerOptions, 'frameworkErrors' | 'clientErrorHandler'> & {
+    http: ServerOptions;
+  };
   register(app: FastifyInstance): void;
 } {
   const { config, usage, metrics } = deps;
@@ -152,8 +154,26 @@ export function createPlatform(deps: PlatformDeps): {
     }
   }
 
+  /** A problem+json answer written straight on a Node response (for answers Node would give itself). */
+  function writeProblem(res: ServerResponse, status: number, slug: string, detail: string): void {
+    const id = prefixedId('req');
+    const body = JSON.stringify(problem(config.baseUrl, id, status, slug, detail));
+    res.writeHead(status, {
+      'content-type': 'application/problem+json',
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': id,
+      connection: 'close',
+    });
+    res.end(body);
+  }
+
   function register(app: FastifyInstance): void {
     const router = FindMyWay();
+
+    // An `Expect` other than 100-continue: Node would answer a bare 417 itself.
+    app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) =>
+      writeProblem(res, 417, 'expectation-failed', 'Only the Expect: 100-continue expectation is supported'),
+    );
     const idem = idempotencyHooks(deps.idempotency);
     const undeclared: RouteOptions[] = [];
 
@@ -193,15 +213,23 @@ export function createPlatform(deps: PlatformDeps): {
     // The gate decides from the matched route's declared access, never from the request target; a
     // request that matches no route is gated by its canonical path only to choose 401/403 or 404.
     app.addHook('onRequest', (request, reply, done) => {
+      // HTTP/1.1 requires Host (Node's own check is off: it answers a bare 400).
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+        request.startedAt = performance.now();
+        reply.header('x-request-id', request.id);
+        done(new AppError(400, 'bad-request', 'An HTTP/1.1 request must carry a Host header'));
+        return;
+      }
       const access = request.is404
         ? accessForUnmatched(request.url)
         : (request.routeOptions.config.access as Access);
       runGate(request, reply, access, done);
     });
 
-    // U+0000 in any text (path parameter, query value, body string or key) is a 400, for every route.
+    // U+0000 in any text (path parameter, query value, body string or key), or a body nested deeper
+    // than MAX_BODY_DEPTH, is a 400, for every route.
     app.addHook('preValidation', (request, _reply, done) => {
-      const errors = nulFields(request.url, request.params, request.query, request.body);
+      const errors = refusedFields(request.url, request.params, request.query, request.body);
       if (Object.keys(errors).length > 0) done(new ValidationFailed(errors));
       else done();
     });
@@ -260,5 +288,9 @@ export function createPlatform(deps: PlatformDeps): {
     registerErrorHandler(app, config);
   }
 
-  return { serverOptions: { frameworkErrors, clientErrorHandler }, register };
+  return {
+    // Missing Host is answered as problem+json by the onRequest hook instead of Node's bare 400.
+    serverOptions: { frameworkErrors, clientErrorHandler, http: { requireHostHeader: false } },
+    register,
+  };
 }

@@ -14,12 +14,16 @@ export function encodeCursor(pos: { at: Date | string; id: string }): string {
 
 const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/** The ids of a list: UUIDs (principals, API keys) or prefixed ids with their prefix (`wh`, `whd`). */
+export type CursorIds = 'uuid' | { prefix: string };
+
 /**
- * The position a cursor names. Only a cursor this API could have issued is accepted — a UTC timestamp
- * of years 0000–9999 in `toISOString` form, `|`, a UUID or prefixed id, spelled in canonical base64url — so a forged
- * or damaged one is a 400 with `errors.cursor`, never a query with a value the database refuses.
+ * The position a cursor names. Only a cursor this list could have issued is accepted — a UTC timestamp
+ * of years 0000–9999 in `toISOString` form, `|`, an id of the list's kind (`ids`), spelled in
+ * canonical base64url — so a forged or damaged one, or one from another list, is a 400 with
+ * `errors.cursor`, never a query with a value the database refuses.
  */
-export function decodeCursor(cursor: string | undefined): CursorPosition | null {
+export function decodeCursor(cursor: string | undefined, ids: CursorIds): CursorPosition | null {
   if (cursor === undefined || cursor === '') return null;
   const invalid = () => new ValidationFailed({ cursor: 'is not a cursor returned by this API' });
   const raw = Buffer.from(cursor, 'base64url').toString('utf8');
@@ -29,7 +33,8 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | null 
   const id = raw.slice(i + 1);
   const at = new Date(atText);
   if (!CURSOR_AT.test(atText) || Number.isNaN(at.getTime()) || at.toISOString() !== atText) throw invalid();
-  if (!isUuid(id) && !isPrefixedId(id)) throw invalid();
+  const idOk = ids === 'uuid' ? isUuid(id) : isPrefixedId(id) && id.startsWith(`${ids.prefix}_`);
+  if (!idOk) throw invalid();
   if (Buffer.from(raw, 'utf8').toString('base64url') !== cursor) throw invalid();
   return { at, id };
 }

@@ -139,6 +139,17 @@ describe('U+0000 in any text is a 400 naming the field, and nothing is written',
     });
   });
 
+  it('a body nested deeper than 32 levels is a 400 on every route, also with an Idempotency-Key', async () => {
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const a = await rawRequest(t.url, 'POST', `/v1/webhooks/${webhookId}/test`, {
+      headers: { ...auth(), 'content-type': 'application/json', 'idempotency-key': 'deep-1' },
+      body: deep,
+    });
+    expect(expectProblem(a, 400, 'validation-error').errors).toEqual({
+      body: 'must not nest deeper than 32 levels',
+    });
+  });
+
   it('query filters and path parameters', async () => {
     const q = await rawRequest(t.url, 'GET', `/v1/webhooks/${webhookId}/deliveries?event_type=a%00b`, {
       headers: auth(),

@@ -16,7 +16,7 @@ beforeAll(async () => {
   t = await startTestApp({ env: { KAIROS_ANON_RATE_LIMIT_PER_HOUR: '100000' } });
   const acc = await t.account();
   secret = acc.key;
-  await t.ctx.services.accounts.createUser({ accountId: acc.id, email, password });
+  await t.ctx.modules.accounts.createUser({ accountId: acc.id, email, password });
 });
 afterAll(() => t.close());
 

@@ -31,33 +31,49 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
+/** How deep a JSON body may nest: far more than any body of this API needs, far less than a stack. */
+export const MAX_BODY_DEPTH = 32;
+
 /**
- * Adds `errors[path] = …` for every string (value or object key) under `value` that contains U+0000.
- * PostgreSQL cannot store that character in text or jsonb, so it is refused here, for every route and
- * every part of a request, before any schema or handler sees it.
+ * Adds `errors[path] = …` for every string (value or object key) under `value` that contains U+0000,
+ * and `errors.body` when it nests deeper than MAX_BODY_DEPTH. PostgreSQL cannot store U+0000 in text
+ * or jsonb, and a body nested thousands deep breaks recursive code (JSON.stringify, hashing), so both
+ * are refused here, for every route and every part of a request, before any schema or handler sees
+ * them. Walks with its own stack.
  */
-function collectNul(value: unknown, path: string, errors: Record<string, string>): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) errors[path] = NUL_MESSAGE;
-    return;
-  }
-  if (value === null || typeof value !== 'object') return;
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) collectNul(v, path ? `${path}.${i}` : String(i), errors);
-    return;
-  }
-  for (const [k, v] of Object.entries(value)) {
-    const field = path ? `${path}.${k}` : k;
-    if (k.includes('\u0000')) errors[field.replaceAll('\u0000', '\\u0000')] = NUL_MESSAGE;
-    else collectNul(v, field, errors);
+function collectNul(root: unknown, rootPath: string, errors: Record<string, string>): void {
+  const stack: [unknown, string, number][] = [[root, rootPath, 0]];
+  while (stack.length > 0) {
+    const [value, path, depth] = stack.pop() as [unknown, string, number];
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) errors[path] = NUL_MESSAGE;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_BODY_DEPTH) {
+      errors[rootPath || 'body'] = `must not nest deeper than ${MAX_BODY_DEPTH} levels`;
+      return;
+    }
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        stack.push([value[i], path ? `${path}.${i}` : String(i), depth + 1]);
+      }
+      continue;
+    }
+    for (const [k, v] of Object.entries(value)) {
+      const field = path ? `${path}.${k}` : k;
+      if (k.includes('\u0000')) errors[field.replaceAll('\u0000', '\\u0000')] = NUL_MESSAGE;
+      else stack.push([v, field, depth + 1]);
+    }
   }
 }
 
 /**
- * The fields of a request that hold U+0000: path parameters and query values (only when the target
- * has `%00`, the one way to spell it in a URL) and the parsed body. Empty when there are none.
+ * The fields of a request that hold U+0000 — path parameters and query values (only when the target
+ * has `%00`, the one way to spell it in a URL) and the parsed body — and a body nested too deep.
+ * Empty when there are none.
  */
-export function nulFields(
+export function refusedFields(
   url: string,
   params: unknown,
   query: unknown,

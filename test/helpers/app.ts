@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import { type Config, loadConfig } from '../../src/config.js';
-import { buildApp } from '../../src/app.js';
-import { type AppContext, createContext } from '../../src/context.js';
-import { Notifier } from '../../src/db/notify.js';
 import { createPool } from '../../src/db/store.js';
 import type { DB } from '../../src/db/types.js';
-import type { Plan } from '../../src/modules/api-keys/service.js';
-import { type Clock, systemClock } from '../../src/platform/clock.js';
+import type { Plan } from '../../src/modules/api-keys/api.js';
+import type { AnyModule } from '../../src/modules/index.js';
+import type { Clock } from '../../src/platform/clock.js';
+import { type Runtime, startRuntime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect arbitrary JSON bodies and assert on their shape
@@ -25,7 +24,8 @@ export async function getJson(url: string, init?: RequestInit): Promise<Json> {
 
 export interface TestApp {
   url: string;
-  ctx: AppContext;
+  /** The running process: its platform and `modules` (every module's API). */
+  ctx: Runtime;
   database: TestDatabase;
   masterKey: string;
   /** Creates an account (enterprise with a high limit unless told otherwise) and returns its first key. */
@@ -51,6 +51,8 @@ export interface TestAppOptions {
   /** Reuse a database (e.g. a second app on the same database). */
   database?: TestDatabase;
   masterKey?: string;
+  /** Modules composed after the real ones: tests contribute busy sources or access grants this way. */
+  modules?: readonly AnyModule[];
 }
 
 /** The real app on a real socket (127.0.0.1, random port) over a fresh database. */
@@ -65,18 +67,22 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       ...opts.env,
     }),
     port: 0,
+    host: '127.0.0.1',
   };
   const pool = createPool(database.url, 10);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  const notifier = new Notifier(database.url);
-  await notifier.start();
-  const clock = opts.clock ?? systemClock;
-  const ctx = createContext({ config, db, pool, masterKey, clock, notifier, log: { error: () => {} } });
-  await ctx.auth.listen(notifier);
-  const app = await buildApp(ctx);
-  if (opts.workers) await ctx.jobs.start(notifier);
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  ctx.config.baseUrl = address;
+  const ctx = await startRuntime({
+    config,
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    store: { db, pool, url: database.url, masterKey },
+    clock: opts.clock,
+    workers: opts.workers ?? false,
+    usage: false,
+    listen: true,
+    baseUrlFromAddress: true,
+    extraModules: opts.modules,
+  });
+  const address = ctx.url as string;
 
   return {
     url: address,
@@ -85,7 +91,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     masterKey,
     async account(a = {}) {
       const plan = a.plan ?? 'enterprise';
-      const out = await ctx.services.accounts.createAccount({
+      const out = await ctx.modules.accounts.createAccount({
         name: a.name ?? 'Test account',
         plan,
         rateLimitPerHour:
@@ -104,10 +110,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       return fetch(`${address}${path}`, { method, headers, body }) as Promise<TestResponse>;
     },
     async close() {
-      await app.close();
-      await ctx.jobs.stop();
-      await ctx.usage.close();
-      await notifier.close();
+      await ctx.close();
       await db.destroy();
       if (!opts.database) await database.drop();
     },

@@ -19,7 +19,7 @@ describe('GET /v1/me', () => {
 
   it('signs a user in, answers for the session, and rejects the token after sign-out', async () => {
     const acc = await t.account();
-    await t.ctx.services.accounts.createUser({
+    await t.ctx.modules.accounts.createUser({
       accountId: acc.id,
       email: 'ana@example.com',
       password: 'correct horse battery',

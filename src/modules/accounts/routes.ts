@@ -1,8 +1,9 @@
-import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
+import { Type } from '@sinclair/typebox';
+import type { AccountService } from './service.js';
+import { actorOf } from '../../platform/actor.js';
 import { Forbidden } from '../../platform/errors.js';
 import { Timestamp, Uuid, wrap } from '../../platform/schemas.js';
+import type { TypedApp } from '../../platform/routes.js';
 
 const User = Type.Object({
   id: Uuid,
@@ -39,10 +40,8 @@ const Me = Type.Object({
   user: Type.Union([User, Type.Null()]),
 });
 
-export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const accounts = ctx.services.accounts;
-
-  app.post<{ Body: Static<typeof SessionBody> }>(
+export function accountRoutes(app: TypedApp, accounts: AccountService): void {
+  app.post(
     '/v1/sessions',
     {
       config: { access: 'none' },
@@ -76,7 +75,7 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw new Forbidden('This endpoint requires a user session token');
       }
       await accounts.revokeSession(request.caller.sessionId);
-      reply.code(204).send();
+      reply.code(204).send(null);
     },
   );
 
@@ -92,9 +91,10 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const c = request.caller;
-      const account = c.account ?? (await accounts.getAccount(c.accountId!));
+      const actor = actorOf(c);
+      const account = c.account ?? (await accounts.getAccount(actor.accountId));
       return {
-        principal_id: c.principalId!,
+        principal_id: actor.principalId,
         credential: c.kind as 'secret' | 'session',
         account,
         key_id: c.keyId,

@@ -1,4 +1,4 @@
-import type { RevocationListener } from '../../platform/auth.js';
+import { AUTH_CHANNEL, type RevocationListener } from '../../platform/auth.js';
 import { SignJWT } from 'jose';
 import { sql } from 'kysely';
 import type { Db } from '../../db/store.js';
@@ -6,7 +6,9 @@ import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { hashPassword, verifyPassword } from '../../platform/passwords.js';
-import { AUTH_CHANNEL, type ApiKeyService, type Plan, planLimit } from '../api-keys/service.js';
+import type { ApiKeysApi, Plan } from '../api-keys/api.js';
+import { planLimit } from '../api-keys/api.js';
+import type { PrincipalsApi } from '../principals/api.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -20,7 +22,8 @@ export class AccountService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly keys: ApiKeyService,
+    private readonly keys: Pick<ApiKeysApi, 'create'>,
+    private readonly principals: Pick<PrincipalsApi, 'insertPrincipal'>,
     private readonly jwtKey: Buffer,
     private readonly sessionTtlSeconds: number,
     private readonly revocations: RevocationListener,
@@ -42,21 +45,15 @@ export class AccountService {
     return this.db.transaction().execute(async (trx) => {
       const now = this.clock.now();
       const id = uuidv7(now.getTime());
-      await trx
-        .insertInto('principals')
-        .values({
-          id,
-          kind: 'account',
-          account_id: id,
-          display_name: name,
-          email: null,
-          timezone: input.timezone ?? 'UTC',
-          status: 'active',
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        })
-        .execute();
+      await this.principals.insertPrincipal(trx, {
+        id,
+        kind: 'account',
+        account_id: id,
+        display_name: name,
+        email: null,
+        timezone: input.timezone ?? 'UTC',
+        created_at: now,
+      });
       await trx
         .insertInto('accounts')
         .values({ id, name, plan, rate_limit_per_hour: input.rateLimitPerHour ?? null, created_at: now })
@@ -107,21 +104,15 @@ export class AccountService {
       if (taken) throw new Conflict('A user with this e-mail already exists');
       const now = this.clock.now();
       const id = uuidv7(now.getTime());
-      await trx
-        .insertInto('principals')
-        .values({
-          id,
-          kind: 'user',
-          account_id: input.accountId,
-          display_name: input.displayName ?? email,
-          email,
-          timezone: 'UTC',
-          status: 'active',
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        })
-        .execute();
+      await this.principals.insertPrincipal(trx, {
+        id,
+        kind: 'user',
+        account_id: input.accountId,
+        display_name: input.displayName ?? email,
+        email,
+        timezone: 'UTC',
+        created_at: now,
+      });
       await trx
         .insertInto('users')
         .values({ id, account_id: input.accountId, email, password_hash: passwordHash, created_at: now })

@@ -1,8 +1,9 @@
-import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
+import { Type } from '@sinclair/typebox';
+import type { ApiKeyService } from './service.js';
 import { IdParams, ListQuery, Pagination, Timestamp, Uuid, wrap } from '../../platform/schemas.js';
-import { ApiKeyStatsService } from './stats.js';
+import type { ApiKeyStatsService } from './stats.js';
+import { actorOf } from '../../platform/actor.js';
+import type { TypedApp } from '../../platform/routes.js';
 
 export const ApiKey = Type.Object({
   id: Uuid,
@@ -56,12 +57,13 @@ const Stats = Type.Object({
   remaining: Type.Integer({ description: 'requests left in the current hourly rate-limit window' }),
 });
 
-export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const keys = ctx.services.apiKeys;
-  const stats = new ApiKeyStatsService(ctx.db, ctx.clock, ctx.usage);
+export function apiKeyRoutes(
+  app: TypedApp,
+  { keys, stats }: { keys: ApiKeyService; stats: ApiKeyStatsService },
+): void {
   const tags = ['API keys'];
 
-  app.post<{ Body: Static<typeof CreateBody> }>(
+  app.post(
     '/v1/api-keys',
     {
       config: { access: 'private', idempotent: true },
@@ -75,7 +77,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       const b = request.body;
       const created = await keys.create({
-        accountId: request.caller.accountId!,
+        accountId: actorOf(request.caller).accountId,
         name: b.name,
         description: b.description ?? null,
         keyType: b.key_type,
@@ -89,7 +91,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  app.get(
     '/v1/api-keys',
     {
       config: { access: 'private' },
@@ -100,10 +102,10 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: Type.Object({ api_keys: Type.Array(ApiKey), pagination: Pagination }) },
       },
     },
-    async (request) => keys.list(request.caller.accountId!, request.query),
+    async (request) => keys.list(actorOf(request.caller).accountId, request.query),
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  app.get(
     '/v1/api-keys/:id',
     {
       config: { access: 'private' },
@@ -114,10 +116,10 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: wrap('api_key', ApiKey) },
       },
     },
-    async (request) => ({ api_key: await keys.get(request.caller.accountId!, request.params.id) }),
+    async (request) => ({ api_key: await keys.get(actorOf(request.caller).accountId, request.params.id) }),
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  app.delete(
     '/v1/api-keys/:id',
     {
       config: { access: 'private' },
@@ -128,10 +130,10 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: wrap('api_key', ApiKey) },
       },
     },
-    async (request) => ({ api_key: await keys.revoke(request.caller.accountId!, request.params.id) }),
+    async (request) => ({ api_key: await keys.revoke(actorOf(request.caller).accountId, request.params.id) }),
   );
 
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof StatsQuery> }>(
+  app.get(
     '/v1/api-keys/:id/stats',
     {
       config: { access: 'private' },
@@ -144,7 +146,7 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const key = await keys.get(request.caller.accountId!, request.params.id);
+      const key = await keys.get(actorOf(request.caller).accountId, request.params.id);
       return { stats: await stats.stats(key.id, key.rate_limit_per_hour, request.query.window) };
     },
   );

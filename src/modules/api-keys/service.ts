@@ -1,6 +1,6 @@
-import type { RevocationListener } from '../../platform/auth.js';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { AUTH_CHANNEL, PUBLISHABLE_SCOPES, type RevocationListener } from '../../platform/auth.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
 import { keyedHash } from '../../platform/crypto.js';
@@ -11,12 +11,9 @@ import { decodeCursor, newestFirstAfter, page } from '../../platform/pagination.
 export const SECRET_PREFIX = 'svc_sk_live_';
 export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
 export const SECRET_SCOPES = ['read', 'write'] as const;
-export const PUBLISHABLE_SCOPES = ['read:availability', 'create:booking'] as const;
 export const PLAN_LIMITS = { free: 100, premium: 1000 } as const;
 export const ENTERPRISE_DEFAULT_LIMIT = 10_000;
 export const MAX_KEY_RATE_LIMIT = 10_000_000;
-/** Channel on which revocations are announced to every process. */
-export const AUTH_CHANNEL = 'kairos_auth';
 
 export type KeyType = 'secret' | 'publishable';
 export type Plan = 'free' | 'premium' | 'enterprise';
@@ -51,6 +48,11 @@ interface KeyRow {
 /** The API's view of a key: never the secret or its hash. */
 export function presentKey(row: KeyRow, now: number) {
   const expiresAt = row.expires_at ? new Date(row.expires_at) : null;
+  const status: 'active' | 'revoked' | 'expired' = row.revoked_at
+    ? 'revoked'
+    : expiresAt && expiresAt.getTime() <= now
+      ? 'expired'
+      : 'active';
   return {
     id: row.id,
     name: row.name,
@@ -64,7 +66,7 @@ export function presentKey(row: KeyRow, now: number) {
     created_at: new Date(row.created_at).toISOString(),
     expires_at: expiresAt ? expiresAt.toISOString() : null,
     revoked_at: row.revoked_at ? new Date(row.revoked_at).toISOString() : null,
-    status: row.revoked_at ? 'revoked' : expiresAt && expiresAt.getTime() <= now ? 'expired' : 'active',
+    status,
   };
 }
 export type PresentedKey = ReturnType<typeof presentKey>;
@@ -193,7 +195,7 @@ export class ApiKeyService {
   }
 
   async list(accountId: string, opts: { limit: number; cursor?: string }) {
-    const pos = decodeCursor(opts.cursor);
+    const pos = decodeCursor(opts.cursor, 'uuid');
     const q = this.selectKeys(this.db).where('k.account_id', '=', accountId);
     const rows = await newestFirstAfter(q, pos, opts.limit, 'k').execute();
     const { items, pagination } = page(rows, opts.limit);
@@ -233,6 +235,16 @@ export class ApiKeyService {
     // This process stops accepting the key before it answers; the others when the NOTIFY arrives.
     this.revocations.revoked(`key:${id}`);
     return this.get(accountId, id);
+  }
+
+  /** The account a key belongs to, or null (operators revoke keys by id alone: `kairos keys revoke`). */
+  async accountOf(id: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select('account_id')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row?.account_id ?? null;
   }
 
   /** The key behind a presented value, for authentication. */

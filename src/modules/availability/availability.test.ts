@@ -3,7 +3,8 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { clip, type Interval, normalize } from '../../lib/intervals.js';
 import { FakeClock } from '../../platform/clock.js';
 import { ServiceUnavailable } from '../../platform/errors.js';
-import { addAccessRule } from './access.js';
+import { contributing } from '../../../test/helpers/modules.js';
+import type { AccessRule } from '../principals/api.js';
 import type { BusyAnswer, BusySource } from './busy-source.js';
 
 /** In-memory busy source FOR TESTS ONLY: busy time per principal, plus stale and failing switches. */
@@ -29,9 +30,19 @@ const bookings = new MemorySource('booking');
 // Sunday 2026-03-01 00:00 UTC: the week of the US spring-forward change (Sunday 2026-03-08).
 const clock = new FakeClock('2026-03-01T00:00:00.000Z');
 
+/** An access grant as the network or consents modules will contribute, when a test sets one. */
+let grant: AccessRule | null = null;
+
 beforeAll(async () => {
-  t = await startTestApp({ clock });
-  t.ctx.busySources.push(calendar, bookings);
+  t = await startTestApp({
+    clock,
+    modules: [
+      contributing('test-sources', {
+        busySources: [calendar, bookings],
+        accessGrants: [(caller, input) => (grant ? grant(caller, input) : Promise.resolve(new Map()))],
+      }),
+    ],
+  });
 });
 afterAll(() => t.close());
 
@@ -408,7 +419,7 @@ describe('access', () => {
     ).api_key.key;
     const other = await t.account();
     const friend = await host(other.key);
-    addAccessRule(t.ctx, async (_ctx, caller, input) => {
+    grant = async (caller, input) => {
       const grants = new Map();
       if (caller.accountId === acc.id) {
         for (const p of input.principals) {
@@ -416,7 +427,7 @@ describe('access', () => {
         }
       }
       return grants;
-    });
+    };
     const window = { from: '2026-03-02T00:00:00Z', to: '2026-03-03T00:00:00Z' };
     const res = await get('/v1/availability/slots', acc.key, {
       business_id: friend,

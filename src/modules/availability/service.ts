@@ -1,10 +1,9 @@
 /**
  * Availability use cases (SPEC.md 4.2, API-GUIDE.md 5): slots, next slot, mutual slots and normalized
- * availability blocks. Busy time comes only from `ctx.busySources`; schedules from the principals
- * service; the arithmetic from `src/lib`. Every instant is UTC; the `timezone` asked for changes only
+ * availability blocks. Busy time comes only from the `busySources` extension point; schedules and
+ * access from the principals module; the arithmetic from `src/lib`. Every instant is UTC; the `timezone` asked for changes only
  * the labels and the grouping by day, never which slots there are.
  */
-import type { AppContext } from '../../context.js';
 import { clip, type Interval, normalize, subtract, union } from '../../lib/intervals.js';
 import { type Schedule, workingIntervals } from '../../lib/schedule.js';
 import {
@@ -18,8 +17,16 @@ import {
 import type { Caller } from '../../platform/auth.js';
 import { AppError, Forbidden, ValidationFailed } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
-import { isValidZone, type PrincipalProfile } from '../principals/service.js';
-import { type AccessBasis, canReadAvailabilityMany } from './access.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Metrics } from '../../platform/metrics.js';
+import type { Extensions } from '../module.js';
+import {
+  type AccessBasis,
+  isValidZone,
+  type PrincipalAccess,
+  type PrincipalProfile,
+  type PrincipalService,
+} from '../principals/api.js';
 import type { BusyAnswer, BusySource } from './busy-source.js';
 import { AnswerMemo } from './memo.js';
 import { isoUtc, type PresentedSlot, presentSlot, slotsJson } from './present.js';
@@ -105,14 +112,23 @@ export interface NextAnswer {
 const SLOT_ANSWERS_BYTES = 32 * 1024 * 1024;
 const NEXT_ANSWERS_BYTES = 4 * 1024 * 1024;
 
+/** What availability needs: the clock, metrics, principals (profiles, access) and the busy sources. */
+export interface AvailabilityDeps {
+  clock: Clock;
+  metrics: Pick<Metrics, 'availabilityAnswers' | 'gauge'>;
+  principals: Pick<PrincipalService, 'profiles'>;
+  access: Pick<PrincipalAccess, 'canReadMany'>;
+  extensions: Pick<Extensions, 'all'>;
+}
+
 export class AvailabilityService {
   private readonly slotAnswers = new AnswerMemo<Buffer>(SLOT_ANSWERS_BYTES, (b) => b.length);
   private readonly nextAnswers = new AnswerMemo<NextAnswer>(NEXT_ANSWERS_BYTES, () => 256);
 
   private readonly counted: Record<'slots' | 'next', Record<'remembered' | 'computed', { inc(): void }>>;
 
-  constructor(private readonly ctx: AppContext) {
-    const m = ctx.metrics;
+  constructor(private readonly deps: AvailabilityDeps) {
+    const m = deps.metrics;
     const outcomes = (kind: string) => ({
       remembered: m.availabilityAnswers.labels(kind, 'remembered'),
       computed: m.availabilityAnswers.labels(kind, 'computed'),
@@ -140,7 +156,7 @@ export class AvailabilityService {
     const intervalMs =
       params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE;
     const input = profileConstraints(p, extra);
-    const nowMs = this.ctx.clock.nowMs();
+    const nowMs = this.deps.clock.nowMs();
     const alignTimezone = p.schedule.timezone;
     // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
     const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
@@ -185,7 +201,7 @@ export class AvailabilityService {
   /** GET /v1/availability/next (remembered like slots). */
   async next(caller: Caller, params: NextParams): Promise<NextAnswer> {
     const problems = new Problems();
-    const nowMs = this.ctx.clock.nowMs();
+    const nowMs = this.deps.clock.nowMs();
     let after = nowMs;
     if (params.after !== undefined) {
       const t = Date.parse(params.after);
@@ -269,7 +285,7 @@ export class AvailabilityService {
 
     const ps = await this.accessible(caller, ids, undefined);
     const durationMs = params.durationMinutes * MINUTE;
-    const nowMs = this.ctx.clock.nowMs();
+    const nowMs = this.deps.clock.nowMs();
     const inputs = ps.map((p) => profileConstraints(p, 0));
     const windows = inputs.map((input) =>
       queryWindow(input, bookableRange(input, window!, nowMs, durationMs), window!),
@@ -348,8 +364,8 @@ export class AvailabilityService {
     consentId: string | undefined,
   ): Promise<(PrincipalProfile & { access: { basis: AccessBasis; consentId: string | null } })[]> {
     const ids = asked.map((id) => id.toLowerCase());
-    const profiles = await this.ctx.services.principals.profiles(ids);
-    const decisions = await canReadAvailabilityMany(this.ctx, caller, ids, {
+    const profiles = await this.deps.principals.profiles(ids);
+    const decisions = await this.deps.access.canReadMany(caller, ids, {
       consentId: consentId ?? null,
       known: profiles,
     });
@@ -376,7 +392,7 @@ export class AvailabilityService {
     ps: readonly PrincipalProfile[],
     windows: readonly Interval[],
   ): Promise<{ busy: PrincipalBusy[]; stale: boolean }> {
-    const sources: readonly BusySource[] = this.ctx.busySources;
+    const sources: readonly BusySource[] = this.deps.extensions.all('busySources');
     const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!)));
     const settled = await Promise.allSettled(asks);
     const busy: PrincipalBusy[] = [];

@@ -28,7 +28,7 @@ import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
 import type { Db, Tx } from '../../db/store.js';
 import { enqueue, enqueueMany, type JobRunner } from '../../jobs/runner.js';
-import type { BusyAnswer, BusySource, Interval } from '../availability/busy-source.js';
+import type { BusyAnswer, BusySource, Interval } from '../availability/api.js';
 import { clip, normalize, union } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
@@ -180,7 +180,7 @@ export class CalendarBusySource implements BusySource {
   }
 
   /** Background work: the refresh queue, the sweep that feeds it, and cleanup of old OAuth flows. */
-  register(jobs: JobRunner): void {
+  register(jobs: Pick<JobRunner, 'register' | 'every'>): void {
     jobs.register<{ connection_id: string }>(
       REFRESH_QUEUE,
       async (job) => {

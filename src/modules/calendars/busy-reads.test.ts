@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 async function newHost(): Promise<string> {
-  const host = await a.ctx.services.principals.createHost(account.id, { display_name: 'Host' });
+  const host = await a.ctx.modules.principals.createHost(account.id, { display_name: 'Host' });
   return host.principal_id;
 }
 
@@ -81,7 +81,7 @@ async function hostWithFeed(days: number[]): Promise<string> {
   return host;
 }
 
-const readB = (host: string) => b.ctx.services.calendars.busySource.busy(host, WINDOW);
+const readB = (host: string) => b.ctx.modules.calendars.busySource.busy(host, WINDOW);
 
 /** Process B's count of slots answers remembered or computed (its /metrics). */
 async function slotAnswers(outcome: 'remembered' | 'computed'): Promise<number> {

@@ -88,10 +88,10 @@ beforeEach(() => {
   feedStatus = 200;
 });
 
-const source = () => t.ctx.services.calendars.busySource;
+const source = () => t.ctx.modules.calendars.busySource;
 
 async function newHost(timezone = 'UTC'): Promise<string> {
-  const host = await t.ctx.services.principals.createHost(account.id, { display_name: 'Host', timezone });
+  const host = await t.ctx.modules.principals.createHost(account.id, { display_name: 'Host', timezone });
   return host.principal_id;
 }
 
@@ -266,7 +266,7 @@ describe('CalDAV (Radicale)', () => {
       .where('id', '=', connection.id)
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(radicale.password);
-    const creds = t.ctx.services.calendars.gateway.decrypt(row.credentials_enc ?? '');
+    const creds = t.ctx.modules.calendars.gateway.decrypt(row.credentials_enc ?? '');
     expect(creds).toEqual({ kind: 'caldav', username: 'alice', password: radicale.password });
 
     const answer = await source().busy(host, { start: T0, end: T0 + 21 * D });

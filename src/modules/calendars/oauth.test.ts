@@ -57,11 +57,11 @@ beforeEach(() => {
   microsoft.reset();
 });
 
-const source = () => t.ctx.services.calendars.busySource;
+const source = () => t.ctx.modules.calendars.busySource;
 
 /** A fresh host of the test account, so each test has its own connections. */
 async function newHost(name = 'Host'): Promise<string> {
-  const host = await t.ctx.services.principals.createHost(account.id, {
+  const host = await t.ctx.modules.principals.createHost(account.id, {
     display_name: name,
     timezone: 'UTC',
   });
@@ -135,7 +135,7 @@ describe('Google OAuth round trip', () => {
       .selectAll()
       .where('id', '=', connectionId)
       .executeTakeFirstOrThrow();
-    const creds = t.ctx.services.calendars.gateway.decrypt(row.credentials_enc ?? '');
+    const creds = t.ctx.modules.calendars.gateway.decrypt(row.credentials_enc ?? '');
     if (creds.kind !== 'oauth') throw new Error('expected OAuth credentials');
     expect(creds.access_token).toMatch(/^at_/);
     expect(creds.refresh_token).toMatch(/^rt_/);
@@ -483,7 +483,7 @@ describe('Microsoft OAuth round trip', () => {
         .select('credentials_enc')
         .where('id', '=', connectionId)
         .executeTakeFirstOrThrow();
-      return t.ctx.services.calendars.gateway.decrypt(row.credentials_enc ?? '');
+      return t.ctx.modules.calendars.gateway.decrypt(row.credentials_enc ?? '');
     };
     const old = await tokensOf();
     microsoft.expireAccessTokens();
@@ -530,7 +530,7 @@ describe('host connect link', () => {
 
     const body = await list(host);
     expect(body.providers.find((p: { name: string }) => p.name === 'google').connected).toBe(true);
-    expect(await t.ctx.services.calendars.isConnected(host)).toBe(true);
+    expect(await t.ctx.modules.calendars.isConnected(host)).toBe(true);
   });
 
   it('a consent screen finished in another browser connects nothing, and spoils nothing', async () => {
@@ -550,11 +550,11 @@ describe('host connect link', () => {
       expect(done.status).toBe(400);
       expect(await done.text()).toMatch(/started in another browser/);
     }
-    expect(await t.ctx.services.calendars.isConnected(host)).toBe(false);
+    expect(await t.ctx.modules.calendars.isConnected(host)).toBe(false);
     // The host's own browser still finishes it.
     const done = await fetch(consent.location, { redirect: 'manual', headers: { cookie: own } });
     expect(done.status).toBe(200);
-    expect(await t.ctx.services.calendars.isConnected(host)).toBe(true);
+    expect(await t.ctx.modules.calendars.isConnected(host)).toBe(true);
   });
 
   it('refuses tampered, expired and foreign links', async () => {

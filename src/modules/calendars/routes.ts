@@ -1,11 +1,4 @@
-/**
- * HTTP routes of calendar connections (API-GUIDE.md 4). Secret keys and sessions, except the OAuth
- * callback and the host connect link, which a browser opens without credentials (access `none`:
- * the signed state or link token is the credential).
- */
-import type { Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth.js';
 import { wrap } from '../../platform/schemas.js';
 import {
@@ -34,10 +27,13 @@ import {
   SyncBody,
 } from './schemas.js';
 import type { BrowserOutcome, CalendarService, CallerRef } from './service.js';
+import { actorOf } from '../../platform/actor.js';
+import { AppError } from '../../platform/errors.js';
+import type { TypedApp } from '../../platform/routes.js';
 
 /** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
 function callerRef(caller: Caller): CallerRef {
-  return { accountId: caller.accountId!, principalId: caller.principalId! };
+  return actorOf(caller);
 }
 
 function escapeHtml(text: string): string {
@@ -54,10 +50,24 @@ export function renderPage(outcome: Extract<BrowserOutcome, { kind: 'page' }>): 
 <h1>${escapeHtml(outcome.title)}</h1><p>${escapeHtml(outcome.message)}</p>${links}</body></html>`;
 }
 
-/** Browser answers: no caching, and no Referer carrying a token to the next site. */
-function sendOutcome(reply: FastifyReply, outcome: BrowserOutcome) {
+/** The problem slug of a failed browser outcome, for clients that ask for JSON. */
+function outcomeSlug(status: number): string {
+  if (status === 404 || status === 410) return 'not-found';
+  if (status === 403) return 'forbidden';
+  if (status === 409) return 'conflict';
+  return 'bad-request';
+}
+
+/**
+ * Browser answers: no caching, and no Referer carrying a token to the next site. A failure is a page
+ * for a person's browser (which accepts text/html), and problem+json for any other client.
+ */
+function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: BrowserOutcome) {
   reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
   if (outcome.cookies?.length) reply.header('set-cookie', outcome.cookies);
+  if (outcome.kind === 'page' && outcome.status >= 400 && !acceptsHtml(request)) {
+    throw new AppError(outcome.status, outcomeSlug(outcome.status), `${outcome.title}: ${outcome.message}`);
+  }
   if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
   return reply.code(outcome.status).type('text/html; charset=utf-8').send(renderPage(outcome));
 }
@@ -79,18 +89,18 @@ async function emptyBodyIsObject(request: FastifyRequest): Promise<void> {
   request.body ??= {};
 }
 
+function acceptsHtml(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').toLowerCase().includes('text/html');
+}
+
 function wantsJson(request: FastifyRequest): boolean {
   return (request.headers.accept ?? '').toLowerCase().includes('application/json');
 }
 
-export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const calendars: CalendarService = ctx.services.calendars;
+export function calendarRoutes(app: TypedApp, calendars: CalendarService): void {
   const tags = ['Calendars'];
-  // Busy reads are kept in memory once changes can be heard from every process.
-  const notifier = ctx.notifier;
-  if (notifier) app.addHook('onReady', () => calendars.busySource.listen(notifier));
 
-  app.get<{ Params: Static<typeof ProviderParams>; Querystring: Static<typeof ConnectQuery> }>(
+  app.get(
     '/v1/calendars/:provider/connect',
     {
       config: { access: 'private' },
@@ -116,7 +126,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Params: Static<typeof ProviderParams>; Querystring: Static<typeof CallbackQuery> }>(
+  app.get(
     '/v1/calendars/:provider/callback',
     {
       config: { access: 'none' },
@@ -142,11 +152,11 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
         cookiesOf(request),
       );
-      return sendOutcome(reply, outcome);
+      return sendOutcome(request, reply, outcome);
     },
   );
 
-  app.post<{ Body: Static<typeof CaldavBody> }>(
+  app.post(
     '/v1/calendars/caldav/connect',
     {
       config: { access: 'private', idempotent: true },
@@ -166,7 +176,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.post<{ Body: Static<typeof IcsBody> }>(
+  app.post(
     '/v1/calendars/ics',
     {
       config: { access: 'private', idempotent: true },
@@ -186,7 +196,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Querystring: Static<typeof PrincipalQuery> }>(
+  app.get(
     '/v1/calendars',
     {
       config: { access: 'private' },
@@ -203,7 +213,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Params: Static<typeof CalendarParams> }>(
+  app.get(
     '/v1/calendars/:id',
     {
       config: { access: 'private' },
@@ -219,7 +229,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   );
 
-  app.patch<{ Params: Static<typeof CalendarParams>; Body: Static<typeof SelectBody> }>(
+  app.patch(
     '/v1/calendars/:id',
     {
       config: { access: 'private' },
@@ -240,7 +250,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   );
 
-  app.post<{ Body: Static<typeof SyncBody> }>(
+  app.post(
     '/v1/calendars/sync',
     {
       config: { access: 'private' },
@@ -258,7 +268,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.delete<{ Params: Static<typeof DisconnectParams>; Querystring: Static<typeof PrincipalQuery> }>(
+  app.delete(
     '/v1/calendars/connections/:provider',
     {
       config: { access: 'private' },
@@ -277,7 +287,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.post<{ Params: Static<typeof HostParams>; Body: Static<typeof ConnectLinkBody> }>(
+  app.post(
     '/v1/hosts/:id/connect-link',
     {
       config: { access: 'private', idempotent: true },
@@ -294,7 +304,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const link = await calendars.createConnectLink(
-        request.caller.accountId!,
+        actorOf(request.caller).accountId,
         request.params.id,
         request.body,
       );
@@ -303,7 +313,7 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Params: Static<typeof PublicConnectParams>; Querystring: Static<typeof PublicConnectQuery> }>(
+  app.get(
     '/v1/public/connect/:token',
     {
       config: { access: 'none' },
@@ -319,6 +329,10 @@ export function calendarRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) =>
-      sendOutcome(reply, await calendars.openConnectLink(request.params.token, request.query.provider)),
+      sendOutcome(
+        request,
+        reply,
+        await calendars.openConnectLink(request.params.token, request.query.provider),
+      ),
   );
 }

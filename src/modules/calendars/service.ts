@@ -777,7 +777,7 @@ export class CalendarService {
   }
 
   /** Background work of the calendars module: busy-time refreshes and token revocations. */
-  register(jobs: JobRunner): void {
+  register(jobs: Pick<JobRunner, 'register' | 'every'>): void {
     this.busySource.register(jobs);
     jobs.register<{ credentials_enc: string }>(
       REVOKE_QUEUE,

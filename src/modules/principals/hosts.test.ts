@@ -1,9 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { contributing } from '../../../test/helpers/modules.js';
+import type { CalendarStatus } from './api.js';
 
 let t: TestApp;
+/** The calendar status a test module contributes, when a test sets one (besides the calendars module's). */
+let calendarStatus: CalendarStatus | null = null;
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({
+    modules: [
+      contributing('test-calendar-status', {
+        calendarStatus: [
+          { connected: async (ids) => (calendarStatus ? calendarStatus.connected(ids) : new Set()) },
+        ],
+      }),
+    ],
+  });
 });
 afterAll(() => t.close());
 
@@ -158,18 +170,18 @@ describe('hosts', () => {
     expect((await t.call('GET', '/v1/hosts', { token: pk })).status).toBe(403);
   });
 
-  it('reports calendar_connected through the status the calendars module registers', async () => {
+  it('reports calendar_connected through the statuses modules contribute', async () => {
     const acc = await t.account();
     const { host } = await (
       await t.call('POST', '/v1/hosts', { token: acc.key, body: { display_name: 'Di' } })
     ).json();
     const asked: string[][] = [];
-    t.ctx.services.principals.useCalendarStatus({
+    calendarStatus = {
       async connected(ids) {
         asked.push([...ids]);
         return new Set(ids.filter((id) => id === host.principal_id));
       },
-    });
+    };
     try {
       const read = await (await t.call('GET', `/v1/hosts/${host.principal_id}`, { token: acc.key })).json();
       expect(read.host.calendar_connected).toBe(true);
@@ -181,7 +193,7 @@ describe('hosts', () => {
       ]);
       expect(asked.at(-1)).toHaveLength(2); // one call for the whole page
     } finally {
-      t.ctx.services.principals.useCalendarStatus({ connected: async () => new Set() });
+      calendarStatus = null;
     }
   });
 });

@@ -196,3 +196,27 @@ export async function upsertSchedule(
 export async function announceChange(db: Queryable, principalId: string): Promise<void> {
   await sql`SELECT pg_notify(${PRINCIPALS_CHANNEL}, ${principalId})`.execute(db);
 }
+
+/** A principal's time zone as stored (also of a deleted principal), or undefined when there is none. */
+export async function zoneOf(db: Queryable, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('principals').select('timezone').where('id', '=', id).executeTakeFirst();
+  return row?.timezone;
+}
+
+export interface NewPrincipal {
+  id: string;
+  kind: PrincipalKind;
+  account_id: string;
+  display_name: string;
+  email: string | null;
+  timezone: string;
+  created_at: Date;
+}
+
+/** Inserts an account's or a user's principal row (hosts go through insertHost). */
+export async function insertPrincipal(db: Queryable, p: NewPrincipal): Promise<void> {
+  await db
+    .insertInto('principals')
+    .values({ ...p, status: 'active', updated_at: p.created_at, deleted_at: null })
+    .execute();
+}

@@ -1,9 +1,11 @@
-import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
-import type { AppContext } from '../../context.js';
+import { Type } from '@sinclair/typebox';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { PrincipalService } from './service.js';
 import { IdParams, ListQuery, Pagination, wrap } from '../../platform/schemas.js';
 import { validatorCompiler } from '../../platform/validation.js';
 import { CreateHostBody, Host, PutScheduleBody, Schedule, UpdateHostBody } from './schemas.js';
+import { actorOf } from '../../platform/actor.js';
+import type { TypedApp } from '../../platform/routes.js';
 
 /**
  * Schedule bodies are checked by `validateSchedule` (lib/schedule.ts), whose messages name each field
@@ -14,14 +16,10 @@ function scheduleBodyCompiler(): FastifySchemaCompiler<unknown> {
   return (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : standard(route));
 }
 
-export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const principals = ctx.services.principals;
+export function principalRoutes(app: TypedApp, principals: PrincipalService): void {
   const tags = ['Hosts'];
-  // Profiles (principal + schedule) are cached once changes can be heard from every process.
-  const notifier = ctx.notifier;
-  if (notifier) app.addHook('onReady', () => principals.listen(notifier));
 
-  app.post<{ Body: Static<typeof CreateHostBody> }>(
+  app.post(
     '/v1/hosts',
     {
       config: { access: 'private', idempotent: true },
@@ -33,13 +31,13 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const host = await principals.createHost(request.caller.accountId!, request.body);
+      const host = await principals.createHost(actorOf(request.caller).accountId, request.body);
       reply.code(201).header('location', `/v1/hosts/${host.principal_id}`);
       return { host };
     },
   );
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  app.get(
     '/v1/hosts',
     {
       config: { access: 'private' },
@@ -50,19 +48,21 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: Type.Object({ hosts: Type.Array(Host), pagination: Pagination }) },
       },
     },
-    async (request) => principals.listHosts(request.caller.accountId!, request.query),
+    async (request) => principals.listHosts(actorOf(request.caller).accountId, request.query),
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  app.get(
     '/v1/hosts/:id',
     {
       config: { access: 'private' },
       schema: { tags, summary: 'Read a host', params: IdParams, response: { 200: wrap('host', Host) } },
     },
-    async (request) => ({ host: await principals.getHost(request.caller.accountId!, request.params.id) }),
+    async (request) => ({
+      host: await principals.getHost(actorOf(request.caller).accountId, request.params.id),
+    }),
   );
 
-  app.patch<{ Params: Static<typeof IdParams>; Body: Static<typeof UpdateHostBody> }>(
+  app.patch(
     '/v1/hosts/:id',
     {
       config: { access: 'private' },
@@ -75,11 +75,11 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => ({
-      host: await principals.updateHost(request.caller.accountId!, request.params.id, request.body),
+      host: await principals.updateHost(actorOf(request.caller).accountId, request.params.id, request.body),
     }),
   );
 
-  app.delete<{ Params: Static<typeof IdParams> }>(
+  app.delete(
     '/v1/hosts/:id',
     {
       config: { access: 'private' },
@@ -90,10 +90,12 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: wrap('host', Host) },
       },
     },
-    async (request) => ({ host: await principals.deleteHost(request.caller.accountId!, request.params.id) }),
+    async (request) => ({
+      host: await principals.deleteHost(actorOf(request.caller).accountId, request.params.id),
+    }),
   );
 
-  app.get<{ Params: Static<typeof IdParams> }>(
+  app.get(
     '/v1/principals/:id/schedule',
     {
       config: { access: 'private' },
@@ -108,7 +110,7 @@ export function principalRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request) => ({ schedule: await principals.getSchedule(request.caller, request.params.id) }),
   );
 
-  app.put<{ Params: Static<typeof IdParams>; Body: unknown }>(
+  app.put(
     '/v1/principals/:id/schedule',
     {
       config: { access: 'private' },

@@ -140,7 +140,7 @@ describe('schedules', () => {
 
   it('lets a signed-in user manage its own schedule, its account’s and the account’s hosts', async () => {
     const acc = await t.account();
-    const user = await t.ctx.services.accounts.createUser({
+    const user = await t.ctx.modules.accounts.createUser({
       accountId: acc.id,
       email: `u${Date.now()}@example.com`,
       password: 'correct horse battery',

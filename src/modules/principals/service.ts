@@ -8,42 +8,16 @@ import type { Clock } from '../../platform/clock.js';
 import { Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
+import type { Extensions } from '../module.js';
+import { type ActorLike, PrincipalAccess, relationTo } from './access.js';
+import type { PrincipalRef } from './api.js';
 import * as repo from './repo.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Tells which principals have a connected calendar; the calendars module provides it. */
-export interface CalendarStatus {
-  connected(principalIds: readonly string[]): Promise<ReadonlySet<string>>;
-}
-
-/** Who acts: the account and the acting principal (the account itself for keys, the user for sessions). */
-export interface Actor {
-  accountId: string | null;
-  principalId: string | null;
-}
-
-/** A live principal as other modules see it. */
-export interface PrincipalRef {
-  id: string;
-  kind: repo.PrincipalKind;
-  accountId: string;
-  timezone: string;
-}
-
 /** A live principal with its effective schedule (the stored one or the default). */
 export interface PrincipalProfile extends PrincipalRef {
   schedule: Schedule;
-}
-
-/**
- * How `actor` relates to principal `p`: the actor itself (its acting principal, or its account's
- * principal), a host its account manages, or nothing. Schedules and availability share this rule.
- */
-export function relationTo(actor: Actor, p: PrincipalRef): 'self' | 'managed_host' | null {
-  if (p.id === actor.principalId || p.id === actor.accountId) return 'self';
-  if (p.kind === 'host' && actor.accountId !== null && p.accountId === actor.accountId) return 'managed_host';
-  return null;
 }
 
 export function isValidZone(zone: string): boolean {
@@ -57,14 +31,17 @@ export interface HostInput {
 }
 
 export class PrincipalService {
-  private calendarStatus: CalendarStatus | null = null;
   private readonly cache: InvalidatedCache<PrincipalProfile>;
+  /** Who may read or act for whom (principals/access.ts). */
+  readonly access: PrincipalAccess;
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly extensions: Pick<Extensions, 'all'>,
   ) {
     this.cache = new InvalidatedCache(clock, { channel: repo.PRINCIPALS_CHANNEL });
+    this.access = new PrincipalAccess(this, extensions);
   }
 
   /** Starts caching profiles, invalidated through NOTIFY (see src/db/invalidated-cache.ts). */
@@ -72,15 +49,17 @@ export class PrincipalService {
     return this.cache.listen(notifier);
   }
 
-  /** The calendars module registers how to tell whether a principal has a connected calendar. */
-  useCalendarStatus(status: CalendarStatus): void {
-    this.calendarStatus = status;
-  }
-
-  /** Which of `ids` have a connected calendar (one call for the whole list); none until registered. */
+  /**
+   * Which of `ids` have a connected calendar (one call per contributor for the whole list); the
+   * calendars module contributes the answer through the `calendarStatus` extension point.
+   */
   async calendarConnected(ids: readonly string[]): Promise<ReadonlySet<string>> {
-    if (ids.length === 0 || this.calendarStatus === null) return new Set();
-    return this.calendarStatus.connected(ids);
+    const statuses = this.extensions.all('calendarStatus');
+    if (ids.length === 0 || statuses.length === 0) return new Set();
+    if (statuses.length === 1) return statuses[0]!.connected(ids);
+    const all = new Set<string>();
+    for (const s of statuses) for (const id of await s.connected(ids)) all.add(id);
+    return all;
   }
 
   // ---- hosts ---------------------------------------------------------------------------------------
@@ -109,7 +88,7 @@ export class PrincipalService {
   }
 
   async listHosts(accountId: string, opts: { limit: number; cursor?: string }) {
-    const rows = await repo.listHosts(this.db, accountId, decodeCursor(opts.cursor), opts.limit);
+    const rows = await repo.listHosts(this.db, accountId, decodeCursor(opts.cursor, 'uuid'), opts.limit);
     const { items, pagination } = page(rows, opts.limit);
     const connected = await this.calendarConnected(items.map((r) => r.id));
     return { hosts: items.map((r) => presentHost(r, connected.has(r.id))), pagination };
@@ -202,6 +181,16 @@ export class PrincipalService {
     return (await this.profiles([id.toLowerCase()])).has(id.toLowerCase());
   }
 
+  /** The zone a principal's floating and all-day calendar events are read in (also when deleted); UTC by default. */
+  async timeZoneOf(id: string): Promise<string> {
+    return (await repo.zoneOf(this.db, id)) || 'UTC';
+  }
+
+  /** Inserts the principal row of a new account or user, in the caller's transaction. */
+  insertPrincipal(trx: Tx, principal: repo.NewPrincipal): Promise<void> {
+    return repo.insertPrincipal(trx, principal);
+  }
+
   /** The time zone of a live principal, or null. */
   async timezoneOf(id: string): Promise<string | null> {
     return (await this.profiles([id.toLowerCase()])).get(id.toLowerCase())?.timezone ?? null;
@@ -209,7 +198,7 @@ export class PrincipalService {
 
   // ---- schedules -----------------------------------------------------------------------------------
 
-  async getSchedule(actor: Actor, principalId: string): Promise<Schedule> {
+  async getSchedule(actor: ActorLike, principalId: string): Promise<Schedule> {
     return (await this.manageable(actor, principalId)).schedule;
   }
 
@@ -217,7 +206,7 @@ export class PrincipalService {
    * Replaces the schedule. Fields left out take their default values (the principal's zone,
    * Mon–Fri 09:00–17:00, no overrides, buffers or notice, 60 days ahead).
    */
-  async putSchedule(actor: Actor, principalId: string, body: unknown): Promise<Schedule> {
+  async putSchedule(actor: ActorLike, principalId: string, body: unknown): Promise<Schedule> {
     const p = await this.manageable(actor, principalId);
     const input =
       typeof body === 'object' && body !== null && !Array.isArray(body)
@@ -246,7 +235,7 @@ export class PrincipalService {
   }
 
   /** The principal if `actor` may manage it (itself or a managed host); 403 otherwise, also if unknown. */
-  private async manageable(actor: Actor, principalId: string): Promise<PrincipalProfile> {
+  private async manageable(actor: ActorLike, principalId: string): Promise<PrincipalProfile> {
     const id = principalId.toLowerCase();
     const p = (await this.profiles([id])).get(id);
     if (!p || relationTo(actor, p) === null) {

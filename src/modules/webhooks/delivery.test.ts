@@ -259,7 +259,7 @@ describe('delivery of an event', () => {
       return ((await res.json()) as { id: string }).id;
     };
     const session = async (email: string) => {
-      const user = await t.ctx.services.accounts.createUser({
+      const user = await t.ctx.modules.accounts.createUser({
         accountId: acc.id,
         email,
         password: 'correct horse battery',

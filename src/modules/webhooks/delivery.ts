@@ -17,6 +17,7 @@
 import type { Db } from '../../db/store.js';
 import { withTransaction } from '../../db/store.js';
 import { enqueueMany, type Job, type JobRunner } from '../../jobs/runner.js';
+import type { JobContribution } from '../module.js';
 import type { Clock } from '../../platform/clock.js';
 import { decryptSecret, randomToken } from '../../platform/crypto.js';
 import { prefixedId } from '../../platform/ids.js';
@@ -83,9 +84,8 @@ type NextState = Pick<
 >;
 
 export class WebhookDeliverer {
-  private jobs: JobRunner | null = null;
-
   constructor(
+    private readonly jobs: Pick<JobRunner, 'finishIn'>,
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly encryptionKey: Buffer,
@@ -93,20 +93,25 @@ export class WebhookDeliverer {
     private readonly log: Log,
   ) {}
 
-  /** Registers the dispatch and attempt handlers with the runner. */
-  register(jobs: JobRunner): void {
-    this.jobs = jobs;
-    jobs.register<DispatchPayload>(DISPATCH_QUEUE, (job) => this.dispatch(job), {
-      concurrency: 4,
-      leaseMs: ATTEMPT_LEASE_MS,
-      extendLease: true,
-    });
-    jobs.register<AttemptPayload>(ATTEMPT_QUEUE, (job) => this.attempt(job), {
-      concurrency: ATTEMPT_CONCURRENCY,
-      leaseMs: ATTEMPT_LEASE_MS,
-      extendLease: true,
-      partition: { key: 'webhook_id', concurrency: ENDPOINT_CONCURRENCY },
-    });
+  /** The dispatch and attempt queues, for the job runner. */
+  queues(): JobContribution[] {
+    return [
+      {
+        queue: DISPATCH_QUEUE,
+        handler: (job: Job<DispatchPayload>) => this.dispatch(job),
+        options: { concurrency: 4, leaseMs: ATTEMPT_LEASE_MS, extendLease: true },
+      },
+      {
+        queue: ATTEMPT_QUEUE,
+        handler: (job: Job<AttemptPayload>) => this.attempt(job),
+        options: {
+          concurrency: ATTEMPT_CONCURRENCY,
+          leaseMs: ATTEMPT_LEASE_MS,
+          extendLease: true,
+          partition: { key: 'webhook_id', concurrency: ENDPOINT_CONCURRENCY },
+        },
+      },
+    ];
   }
 
   /** Fans a committed event out into deliveries and their first attempts, in one transaction. */
@@ -139,7 +144,7 @@ export class WebhookDeliverer {
         ATTEMPT_QUEUE,
         created.map((d) => ({ payload: jobs.get(d.id)!, runAt: now })),
       );
-      await this.jobs!.finishIn(trx, job);
+      await this.jobs.finishIn(trx, job);
     });
   }
 
@@ -253,7 +258,7 @@ export class WebhookDeliverer {
         }
         expected = { status: fresh.status, attempt_count: fresh.attempt_count };
       }
-      await this.jobs!.finishIn(trx, job);
+      await this.jobs.finishIn(trx, job);
     });
   }
 }

@@ -108,7 +108,7 @@ describe('POST /v1/webhooks', () => {
 
   it('is forbidden to publishable keys and needs a credential', async () => {
     const acc = await t.account();
-    const pk = await t.ctx.services.apiKeys.create({
+    const pk = await t.ctx.modules.apiKeys.create({
       accountId: acc.id,
       name: 'widget',
       keyType: 'publishable',

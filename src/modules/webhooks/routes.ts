@@ -1,7 +1,3 @@
-/** HTTP routes of webhooks (SPEC.md 4.4, API-GUIDE.md 8) and events. Secret keys and sessions only. */
-import type { Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
 import type { Caller } from '../../platform/auth.js';
 import { ListQuery, wrap } from '../../platform/schemas.js';
 import {
@@ -20,18 +16,19 @@ import {
   WebhookList,
   WebhookParams,
 } from './schemas.js';
-import type { Owner } from './service.js';
+import type { Owner, WebhookService } from './service.js';
+import { actorOf } from '../../platform/actor.js';
+import type { TypedApp } from '../../platform/routes.js';
 
 /** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
 function owner(caller: Caller): Owner {
-  return { accountId: caller.accountId!, principalId: caller.principalId! };
+  return actorOf(caller);
 }
 
-export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const webhooks = ctx.services.webhooks;
+export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   const tags = ['Webhooks'];
 
-  app.post<{ Body: Static<typeof CreateBody> }>(
+  app.post(
     '/v1/webhooks',
     {
       config: { access: 'private', idempotent: true },
@@ -49,7 +46,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   );
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>(
+  app.get(
     '/v1/webhooks',
     {
       config: { access: 'private' },
@@ -60,10 +57,10 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: WebhookList },
       },
     },
-    async (request) => webhooks.list(request.caller.accountId!, request.query),
+    async (request) => webhooks.list(actorOf(request.caller).accountId, request.query),
   );
 
-  app.get<{ Params: Static<typeof WebhookParams> }>(
+  app.get(
     '/v1/webhooks/:id',
     {
       config: { access: 'private' },
@@ -74,10 +71,12 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: wrap('webhook', Webhook) },
       },
     },
-    async (request) => ({ webhook: await webhooks.get(request.caller.accountId!, request.params.id) }),
+    async (request) => ({
+      webhook: await webhooks.get(actorOf(request.caller).accountId, request.params.id),
+    }),
   );
 
-  app.patch<{ Params: Static<typeof WebhookParams>; Body: Static<typeof UpdateBody> }>(
+  app.patch(
     '/v1/webhooks/:id',
     {
       config: { access: 'private' },
@@ -90,11 +89,11 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => ({
-      webhook: await webhooks.update(request.caller.accountId!, request.params.id, request.body),
+      webhook: await webhooks.update(actorOf(request.caller).accountId, request.params.id, request.body),
     }),
   );
 
-  app.delete<{ Params: Static<typeof WebhookParams> }>(
+  app.delete(
     '/v1/webhooks/:id',
     {
       config: { access: 'private' },
@@ -106,12 +105,12 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      await webhooks.remove(request.caller.accountId!, request.params.id);
+      await webhooks.remove(actorOf(request.caller).accountId, request.params.id);
       return reply.code(204).send();
     },
   );
 
-  app.post<{ Params: Static<typeof WebhookParams> }>(
+  app.post(
     '/v1/webhooks/:id/rotate-secret',
     {
       config: { access: 'private', idempotent: true },
@@ -123,11 +122,11 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request) => ({
-      webhook: await webhooks.rotateSecret(request.caller.accountId!, request.params.id),
+      webhook: await webhooks.rotateSecret(actorOf(request.caller).accountId, request.params.id),
     }),
   );
 
-  app.post<{ Params: Static<typeof WebhookParams> }>(
+  app.post(
     '/v1/webhooks/:id/test',
     {
       config: { access: 'private', idempotent: true },
@@ -139,13 +138,13 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const sent = await webhooks.sendTest(request.caller.accountId!, request.params.id);
+      const sent = await webhooks.sendTest(actorOf(request.caller).accountId, request.params.id);
       reply.code(202);
       return sent;
     },
   );
 
-  app.get<{ Params: Static<typeof WebhookParams>; Querystring: Static<typeof DeliveriesQuery> }>(
+  app.get(
     '/v1/webhooks/:id/deliveries',
     {
       config: { access: 'private' },
@@ -157,10 +156,11 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: DeliveryList },
       },
     },
-    async (request) => webhooks.listDeliveries(request.caller.accountId!, request.params.id, request.query),
+    async (request) =>
+      webhooks.listDeliveries(actorOf(request.caller).accountId, request.params.id, request.query),
   );
 
-  app.post<{ Params: Static<typeof DeliveryParams> }>(
+  app.post(
     '/v1/webhooks/:id/deliveries/:delivery_id/retry',
     {
       config: { access: 'private', idempotent: true },
@@ -173,13 +173,13 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { id, delivery_id } = request.params;
-      const delivery = await webhooks.retryDelivery(request.caller.accountId!, id, delivery_id);
+      const delivery = await webhooks.retryDelivery(actorOf(request.caller).accountId, id, delivery_id);
       reply.code(202);
       return { delivery };
     },
   );
 
-  app.get<{ Params: Static<typeof EventParams> }>(
+  app.get(
     '/v1/events/:id',
     {
       config: { access: 'private' },
@@ -190,6 +190,8 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 200: wrap('event', Event) },
       },
     },
-    async (request) => ({ event: await webhooks.getEvent(request.caller.accountId!, request.params.id) }),
+    async (request) => ({
+      event: await webhooks.getEvent(actorOf(request.caller).accountId, request.params.id),
+    }),
   );
 }

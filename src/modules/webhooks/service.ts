@@ -136,7 +136,12 @@ export class WebhookService {
   }
 
   async list(accountId: string, query: { limit: number; cursor?: string }) {
-    const rows = await listWebhooks(this.db, accountId, decodeCursor(query.cursor), query.limit);
+    const rows = await listWebhooks(
+      this.db,
+      accountId,
+      decodeCursor(query.cursor, { prefix: 'wh' }),
+      query.limit,
+    );
     const { items, pagination } = page(rows, query.limit);
     const nowMs = this.clock.nowMs();
     return { webhooks: items.map((r) => presentWebhook(r, nowMs)), pagination };
@@ -242,7 +247,7 @@ export class WebhookService {
       this.db,
       webhookId,
       { status: query.status, eventType: query.event_type },
-      decodeCursor(query.cursor),
+      decodeCursor(query.cursor, { prefix: 'whd' }),
       query.limit,
     );
     const { items, pagination } = page(rows, query.limit);

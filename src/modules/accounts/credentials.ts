@@ -1,0 +1,45 @@
+import { jwtVerify } from 'jose';
+import type { Caller, CredentialResolver, ResolvedCredential } from '../../platform/auth.js';
+import { Unauthorized } from '../../platform/errors.js';
+import type { AccountService } from './service.js';
+
+/** User sessions (HS256 JWTs bound to a `sessions` row) as a credential kind (docs/api.md#credentials). */
+export function sessionCredentials(
+  accounts: Pick<AccountService, 'sessionActive' | 'getAccount'>,
+  jwtKey: Buffer,
+): CredentialResolver {
+  return {
+    accepts: (token) => token.split('.').length === 3,
+    async resolve(token, now): Promise<ResolvedCredential> {
+      let claims: { sub?: string; sid?: unknown; acc?: unknown; exp?: number };
+      try {
+        ({ payload: claims } = await jwtVerify(token, jwtKey, {
+          algorithms: ['HS256'],
+          issuer: 'kairos',
+          currentDate: new Date(now),
+        }));
+      } catch {
+        throw new Unauthorized();
+      }
+      const { sub, sid, acc, exp } = claims;
+      if (typeof sub !== 'string' || typeof sid !== 'string' || typeof acc !== 'string')
+        throw new Unauthorized();
+      if (!(await accounts.sessionActive(sid))) throw new Unauthorized();
+      const account = await accounts.getAccount(acc);
+      const caller: Caller = {
+        kind: 'session',
+        accountId: acc,
+        principalId: sub,
+        keyId: null,
+        userId: sub,
+        sessionId: sid,
+        scopes: ['read', 'write'],
+        allowedDomains: [],
+        rateLimit: account.rate_limit_per_hour,
+        rateSubject: `user:${sub}`,
+        account,
+      };
+      return { caller, expiresAt: exp ? exp * 1000 : null, ref: `session:${sid}` };
+    },
+  };
+}

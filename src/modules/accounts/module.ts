@@ -1,0 +1,34 @@
+import type { ApiKeysApi } from '../api-keys/api.js';
+import { defineModule } from '../module.js';
+import type { PrincipalsApi } from '../principals/api.js';
+import { sessionCredentials } from './credentials.js';
+import { accountRoutes } from './routes.js';
+import { AccountService } from './service.js';
+
+export interface AccountsNeeds {
+  apiKeys: Pick<ApiKeysApi, 'create'>;
+  principals: Pick<PrincipalsApi, 'insertPrincipal'>;
+}
+
+/** Accounts (businesses), their users, sign-in sessions; a credential kind (user sessions). */
+export const accountsModule = defineModule<AccountsNeeds>()({
+  name: 'accounts',
+  needs: ['apiKeys', 'principals'],
+  create({ platform, needs }) {
+    const jwtKey = platform.keys.jwtKey;
+    const accounts = new AccountService(
+      platform.db,
+      platform.clock,
+      needs.apiKeys,
+      needs.principals,
+      jwtKey,
+      platform.config.sessionTtlSeconds,
+      platform.revocations,
+    );
+    return {
+      api: accounts,
+      routes: (app) => accountRoutes(app, accounts),
+      credentials: [sessionCredentials(accounts, jwtKey)],
+    };
+  },
+});

@@ -1,0 +1,25 @@
+import { defineModule } from '../module.js';
+import { apiKeyCredentials } from './credentials.js';
+import { apiKeyRoutes } from './routes.js';
+import { ApiKeyService } from './service.js';
+import { ApiKeyStatsService } from './stats.js';
+
+/** Secret and publishable API keys: issue, list, revoke, usage stats; a credential kind. */
+export const apiKeysModule = defineModule()({
+  name: 'apiKeys',
+  needs: [],
+  create({ platform }) {
+    const keys = new ApiKeyService(
+      platform.db,
+      platform.clock,
+      platform.keys.apiKeyPepper,
+      platform.revocations,
+    );
+    const stats = new ApiKeyStatsService(platform.db, platform.clock, platform.usage);
+    return {
+      api: keys,
+      routes: (app) => apiKeyRoutes(app, { keys, stats }),
+      credentials: [apiKeyCredentials(keys)],
+    };
+  },
+});

@@ -1,0 +1,166 @@
+/**
+ * The module contract (docs/architecture.md#modules). A module is a definition: a name, the other
+ * modules' public APIs it needs (narrowed with `Pick<>` in its `Needs` type), and a `create` that
+ * builds its parts from the platform and those APIs. `src/modules/index.ts` lists the modules in
+ * dependency order and `composeModules` folds over them once per process; the runtime
+ * (src/runtime.ts) then registers what they contributed: routes, jobs, schedules, LISTEN channels,
+ * credential kinds. What flows *up* — from a module to one built before it (busy time for
+ * availability, access grants and calendar status for principals) — goes through the extension
+ * points below, which the composition fills and then seals before anything runs.
+ */
+import type { Config } from '../config.js';
+import type { Notifier } from '../db/notify.js';
+import type { Db } from '../db/store.js';
+import type { JobHandler, JobRunner, RegisterOptions } from '../jobs/runner.js';
+import type { CredentialResolver, RevocationListener } from '../platform/auth.js';
+import type { Clock } from '../platform/clock.js';
+import type { DerivedKeys } from '../platform/keys.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { TypedApp } from '../platform/routes.js';
+import type { UsageRecorder } from '../platform/usage.js';
+import type { BusySource } from './availability/api.js';
+import type { AccessRule, CalendarStatus } from './principals/api.js';
+
+/** What every module may use: the platform of this process. Never another module's internals. */
+export interface Platform {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  keys: DerivedKeys;
+  metrics: Metrics;
+  usage: UsageRecorder;
+  /** The job runner, for handlers that finish their job in their own transaction (`finishIn`). */
+  jobs: Pick<JobRunner, 'finishIn'>;
+  /** Tells this process's credential cache about a revocation, before the revoking request answers. */
+  revocations: RevocationListener;
+  log: { error(obj: object, msg: string): void };
+}
+
+/** The extension points: what later modules contribute to earlier ones, by name. */
+export interface ExtensionPointTypes {
+  /** Where availability reads busy time (calendars; bookings next). */
+  busySources: BusySource;
+  /** Access grants beyond "self" and "a host of my account" (network and consents will add theirs). */
+  accessGrants: AccessRule;
+  /** Which principals have a connected calendar (shown on hosts). */
+  calendarStatus: CalendarStatus;
+}
+
+export type ExtensionPoint = keyof ExtensionPointTypes;
+
+/**
+ * The contributions to every extension point of one composition. Modules receive it in `create` and
+ * keep it; they read a point with `all(point)` when they serve a request or run a job, never while
+ * modules are still being built (that throws: the list would be incomplete).
+ */
+export class Extensions {
+  private readonly points: { [P in ExtensionPoint]: ExtensionPointTypes[P][] } = {
+    busySources: [],
+    accessGrants: [],
+    calendarStatus: [],
+  };
+  private sealed = false;
+
+  /** Everything contributed to `point`, in module order. */
+  all<P extends ExtensionPoint>(point: P): readonly ExtensionPointTypes[P][] {
+    if (!this.sealed) throw new Error(`extension point ${point} read before every module was composed`);
+    return this.points[point];
+  }
+
+  /** @internal composition only */
+  add<P extends ExtensionPoint>(point: P, items: readonly ExtensionPointTypes[P][]): void {
+    if (this.sealed) throw new Error(`extension point ${point} is sealed`);
+    this.points[point].push(...items);
+  }
+
+  /** @internal composition only */
+  seal(): void {
+    this.sealed = true;
+  }
+}
+
+/** A queue of background work the module handles (src/jobs/runner.ts). */
+export interface JobContribution {
+  queue: string;
+  // biome-ignore lint/suspicious/noExplicitAny: each queue has its own payload type; the runner hands the payload through untouched
+  handler: JobHandler<any>;
+  options?: RegisterOptions;
+}
+
+/** Periodic work run by one process per tick (cleanups, reapers). */
+export interface ScheduleContribution {
+  name: string;
+  everyMs: number;
+  run(): Promise<unknown>;
+}
+
+/** What a module is made of once built. Everything but `api` is optional. */
+export interface ModuleParts<Api> {
+  /** The public API other modules may need (narrowed by them with Pick<>). */
+  api: Api;
+  /** Its routes; a plugin that closes over the module's own API only. */
+  routes?: (app: TypedApp) => void;
+  jobs?: readonly JobContribution[];
+  schedules?: readonly ScheduleContribution[];
+  /** LISTEN subscriptions to start once the process serves (cache invalidation across processes). */
+  listen?: readonly ((notifier: Notifier) => Promise<void>)[];
+  /** Credential kinds it owns (API keys, user sessions). */
+  credentials?: readonly CredentialResolver[];
+  /** The webhook event types it emits: checked against the catalogue at composition. */
+  emits?: readonly string[];
+  /** Its contributions to extension points of other modules. */
+  contributes?: { [P in ExtensionPoint]?: readonly ExtensionPointTypes[P][] };
+}
+
+export interface ModuleInput<Needs> {
+  platform: Platform;
+  needs: Needs;
+  extensions: Extensions;
+}
+
+/**
+ * A module. `Needs` maps module names to the part of their API this one uses; `needs` lists those
+ * names so the composition can check that each was built before this one.
+ */
+export interface ModuleDefinition<Name extends string, Needs extends object, Api> {
+  name: Name;
+  needs: readonly (keyof Needs & string)[];
+  create(input: ModuleInput<Needs>): ModuleParts<Api>;
+}
+
+/**
+ * Declares a module: `defineModule<Needs>()({ name, needs, create })`. `Needs` is given first (the
+ * narrow APIs it uses); name and API are inferred from the definition.
+ */
+export function defineModule<Needs extends object = Record<never, never>>() {
+  return <Name extends string, Api>(
+    definition: ModuleDefinition<Name, Needs, Api>,
+  ): ModuleDefinition<Name, Needs, Api> => definition;
+}
+
+/** The registration calls of src/jobs/runner.ts, as a module's older code makes them. */
+export interface JobRegistrar {
+  register: JobRunner['register'];
+  every: JobRunner['every'];
+}
+
+/**
+ * Runs code written against the runner's `register`/`every` and returns what it registered as
+ * contributions, for the runtime to hand to the runner.
+ */
+export function recordJobs(registerAll: (jobs: JobRegistrar) => void): {
+  jobs: JobContribution[];
+  schedules: ScheduleContribution[];
+} {
+  const jobs: JobContribution[] = [];
+  const schedules: ScheduleContribution[] = [];
+  registerAll({
+    register: (queue, handler, options) => {
+      jobs.push({ queue, handler: handler as JobContribution['handler'], options });
+    },
+    every: (name, everyMs, run) => {
+      schedules.push({ name, everyMs, run });
+    },
+  });
+  return { jobs, schedules };
+}

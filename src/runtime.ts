@@ -1,0 +1,194 @@
+/**
+ * One runtime for every process: `serve`, the CLI, the test helpers and the benches. Start order:
+ * store → notifier → platform → modules → LISTEN subscriptions → app → workers → HTTP listen; stop
+ * runs the reverse (docs/architecture.md#one-runtime).
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { Notifier } from './db/notify.js';
+import { type Db, openStore, type Store } from './db/store.js';
+import { JobRunner } from './jobs/runner.js';
+import { type AnyModule, composeModules, type ModuleApis } from './modules/index.js';
+import type { Platform } from './modules/module.js';
+import { Authenticator, CredentialCache } from './platform/auth.js';
+import { type Clock, systemClock } from './platform/clock.js';
+import { IdempotencyStore } from './platform/idempotency.js';
+import { type DerivedKeys, deriveKeys } from './platform/keys.js';
+import { Metrics } from './platform/metrics.js';
+import { RateLimiter } from './platform/rate-limit.js';
+import { UsageRecorder } from './platform/usage.js';
+
+/** How long in-flight requests get to finish on stop before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface RuntimeLog {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** A store someone else opened and closes (tests: a database per file). */
+export interface OpenedStore {
+  db: Db;
+  pool: pg.Pool;
+  url: string;
+  masterKey: string;
+}
+
+export interface RuntimeOptions {
+  config: Config;
+  log: RuntimeLog;
+  /** The request logger of the HTTP app (none: silent). */
+  httpLogger?: FastifyBaseLogger;
+  /** Use this store instead of opening the configured one (and leave closing it to the caller). */
+  store?: OpenedStore;
+  clock?: Clock;
+  /** LISTEN/NOTIFY: cross-process cache invalidation and job wake-ups (default true). */
+  notifier?: boolean;
+  /** Build the HTTP app (default true); `listen` also binds it to config.host:config.port. */
+  http?: boolean;
+  listen?: boolean;
+  /** After listening, use the bound address as the base URL (tests on port 0). */
+  baseUrlFromAddress?: boolean;
+  /** Run background jobs in this process (default config.workers). */
+  workers?: boolean;
+  /** Flush per-key usage counters in the background (default true). */
+  usage?: boolean;
+  /** Modules composed after the listed ones (tests contribute to extension points this way). */
+  extraModules?: readonly AnyModule[];
+}
+
+/** A running process: its platform, its modules' APIs, and (when asked for) its HTTP app. */
+export interface Runtime {
+  config: Config;
+  db: Db;
+  pool: pg.Pool;
+  clock: Clock;
+  keys: DerivedKeys;
+  metrics: Metrics;
+  usage: UsageRecorder;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  jobs: JobRunner;
+  auth: Authenticator;
+  notifier: Notifier | null;
+  modules: ModuleApis;
+  /** Null when started with `http: false`. */
+  app: FastifyInstance | null;
+  /** The listening address, when listening. */
+  url: string | null;
+  /** The embedded or external store, when this runtime opened it. */
+  store: Store | null;
+  close(): Promise<void>;
+}
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const { config, log } = opts;
+  const opened = opts.store ? null : await openStore(config, log);
+  const store: OpenedStore = opts.store ?? (opened as Store);
+  const clock = opts.clock ?? systemClock;
+
+  let notifier: Notifier | null = null;
+  if (opts.notifier !== false) {
+    notifier = new Notifier(store.url, (err) => log.warn({ err }, 'LISTEN connection lost; reconnecting'));
+    await notifier.start();
+  }
+
+  // The platform.
+  const keys = deriveKeys(store.masterKey);
+  const credentials = new CredentialCache(clock);
+  const metrics = new Metrics(store.pool);
+  const usage = new UsageRecorder(store.db, clock, (err) => log.error({ err }, 'usage flush failed'));
+  const jobs = new JobRunner(store.db, clock, log);
+  const platform: Platform = {
+    config,
+    db: store.db,
+    clock,
+    keys,
+    metrics,
+    usage,
+    jobs,
+    revocations: credentials,
+    log,
+  };
+  const limiter = new RateLimiter(store.db, clock);
+  const idempotency = new IdempotencyStore(store.db, clock, keys.encryptionKey);
+  jobs.every('idempotency-cleanup', 15 * 60_000, () => idempotency.cleanup());
+  jobs.every('rate-limit-cleanup', 15 * 60_000, () => RateLimiter.cleanup(store.db, clock));
+
+  // The modules, and what they contribute to the platform.
+  const { apis, built } = composeModules(platform, opts.extraModules);
+  for (const { parts } of built) {
+    for (const j of parts.jobs ?? []) jobs.register(j.queue, j.handler, j.options);
+    for (const s of parts.schedules ?? []) jobs.every(s.name, s.everyMs, s.run);
+  }
+  const auth = new Authenticator(
+    built.flatMap(({ parts }) => parts.credentials ?? []),
+    credentials,
+    clock,
+  );
+
+  // Caches that other processes invalidate are used once their LISTEN subscriptions are in place.
+  if (notifier) {
+    await credentials.listen(notifier);
+    for (const { parts } of built) for (const listen of parts.listen ?? []) await listen(notifier);
+  }
+
+  const runtime: Runtime = {
+    config,
+    db: store.db,
+    pool: store.pool,
+    clock,
+    keys,
+    metrics,
+    usage,
+    limiter,
+    idempotency,
+    jobs,
+    auth,
+    notifier,
+    modules: apis,
+    app: null,
+    url: null,
+    store: opened,
+    close: async () => {},
+  };
+
+  if (opts.http !== false) {
+    runtime.app = await buildApp(
+      runtime,
+      built.flatMap(({ parts }) => (parts.routes ? [parts.routes] : [])),
+      { logger: opts.httpLogger },
+    );
+  }
+  if (opts.usage !== false) usage.start();
+  if (opts.workers ?? config.workers) await jobs.start(notifier);
+  if (runtime.app && opts.listen) {
+    runtime.url = await runtime.app.listen({ port: config.port, host: config.host });
+    if (opts.baseUrlFromAddress) config.baseUrl = runtime.url;
+  }
+
+  let closing: Promise<void> | null = null;
+  runtime.close = () => {
+    closing ??= (async () => {
+      const app = runtime.app;
+      if (app) {
+        // Stop accepting and wait for in-flight requests. Keep-alive connections that go idle
+        // meanwhile are closed as they do; whatever is still open after the grace period is cut.
+        const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+        const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        await app.close();
+        clearInterval(sweep);
+        clearTimeout(cut);
+      }
+      await jobs.stop();
+      await usage.close();
+      await notifier?.close();
+      await opened?.close(); // stops the embedded server if this process started it
+    })();
+    return closing;
+  };
+  return runtime;
+}
