@@ -1,5 +1,6 @@
 import { type IncomingMessage, STATUS_CODES, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -127,30 +128,34 @@ export function createPlatform(deps: PlatformDeps): {
     });
   };
 
+  /** Ends a connection with a problem+json answer written on the socket (no request object exists). */
+  function endWithProblem(socket: Duplex, status: number, slug: string, detail: string): void {
+    const id = prefixedId('req');
+    const body = JSON.stringify(problem(config.baseUrl, id, status, slug, detail));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+
   /** Requests Node's HTTP parser refuses (oversized headers, broken syntax, timeouts): no route, no caller. */
   function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    let status = 400;
-    let slug = 'bad-request';
-    let detail = 'The request is not valid HTTP/1.1';
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      status = 408;
-      slug = 'request-timeout';
-      detail = 'The request did not arrive in time';
-    } else if (err.code === 'HPE_HEADER_OVERFLOW') {
-      status = 431;
-      slug = 'header-fields-too-large';
-      detail = 'The request headers are larger than the server accepts (16 KiB)';
+    if (!socket.writable) {
+      socket.destroy();
+      return;
     }
-    const id = prefixedId('req');
-    const body = JSON.stringify(problem(config.baseUrl, id, status, slug, detail));
-    if (socket.writable) {
-      socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      endWithProblem(socket, 408, 'request-timeout', 'The request did not arrive in time');
+    } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+      endWithProblem(
+        socket,
+        431,
+        'header-fields-too-large',
+        'The request headers are larger than the server accepts (16 KiB)',
       );
     } else {
-      socket.destroy();
+      endWithProblem(socket, 400, 'bad-request', 'The request is not valid HTTP/1.1');
     }
   }
 
@@ -170,6 +175,10 @@ export function createPlatform(deps: PlatformDeps): {
   function register(app: FastifyInstance): void {
     const router = FindMyWay();
 
+    // CONNECT (a proxy request): Node would drop the connection without a word.
+    app.server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
+      endWithProblem(socket, 405, 'method-not-allowed', 'CONNECT is not supported: this is not a proxy'),
+    );
     // An `Expect` other than 100-continue: Node would answer a bare 417 itself.
     app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) =>
       writeProblem(res, 417, 'expectation-failed', 'Only the Expect: 100-continue expectation is supported'),

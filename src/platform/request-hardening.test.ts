@@ -227,6 +227,18 @@ describe("answers Fastify and Node's parser give are problem+json too", () => {
     expectProblem(parseRawAnswer(text), 431, 'header-fields-too-large');
   });
 
+  it('CONNECT → 405, an Expect other than 100-continue → 417, no Host → 400: problem+json, not Node’s bare answers', async () => {
+    const connect = await rawExchange(t.url, 'CONNECT example.invalid:443 HTTP/1.1\r\nHost: x\r\n\r\n');
+    expectProblem(parseRawAnswer(connect), 405, 'method-not-allowed');
+    const expectation = await rawExchange(
+      t.url,
+      'GET /v1/hosts HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+    );
+    expectProblem(parseRawAnswer(expectation), 417, 'expectation-failed');
+    const noHost = await rawExchange(t.url, 'GET /v1/hosts HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expectProblem(parseRawAnswer(noHost), 400, 'bad-request');
+  });
+
   it('a message that is not HTTP → 400 problem+json', async () => {
     const text = await rawExchange(t.url, 'NOT HTTP AT ALL\r\n\r\n');
     expectProblem(parseRawAnswer(text), 400, 'bad-request');
