@@ -1,7 +1,7 @@
 /**
  * One runtime for every process: `serve`, the CLI, the test helpers and the benches. Start order:
  * store → notifier → platform → modules → LISTEN subscriptions → app → workers → HTTP listen; stop
- * runs the reverse (docs/architecture.md#one-runtime).
+ * runs the reverse (docs/architecture.md#modules).
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type pg from 'pg';

@@ -1,5 +1,5 @@
 /**
- * Working-hours schedules (API-GUIDE.md 4) and the time-zone arithmetic behind them.
+ * Working-hours schedules (docs/api.md#hosts-and-schedules) and the time-zone arithmetic behind them.
  *
  * Local wall-clock times are resolved to instants like Temporal's 'compatible' disambiguation: a time
  * that does not exist (spring-forward gap) is shifted forward by the length of the gap, as luxon does;

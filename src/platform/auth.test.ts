@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Endpoints outside the public surface (SPEC.md 5.5), including ones later modules add. */
+/** Endpoints outside the public surface (docs/api.md#credentials), including ones later modules add. */
 const PRIVATE: [string, string][] = [
   ['GET', '/v1/me'],
   ['GET', '/v1/api-keys'],
@@ -36,7 +36,7 @@ const PRIVATE: [string, string][] = [
   ['GET', '/v1/availability/mutual?principal_ids=a,b'],
   ['GET', '/v1/principals/00000000-0000-0000-0000-000000000000/availability'],
 ];
-/** The public booking surface (SPEC.md 5.4). */
+/** The public booking surface (docs/api.md#credentials). */
 const PUBLIC: [string, string][] = [
   ['GET', '/v1/public/links/intro-call'],
   ['GET', '/v1/public/links/intro-call/availability'],
@@ -44,7 +44,7 @@ const PUBLIC: [string, string][] = [
   ['POST', '/v1/public/links/intro-call/waitlist'],
 ];
 
-describe('publishable keys (SPEC.md 5)', () => {
+describe('publishable keys (docs/api.md#credentials)', () => {
   it.each(PRIVATE)('%s %s answers 403 forbidden with key_type and available_scopes', async (method, path) => {
     const res = await t.call(method, path, {
       token: publishable,
@@ -71,7 +71,7 @@ describe('publishable keys (SPEC.md 5)', () => {
     }
   });
 
-  it('lets publishable keys reach the availability reads of SPEC.md 5.4', async () => {
+  it('lets publishable keys reach the availability reads of docs/api.md#credentials', async () => {
     for (const path of ['/v1/availability/slots', '/v1/availability/next']) {
       const res = await t.call('GET', path, { token: publishable });
       expect(res.status).not.toBe(401);
@@ -107,7 +107,7 @@ describe('publishable keys (SPEC.md 5)', () => {
   });
 });
 
-describe('authentication (SPEC.md 5.9)', () => {
+describe('authentication (docs/api.md#credentials)', () => {
   const bad: [string, Record<string, string>][] = [
     ['missing', {}],
     ['not bearer', { authorization: 'Basic dXNlcjpwYXNz' }],

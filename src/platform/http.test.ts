@@ -22,7 +22,7 @@ async function expectProblem(res: TestResponse | Response, status: number, slug:
   return p;
 }
 
-describe('errors are problem+json (SPEC.md 7)', () => {
+describe('errors are problem+json (docs/api.md#errors)', () => {
   it('unknown route → 404 not-found', async () => {
     await expectProblem(await t.call('GET', '/v1/nothing-here', { token: key }), 404, 'not-found');
     await expectProblem(await t.call('GET', '/favicon.ico'), 404, 'not-found');

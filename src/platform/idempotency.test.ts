@@ -29,7 +29,7 @@ const count = async (name: string) =>
       .execute()
   ).length;
 
-describe('Idempotency-Key (SPEC.md 8, API-GUIDE.md 2)', () => {
+describe('Idempotency-Key (docs/api.md#idempotency)', () => {
   it('replays the first response byte for byte and creates nothing more', async () => {
     const first = await post({ name: 'idem-a' }, 'key-a');
     const firstText = await first.text();

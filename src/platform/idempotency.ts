@@ -35,7 +35,7 @@ export function bodyHash(body: unknown): string {
 }
 
 /**
- * Idempotency records (SPEC.md 8, API-GUIDE.md 2). The first request with a key claims it with an
+ * Idempotency records (docs/api.md#idempotency). The first request with a key claims it with an
  * INSERT that only one request can win; the others see the claim: in flight → 409, done → the stored
  * response byte for byte, same key with another request → 422. 5xx outcomes are never stored (the claim
  * is released so a retry can succeed). Stored bodies are encrypted: a creation response can hold a secret

@@ -31,7 +31,7 @@ function encodeRandom(length: number): string {
 
 /**
  * A prefixed, sortable id: `<prefix>_` + 10 chars of millisecond time + 16 random chars (80 bits).
- * Used for every resource that is not a principal or an API key (API-GUIDE.md 1).
+ * Used for every resource that is not a principal or an API key (docs/api.md#conventions).
  */
 export function prefixedId(prefix: string, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs, 10)}${encodeRandom(16)}`;

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Webhooks: subscriptions, the events outbox, deliveries and their attempts (SPEC.md 2.2, 2.3, 3.3, 6).
+ * Webhooks: subscriptions, the events outbox, deliveries and their attempts (docs/api.md#webhooks, #events, #signatures-and-retries).
  * Secrets are stored encrypted (AES-256-GCM envelopes), never in clear.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

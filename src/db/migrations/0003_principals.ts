@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Principals module: working-hours schedules (API-GUIDE.md 4) and an index for listing an account's
+ * Principals module: working-hours schedules (docs/api.md#hosts-and-schedules) and an index for listing an account's
  * live hosts. A principal without a row in `schedules` has the default schedule (Mon–Fri 09:00–17:00 in
  * its time zone), computed at read time, so a later change of the principal's zone moves it too.
  */

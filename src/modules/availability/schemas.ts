@@ -1,4 +1,4 @@
-/** TypeBox schemas of the availability endpoints (API-GUIDE.md 5). */
+/** TypeBox schemas of the availability endpoints (docs/api.md#availability). */
 import { Type } from '@sinclair/typebox';
 import { Timestamp, Uuid } from '../../platform/schemas.js';
 import {

@@ -1,5 +1,5 @@
 /**
- * Availability use cases (SPEC.md 4.2, API-GUIDE.md 5): slots, next slot, mutual slots and normalized
+ * Availability use cases (docs/api.md#availability, #availability-access): slots, next slot, mutual slots and normalized
  * availability blocks. Busy time comes only from the `busySources` extension point; schedules and
  * access from the principals module; the arithmetic from `src/lib`. Every instant is UTC; the `timezone` asked for changes only
  * the labels and the grouping by day, never which slots there are.
@@ -33,7 +33,7 @@ import { isoUtc, type PresentedSlot, presentSlot, slotsJson } from './present.js
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
-/** Longest window one query may cover (API-GUIDE.md 5). */
+/** Longest window one query may cover (docs/api.md#availability). */
 export const MAX_WINDOW_DAYS = 62;
 export const MIN_DURATION_MINUTES = 5;
 export const MAX_DURATION_MINUTES = 720;

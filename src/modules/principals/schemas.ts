@@ -1,4 +1,4 @@
-/** TypeBox schemas of hosts and schedules (API-GUIDE.md 4). */
+/** TypeBox schemas of hosts and schedules (docs/api.md#hosts-and-schedules). */
 import { Type } from '@sinclair/typebox';
 import { SCHEDULE_LIMITS, WEEKDAYS } from '../../lib/schedule.js';
 import { Timestamp, Uuid } from '../../platform/schemas.js';

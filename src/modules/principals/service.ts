@@ -1,4 +1,4 @@
-/** Hosts and working-hours schedules (API-GUIDE.md 4), and principal look-ups for other modules. */
+/** Hosts and working-hours schedules (docs/api.md#hosts-and-schedules), and principal look-ups for other modules. */
 import { IANAZone } from 'luxon';
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
@@ -245,7 +245,7 @@ export class PrincipalService {
   }
 }
 
-/** The API's view of a host (API-GUIDE.md 4). */
+/** The API's view of a host (docs/api.md#hosts-and-schedules). */
 export function presentHost(row: repo.HostRow, calendarConnected: boolean) {
   return {
     principal_id: row.id,

@@ -1,6 +1,6 @@
 /**
  * One webhook delivery attempt: POST the body to the receiver through the outbound guard and
- * describe what happened. No database, no retries (the caller schedules those, SPEC.md 3.3, 6.4).
+ * describe what happened. No database, no retries (the caller schedules those, docs/api.md#signatures-and-retries).
  */
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';

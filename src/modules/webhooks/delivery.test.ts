@@ -27,7 +27,7 @@ afterAll(async () => {
   await closeOutboundDispatchers();
 });
 
-/** What a receiver does with SPEC.md 6.3: HMAC of the raw body, constant-time, length checked first. */
+/** What a receiver does with docs/api.md#signatures-and-retries: HMAC of the raw body, constant-time, length checked first. */
 function receiverAccepts(secret: string, rawBody: string, header: string | undefined): boolean {
   const expected = Buffer.from(createHmac('sha256', secret).update(rawBody, 'utf8').digest('hex'), 'utf8');
   const given = Buffer.from(header ?? '', 'utf8');
@@ -322,7 +322,7 @@ describe('secret rotation', () => {
     expect(String(req!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(standardAccepts(newSecret, req!, clock.nowMs())).toBe(true);
     expect(standardAccepts(hook.secret, req!, clock.nowMs())).toBe(true);
-    // X-Webhook-Signature (SPEC.md 6.3) carries one value: the current secret's.
+    // X-Webhook-Signature (docs/api.md#signatures-and-retries) carries one value: the current secret's.
     expect(receiverAccepts(newSecret, req!.body, req!.headers['x-webhook-signature'] as string)).toBe(true);
 
     clock.advance(24 * 60 * MINUTE + 1);

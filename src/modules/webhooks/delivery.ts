@@ -7,7 +7,7 @@
  * - `webhook-attempt` (one job per attempt) POSTs the stored envelope bytes with fresh signature
  *   headers, records the attempt, and in the same transaction either ends the delivery (2xx →
  *   succeeded; last scheduled attempt or a manual one → failed) or enqueues the next attempt at
- *   retry-schedule[n] after the failed one (SPEC.md 3.3, 6.4: +1 min, +5 min, +30 min).
+ *   retry-schedule[n] after the failed one (docs/api.md#signatures-and-retries: +1 min, +5 min, +30 min).
  *
  * Claims are SKIP LOCKED leases renewed while the attempt runs, so each attempt is made by exactly
  * one worker of any number of processes, and an attempt cut short by a crash is made again once the

@@ -1,5 +1,5 @@
 /**
- * The events outbox (DESIGN.md: a state change and its events commit together; delivery happens
+ * The events outbox (docs/architecture.md: a state change and its events commit together; delivery happens
  * after commit). Every module emits its events with `emitEvent`, inside its own transaction.
  */
 import type { Tx } from '../../db/store.js';
@@ -7,7 +7,7 @@ import { enqueue } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { insertEvent, type StoredEvent } from './repo.js';
 
-/** SPEC.md 6.1: the event types a subscription can list. */
+/** docs/api.md#events: the event types a subscription can list. */
 export const EVENT_TYPES = [
   'booking.created',
   'booking.updated',
@@ -41,11 +41,11 @@ export interface EmitEventInput {
   /** The account whose subscriptions receive the event. */
   accountId: string;
   type: EventType;
-  /** The payload (`data` of the envelope, SPEC.md 6.2); must be JSON-serialisable. */
+  /** The payload (`data` of the envelope, docs/api.md#events); must be JSON-serialisable. */
   data: Record<string, unknown>;
   /**
    * For events meant for one principal only (`proposal.resolved` goes to the organiser's
-   * subscriptions only, SPEC.md 6.2): the account's own subscriptions (made with an API key) and
+   * subscriptions only, docs/api.md#events): the account's own subscriptions (made with an API key) and
    * those the principal made (with a session) receive it; other users' subscriptions do not.
    */
   recipientPrincipalId?: string | null;

@@ -14,7 +14,7 @@ import type {
 
 type Queryable = Db | Tx;
 
-/** The event envelope of SPEC.md 2.3, in the key order it is serialised with. */
+/** The event envelope of docs/api.md#events, in the key order it is serialised with. */
 export interface StoredEvent {
   id: string;
   type: string;

@@ -26,7 +26,7 @@ async function createHook(token: string, body: Record<string, unknown> = {}) {
 }
 
 describe('POST /v1/webhooks', () => {
-  it('answers the bare SPEC 4.4 object with a whsec_ secret, stored only encrypted', async () => {
+  it('answers the bare docs/api.md#webhooks object with a whsec_ secret, stored only encrypted', async () => {
     const acc = await t.account();
     const res = await t.call('POST', '/v1/webhooks', {
       token: acc.key,
@@ -63,7 +63,7 @@ describe('POST /v1/webhooks', () => {
     expect(problem.errors['events.1']).toContain('is not a known event type');
   });
 
-  it('accepts every SPEC 6.1 event type', async () => {
+  it('accepts every docs/api.md#events event type', async () => {
     const acc = await t.account();
     const body = await createHook(acc.key, { events: [...EVENT_TYPES] });
     expect(body.events).toEqual([...EVENT_TYPES]);

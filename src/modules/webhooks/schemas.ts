@@ -12,7 +12,7 @@ export const EventId = Type.String({ pattern: `^evt_${ID_CHARS}$`, description: 
 const EventTypeName = Type.String({
   minLength: 1,
   maxLength: 64,
-  description: `An event type of SPEC.md 6.1: ${EVENT_TYPES.join(', ')}`,
+  description: `An event type of docs/api.md#events: ${EVENT_TYPES.join(', ')}`,
   examples: ['booking.created'],
 });
 const Url = Type.String({
@@ -40,7 +40,7 @@ export const UpdateBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-/** SPEC.md 4.4: the bare creation answer, the only place the secret appears. */
+/** docs/api.md#webhooks: the bare creation answer, the only place the secret appears. */
 export const CreatedWebhook = Type.Object({
   id: WebhookId,
   url: Type.String(),
@@ -106,7 +106,7 @@ export const Event = Type.Object(
     created_at: Timestamp,
     data: Type.Record(Type.String(), Type.Unknown()),
   },
-  { description: 'The event envelope (SPEC.md 2.3), as delivered' },
+  { description: 'The event envelope (docs/api.md#events), as delivered' },
 );
 
 export const DeliveriesQuery = Type.Composite(

@@ -102,7 +102,7 @@ export class WebhookService {
     return [...new Set(events)];
   }
 
-  /** SPEC.md 4.4: the answer carries the secret, shown here only. */
+  /** docs/api.md#webhooks: the answer carries the secret, shown here only. */
   async create(owner: Owner, input: { url: string; events: string[]; description?: string }) {
     const errors: Record<string, string> = {};
     this.validUrl(input.url, errors);

@@ -11,7 +11,7 @@ import {
   verifyStandardSignature,
 } from './signing.js';
 
-describe('X-Webhook-Signature (SPEC.md 6.3)', () => {
+describe('X-Webhook-Signature (docs/api.md#signatures-and-retries)', () => {
   it('is the lowercase hex HMAC-SHA256 of the body keyed with the secret string (RFC vector)', () => {
     expect(signatureHeader('key', 'The quick brown fox jumps over the lazy dog')).toBe(
       'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8',

@@ -1,11 +1,11 @@
 /**
  * Webhook signatures. Every delivery carries two independent signatures:
  *
- * 1. `X-Webhook-Signature` (SPEC.md 6.3, binding): lowercase hex HMAC-SHA256 of the exact UTF-8
+ * 1. `X-Webhook-Signature` (docs/api.md#signatures-and-retries): lowercase hex HMAC-SHA256 of the exact UTF-8
  *    request body, keyed with the subscription secret string used as-is (the whole `whsec_…`
  *    text, as UTF-8 bytes). Signed with the newest secret only.
  *
- * 2. Standard Webhooks (https://www.standardwebhooks.com, API-GUIDE.md 8): `webhook-id` (the `evt_`
+ * 2. Standard Webhooks (https://www.standardwebhooks.com, docs/api.md#signatures-and-retries): `webhook-id` (the `evt_`
  *    id, stable across retries), `webhook-timestamp` (unix seconds of this attempt, fresh on every
  *    retry) and `webhook-signature`: space-separated `v1,<base64 HMAC-SHA256>` entries over
  *    `${id}.${timestamp}.${body}`. As the Standard Webhooks specification and its reference
