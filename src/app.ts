@@ -8,6 +8,7 @@ import { DESCRIPTIONS, TITLES } from './platform/errors.js';
 import { createPlatform, type PlatformDeps } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import type { Metrics } from './platform/metrics.js';
+import { sendProblem } from './platform/problems.js';
 import type { TypedApp } from './platform/routes.js';
 import { Problem } from './platform/schemas.js';
 import { validatorCompiler } from './platform/validation.js';
@@ -142,13 +143,20 @@ export async function buildApp(
   app.get('/healthz', { config: { access: 'unmetered' }, schema: { hide: true } }, async () => ({
     status: 'ok',
   }));
-  app.get('/readyz', { config: { access: 'unmetered' }, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/readyz', { config: { access: 'unmetered' }, schema: { hide: true } }, async (request, reply) => {
     try {
       await sql`SELECT 1`.execute(ctx.db);
       return { status: 'ready' };
     } catch {
-      reply.code(503).type('application/problem+json');
-      return { status: 'unavailable' };
+      reply.header('retry-after', '5');
+      return sendProblem(
+        ctx.config,
+        reply,
+        request,
+        503,
+        'service-unavailable',
+        'The data store is unreachable; retry shortly',
+      );
     }
   });
   app.get(

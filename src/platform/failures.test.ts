@@ -59,6 +59,8 @@ describe('failures never leak internals', () => {
     await app.ready();
     const ready = await app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
+    expect(ready.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(ready.json().type).toMatch(/\/errors\/service-unavailable$/);
     const res = await app.inject({
       method: 'GET',
       url: '/v1/me',

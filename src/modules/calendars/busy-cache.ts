@@ -394,6 +394,15 @@ export class CalendarBusySource implements BusySource {
     }
   }
 
+  /**
+   * Drops this process's copy of a principal's connections and busy time, after a change to them
+   * committed: the NOTIFY drops it in every process, but only once it arrives, and the request that
+   * made the change must see it from its very next read.
+   */
+  forget(principalId: string): void {
+    this.reads.invalidate(principalId);
+  }
+
   private async recordFailure(conn: ConnectionRow, err: unknown, now: Date): Promise<void> {
     if (err instanceof ConnectionLost) return; // the gateway marked it disconnected
     if (err instanceof CalendarReadError) await setCalendarErrors(this.db, conn.id, err.errors);

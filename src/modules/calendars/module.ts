@@ -4,7 +4,9 @@ import { calendarRoutes } from './routes.js';
 import { CalendarService } from './service.js';
 
 export interface CalendarsNeeds {
-  principals: Pick<PrincipalsApi, 'isManagedHost' | 'timeZoneOf'>;
+  principals: Pick<PrincipalsApi, 'isManagedHost' | 'timeZoneOf'> & {
+    access: Pick<PrincipalsApi['access'], 'mayActFor'>;
+  };
 }
 
 /**
@@ -23,6 +25,7 @@ export const calendarsModule = defineModule<CalendarsNeeds>()({
       config,
       keys,
       directory: {
+        mayActFor: (actor, principalId) => principals.access.mayActFor(actor, principalId),
         isManagedHost: (accountId: string, principalId: string) =>
           principals.isManagedHost(accountId, principalId),
         timeZoneOf: (principalId: string) => principals.timeZoneOf(principalId),

@@ -44,6 +44,15 @@ export class PrincipalAccess {
     return p && relationTo(actor, p) !== null ? p : null;
   }
 
+  /**
+   * May `actor` act for `principalId` — itself (its principal or its account) or a live host its
+   * account manages? The one answer every module asks before acting for a principal.
+   */
+  async mayActFor(actor: ActorLike, principalId: string): Promise<boolean> {
+    if (principalId === actor.principalId || principalId === actor.accountId) return true;
+    return (await this.actingFor(actor, principalId)) !== null;
+  }
+
   /** May `caller` read the availability of `principalId`? */
   async canRead(
     caller: Caller,

@@ -236,9 +236,8 @@ export class PrincipalService {
 
   /** The principal if `actor` may manage it (itself or a managed host); 403 otherwise, also if unknown. */
   private async manageable(actor: ActorLike, principalId: string): Promise<PrincipalProfile> {
-    const id = principalId.toLowerCase();
-    const p = (await this.profiles([id])).get(id);
-    if (!p || relationTo(actor, p) === null) {
+    const p = await this.access.actingFor(actor, principalId);
+    if (!p) {
       throw new Forbidden('The principal does not exist or is not accessible to this caller');
     }
     return p;

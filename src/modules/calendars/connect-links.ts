@@ -1,0 +1,87 @@
+/**
+ * Host connect links: a signed, expiring link through which a host connects their own calendar, and
+ * what opening it answers (a provider choice, or the provider's consent screen).
+ */
+import type { Config } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import { NotFound } from '../../platform/errors.js';
+import type { DerivedKeys } from '../../platform/keys.js';
+import { type BrowserOutcome, type OAuthFlow, PROVIDER_TITLES } from './oauth-flow.js';
+import type { PrincipalDirectory } from './principals.js';
+import { signConnectLink, verifyConnectLink } from './signed.js';
+import type { OAuthProviderName } from './tables.js';
+
+/** Default and longest lifetime of a host connect link. */
+export const CONNECT_LINK_DEFAULT_HOURS = 7 * 24;
+export const CONNECT_LINK_MAX_HOURS = 30 * 24;
+
+export interface ConnectLinksDeps {
+  clock: Pick<Clock, 'nowMs'>;
+  config: Pick<Config, 'baseUrl'>;
+  keys: Pick<DerivedKeys, 'linkKey'>;
+  directory: Pick<PrincipalDirectory, 'isManagedHost'>;
+  oauth: Pick<OAuthFlow, 'configuredProviders' | 'startViaLink'>;
+}
+
+export class ConnectLinks {
+  private readonly clock: ConnectLinksDeps['clock'];
+  private readonly config: ConnectLinksDeps['config'];
+  private readonly keys: ConnectLinksDeps['keys'];
+  private readonly directory: ConnectLinksDeps['directory'];
+  private readonly oauth: ConnectLinksDeps['oauth'];
+
+  constructor(deps: ConnectLinksDeps) {
+    this.clock = deps.clock;
+    this.config = deps.config;
+    this.keys = deps.keys;
+    this.directory = deps.directory;
+    this.oauth = deps.oauth;
+  }
+
+  async createConnectLink(
+    accountId: string,
+    hostId: string,
+    input: { expires_in_hours?: number },
+  ): Promise<{ url: string; expires_at: string; host_id: string; providers: OAuthProviderName[] }> {
+    if (!(await this.directory.isManagedHost(accountId, hostId))) throw new NotFound('No host with this id');
+    const hours = input.expires_in_hours ?? CONNECT_LINK_DEFAULT_HOURS;
+    const expMs = Math.floor((this.clock.nowMs() + hours * 3_600_000) / 1000) * 1000;
+    const token = signConnectLink(this.keys.linkKey, { hostId, accountId, expMs });
+    return {
+      url: `${this.config.baseUrl}/v1/public/connect/${token}`,
+      expires_at: new Date(expMs).toISOString(),
+      host_id: hostId,
+      providers: this.oauth.configuredProviders(),
+    };
+  }
+
+  /** A host opened their connect link: choose a provider, or start its OAuth flow for the host. */
+  async openConnectLink(token: string, provider: OAuthProviderName | undefined): Promise<BrowserOutcome> {
+    const link = verifyConnectLink(this.keys.linkKey, token, this.clock.nowMs());
+    if (!link || !(await this.directory.isManagedHost(link.accountId, link.hostId))) {
+      throw new NotFound('This connect link is invalid or has expired; ask for a new one');
+    }
+    if (provider === undefined) {
+      const base = `${this.config.baseUrl}/v1/public/connect/${token}`;
+      return {
+        kind: 'page',
+        status: 200,
+        title: 'Connect your calendar',
+        message: 'Choose your calendar provider. Your credentials go to the provider only.',
+        links: this.oauth.configuredProviders().map((p) => ({
+          label: PROVIDER_TITLES[p],
+          url: `${base}?provider=${p}`,
+        })),
+      };
+    }
+    const started = await this.oauth.startViaLink(
+      { accountId: link.accountId, principalId: link.hostId },
+      provider,
+    );
+    return {
+      kind: 'redirect',
+      location: started.authorize_url,
+      cookies: [started.cookie],
+    };
+  }
+}
