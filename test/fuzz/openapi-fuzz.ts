@@ -39,6 +39,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import fc from 'fast-check';
+import { EVENT_TYPES } from '../../src/modules/webhooks/api.js';
 
 // ─── OpenAPI ────────────────────────────────────────────────────────────────────────────────────────
 
@@ -385,21 +386,6 @@ function accountOf(w: World, c: CredentialKind): AccountWorld | null {
 
 // ─── Value arbitraries ──────────────────────────────────────────────────────────────────────────────
 
-const EVENT_TYPES = [
-  'booking.created',
-  'booking.updated',
-  'booking.confirmed',
-  'booking.cancelled',
-  'consent.granted',
-  'consent.revoked',
-  'proposal.created',
-  'proposal.countered',
-  'proposal.accepted',
-  'proposal.rejected',
-  'proposal.cancelled',
-  'proposal.expired',
-  'proposal.resolved',
-];
 const ZONES = [
   'UTC',
   'Europe/Paris',
@@ -630,7 +616,7 @@ function namedArb(w: World, s: JsonSchema, h: Hint): fc.Arbitrary<unknown> | nul
   if (name === 'timezone') return fc.constantFrom(...ZONES);
   if (name === 'events') {
     return fc.oneof(
-      { weight: 5, arbitrary: fc.subarray(EVENT_TYPES, { minLength: 1, maxLength: 4 }) },
+      { weight: 5, arbitrary: fc.subarray([...EVENT_TYPES], { minLength: 1, maxLength: 4 }) },
       {
         weight: 1,
         arbitrary: fc.constantFrom(['webhook.test'], ['*'], ['booking.created', 'no.such.event']),
