@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Notifier } from '../db/notify.js';
+import type { Db, Tx } from '../db/store.js';
 import type { Clock } from './clock.js';
 import { Forbidden, Unauthorized } from './errors.js';
 
@@ -125,6 +127,14 @@ interface CacheEntry {
 
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX = 100_000;
+
+/**
+ * Announces a revocation (`key:<id>` or `session:<id>`) to every process, inside the transaction
+ * that revokes: the NOTIFY is delivered at commit, so never for a revocation that rolled back.
+ */
+export async function announceRevocation(db: Db | Tx, ref: string): Promise<void> {
+  await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${ref})`.execute(db);
+}
 
 /** Where a revocation is announced to the process that made it, before it answers (a port for services). */
 export interface RevocationListener {

@@ -1,7 +1,6 @@
-import { AUTH_CHANNEL, type RevocationListener } from '../../platform/auth.js';
 import { SignJWT } from 'jose';
-import { sql } from 'kysely';
 import type { Db } from '../../db/store.js';
+import { announceRevocation, type RevocationListener } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
@@ -9,6 +8,17 @@ import { hashPassword, verifyPassword } from '../../platform/passwords.js';
 import type { ApiKeysApi, Plan } from '../api-keys/api.js';
 import { planLimit } from '../api-keys/api.js';
 import type { PrincipalsApi } from '../principals/api.js';
+import {
+  emailTaken,
+  findAccount,
+  findSession,
+  findUser,
+  findUserByEmail,
+  insertAccount,
+  insertSession,
+  insertUser,
+  markSessionRevoked,
+} from './repo.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -54,10 +64,13 @@ export class AccountService {
         timezone: input.timezone ?? 'UTC',
         created_at: now,
       });
-      await trx
-        .insertInto('accounts')
-        .values({ id, name, plan, rate_limit_per_hour: input.rateLimitPerHour ?? null, created_at: now })
-        .execute();
+      await insertAccount(trx, {
+        id,
+        name,
+        plan,
+        rate_limit_per_hour: input.rateLimitPerHour ?? null,
+        created_at: now,
+      });
       const first = await this.keys.create(
         { accountId: id, name: 'Default secret key', keyType: 'secret' },
         trx,
@@ -76,7 +89,7 @@ export class AccountService {
   }
 
   async getAccount(id: string) {
-    const a = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    const a = await findAccount(this.db, id);
     if (!a) throw new NotFound('No account with this id');
     return {
       id: a.id,
@@ -96,12 +109,7 @@ export class AccountService {
     await this.getAccount(input.accountId);
     const passwordHash = await hashPassword(input.password);
     return this.db.transaction().execute(async (trx) => {
-      const taken = await trx
-        .selectFrom('users')
-        .select('id')
-        .where(sql`lower(email)`, '=', email.toLowerCase())
-        .executeTakeFirst();
-      if (taken) throw new Conflict('A user with this e-mail already exists');
+      if (await emailTaken(trx, email)) throw new Conflict('A user with this e-mail already exists');
       const now = this.clock.now();
       const id = uuidv7(now.getTime());
       await this.principals.insertPrincipal(trx, {
@@ -113,10 +121,13 @@ export class AccountService {
         timezone: 'UTC',
         created_at: now,
       });
-      await trx
-        .insertInto('users')
-        .values({ id, account_id: input.accountId, email, password_hash: passwordHash, created_at: now })
-        .execute();
+      await insertUser(trx, {
+        id,
+        account_id: input.accountId,
+        email,
+        password_hash: passwordHash,
+        created_at: now,
+      });
       return {
         id,
         account_id: input.accountId,
@@ -129,21 +140,19 @@ export class AccountService {
 
   /** Signs a user in: a short-lived JWT bound to a revocable session row. */
   async createSession(email: string, password: string) {
-    const user = await this.db
-      .selectFrom('users as u')
-      .innerJoin('principals as p', 'p.id', 'u.id')
-      .select(['u.id', 'u.account_id', 'u.email', 'u.password_hash', 'p.display_name', 'u.created_at'])
-      .where(sql`lower(u.email)`, '=', email.trim().toLowerCase())
-      .executeTakeFirst();
+    const user = await findUserByEmail(this.db, email.trim());
     const ok = await verifyPassword(password, user?.password_hash ?? null);
     if (!user || !ok) throw new Unauthorized('Invalid e-mail or password');
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + this.sessionTtlSeconds * 1000);
     const sid = uuidv7(now.getTime());
-    await this.db
-      .insertInto('sessions')
-      .values({ id: sid, user_id: user.id, created_at: now, expires_at: expiresAt, revoked_at: null })
-      .execute();
+    await insertSession(this.db, {
+      id: sid,
+      user_id: user.id,
+      created_at: now,
+      expires_at: expiresAt,
+      revoked_at: null,
+    });
     const token = await new SignJWT({ sid, acc: user.account_id })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(user.id)
@@ -166,12 +175,8 @@ export class AccountService {
 
   async revokeSession(sessionId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('sessions')
-        .set({ revoked_at: this.clock.now() })
-        .where('id', '=', sessionId)
-        .execute();
-      await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${`session:${sessionId}`})`.execute(trx);
+      await markSessionRevoked(trx, sessionId, this.clock.now());
+      await announceRevocation(trx, `session:${sessionId}`);
     });
     // This process stops accepting the session before it answers; the others when the NOTIFY arrives.
     this.revocations.revoked(`session:${sessionId}`);
@@ -179,21 +184,12 @@ export class AccountService {
 
   /** Whether a session is live (not revoked, not expired). */
   async sessionActive(sessionId: string): Promise<boolean> {
-    const s = await this.db
-      .selectFrom('sessions')
-      .select(['revoked_at', 'expires_at'])
-      .where('id', '=', sessionId)
-      .executeTakeFirst();
+    const s = await findSession(this.db, sessionId);
     return !!s && s.revoked_at === null && new Date(s.expires_at).getTime() > this.clock.nowMs();
   }
 
   async getUser(id: string) {
-    const u = await this.db
-      .selectFrom('users as u')
-      .innerJoin('principals as p', 'p.id', 'u.id')
-      .select(['u.id', 'u.account_id', 'u.email', 'p.display_name', 'u.created_at'])
-      .where('u.id', '=', id)
-      .executeTakeFirst();
+    const u = await findUser(this.db, id);
     if (!u) throw new NotFound('No user with this id');
     return { ...u, created_at: new Date(u.created_at).toISOString() };
   }

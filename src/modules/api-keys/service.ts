@@ -1,12 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
-import { AUTH_CHANNEL, PUBLISHABLE_SCOPES, type RevocationListener } from '../../platform/auth.js';
 import type { Db, Tx } from '../../db/store.js';
+import { announceRevocation, PUBLISHABLE_SCOPES, type RevocationListener } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { keyedHash } from '../../platform/crypto.js';
 import { NotFound, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
-import { decodeCursor, newestFirstAfter, page } from '../../platform/pagination.js';
+import { decodeCursor, page } from '../../platform/pagination.js';
+import {
+  findAccountPlan,
+  findKey,
+  findKeyAccount,
+  findKeyByHash,
+  insertKey,
+  keyExists,
+  listKeys,
+  revokeKey,
+} from './repo.js';
 
 export const SECRET_PREFIX = 'svc_sk_live_';
 export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
@@ -95,11 +104,7 @@ export class ApiKeyService {
   }
 
   private async accountLimit(db: Db | Tx, accountId: string): Promise<{ plan: Plan; limit: number }> {
-    const acc = await db
-      .selectFrom('accounts')
-      .select(['plan', 'rate_limit_per_hour'])
-      .where('id', '=', accountId)
-      .executeTakeFirst();
+    const acc = await findAccountPlan(db, accountId);
     if (!acc) throw new NotFound('The account does not exist');
     return { plan: acc.plan, limit: planLimit(acc.plan, acc.rate_limit_per_hour) };
   }
@@ -145,49 +150,23 @@ export class ApiKeyService {
 
     const key = generateKey(keyType);
     const now = this.clock.now();
-    const row = await db
-      .insertInto('api_keys')
-      .values({
-        id: uuidv7(now.getTime()),
-        account_id: input.accountId,
-        name: input.name,
-        description: input.description ?? null,
-        key_type: keyType,
-        scopes,
-        key_hash: this.hash(key),
-        prefix: key.slice(0, 16),
-        last4: key.slice(-4),
-        rate_limit_per_hour: input.rateLimitPerHour ?? null,
-        allowed_domains: domains,
-        expires_at: expiresAt,
-        created_at: now,
-        revoked_at: null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await insertKey(db, {
+      id: uuidv7(now.getTime()),
+      account_id: input.accountId,
+      name: input.name,
+      description: input.description ?? null,
+      key_type: keyType,
+      scopes,
+      key_hash: this.hash(key),
+      prefix: key.slice(0, 16),
+      last4: key.slice(-4),
+      rate_limit_per_hour: input.rateLimitPerHour ?? null,
+      allowed_domains: domains,
+      expires_at: expiresAt,
+      created_at: now,
+      revoked_at: null,
+    });
     return { key, api_key: presentKey({ ...row, account_limit: accountLimit }, now.getTime()) };
-  }
-
-  private selectKeys(db: Db) {
-    return db
-      .selectFrom('api_keys as k')
-      .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select([
-        'k.id',
-        'k.name',
-        'k.description',
-        'k.key_type',
-        'k.scopes',
-        'k.prefix',
-        'k.last4',
-        'k.rate_limit_per_hour',
-        'k.allowed_domains',
-        'k.expires_at',
-        'k.revoked_at',
-        'k.created_at',
-        'a.plan',
-        'a.rate_limit_per_hour as account_custom_limit',
-      ]);
   }
 
   private present(r: { plan: Plan; account_custom_limit: number | null } & Omit<KeyRow, 'account_limit'>) {
@@ -196,17 +175,13 @@ export class ApiKeyService {
 
   async list(accountId: string, opts: { limit: number; cursor?: string }) {
     const pos = decodeCursor(opts.cursor, 'uuid');
-    const q = this.selectKeys(this.db).where('k.account_id', '=', accountId);
-    const rows = await newestFirstAfter(q, pos, opts.limit, 'k').execute();
+    const rows = await listKeys(this.db, accountId, pos, opts.limit);
     const { items, pagination } = page(rows, opts.limit);
     return { api_keys: items.map((r) => this.present(r)), pagination };
   }
 
   async get(accountId: string, id: string) {
-    const row = await this.selectKeys(this.db)
-      .where('k.account_id', '=', accountId)
-      .where('k.id', '=', id)
-      .executeTakeFirst();
+    const row = await findKey(this.db, accountId, id);
     if (!row) throw new NotFound('No API key with this id');
     return this.present(row);
   }
@@ -214,23 +189,9 @@ export class ApiKeyService {
   /** Revokes a key: this process at once, every other one as soon as the notification arrives. */
   async revoke(accountId: string, id: string) {
     await this.db.transaction().execute(async (trx) => {
-      const res = await trx
-        .updateTable('api_keys')
-        .set({ revoked_at: this.clock.now() })
-        .where('account_id', '=', accountId)
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 0) {
-        const exists = await trx
-          .selectFrom('api_keys')
-          .select('id')
-          .where('account_id', '=', accountId)
-          .where('id', '=', id)
-          .executeTakeFirst();
-        if (!exists) throw new NotFound('No API key with this id');
-      }
-      await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${`key:${id}`})`.execute(trx);
+      const revoked = await revokeKey(trx, accountId, id, this.clock.now());
+      if (!revoked && !(await keyExists(trx, accountId, id))) throw new NotFound('No API key with this id');
+      await announceRevocation(trx, `key:${id}`);
     });
     // This process stops accepting the key before it answers; the others when the NOTIFY arrives.
     this.revocations.revoked(`key:${id}`);
@@ -239,35 +200,11 @@ export class ApiKeyService {
 
   /** The account a key belongs to, or null (operators revoke keys by id alone: `kairos keys revoke`). */
   async accountOf(id: string): Promise<string | null> {
-    const row = await this.db
-      .selectFrom('api_keys')
-      .select('account_id')
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row?.account_id ?? null;
+    return findKeyAccount(this.db, id);
   }
 
   /** The key behind a presented value, for authentication. */
   async resolve(key: string) {
-    return this.db
-      .selectFrom('api_keys as k')
-      .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select([
-        'k.id',
-        'k.account_id',
-        'k.key_type',
-        'k.scopes',
-        'k.key_hash',
-        'k.rate_limit_per_hour',
-        'k.allowed_domains',
-        'k.expires_at',
-        'k.revoked_at',
-        'a.plan',
-        'a.rate_limit_per_hour as account_custom_limit',
-        'a.name as account_name',
-        'a.created_at as account_created_at',
-      ])
-      .where('k.key_hash', '=', this.hash(key))
-      .executeTakeFirst();
+    return findKeyByHash(this.db, this.hash(key));
   }
 }

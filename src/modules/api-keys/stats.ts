@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import type { Db } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
 import { WINDOW_MS } from '../../platform/rate-limit.js';
 import type { UsageRecorder } from '../../platform/usage.js';
+import { findUsageBucket, sumUsage } from './repo.js';
 
 const WINDOWS = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 } as const;
 
@@ -19,26 +19,9 @@ export class ApiKeyStatsService {
     const now = this.clock.nowMs();
     const end = new Date(now);
     const start = new Date(Math.floor((now - WINDOWS[window]) / WINDOW_MS) * WINDOW_MS + WINDOW_MS);
-    const row = await this.db
-      .selectFrom('api_key_usage')
-      .select([
-        sql<number>`coalesce(sum(requests), 0)::int`.as('requests'),
-        sql<number>`coalesce(sum(rate_limited), 0)::int`.as('rate_limited'),
-        sql<number>`coalesce(sum(s2xx), 0)::int`.as('s2xx'),
-        sql<number>`coalesce(sum(s4xx), 0)::int`.as('s4xx'),
-        sql<number>`coalesce(sum(s5xx), 0)::int`.as('s5xx'),
-        sql<Date | null>`max(last_used_at)`.as('last_used_at'),
-      ])
-      .where('key_id', '=', keyId)
-      .where('bucket', '>=', start)
-      .executeTakeFirstOrThrow();
+    const row = await sumUsage(this.db, keyId, start);
     // Spent in the current rate-limit window: the current hourly bucket, minus the refused requests.
-    const current = await this.db
-      .selectFrom('api_key_usage')
-      .select(['requests', 'rate_limited'])
-      .where('key_id', '=', keyId)
-      .where('bucket', '=', new Date(Math.floor(now / WINDOW_MS) * WINDOW_MS))
-      .executeTakeFirst();
+    const current = await findUsageBucket(this.db, keyId, new Date(Math.floor(now / WINDOW_MS) * WINDOW_MS));
     return {
       key_id: keyId,
       window,

@@ -9,7 +9,7 @@ import { Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js'
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import type { Extensions } from '../module.js';
-import { type ActorLike, PrincipalAccess, relationTo } from './access.js';
+import { type ActorLike, PrincipalAccess } from './access.js';
 import type { PrincipalRef } from './api.js';
 import * as repo from './repo.js';
 

@@ -1,4 +1,3 @@
-import type { Caller } from '../../platform/auth.js';
 import { ListQuery, wrap } from '../../platform/schemas.js';
 import {
   CreateBody,
@@ -16,14 +15,9 @@ import {
   WebhookList,
   WebhookParams,
 } from './schemas.js';
-import type { Owner, WebhookService } from './service.js';
+import type { WebhookService } from './service.js';
 import { actorOf } from '../../platform/actor.js';
 import type { TypedApp } from '../../platform/routes.js';
-
-/** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
-function owner(caller: Caller): Owner {
-  return actorOf(caller);
-}
 
 export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   const tags = ['Webhooks'];
@@ -40,7 +34,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
       },
     },
     async (request, reply) => {
-      const created = await webhooks.create(owner(request.caller), request.body);
+      const created = await webhooks.create(actorOf(request.caller), request.body);
       reply.code(201).header('location', `/v1/webhooks/${created.id}`);
       return created;
     },

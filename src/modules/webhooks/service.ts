@@ -1,5 +1,6 @@
 /** Webhook use cases: subscriptions, secret rotation, test sends, delivery history, manual retries. */
 import type { Db, Tx } from '../../db/store.js';
+import type { Actor } from '../../platform/actor.js';
 import { withTransaction } from '../../db/store.js';
 import { enqueueMany } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
@@ -74,12 +75,6 @@ export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
 }
 export type PresentedDelivery = ReturnType<typeof presentDelivery>;
 
-export interface Owner {
-  accountId: string;
-  /** The principal creating the subscription (the account for API keys, the user for sessions). */
-  principalId: string;
-}
-
 export class WebhookService {
   constructor(
     private readonly db: Db,
@@ -102,8 +97,11 @@ export class WebhookService {
     return [...new Set(events)];
   }
 
-  /** docs/api.md#webhooks: the answer carries the secret, shown here only. */
-  async create(owner: Owner, input: { url: string; events: string[]; description?: string }) {
+  /**
+   * docs/api.md#webhooks: the answer carries the secret, shown here only. The actor's principal (the
+   * account for API keys, the user for sessions) is recorded as the subscription's creator.
+   */
+  async create(actor: Actor, input: { url: string; events: string[]; description?: string }) {
     const errors: Record<string, string> = {};
     this.validUrl(input.url, errors);
     const events = this.validEvents(input.events, errors);
@@ -113,8 +111,8 @@ export class WebhookService {
     const id = prefixedId('wh', now.getTime());
     await insertWebhook(this.db, {
       id,
-      account_id: owner.accountId,
-      principal_id: owner.principalId,
+      account_id: actor.accountId,
+      principal_id: actor.principalId,
       url: input.url,
       events,
       description: input.description ?? '',

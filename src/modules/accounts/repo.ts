@@ -1,0 +1,90 @@
+/** SQL of the accounts module: accounts, users and sign-in sessions (principal rows go through principals). */
+import { type Insertable, type Selectable, sql } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import type { AccountsTable, SessionsTable, UsersTable } from '../../db/types.js';
+
+type Queryable = Db | Tx;
+
+export type AccountRow = Selectable<AccountsTable>;
+
+/** A user with the display name of its principal. */
+export interface UserRow {
+  id: string;
+  account_id: string;
+  email: string;
+  display_name: string;
+  created_at: Date;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Accounts
+
+export async function insertAccount(db: Queryable, row: Insertable<AccountsTable>): Promise<void> {
+  await db.insertInto('accounts').values(row).execute();
+}
+
+export async function findAccount(db: Queryable, id: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Users
+
+/** Whether a user has this e-mail address, compared case-insensitively. */
+export async function emailTaken(db: Queryable, email: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertUser(db: Queryable, row: Insertable<UsersTable>): Promise<void> {
+  await db.insertInto('users').values(row).execute();
+}
+
+/** The user with this e-mail address (compared case-insensitively) and its password hash, or undefined. */
+export async function findUserByEmail(
+  db: Queryable,
+  email: string,
+): Promise<(UserRow & { password_hash: string }) | undefined> {
+  return db
+    .selectFrom('users as u')
+    .innerJoin('principals as p', 'p.id', 'u.id')
+    .select(['u.id', 'u.account_id', 'u.email', 'u.password_hash', 'p.display_name', 'u.created_at'])
+    .where(sql`lower(u.email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users as u')
+    .innerJoin('principals as p', 'p.id', 'u.id')
+    .select(['u.id', 'u.account_id', 'u.email', 'p.display_name', 'u.created_at'])
+    .where('u.id', '=', id)
+    .executeTakeFirst();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sessions
+
+export async function insertSession(db: Queryable, row: Insertable<SessionsTable>): Promise<void> {
+  await db.insertInto('sessions').values(row).execute();
+}
+
+/** Sets the session's `revoked_at` (again, if it was revoked already). */
+export async function markSessionRevoked(db: Queryable, id: string, now: Date): Promise<void> {
+  await db.updateTable('sessions').set({ revoked_at: now }).where('id', '=', id).execute();
+}
+
+export async function findSession(
+  db: Queryable,
+  id: string,
+): Promise<Pick<Selectable<SessionsTable>, 'revoked_at' | 'expires_at'> | undefined> {
+  return db
+    .selectFrom('sessions')
+    .select(['revoked_at', 'expires_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}

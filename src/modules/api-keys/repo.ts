@@ -1,0 +1,158 @@
+/** SQL of the api-keys module: keys (with their account's plan) and their hourly usage buckets. */
+import { type Insertable, type Selectable, sql } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import type { AccountsTable, ApiKeysTable } from '../../db/types.js';
+import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
+
+type Queryable = Db | Tx;
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+// ---------------------------------------------------------------------------------------------------
+// Keys
+
+/** The account's plan and custom rate limit, or undefined when there is no such account. */
+export async function findAccountPlan(
+  db: Queryable,
+  accountId: string,
+): Promise<Pick<Selectable<AccountsTable>, 'plan' | 'rate_limit_per_hour'> | undefined> {
+  return db
+    .selectFrom('accounts')
+    .select(['plan', 'rate_limit_per_hour'])
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+}
+
+export async function insertKey(db: Queryable, row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
+  return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Keys with their account's plan and custom limit (never the hash). */
+function selectKeys(db: Queryable) {
+  return db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select([
+      'k.id',
+      'k.name',
+      'k.description',
+      'k.key_type',
+      'k.scopes',
+      'k.prefix',
+      'k.last4',
+      'k.rate_limit_per_hour',
+      'k.allowed_domains',
+      'k.expires_at',
+      'k.revoked_at',
+      'k.created_at',
+      'a.plan',
+      'a.rate_limit_per_hour as account_custom_limit',
+    ]);
+}
+
+/** The account's keys (revoked and expired too), newest first, `limit + 1` rows from after `pos`. */
+export async function listKeys(db: Queryable, accountId: string, pos: CursorPosition | null, limit: number) {
+  const q = selectKeys(db).where('k.account_id', '=', accountId);
+  return newestFirstAfter(q, pos, limit, 'k').execute();
+}
+
+/** One key of the account, or undefined. */
+export async function findKey(db: Queryable, accountId: string, id: string) {
+  return selectKeys(db).where('k.account_id', '=', accountId).where('k.id', '=', id).executeTakeFirst();
+}
+
+/** Sets `revoked_at` on the account's key unless it is already revoked; whether a row changed. */
+export async function revokeKey(db: Queryable, accountId: string, id: string, now: Date): Promise<boolean> {
+  const res = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Whether the account has a key with this id (revoked or not). */
+export async function keyExists(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The account a key belongs to, or null when there is no such key. */
+export async function findKeyAccount(db: Queryable, id: string): Promise<string | null> {
+  const row = await db.selectFrom('api_keys').select('account_id').where('id', '=', id).executeTakeFirst();
+  return row?.account_id ?? null;
+}
+
+/** The key with this hash and what authentication needs of its account, or undefined. */
+export async function findKeyByHash(db: Queryable, keyHash: string) {
+  return db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select([
+      'k.id',
+      'k.account_id',
+      'k.key_type',
+      'k.scopes',
+      'k.key_hash',
+      'k.rate_limit_per_hour',
+      'k.allowed_domains',
+      'k.expires_at',
+      'k.revoked_at',
+      'a.plan',
+      'a.rate_limit_per_hour as account_custom_limit',
+      'a.name as account_name',
+      'a.created_at as account_created_at',
+    ])
+    .where('k.key_hash', '=', keyHash)
+    .executeTakeFirst();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Usage
+
+export interface UsageTotals {
+  requests: number;
+  rate_limited: number;
+  s2xx: number;
+  s4xx: number;
+  s5xx: number;
+  last_used_at: Date | null;
+}
+
+/** The key's usage summed over the hourly buckets from `start` on. */
+export async function sumUsage(db: Queryable, keyId: string, start: Date): Promise<UsageTotals> {
+  return db
+    .selectFrom('api_key_usage')
+    .select([
+      sql<number>`coalesce(sum(requests), 0)::int`.as('requests'),
+      sql<number>`coalesce(sum(rate_limited), 0)::int`.as('rate_limited'),
+      sql<number>`coalesce(sum(s2xx), 0)::int`.as('s2xx'),
+      sql<number>`coalesce(sum(s4xx), 0)::int`.as('s4xx'),
+      sql<number>`coalesce(sum(s5xx), 0)::int`.as('s5xx'),
+      sql<Date | null>`max(last_used_at)`.as('last_used_at'),
+    ])
+    .where('key_id', '=', keyId)
+    .where('bucket', '>=', start)
+    .executeTakeFirstOrThrow();
+}
+
+/** The key's requests and refusals in the hourly bucket starting at `bucket`, or undefined if none. */
+export async function findUsageBucket(
+  db: Queryable,
+  keyId: string,
+  bucket: Date,
+): Promise<{ requests: number; rate_limited: number } | undefined> {
+  return db
+    .selectFrom('api_key_usage')
+    .select(['requests', 'rate_limited'])
+    .where('key_id', '=', keyId)
+    .where('bucket', '=', bucket)
+    .executeTakeFirst();
+}
