@@ -239,7 +239,7 @@ export function createPlatform(deps: PlatformDeps): {
     // than MAX_BODY_DEPTH, is a 400, for every route.
     app.addHook('preValidation', (request, _reply, done) => {
       const errors = refusedFields(request.url, request.params, request.query, request.body);
-      if (Object.keys(errors).length > 0) done(new ValidationFailed(errors));
+      if (errors) done(new ValidationFailed(errors));
       else done();
     });
 

@@ -70,21 +70,24 @@ function collectNul(root: unknown, rootPath: string, errors: Record<string, stri
 
 /**
  * The fields of a request that hold U+0000 — path parameters and query values (only when the target
- * has `%00`, the one way to spell it in a URL) and the parsed body — and a body nested too deep.
- * Empty when there are none.
+ * has `%00`, the one way to spell it in a URL) and the parsed body — and a body nested too deep; null
+ * when there are none (the common case costs one string search and no allocation).
  */
 export function refusedFields(
   url: string,
   params: unknown,
   query: unknown,
   body: unknown,
-): Record<string, string> {
+): Record<string, string> | null {
+  const inUrl = url.includes('%00');
+  if (!inUrl && (body === undefined || body === null)) return null;
   const errors: Record<string, string> = {};
-  if (url.includes('%00')) {
+  if (inUrl) {
     collectNul(params, '', errors);
     collectNul(query, '', errors);
   }
   if (typeof body === 'string') collectNul(body, 'body', errors);
   else collectNul(body, '', errors);
-  return errors;
+  for (const _ in errors) return errors;
+  return null;
 }
