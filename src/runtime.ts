@@ -85,14 +85,37 @@ export interface Runtime {
 }
 
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const opened = opts.store ? null : await openStore(opts.config, opts.log);
+  const started: Started = { notifier: null, runtime: null };
+  try {
+    return await assemble(opts, opened, started);
+  } catch (err) {
+    // A start that fails half-way leaves nothing behind: no listener, no LISTEN connection, no
+    // embedded server this process started.
+    if (started.runtime) await started.runtime.close().catch(() => {});
+    else {
+      await started.notifier?.close().catch(() => {});
+      await opened?.close().catch(() => {});
+    }
+    throw err;
+  }
+}
+
+/** What a start has brought up so far, for the cleanup of a start that fails. */
+interface Started {
+  notifier: Notifier | null;
+  runtime: Runtime | null;
+}
+
+async function assemble(opts: RuntimeOptions, opened: Store | null, started: Started): Promise<Runtime> {
   const { config, log } = opts;
-  const opened = opts.store ? null : await openStore(config, log);
   const store: OpenedStore = opts.store ?? (opened as Store);
   const clock = opts.clock ?? systemClock;
 
   let notifier: Notifier | null = null;
   if (opts.notifier !== false) {
     notifier = new Notifier(store.url, (err) => log.warn({ err }, 'LISTEN connection lost; reconnecting'));
+    started.notifier = notifier;
     await notifier.start();
   }
 
@@ -156,20 +179,6 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     close: async () => {},
   };
 
-  if (opts.http !== false) {
-    runtime.app = await buildApp(
-      runtime,
-      built.flatMap(({ parts }) => (parts.routes ? [parts.routes] : [])),
-      { logger: opts.httpLogger },
-    );
-  }
-  if (opts.usage !== false) usage.start();
-  if (opts.workers ?? config.workers) await jobs.start(notifier);
-  if (runtime.app && opts.listen) {
-    runtime.url = await runtime.app.listen({ port: config.port, host: config.host });
-    if (opts.baseUrlFromAddress) config.baseUrl = runtime.url;
-  }
-
   let closing: Promise<void> | null = null;
   runtime.close = () => {
     closing ??= (async () => {
@@ -190,5 +199,21 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     })();
     return closing;
   };
+  started.runtime = runtime;
+
+  if (opts.http !== false) {
+    runtime.app = await buildApp(
+      runtime,
+      built.flatMap(({ parts }) => (parts.routes ? [parts.routes] : [])),
+      { logger: opts.httpLogger },
+    );
+  }
+  if (opts.usage !== false) usage.start();
+  if (opts.workers ?? config.workers) await jobs.start(notifier);
+  if (runtime.app && opts.listen) {
+    runtime.url = await runtime.app.listen({ port: config.port, host: config.host });
+    if (opts.baseUrlFromAddress) config.baseUrl = runtime.url;
+  }
+
   return runtime;
 }
