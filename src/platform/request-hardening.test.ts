@@ -184,6 +184,20 @@ describe('forged pagination cursors are a 400 with errors.cursor', () => {
     },
   );
 
+  it('a cursor of another list (a webhook cursor on hosts and API keys) is refused too', async () => {
+    const hook = { url: 'https://hooks.example.com/second', events: ['booking.created'] };
+    expect((await t.call('POST', '/v1/webhooks', { token: key, body: hook })).status).toBe(201);
+    const page = await (await t.call('GET', '/v1/webhooks?limit=1', { token: key })).json();
+    const cursor = page.pagination.next_cursor as string;
+    expect(cursor).toEqual(expect.any(String));
+    for (const path of ['/v1/hosts', '/v1/api-keys']) {
+      const a = await rawRequest(t.url, 'GET', `${path}?cursor=${cursor}`, { headers: auth() });
+      expect(expectProblem(a, 400, 'validation-error').errors).toEqual({
+        cursor: 'is not a cursor returned by this API',
+      });
+    }
+  });
+
   it('a cursor the API returned still pages', async () => {
     for (const name of ['one', 'two', 'three']) {
       expect((await t.call('POST', '/v1/hosts', { token: key, body: { display_name: name } })).status).toBe(
