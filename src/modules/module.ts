@@ -137,30 +137,3 @@ export function defineModule<Needs extends object = Record<never, never>>() {
     definition: ModuleDefinition<Name, Needs, Api>,
   ): ModuleDefinition<Name, Needs, Api> => definition;
 }
-
-/** The registration calls of src/jobs/runner.ts, as a module's older code makes them. */
-export interface JobRegistrar {
-  register: JobRunner['register'];
-  every: JobRunner['every'];
-}
-
-/**
- * Runs code written against the runner's `register`/`every` and returns what it registered as
- * contributions, for the runtime to hand to the runner.
- */
-export function recordJobs(registerAll: (jobs: JobRegistrar) => void): {
-  jobs: JobContribution[];
-  schedules: ScheduleContribution[];
-} {
-  const jobs: JobContribution[] = [];
-  const schedules: ScheduleContribution[] = [];
-  registerAll({
-    register: (queue, handler, options) => {
-      jobs.push({ queue, handler: handler as JobContribution['handler'], options });
-    },
-    every: (name, everyMs, run) => {
-      schedules.push({ name, everyMs, run });
-    },
-  });
-  return { jobs, schedules };
-}

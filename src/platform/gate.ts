@@ -127,5 +127,3 @@ export function createGate(deps: GateDeps) {
     );
   };
 }
-
-export type Gate = ReturnType<typeof createGate>;

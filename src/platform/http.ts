@@ -16,7 +16,7 @@ import type { IdempotencyStore } from './idempotency.js';
 import { idempotencyHooks } from './idempotency-hooks.js';
 import { prefixedId } from './ids.js';
 import type { Metrics } from './metrics.js';
-import { problem, registerErrorHandler, sendProblem } from './problems.js';
+import { problem, registerErrorHandler, sendAppError, sendProblem } from './problems.js';
 import type { UsageRecorder } from './usage.js';
 import { refusedFields } from './validation.js';
 
@@ -91,8 +91,7 @@ export function createPlatform(deps: PlatformDeps): {
     const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
     runGate(request, reply, accessForUnmatched(request.url), (err) => {
       if (err instanceof AppError) {
-        for (const [h, v] of Object.entries(err.headers)) reply.header(h, v);
-        sendProblem(config, reply, request, err.status, err.slug, err.message, err.extras);
+        sendAppError(config, reply, request, err);
       } else if (err) {
         request.log.error({ err, request_id: request.id }, 'unhandled error');
         sendProblem(
@@ -128,10 +127,15 @@ export function createPlatform(deps: PlatformDeps): {
     });
   };
 
-  /** Ends a connection with a problem+json answer written on the socket (no request object exists). */
-  function endWithProblem(socket: Duplex, status: number, slug: string, detail: string): void {
+  /** A problem body with a fresh request id, for answers given before any request object exists. */
+  function freshProblem(status: number, slug: string, detail: string): { id: string; body: string } {
     const id = prefixedId('req');
-    const body = JSON.stringify(problem(config.baseUrl, id, status, slug, detail));
+    return { id, body: JSON.stringify(problem(config.baseUrl, id, status, slug, detail)) };
+  }
+
+  /** Ends a connection with a problem+json answer written on the socket. */
+  function endWithProblem(socket: Duplex, status: number, slug: string, detail: string): void {
+    const { id, body } = freshProblem(status, slug, detail);
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
@@ -161,8 +165,7 @@ export function createPlatform(deps: PlatformDeps): {
 
   /** A problem+json answer written straight on a Node response (for answers Node would give itself). */
   function writeProblem(res: ServerResponse, status: number, slug: string, detail: string): void {
-    const id = prefixedId('req');
-    const body = JSON.stringify(problem(config.baseUrl, id, status, slug, detail));
+    const { id, body } = freshProblem(status, slug, detail);
     res.writeHead(status, {
       'content-type': 'application/problem+json',
       'content-length': Buffer.byteLength(body),
@@ -191,8 +194,8 @@ export function createPlatform(deps: PlatformDeps): {
     app.decorateRequest('startedAt', 0);
 
     app.addHook('onRoute', (route) => {
-      // Checked once the app is ready: a plugin may still fill in the access of its own routes.
-      undeclared.push(route);
+      // Checked again once the app is ready: a plugin's own hook may still fill in its routes' access.
+      if (route.config?.access === undefined) undeclared.push(route);
       if (route.config?.idempotent) {
         route.preHandler = [idem.claim, ...toArray(route.preHandler)];
         route.onSend = [...toArray(route.onSend), idem.store];

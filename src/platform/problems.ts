@@ -41,6 +41,17 @@ export function sendProblem(
     .send(JSON.stringify(problem(config.baseUrl, request.id, status, slug, detail, extras)));
 }
 
+/** Sends a typed domain error: its headers and its problem. */
+export function sendAppError(
+  config: ProblemConfig,
+  reply: FastifyReply,
+  request: FastifyRequest,
+  err: AppError,
+) {
+  for (const [h, v] of Object.entries(err.headers)) reply.header(h, v);
+  return sendProblem(config, reply, request, err.status, err.slug, err.message, err.extras);
+}
+
 function fieldPath(instancePath: string, extra?: string): string {
   const parts = instancePath
     .split('/')
@@ -92,10 +103,7 @@ export function registerErrorHandler(app: FastifyInstance, config: ProblemConfig
   ) => sendProblem(config, reply, request, status, slug, detail, extras);
 
   app.setErrorHandler(async (error: FastifyError | AppError | Error, request, reply) => {
-    if (error instanceof AppError) {
-      for (const [h, v] of Object.entries(error.headers)) reply.header(h, v);
-      return send(reply, request, error.status, error.slug, error.message, error.extras);
-    }
+    if (error instanceof AppError) return sendAppError(config, reply, request, error);
     const fe = error as FastifyError & { validationContext?: string; code?: string };
     if (fe.validation) {
       const errors = validationErrors(fe.validation as AjvIssue[], fe.validationContext);

@@ -27,7 +27,8 @@
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
 import type { Db, Tx } from '../../db/store.js';
-import { enqueue, enqueueMany, type JobRunner } from '../../jobs/runner.js';
+import { enqueue, enqueueMany, type Job } from '../../jobs/runner.js';
+import type { JobContribution, ScheduleContribution } from '../module.js';
 import type { BusyAnswer, BusySource, Interval } from '../availability/api.js';
 import { clip, normalize, union } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
@@ -180,25 +181,33 @@ export class CalendarBusySource implements BusySource {
   }
 
   /** Background work: the refresh queue, the sweep that feeds it, and cleanup of old OAuth flows. */
-  register(jobs: Pick<JobRunner, 'register' | 'every'>): void {
-    jobs.register<{ connection_id: string }>(
-      REFRESH_QUEUE,
-      async (job) => {
-        try {
-          await this.refresh(job.payload.connection_id);
-        } catch (err) {
-          if (!isProviderFailure(err)) this.log.error({ err }, 'calendar busy refresh failed');
-        } finally {
-          await clearRefreshQueued(this.db, job.payload.connection_id);
-        }
-      },
-      { concurrency: 4, leaseMs: 60_000 },
-    );
+  work(): { jobs: JobContribution[]; schedules: ScheduleContribution[] } {
     const sweepMs = Math.max(1000, Math.min(60_000, Math.floor(this.opts.ttlMs / 2)));
-    jobs.every('calendar-busy-sweep', sweepMs, () => this.sweep());
-    jobs.every('calendar-oauth-flow-cleanup', 3_600_000, () =>
-      deleteOldFlows(this.db, new Date(this.clock.nowMs() - DAY_MS)),
-    );
+    return {
+      jobs: [
+        {
+          queue: REFRESH_QUEUE,
+          handler: async (job: Job<{ connection_id: string }>) => {
+            try {
+              await this.refresh(job.payload.connection_id);
+            } catch (err) {
+              if (!isProviderFailure(err)) this.log.error({ err }, 'calendar busy refresh failed');
+            } finally {
+              await clearRefreshQueued(this.db, job.payload.connection_id);
+            }
+          },
+          options: { concurrency: 4, leaseMs: 60_000 },
+        },
+      ],
+      schedules: [
+        { name: 'calendar-busy-sweep', everyMs: sweepMs, run: () => this.sweep() },
+        {
+          name: 'calendar-oauth-flow-cleanup',
+          everyMs: 3_600_000,
+          run: () => deleteOldFlows(this.db, new Date(this.clock.nowMs() - DAY_MS)),
+        },
+      ],
+    };
   }
 
   /** Queues a background refresh of every hot connection whose cache is past half its TTL. */

@@ -1,6 +1,7 @@
-/** The calendars module's job handlers and schedules (what CalendarService.register registers). */
-import type { JobRunner } from '../../jobs/runner.js';
+/** The calendars module's background work: busy-time refreshes and Google grant revocations. */
+import type { Job } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
+import type { JobContribution, ScheduleContribution } from '../module.js';
 import type { CalendarBusySource } from './busy-cache.js';
 import type { ProviderGateway } from './gateway.js';
 import { OAuthError } from './providers/index.js';
@@ -10,21 +11,21 @@ export const REVOKE_QUEUE = 'calendar-token-revoke';
 const REVOKE_ATTEMPTS = 6;
 
 export interface CalendarJobsDeps {
-  busySource: Pick<CalendarBusySource, 'register'>;
+  busySource: Pick<CalendarBusySource, 'work'>;
   gateway: Pick<ProviderGateway, 'revokeGoogle'>;
   clock: Pick<Clock, 'nowMs'>;
   log: { error(obj: object, msg: string): void };
 }
 
 /** Background work of the calendars module: busy-time refreshes and token revocations. */
-export function registerCalendarJobs(
-  jobs: Pick<JobRunner, 'register' | 'every'>,
-  deps: CalendarJobsDeps,
-): void {
-  deps.busySource.register(jobs);
-  jobs.register<{ credentials_enc: string }>(
-    REVOKE_QUEUE,
-    async (job) => {
+export function calendarWork(deps: CalendarJobsDeps): {
+  jobs: JobContribution[];
+  schedules: ScheduleContribution[];
+} {
+  const busy = deps.busySource.work();
+  const revoke: JobContribution = {
+    queue: REVOKE_QUEUE,
+    handler: async (job: Job<{ credentials_enc: string }>) => {
       try {
         await deps.gateway.revokeGoogle(job.payload.credentials_enc);
       } catch (err) {
@@ -35,6 +36,7 @@ export function registerCalendarJobs(
         return { retryAt: new Date(deps.clock.nowMs() + 60_000 * 2 ** job.attempts) };
       }
     },
-    { concurrency: 4 },
-  );
+    options: { concurrency: 4 },
+  };
+  return { jobs: [...busy.jobs, revoke], schedules: busy.schedules };
 }

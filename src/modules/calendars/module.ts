@@ -1,10 +1,10 @@
-import { defineModule, recordJobs } from '../module.js';
+import { defineModule } from '../module.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import { calendarRoutes } from './routes.js';
 import { CalendarService } from './service.js';
 
 export interface CalendarsNeeds {
-  principals: Pick<PrincipalsApi, 'isManagedHost' | 'timeZoneOf'> & {
+  principals: Pick<PrincipalsApi, 'isManagedHost' | 'storedZoneOf'> & {
     access: Pick<PrincipalsApi['access'], 'mayActFor'>;
   };
 }
@@ -28,11 +28,11 @@ export const calendarsModule = defineModule<CalendarsNeeds>()({
         mayActFor: (actor, principalId) => principals.access.mayActFor(actor, principalId),
         isManagedHost: (accountId: string, principalId: string) =>
           principals.isManagedHost(accountId, principalId),
-        timeZoneOf: (principalId: string) => principals.timeZoneOf(principalId),
+        timeZoneOf: (principalId: string) => principals.storedZoneOf(principalId),
       },
       log,
     });
-    const { jobs, schedules } = recordJobs((registrar) => calendars.register(registrar));
+    const { jobs, schedules } = calendars.work();
     return {
       api: calendars,
       routes: (app) => calendarRoutes(app, calendars),

@@ -9,7 +9,6 @@
  */
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/store.js';
-import type { JobRunner } from '../../jobs/runner.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DerivedKeys } from '../../platform/keys.js';
@@ -19,7 +18,7 @@ import { CalendarConnect } from './connect.js';
 import { ConnectLinks } from './connect-links.js';
 import { Connections, type PresentedCalendar, type PresentedConnection } from './connections.js';
 import { ProviderGateway } from './gateway.js';
-import { registerCalendarJobs } from './jobs.js';
+import { calendarWork } from './jobs.js';
 import { type BrowserOutcome, OAuthFlow } from './oauth-flow.js';
 import type { PrincipalDirectory } from './principals.js';
 import type { OAuthProviderName } from './tables.js';
@@ -178,9 +177,9 @@ export class CalendarService {
     return this.connections.disconnect(actor, which);
   }
 
-  /** Background work of the calendars module: busy-time refreshes and token revocations. */
-  register(jobs: Pick<JobRunner, 'register' | 'every'>): void {
-    registerCalendarJobs(jobs, {
+  /** Background work of the calendars module (jobs.ts), for the runtime to hand to the job runner. */
+  work(): ReturnType<typeof calendarWork> {
+    return calendarWork({
       busySource: this.busySource,
       gateway: this.gateway,
       clock: this.clock,

@@ -53,16 +53,6 @@ export class PrincipalAccess {
     return (await this.actingFor(actor, principalId)) !== null;
   }
 
-  /** May `caller` read the availability of `principalId`? */
-  async canRead(
-    caller: Caller,
-    principalId: string,
-    opts: { consentId?: string | null } = {},
-  ): Promise<AccessDecision> {
-    const decisions = await this.canReadMany(caller, [principalId], opts);
-    return decisions.get(principalId) ?? DENIED;
-  }
-
   /**
    * The read decision for each of `ids` at once. `known` passes principals the caller already loaded
    * (any id missing from it is looked up; absent or deleted principals are denied). Grants are asked

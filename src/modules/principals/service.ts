@@ -182,7 +182,7 @@ export class PrincipalService {
   }
 
   /** The zone a principal's floating and all-day calendar events are read in (also when deleted); UTC by default. */
-  async timeZoneOf(id: string): Promise<string> {
+  async storedZoneOf(id: string): Promise<string> {
     return (await repo.zoneOf(this.db, id)) || 'UTC';
   }
 
