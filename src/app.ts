@@ -101,6 +101,9 @@ export async function buildApp(
         description,
         content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
       });
+      for (const [code, description] of Object.entries(route.config?.problems ?? {})) {
+        responses[code] ??= problemRef(description);
+      }
       for (const [code, description] of Object.entries(COMMON_ERRORS)) {
         if (!(code in responses)) responses[code] = problemRef(description);
       }

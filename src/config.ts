@@ -19,6 +19,10 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   webhookTimeoutMs: number;
   smtpUrl: string | null;
+  /** The From: of every mail Kairos sends (mail module). */
+  mailFrom: string;
+  /** How long freed time is held for a waitlist entry before it passes on (bookings module). */
+  waitlistHoldMinutes: number;
   /** How long a calendar provider's busy answer counts as fresh (calendars module, busy-cache.ts). */
   busyCacheTtlSeconds: number;
   providers: {
@@ -120,6 +124,8 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     webhookTimeoutMs: int(env, 'KAIROS_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     smtpUrl: env.SMTP_URL || null,
+    mailFrom: env.MAIL_FROM || 'Kairos <no-reply@kairos.localhost>',
+    waitlistHoldMinutes: int(env, 'KAIROS_WAITLIST_HOLD_MINUTES', 15, 1, 7 * 24 * 60),
     busyCacheTtlSeconds: int(env, 'KAIROS_BUSY_CACHE_TTL_SECONDS', 300, 5, 86_400),
     providers: {
       google: {

@@ -13,8 +13,15 @@ import { localDayBounds } from './schedule.js';
 export interface PrincipalAvailability {
   /** Working hours as UTC intervals (from workingIntervals). */
   working: readonly Interval[];
-  /** Calendar events and existing bookings; any order, may overlap. */
+  /** Calendar events; any order, may overlap. Slots keep the buffers clear of them. */
   busy: readonly Interval[];
+  /**
+   * Time held by bookings, already padded with the buffers of the booking they belong to (the
+   * bookings module's occupancy, docs/architecture.md#bookings). A slot is free of it when the slot
+   * padded with its own buffers does not meet it — exactly what the exclusion constraint checks when
+   * the slot is booked. Normalized.
+   */
+  occupied?: readonly Interval[];
   /** No slot may end within this long before a busy block starts. */
   bufferBeforeMs: number;
   /** No slot may start within this long after a busy block ends. */
@@ -92,7 +99,11 @@ export function freeIntervals(
   if (!(bounds.start < bounds.end)) return [];
   const working = clip(normalize(p.working), bounds);
   if (working.length === 0) return working;
-  return subtract(working, expand(p.busy, p.bufferBeforeMs, p.bufferAfterMs));
+  const free = subtract(working, expand(p.busy, p.bufferBeforeMs, p.bufferAfterMs));
+  const occupied = p.occupied;
+  if (occupied === undefined || occupied.length === 0) return free;
+  // [s - before, e + after) misses an occupied block O exactly when [s, e) misses [O.start - after, O.end + before).
+  return subtract(free, expand(occupied, p.bufferAfterMs, p.bufferBeforeMs));
 }
 
 /** The part of `window` allowed by notice and horizon, widened by one duration at the far end. */

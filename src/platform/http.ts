@@ -31,6 +31,8 @@ declare module 'fastify' {
     access?: Access;
     /** Honour the Idempotency-Key header (every creating POST turns this on). */
     idempotent?: boolean;
+    /** Route-specific error answers for the OpenAPI document (status → when), beside the common ones. */
+    problems?: Record<string, string>;
   }
 }
 

@@ -83,6 +83,19 @@ export function presentSlots(r: SlotsResult) {
     : { ...head, slots: r.slots.map(presentSlot) };
 }
 
+/** A booking link's slots (public surface): the slots shape without any principal id. */
+export function linkSlotsJson(r: {
+  duration_minutes: number;
+  timezone: string;
+  stale: boolean;
+  slots: readonly Interval[];
+}): string {
+  return (
+    `{"duration_minutes":${r.duration_minutes},"timezone":${JSON.stringify(r.timezone)},` +
+    `"stale":${r.stale},"slots":[${slotList(r.slots, 0, r.slots.length)}]}`
+  );
+}
+
 /** The same answer as JSON text (see the top of this file). */
 export function slotsJson(r: SlotsResult): string {
   const head =

@@ -29,7 +29,7 @@ import {
 } from '../principals/api.js';
 import type { BusyAnswer, BusySource } from './busy-source.js';
 import { AnswerMemo } from './memo.js';
-import { isoUtc, type PresentedSlot, presentSlot, slotsJson } from './present.js';
+import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsJson } from './present.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -161,12 +161,14 @@ export class AvailabilityService {
     // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
     const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
     const { busy, stale } = await this.busyFor([p], [queryWindow(input, range, window!)]);
-    const busyAll = allBusy(busy[0]!);
+    const { calendar, booking } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
     const groupByDay = params.groupByDay ?? false;
     const memo = this.slotAnswers;
+    // Calendar and booking busy time are kept apart (bookings are padded occupancy, lib/slots.ts), so
+    // the answer is remembered by the pair of stable arrays, never by a merge made per request.
     const key =
-      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
+      `${memo.idOf(calendar)}|${memo.idOf(booking)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
       `${durationMs}|${intervalMs}|${extra}|${timezone}|${groupByDay}|${stale}`;
     const known = memo.get(key);
     if (known !== undefined) {
@@ -177,7 +179,8 @@ export class AvailabilityService {
     const slots = computeSlots({
       ...input,
       working: workingFor(p.schedule, window!),
-      busy: busyAll,
+      busy: calendar,
+      occupied: booking,
       window: window!,
       durationMs,
       intervalMs,
@@ -224,11 +227,11 @@ export class AvailabilityService {
     const alignTimezone = p.schedule.timezone;
     const range = slotRange(input, { window, nowMs, durationMs, intervalMs, alignTimezone });
     const { busy, stale } = await this.busyFor([p], [queryWindow(input, range, window)]);
-    const busyAll = allBusy(busy[0]!);
+    const { calendar, booking } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
     const memo = this.nextAnswers;
     const key =
-      `${memo.idOf(busyAll)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
+      `${memo.idOf(calendar)}|${memo.idOf(booking)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
       `${durationMs}|${intervalMs}|${timezone}|${stale}`;
     const known = memo.get(key);
     if (known !== undefined) {
@@ -242,10 +245,15 @@ export class AvailabilityService {
     let slot: Interval | null = null;
     for (const days of NEXT_SEARCH_DAYS) {
       const end = Math.min(window.end, window.start + days * DAY);
+      const near = { start: window.start - input.bufferAfterMs, end: end + input.bufferBeforeMs };
       slot = firstSlot({
         ...input,
         working,
-        busy: clip(busyAll, { start: window.start - input.bufferAfterMs, end: end + input.bufferBeforeMs }),
+        busy: clip(calendar, near),
+        occupied: clip(booking, {
+          start: near.start - input.bufferBeforeMs,
+          end: near.end + input.bufferAfterMs,
+        }),
         window: { start: window.start, end },
         durationMs,
         intervalMs,
@@ -294,7 +302,8 @@ export class AvailabilityService {
     const principals: PrincipalAvailability[] = ps.map((p, i) => ({
       ...inputs[i]!,
       working: workingFor(p.schedule, window!),
-      busy: allBusy(busy[i]!),
+      busy: busy[i]!.calendar,
+      occupied: busy[i]!.booking,
     }));
     const first = ps[0]!;
     const slots = mutualSlots(principals, {
@@ -354,6 +363,105 @@ export class AvailabilityService {
     };
   }
 
+  // ---- for the bookings module (docs/api.md#bookings, #public-booking-surface) ---------------------
+
+  /**
+   * Why `slot` cannot be booked for host `p`: outside its working hours, inside its minimum notice,
+   * beyond its horizon, or against calendar busy time (with its buffers); null when none applies.
+   * Other bookings are not looked at: the exclusion constraint decides those when the booking is
+   * written. `limits` are a booking link's overrides (null: the host's schedule decides). A host
+   * without a connected calendar has no calendar busy time.
+   */
+  async refusal(
+    p: PrincipalProfile,
+    slot: Interval,
+    limits: BookingLimits = {},
+  ): Promise<SlotRefusal | null> {
+    const c = constraintsWith(p, limits);
+    const nowMs = this.deps.clock.nowMs();
+    if (slot.start < nowMs + c.minimumNoticeMs) return 'minimum_notice';
+    if (slot.start > nowMs + c.maxDaysAhead * DAY) return 'max_days_ahead';
+    const working = workingIntervals(p.schedule, slot);
+    if (!(working.length === 1 && working[0]!.start <= slot.start && working[0]!.end >= slot.end)) {
+      return 'outside_working_hours';
+    }
+    // A slot keeps [start - after, end + before) clear of calendar busy time (lib/slots.ts).
+    const near = { start: slot.start - c.bufferAfterMs, end: slot.end + c.bufferBeforeMs };
+    const { busy } = await this.busyFor([p], [near], { requireCalendar: false, only: 'calendar' });
+    for (const b of busy[0]!.calendar) if (b.start < near.end && b.end > near.start) return 'calendar_busy';
+    return null;
+  }
+
+  /**
+   * The bookable slots of a booking link (GET /v1/public/links/{slug}/availability): `any` host free
+   * (single, round robin) or `all` free (collective), under the link's limits. Hosts need no connected
+   * calendar here. The answer names no principal. Remembered like slots, by every host's busy arrays.
+   */
+  async linkSlots(input: LinkSlotsInput): Promise<Buffer | string> {
+    const { hosts, window, limits } = input;
+    const durationMs = input.durationMinutes * MINUTE;
+    const nowMs = this.deps.clock.nowMs();
+    const constraints = hosts.map((p) => constraintsWith(p, limits));
+    const alignTimezone = hosts[0]!.schedule.timezone;
+    const ranges = constraints.map((c, i) =>
+      slotRange(c, { window, nowMs, durationMs, alignTimezone: hosts[i]!.schedule.timezone }),
+    );
+    const { busy, stale } = await this.busyFor(
+      hosts,
+      constraints.map((c, i) => queryWindow(c, ranges[i]!, window)),
+      { requireCalendar: false },
+    );
+    const memo = this.slotAnswers;
+    const key =
+      `link|${input.mode}|${input.durationMinutes}|${input.timezone}|${stale}|` +
+      hosts
+        .map(
+          (p, i) =>
+            `${p.id}|${memo.idOf(busy[i]!.calendar)}|${memo.idOf(busy[i]!.booking)}|${memo.idOf(p.schedule)}|` +
+            `${ranges[i]!.start}|${ranges[i]!.end}|${constraints[i]!.minimumNoticeMs}|${constraints[i]!.maxDaysAhead}`,
+        )
+        .join('|');
+    const known = memo.get(key);
+    if (known !== undefined) {
+      this.counted.slots.remembered.inc();
+      return known;
+    }
+    this.counted.slots.computed.inc();
+    const principals: PrincipalAvailability[] = hosts.map((p, i) => ({
+      ...constraints[i]!,
+      working: workingFor(p.schedule, window),
+      busy: busy[i]!.calendar,
+      occupied: busy[i]!.booking,
+    }));
+    let slots: Interval[];
+    if (input.mode === 'all' && hosts.length > 1) {
+      slots = mutualSlots(principals, { window, durationMs, nowMs, alignTimezone });
+    } else {
+      const seen = new Map<number, Interval>();
+      principals.forEach((pa, i) => {
+        const own = computeSlots({
+          ...pa,
+          window,
+          durationMs,
+          nowMs,
+          alignTimezone: hosts[i]!.schedule.timezone,
+        });
+        for (const x of own) if (!seen.has(x.start)) seen.set(x.start, x);
+      });
+      slots = [...seen.values()].sort((a, b) => a.start - b.start);
+    }
+    const json = linkSlotsJson({
+      duration_minutes: input.durationMinutes,
+      timezone: input.timezone,
+      stale,
+      slots,
+    });
+    if (!memo.admit(key)) return json;
+    const bytes = Buffer.from(json);
+    memo.set(key, bytes);
+    return bytes;
+  }
+
   /**
    * The live principals behind `ids`, in order, if the caller may read all of them; 403 otherwise
    * (also for ids that do not exist). One query for the principals and their schedules.
@@ -391,15 +499,19 @@ export class AvailabilityService {
   private async busyFor(
     ps: readonly PrincipalProfile[],
     windows: readonly Interval[],
+    opts: { requireCalendar?: boolean; only?: BusySource['name'] } = {},
   ): Promise<{ busy: PrincipalBusy[]; stale: boolean }> {
-    const sources: readonly BusySource[] = this.deps.extensions.all('busySources');
+    const all: readonly BusySource[] = this.deps.extensions.all('busySources');
+    const sources = opts.only === undefined ? all : all.filter((s) => s.name === opts.only);
+    const requireCalendar = opts.requireCalendar ?? true;
     const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!)));
     const settled = await Promise.allSettled(asks);
     const busy: PrincipalBusy[] = [];
     let stale = false;
     let failure: unknown = null;
     for (let i = 0; i < ps.length; i++) {
-      const entry: PrincipalBusy = { calendar: [], booking: [] };
+      // One shared empty list: a fresh [] per request would give memo keys a new id every time.
+      const entry: PrincipalBusy = { calendar: NO_BUSY, booking: NO_BUSY };
       let calendarKnown = false;
       for (let j = 0; j < sources.length; j++) {
         const r = settled[i * sources.length + j]!;
@@ -418,7 +530,7 @@ export class AvailabilityService {
       const calendarFailed = sources.some(
         (s, j) => s.name === 'calendar' && settled[i * sources.length + j]!.status === 'rejected',
       );
-      if (!calendarKnown && !calendarFailed) {
+      if (requireCalendar && !calendarKnown && !calendarFailed) {
         throw new AppError(
           404,
           'not-found',
@@ -433,6 +545,34 @@ export class AvailabilityService {
     if (failure !== null) throw failure;
     return { busy, stale };
   }
+}
+
+const NO_BUSY: readonly Interval[] = Object.freeze([]);
+
+/** Why a slot cannot be booked for a host (before other bookings are looked at). */
+export type SlotRefusal = 'minimum_notice' | 'max_days_ahead' | 'outside_working_hours' | 'calendar_busy';
+
+/** A booking link's overrides of its hosts' schedules; null or absent: the schedule decides. */
+export interface BookingLimits {
+  minimumNoticeMinutes?: number | null;
+  maxDaysAhead?: number | null;
+}
+
+export interface LinkSlotsInput {
+  hosts: readonly PrincipalProfile[];
+  mode: 'any' | 'all';
+  window: Interval;
+  durationMinutes: number;
+  timezone: string;
+  limits: BookingLimits;
+}
+
+/** The host's constraints under a link's limits. */
+function constraintsWith(p: PrincipalProfile, limits: BookingLimits) {
+  const c = profileConstraints(p, 0);
+  if (limits.minimumNoticeMinutes != null) c.minimumNoticeMs = limits.minimumNoticeMinutes * MINUTE;
+  if (limits.maxDaysAhead != null) c.maxDaysAhead = limits.maxDaysAhead;
+  return c;
 }
 
 /** The schedule's booking constraints; `extraBufferMs` widens both buffers (the `buffer` parameter). */
@@ -453,7 +593,10 @@ function profileConstraints(p: PrincipalProfile, extraBufferMs: number) {
  */
 function queryWindow(c: ReturnType<typeof profileConstraints>, range: Interval, window: Interval): Interval {
   const base = range.start < range.end ? range : window;
-  return { start: base.start - c.bufferAfterMs, end: base.end + c.bufferBeforeMs };
+  // Calendar busy time reaches a slot through [start - after, end + before), booking occupancy through
+  // [start - before, end + after) (lib/slots.ts): ask for the wider of the two on each side.
+  const pad = Math.max(c.bufferBeforeMs, c.bufferAfterMs);
+  return { start: base.start - pad, end: base.end + pad };
 }
 
 const WORKING_MEMO_SIZE = 4;
@@ -475,12 +618,6 @@ function workingFor(schedule: Schedule, window: Interval): Interval[] {
   if (entries.length >= WORKING_MEMO_SIZE) entries.shift();
   entries.push({ start: window.start, end: window.end, working });
   return working;
-}
-
-/** Every busy interval of a principal, normalized (each source's answer is). */
-function allBusy(b: PrincipalBusy): readonly Interval[] {
-  if (b.booking.length === 0) return b.calendar;
-  return b.calendar.length === 0 ? b.booking : union(b.calendar, b.booking);
 }
 
 /** Parses from/to; records problems and returns undefined when they are not a usable window. */

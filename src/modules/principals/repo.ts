@@ -123,6 +123,20 @@ async function changeLiveHost(
     .executeTakeFirst();
 }
 
+/** Names and mail addresses of principals (a user's is its sign-in e-mail), deleted ones included. */
+export async function findContacts(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<{ id: string; display_name: string; email: string | null }[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('principals as p')
+    .leftJoin('users as u', 'u.id', 'p.id')
+    .select(['p.id', 'p.display_name', sql<string | null>`coalesce(u.email, p.email)`.as('email')])
+    .where('p.id', 'in', [...ids])
+    .execute();
+}
+
 /** Principals (live or not) with their stored schedules, in one query; unknown ids are absent. */
 export async function findPrincipalsWithSchedules(
   db: Queryable,

@@ -164,6 +164,18 @@ export class PrincipalService {
     return out;
   }
 
+  /**
+   * Display names and mail addresses (docs/api.md#e-mail-and-pages: a user's sign-in e-mail, a host's
+   * or an account's contact e-mail, or null), keyed by id. Not cached: read when a mail is written.
+   */
+  async contacts(ids: readonly string[]): Promise<Map<string, { name: string; email: string | null }>> {
+    const valid = [...new Set(ids.map((x) => x.toLowerCase()))].filter(isUuid);
+    const out = new Map<string, { name: string; email: string | null }>();
+    for (const r of await repo.findContacts(this.db, valid))
+      out.set(r.id, { name: r.display_name, email: r.email });
+    return out;
+  }
+
   /** Runs a change of principal `id` in one transaction that announces it; drops the local entry. */
   private async changing<T>(id: string, change: (trx: Tx) => Promise<T>): Promise<T> {
     try {
