@@ -5,7 +5,10 @@
 import { accountsModule } from './accounts/module.js';
 import { apiKeysModule } from './api-keys/module.js';
 import { availabilityModule } from './availability/module.js';
+import { bookingLinksModule } from './booking-links/module.js';
+import { bookingsModule } from './bookings/module.js';
 import { calendarsModule } from './calendars/module.js';
+import { mailModule } from './mail/module.js';
 import {
   type ExtensionPoint,
   type ExtensionPointTypes,
@@ -25,6 +28,9 @@ export const MODULES = [
   webhooksModule,
   calendarsModule,
   availabilityModule,
+  mailModule,
+  bookingLinksModule,
+  bookingsModule,
 ] as const;
 
 type Listed = (typeof MODULES)[number];

@@ -2118,6 +2118,13 @@ function requestText(req: FuzzRequest): string {
   return `${target} ${req.headers.map(([k, v]) => `${k}: ${v}`).join('\n')} ${req.body?.toString('utf8') ?? ''}`;
 }
 
+/** Operations a person's browser visits (OAuth callback, a host's connect link): pages for browsers. */
+const BROWSER_PAGES = /^GET \/v1\/(calendars\/\{provider\}\/callback|public\/connect\/\{token\})$/;
+
+function acceptsHtml(req: FuzzRequest): boolean {
+  return req.headers.some(([name, value]) => name.toLowerCase() === 'accept' && /text\/html/i.test(value));
+}
+
 /** What is wrong with an answer (empty: nothing). */
 export function violations(req: FuzzRequest, ans: Answer): string[] {
   const v: string[] = [];
@@ -2135,10 +2142,12 @@ export function violations(req: FuzzRequest, ans: Answer): string[] {
     if (r.status >= 500) v.push(`status ${r.status}`);
     if (r.status >= 400) {
       const ct = r.headers['content-type'] ?? '';
-      if (!/^application\/problem\+json\b/i.test(ct))
+      // The pages a person's browser visits answer a browser (Accept: text/html) with a page.
+      const page = BROWSER_PAGES.test(req.op) && /^text\/html\b/i.test(ct) && acceptsHtml(req);
+      if (!page && !/^application\/problem\+json\b/i.test(ct))
         v.push(`error is ${ct ? JSON.stringify(ct) : 'without content-type'}, not problem+json`);
       const xid = r.headers['x-request-id'];
-      if (req.method === 'HEAD') {
+      if (req.method === 'HEAD' || page) {
         if (!xid || !REQUEST_ID.test(xid)) v.push('X-Request-Id missing or not req_<26>');
       } else {
         let p: unknown;

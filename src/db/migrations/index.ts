@@ -4,6 +4,9 @@ import * as m0002 from './0002_webhooks.js';
 import * as m0003 from './0003_principals.js';
 import * as m0004 from './0004_calendars.js';
 import * as m0005 from './0005_calendar_busy_notify.js';
+import * as m0006 from './0006_mail.js';
+import * as m0007 from './0007_booking_links.js';
+import * as m0008 from './0008_bookings.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0003_principals': m0003,
   '0004_calendars': m0004,
   '0005_calendar_busy_notify': m0005,
+  '0006_mail': m0006,
+  '0007_booking_links': m0007,
+  '0008_bookings': m0008,
 };

@@ -1,0 +1,58 @@
+/**
+ * The bookingLinks module's public surface: what other modules may import (docs/architecture.md#modules).
+ * A booking link is a bookable page of an account (docs/api.md#booking-links): its hosts, durations,
+ * questions, price and limits, found by id (owners) or by slug (the public booking surface).
+ */
+
+export type Assignment = 'single' | 'round_robin' | 'collective';
+
+export type QuestionType = 'text' | 'textarea' | 'email' | 'phone' | 'select' | 'checkbox';
+
+export interface LinkQuestion {
+  id: string;
+  label: string;
+  type: QuestionType;
+  required: boolean;
+  /** The choices of a `select` question (and only of one). */
+  options?: string[];
+}
+
+export interface BookingLink {
+  id: string;
+  accountId: string;
+  slug: string;
+  title: string;
+  description: string;
+  /** The duration offered first; one of `durations`. */
+  defaultDuration: number;
+  /** The durations a booker may pick from, sorted ascending, distinct. */
+  durations: number[];
+  /** Lower-case principal UUIDs, in the order given. */
+  hostIds: string[];
+  assignment: Assignment;
+  questions: LinkQuestion[];
+  /** Minor units; null: free. */
+  priceAmount: number | null;
+  /** Lower-case ISO 4217 code when priced, else null. */
+  priceCurrency: string | null;
+  /** Null: each host's schedule decides. */
+  minimumNoticeMinutes: number | null;
+  /** Null: each host's schedule decides. */
+  maxDaysAhead: number | null;
+  active: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface BookingLinksApi {
+  /** A live (not deleted) link of this account, or null. */
+  get(accountId: string, id: string): Promise<BookingLink | null>;
+  /**
+   * The live link with this slug (active or not), or null. Served from an in-process cache
+   * invalidated by NOTIFY on channel kairos_booking_links, since public booking pages read it on
+   * every request. The returned object is shared: callers must not mutate it.
+   */
+  bySlug(slug: string): Promise<BookingLink | null>;
+  /** The JSON the API shows for a link (the `booking_link` object). */
+  present(link: BookingLink): Record<string, unknown>;
+}

@@ -1,0 +1,25 @@
+import { defineModule } from '../module.js';
+import type { BookingLinksApi } from './api.js';
+import { bookingLinkRoutes } from './routes.js';
+import { BookingLinkService, type LinkPrincipals } from './service.js';
+
+/** What booking links need: the principals module's answer to "may the caller act for this principal". */
+export interface BookingLinksNeeds {
+  principals: LinkPrincipals;
+}
+
+/** Booking links (docs/api.md#booking-links): owners' CRUD, and look-ups by id and slug for bookings. */
+export const bookingLinksModule = defineModule<BookingLinksNeeds>()({
+  name: 'bookingLinks',
+  needs: ['principals'],
+  create({ platform, needs }) {
+    const service = new BookingLinkService(platform.db, platform.clock, platform.config, needs.principals);
+    const api: BookingLinksApi = service;
+    return {
+      api,
+      routes: (app) => bookingLinkRoutes(app, service),
+      // Links by slug are cached once changes can be heard from every process.
+      listen: [(notifier) => service.listen(notifier)],
+    };
+  },
+});

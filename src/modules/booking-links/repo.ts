@@ -1,0 +1,139 @@
+/** SQL of the bookingLinks module (migration 0007_booking_links). */
+import type { Selectable, Updateable } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
+import type { LinkQuestion } from './api.js';
+import type { BookingLinksTable } from './tables.js';
+import './tables.js';
+
+type Queryable = Db | Tx;
+
+/** NOTIFY channel of link changes (payload: a slug); sent by the trigger of migration 0007. */
+export const BOOKING_LINKS_CHANNEL = 'kairos_booking_links';
+
+/** The partial unique index that keeps live slugs unique. */
+export const SLUG_INDEX = 'booking_links_slug_live_idx';
+
+export type LinkRow = Selectable<BookingLinksTable>;
+
+export interface NewLinkRow {
+  id: string;
+  account_id: string;
+  slug: string;
+  title: string;
+  description: string;
+  durations: number[];
+  default_duration: number;
+  host_ids: string[];
+  assignment: BookingLinksTable['assignment'];
+  questions: LinkQuestion[];
+  price_amount: number | null;
+  price_currency: string | null;
+  minimum_notice_minutes: number | null;
+  max_days_ahead: number | null;
+  active: boolean;
+  created_at: Date;
+}
+
+export type LinkChange = Partial<Omit<NewLinkRow, 'id' | 'account_id' | 'created_at'>>;
+
+export async function insertLink(db: Queryable, row: NewLinkRow): Promise<LinkRow> {
+  return db
+    .insertInto('booking_links')
+    .values({
+      ...row,
+      questions: JSON.stringify(row.questions),
+      updated_at: row.created_at,
+      deleted_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** One live link of the account, or undefined. */
+export async function findLink(db: Queryable, accountId: string, id: string): Promise<LinkRow | undefined> {
+  return db
+    .selectFrom('booking_links')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The live link with this slug, or undefined. */
+export async function findBySlug(db: Queryable, slug: string): Promise<LinkRow | undefined> {
+  return db
+    .selectFrom('booking_links')
+    .selectAll()
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** Live links of the account, newest first, `limit + 1` rows from after `pos`. */
+export async function listLinks(
+  db: Queryable,
+  accountId: string,
+  pos: CursorPosition | null,
+  limit: number,
+): Promise<LinkRow[]> {
+  const q = db
+    .selectFrom('booking_links')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null);
+  return newestFirstAfter(q, pos, limit).execute();
+}
+
+/** Applies `change` to the account's live link `id`; its row after the change, or undefined if none. */
+export async function updateLink(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  change: LinkChange,
+  now: Date,
+): Promise<LinkRow | undefined> {
+  const { questions, ...rest } = change;
+  const values: Updateable<BookingLinksTable> = { ...rest, updated_at: now };
+  if (questions !== undefined) values.questions = JSON.stringify(questions);
+  return changeLive(db, accountId, id, values);
+}
+
+/** Soft delete: the row stays (bookings refer to it), inactive, and its slug is free again. */
+export async function softDeleteLink(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  now: Date,
+): Promise<LinkRow | undefined> {
+  return changeLive(db, accountId, id, { active: false, deleted_at: now, updated_at: now });
+}
+
+async function changeLive(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  values: Updateable<BookingLinksTable>,
+): Promise<LinkRow | undefined> {
+  return db
+    .updateTable('booking_links')
+    .set(values)
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The live link `id` of the account locked for an update in `trx` (so a PATCH merges with what it read). */
+export async function lockLink(trx: Tx, accountId: string, id: string): Promise<LinkRow | undefined> {
+  return trx
+    .selectFrom('booking_links')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+}

@@ -1,0 +1,157 @@
+/** TypeBox schemas of the booking-link routes (docs/api.md#booking-links): validation, OpenAPI and types. */
+import { type Static, Type } from '@sinclair/typebox';
+import { Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
+
+/** The limits of docs/api.md#booking-links, shared by schemas and the service's own checks. */
+export const LINK_LIMITS = {
+  minDuration: 5,
+  maxDuration: 720,
+  maxDurations: 10,
+  defaultDuration: 30,
+  maxHosts: 20,
+  maxQuestions: 20,
+  maxOptions: 50,
+  minPrice: 50,
+  maxPrice: 99_999_999,
+  maxNoticeMinutes: 525_600,
+  maxDaysAhead: 730,
+} as const;
+
+export const SLUG_PATTERN = '^[a-z0-9-]{3,64}$';
+
+const Slug = Type.String({
+  pattern: SLUG_PATTERN,
+  description: 'Unique across the service: 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}',
+  examples: ['intro-call'],
+});
+const Title = Type.String({ minLength: 1, maxLength: 200 });
+const Description = Type.String({ maxLength: 5000 });
+const Minutes = Type.Integer({ minimum: LINK_LIMITS.minDuration, maximum: LINK_LIMITS.maxDuration });
+const AssignmentSchema = Type.Union(
+  [Type.Literal('single'), Type.Literal('round_robin'), Type.Literal('collective')],
+  {
+    description:
+      '`single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host',
+  },
+);
+const QuestionTypeSchema = Type.Union([
+  Type.Literal('text'),
+  Type.Literal('textarea'),
+  Type.Literal('email'),
+  Type.Literal('phone'),
+  Type.Literal('select'),
+  Type.Literal('checkbox'),
+]);
+const Options = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+  minItems: 1,
+  maxItems: LINK_LIMITS.maxOptions,
+  description: 'The choices; required for `select` questions, refused for the others',
+});
+
+const QuestionInput = Type.Object(
+  {
+    id: Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'unique within the link' }),
+    label: Type.String({ minLength: 1, maxLength: 200 }),
+    type: QuestionTypeSchema,
+    required: Type.Optional(Type.Boolean({ default: false })),
+    options: Type.Optional(Options),
+  },
+  { additionalProperties: false },
+);
+
+const PriceAmount = Type.Union(
+  [Type.Integer({ minimum: LINK_LIMITS.minPrice, maximum: LINK_LIMITS.maxPrice }), Type.Null()],
+  { description: 'Minor units (cents); null: free' },
+);
+const PriceCurrency = Type.Union([Type.String({ pattern: '^[a-z]{3}$' }), Type.Null()], {
+  description: 'Lower-case ISO 4217 code; required when price_amount is set, null otherwise',
+});
+const Notice = Type.Union(
+  [Type.Integer({ minimum: 0, maximum: LINK_LIMITS.maxNoticeMinutes }), Type.Null()],
+  { description: 'Minutes of notice a booking needs; null: each host’s schedule decides' },
+);
+const DaysAhead = Type.Union([Type.Integer({ minimum: 1, maximum: LINK_LIMITS.maxDaysAhead }), Type.Null()], {
+  description: 'How far ahead bookings may be made; null: each host’s schedule decides',
+});
+
+const fields = {
+  slug: Slug,
+  title: Title,
+  description: Type.Optional(Description),
+  duration_minutes: Type.Optional({
+    ...Minutes,
+    description: 'The default duration; one of `durations` (default: durations[0], or 30)',
+  }),
+  durations: Type.Optional(
+    Type.Array(Minutes, {
+      minItems: 1,
+      maxItems: 100,
+      description: `The durations a booker may pick (at most ${LINK_LIMITS.maxDurations} distinct; stored sorted; default: [duration_minutes])`,
+    }),
+  ),
+  host_ids: Type.Optional(
+    Type.Array(Type.String({ maxLength: 64, description: 'principal UUID' }), {
+      minItems: 1,
+      maxItems: LINK_LIMITS.maxHosts,
+      description:
+        'Distinct principals: the caller itself or live hosts of its account (default: the caller itself)',
+    }),
+  ),
+  assignment: Type.Optional(AssignmentSchema),
+  questions: Type.Optional(Type.Array(QuestionInput, { maxItems: LINK_LIMITS.maxQuestions })),
+  price_amount: Type.Optional(PriceAmount),
+  price_currency: Type.Optional(PriceCurrency),
+  minimum_notice_minutes: Type.Optional(Notice),
+  max_days_ahead: Type.Optional(DaysAhead),
+  active: Type.Optional(Type.Boolean({ description: 'false: the public page answers 404' })),
+};
+
+export const CreateLinkBody = Type.Object(fields, { additionalProperties: false });
+
+export const UpdateLinkBody = Type.Object(
+  { ...fields, slug: Type.Optional(Slug), title: Type.Optional(Title) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export type CreateLinkInput = Static<typeof CreateLinkBody>;
+export type UpdateLinkInput = Static<typeof UpdateLinkBody>;
+
+export const LinkQuestionSchema = Type.Object({
+  id: Type.String(),
+  label: Type.String(),
+  type: QuestionTypeSchema,
+  required: Type.Boolean(),
+  options: Type.Optional(Type.Array(Type.String())),
+});
+
+export const BookingLinkSchema = Type.Object({
+  id: Type.String({ pattern: '^link_', description: 'booking link id (link_…)' }),
+  slug: Type.String(),
+  title: Type.String(),
+  description: Type.String(),
+  duration_minutes: Type.Integer({ description: 'the default duration' }),
+  durations: Type.Array(Type.Integer(), { description: 'sorted ascending' }),
+  host_ids: Type.Array(Uuid),
+  assignment: AssignmentSchema,
+  questions: Type.Array(LinkQuestionSchema),
+  price_amount: Type.Union([Type.Integer(), Type.Null()]),
+  price_currency: Type.Union([Type.String(), Type.Null()]),
+  minimum_notice_minutes: Type.Union([Type.Integer(), Type.Null()]),
+  max_days_ahead: Type.Union([Type.Integer(), Type.Null()]),
+  active: Type.Boolean(),
+  url: Type.String({ description: 'the public booking page: {base_url}/book/{slug}' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  deleted_at: Type.Union([Timestamp, Type.Null()], { description: 'set by DELETE' }),
+});
+
+export const BookingLinkList = Type.Object({
+  booking_links: Type.Array(BookingLinkSchema),
+  pagination: Pagination,
+});
+
+/** Any text: a malformed id is answered like an unknown one (404). */
+export const LinkParams = Type.Object(
+  { id: Type.String({ maxLength: 100, description: 'booking link id (link_…)' }) },
+  { additionalProperties: false },
+);

@@ -1,0 +1,401 @@
+/** Booking links (docs/api.md#booking-links): CRUD for owners, and look-ups by id and slug for other modules. */
+import type { Config } from '../../config.js';
+import { InvalidatedCache } from '../../db/invalidated-cache.js';
+import type { Notifier } from '../../db/notify.js';
+import { type Db, withTransaction } from '../../db/store.js';
+import type { Actor } from '../../platform/actor.js';
+import type { Clock } from '../../platform/clock.js';
+import { Conflict, NotFound, ValidationFailed } from '../../platform/errors.js';
+import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
+import { decodeCursor, page } from '../../platform/pagination.js';
+import type { PrincipalsApi } from '../principals/api.js';
+import type { Assignment, BookingLink, BookingLinksApi, LinkQuestion } from './api.js';
+import * as repo from './repo.js';
+import { type CreateLinkInput, LINK_LIMITS, SLUG_PATTERN, type UpdateLinkInput } from './schemas.js';
+
+/** What the module asks of the principals module: may the caller act for a principal. */
+export interface LinkPrincipals {
+  access: Pick<PrincipalsApi['access'], 'mayActFor'>;
+}
+
+type Errors = Record<string, string>;
+
+const SLUG = new RegExp(SLUG_PATTERN);
+const isLinkId = (id: string): boolean => id.startsWith('link_') && isPrefixedId(id);
+const notFound = () => new NotFound('No booking link with this id');
+
+/** The API's view of a link (docs/api.md#booking-links); `deletedAt` only in the answer of a DELETE. */
+export function presentLink(link: BookingLink, baseUrl: string, deletedAt: Date | null = null) {
+  return {
+    id: link.id,
+    slug: link.slug,
+    title: link.title,
+    description: link.description,
+    duration_minutes: link.defaultDuration,
+    durations: [...link.durations],
+    host_ids: [...link.hostIds],
+    assignment: link.assignment,
+    questions: link.questions.map((q) => ({
+      id: q.id,
+      label: q.label,
+      type: q.type,
+      required: q.required,
+      ...(q.options ? { options: [...q.options] } : {}),
+    })),
+    price_amount: link.priceAmount,
+    price_currency: link.priceCurrency,
+    minimum_notice_minutes: link.minimumNoticeMinutes,
+    max_days_ahead: link.maxDaysAhead,
+    active: link.active,
+    url: `${baseUrl}/book/${link.slug}`,
+    created_at: link.createdAt.toISOString(),
+    updated_at: link.updatedAt.toISOString(),
+    deleted_at: deletedAt ? deletedAt.toISOString() : null,
+  };
+}
+export type PresentedLink = ReturnType<typeof presentLink>;
+
+export class BookingLinkService implements BookingLinksApi {
+  /** Live links by slug (null: no live link has it), for the public booking surface. */
+  private readonly bySlugCache: InvalidatedCache<BookingLink | null>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly config: Pick<Config, 'baseUrl'>,
+    private readonly principals: LinkPrincipals,
+  ) {
+    this.bySlugCache = new InvalidatedCache(clock, { channel: repo.BOOKING_LINKS_CHANNEL });
+  }
+
+  /** Starts caching links by slug, invalidated through NOTIFY (migration 0007's trigger). */
+  listen(notifier: Notifier): Promise<void> {
+    return this.bySlugCache.listen(notifier);
+  }
+
+  // ---- the API other modules use ---------------------------------------------------------------------
+
+  async get(accountId: string, id: string): Promise<BookingLink | null> {
+    if (!isLinkId(id) || !isUuid(accountId)) return null;
+    const row = await repo.findLink(this.db, accountId, id);
+    return row ? toLink(row) : null;
+  }
+
+  async bySlug(slug: string): Promise<BookingLink | null> {
+    if (!SLUG.test(slug)) return null;
+    const hit = this.bySlugCache.get(slug);
+    if (hit !== undefined) return hit;
+    const generation = this.bySlugCache.generation;
+    const row = await repo.findBySlug(this.db, slug);
+    const link = row ? freeze(toLink(row)) : null;
+    this.bySlugCache.store(generation, [[slug, link]]);
+    return link;
+  }
+
+  present(link: BookingLink): PresentedLink {
+    return presentLink(link, this.config.baseUrl);
+  }
+
+  // ---- owners' use cases -----------------------------------------------------------------------------
+
+  async create(actor: Actor, input: CreateLinkInput): Promise<PresentedLink> {
+    const errors: Errors = {};
+    const title = checkTitle(input.title, errors);
+    const durations = resolveDurations(input, null, errors);
+    const hostIds =
+      input.host_ids === undefined
+        ? [actor.principalId.toLowerCase()]
+        : await this.checkHosts(actor, input.host_ids, errors);
+    const assignment = input.assignment ?? 'single';
+    checkAssignment(assignment, hostIds, errors);
+    const questions = checkQuestions(input.questions ?? [], errors);
+    const price = checkPrice(input.price_amount ?? null, input.price_currency ?? null, errors);
+    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+
+    const now = this.clock.now();
+    try {
+      const row = await repo.insertLink(this.db, {
+        id: prefixedId('link', now.getTime()),
+        account_id: actor.accountId,
+        slug: input.slug,
+        title,
+        description: input.description ?? '',
+        durations: durations!.durations,
+        default_duration: durations!.defaultDuration,
+        host_ids: hostIds!,
+        assignment,
+        questions,
+        price_amount: price.amount,
+        price_currency: price.currency,
+        minimum_notice_minutes: input.minimum_notice_minutes ?? null,
+        max_days_ahead: input.max_days_ahead ?? null,
+        active: input.active ?? true,
+        created_at: now,
+      });
+      return this.present(toLink(row));
+    } catch (err) {
+      throw slugTaken(err) ?? err;
+    } finally {
+      this.bySlugCache.invalidate(input.slug);
+    }
+  }
+
+  async list(accountId: string, opts: { limit: number; cursor?: string }) {
+    const pos = decodeCursor(opts.cursor, { prefix: 'link' });
+    const rows = await repo.listLinks(this.db, accountId, pos, opts.limit);
+    const { items, pagination } = page(rows, opts.limit);
+    return { booking_links: items.map((r) => this.present(toLink(r))), pagination };
+  }
+
+  async read(accountId: string, id: string): Promise<PresentedLink> {
+    const link = await this.get(accountId, id);
+    if (!link) throw notFound();
+    return this.present(link);
+  }
+
+  /**
+   * Changes the fields given; the result is validated as a whole (durations, hosts and assignment,
+   * price and currency) against the row locked in the same transaction.
+   */
+  async update(actor: Actor, id: string, patch: UpdateLinkInput): Promise<PresentedLink> {
+    if (!isLinkId(id)) throw notFound();
+    // Hosts are checked before the row is locked: the check may read principals on another connection.
+    const errors: Errors = {};
+    const hostIds =
+      patch.host_ids === undefined ? undefined : await this.checkHosts(actor, patch.host_ids, errors);
+    const touched: string[] = [];
+    try {
+      const row = await withTransaction(this.db, async (trx) => {
+        const current = await repo.lockLink(trx, actor.accountId, id);
+        if (!current) throw notFound();
+        touched.push(current.slug);
+        const change = checkPatch(toLink(current), patch, hostIds, errors);
+        if (change.slug !== undefined) touched.push(change.slug);
+        return repo.updateLink(trx, actor.accountId, id, change, this.clock.now());
+      });
+      if (!row) throw notFound();
+      return this.present(toLink(row));
+    } catch (err) {
+      throw slugTaken(err) ?? err;
+    } finally {
+      for (const slug of touched) this.bySlugCache.invalidate(slug);
+    }
+  }
+
+  /** Soft delete: the link leaves lists, look-ups and the public surface; its slug is free again. */
+  async remove(accountId: string, id: string): Promise<PresentedLink> {
+    if (!isLinkId(id)) throw notFound();
+    const row = await repo.softDeleteLink(this.db, accountId, id, this.clock.now());
+    if (!row) throw notFound();
+    this.bySlugCache.invalidate(row.slug);
+    return presentLink(toLink(row), this.config.baseUrl, row.deleted_at);
+  }
+
+  // ---- validation ------------------------------------------------------------------------------------
+
+  /**
+   * Host ids, lower-cased: distinct UUIDs, each the caller itself or a live host of its account
+   * (the principals module decides). Null, with `errors.host_ids`, otherwise.
+   */
+  private async checkHosts(actor: Actor, raw: readonly string[], errors: Errors): Promise<string[] | null> {
+    const ids = raw.map((id) => id.toLowerCase());
+    const malformed = raw.find((id) => !isUuid(id));
+    if (malformed !== undefined) {
+      errors.host_ids = `must hold principal UUIDs (${JSON.stringify(malformed.slice(0, 64))} is not one)`;
+      return null;
+    }
+    if (new Set(ids).size !== ids.length) {
+      errors.host_ids = 'must not name a principal twice';
+      return null;
+    }
+    const allowed = await Promise.all(ids.map((id) => this.principals.access.mayActFor(actor, id)));
+    const refused = ids.find((_, i) => !allowed[i]);
+    if (refused !== undefined) {
+      errors.host_ids = `${refused} is neither the caller nor a live host of its account`;
+      return null;
+    }
+    return ids;
+  }
+}
+
+/**
+ * The change a PATCH makes to `current`, validated as a whole; `hostIds` are the patch's host_ids as
+ * checkHosts answered (undefined: not in the patch; null: refused, already in `errors`).
+ */
+function checkPatch(
+  current: BookingLink,
+  patch: UpdateLinkInput,
+  hostIds: string[] | null | undefined,
+  errors: Errors,
+): repo.LinkChange {
+  const change: repo.LinkChange = {};
+  if (patch.slug !== undefined && patch.slug !== current.slug) change.slug = patch.slug;
+  if (patch.title !== undefined) change.title = checkTitle(patch.title, errors);
+  if (patch.description !== undefined) change.description = patch.description;
+
+  const durations = resolveDurations(patch, current, errors);
+  if (durations) {
+    change.durations = durations.durations;
+    change.default_duration = durations.defaultDuration;
+  }
+
+  if (hostIds) change.host_ids = hostIds;
+  const assignment = patch.assignment ?? current.assignment;
+  if (patch.assignment !== undefined) change.assignment = patch.assignment;
+  if (hostIds !== undefined || patch.assignment !== undefined) {
+    checkAssignment(assignment, hostIds === undefined ? current.hostIds : hostIds, errors);
+  }
+
+  if (patch.questions !== undefined) change.questions = checkQuestions(patch.questions, errors);
+
+  if (patch.price_amount !== undefined || patch.price_currency !== undefined) {
+    const amount = patch.price_amount !== undefined ? patch.price_amount : current.priceAmount;
+    // Making a link free clears its currency unless the patch names one.
+    const currency =
+      patch.price_currency !== undefined
+        ? patch.price_currency
+        : patch.price_amount === null
+          ? null
+          : current.priceCurrency;
+    const price = checkPrice(amount, currency, errors);
+    change.price_amount = price.amount;
+    change.price_currency = price.currency;
+  }
+  if (patch.minimum_notice_minutes !== undefined)
+    change.minimum_notice_minutes = patch.minimum_notice_minutes;
+  if (patch.max_days_ahead !== undefined) change.max_days_ahead = patch.max_days_ahead;
+  if (patch.active !== undefined) change.active = patch.active;
+  if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+  return change;
+}
+
+function checkTitle(raw: string, errors: Errors): string {
+  const title = raw.trim();
+  if (!title) errors.title = 'must not be empty';
+  return title;
+}
+
+/**
+ * The default duration and the offered durations from `duration_minutes` and/or `durations`
+ * (docs/api.md#booking-links). Creating (no `current`): only `duration_minutes` offers just it, only
+ * `durations` defaults to its first value, neither is 30 minutes. Patching: only `durations` keeps the
+ * default if still offered (else its first value); only `duration_minutes` picks one of the offered
+ * durations, or replaces a single one. Null when nothing changes or the input is refused.
+ */
+function resolveDurations(
+  input: { duration_minutes?: number; durations?: number[] },
+  current: Pick<BookingLink, 'defaultDuration' | 'durations'> | null,
+  errors: Errors,
+): { defaultDuration: number; durations: number[] } | null {
+  const { duration_minutes: wanted, durations: given } = input;
+  if (given !== undefined) {
+    const durations = [...new Set(given)].sort((a, b) => a - b);
+    if (durations.length > LINK_LIMITS.maxDurations) {
+      errors.durations = `must hold at most ${LINK_LIMITS.maxDurations} distinct values`;
+      return null;
+    }
+    if (wanted !== undefined && !durations.includes(wanted)) {
+      errors.duration_minutes = 'must be one of durations';
+      return null;
+    }
+    const keep = current !== null && durations.includes(current.defaultDuration);
+    return { defaultDuration: wanted ?? (keep ? current.defaultDuration : given[0]!), durations };
+  }
+  if (wanted !== undefined) {
+    if (current === null || (current.durations.length === 1 && !current.durations.includes(wanted))) {
+      return { defaultDuration: wanted, durations: [wanted] };
+    }
+    if (!current.durations.includes(wanted)) {
+      errors.duration_minutes = `must be one of durations (${current.durations.join(', ')}); send durations to change them`;
+      return null;
+    }
+    return { defaultDuration: wanted, durations: [...current.durations] };
+  }
+  if (current !== null) return null;
+  return { defaultDuration: LINK_LIMITS.defaultDuration, durations: [LINK_LIMITS.defaultDuration] };
+}
+
+function checkAssignment(assignment: Assignment, hostIds: readonly string[] | null, errors: Errors): void {
+  if (hostIds === null) return; // host_ids already refused
+  if (assignment === 'single' && hostIds.length !== 1) {
+    errors.assignment = 'single takes exactly one host; use round_robin or collective for several';
+  }
+}
+
+function checkQuestions(raw: NonNullable<CreateLinkInput['questions']>, errors: Errors): LinkQuestion[] {
+  const seen = new Set<string>();
+  return raw.map((q, i) => {
+    const at = `questions.${i}`;
+    if (seen.has(q.id)) errors[`${at}.id`] = 'is used by another question of this link';
+    seen.add(q.id);
+    const label = q.label.trim();
+    if (!label) errors[`${at}.label`] = 'must not be empty';
+    const question: LinkQuestion = { id: q.id, label, type: q.type, required: q.required ?? false };
+    if (q.type === 'select') {
+      if (q.options === undefined) errors[`${at}.options`] = 'is required for questions of type select';
+      else {
+        question.options = q.options.map((o, j) => {
+          const option = o.trim();
+          if (!option) errors[`${at}.options.${j}`] = 'must not be empty';
+          return option;
+        });
+      }
+    } else if (q.options !== undefined) {
+      errors[`${at}.options`] = 'is only allowed for questions of type select';
+    }
+    return question;
+  });
+}
+
+function checkPrice(
+  amount: number | null,
+  currency: string | null,
+  errors: Errors,
+): { amount: number | null; currency: string | null } {
+  if (amount !== null && currency === null) errors.price_currency = 'is required when price_amount is set';
+  if (amount === null && currency !== null) {
+    errors.price_currency = 'must be null when price_amount is null (a free link)';
+  }
+  return { amount, currency };
+}
+
+/** The 409 for a slug another live link holds (the unique index decided), or null for other errors. */
+function slugTaken(err: unknown): Conflict | null {
+  const e = err as { code?: string; constraint?: string };
+  if (e?.code !== '23505' || e.constraint !== repo.SLUG_INDEX) return null;
+  return new Conflict('Another booking link already uses this slug', { code: 'slug_taken' });
+}
+
+function toLink(row: repo.LinkRow): BookingLink {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    slug: row.slug,
+    title: row.title,
+    description: row.description,
+    defaultDuration: row.default_duration,
+    durations: row.durations,
+    hostIds: row.host_ids,
+    assignment: row.assignment,
+    questions: row.questions,
+    priceAmount: row.price_amount,
+    priceCurrency: row.price_currency,
+    minimumNoticeMinutes: row.minimum_notice_minutes,
+    maxDaysAhead: row.max_days_ahead,
+    active: row.active,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Freezes a link shared through the cache, arrays and questions included. */
+function freeze(link: BookingLink): BookingLink {
+  Object.freeze(link.durations);
+  Object.freeze(link.hostIds);
+  for (const q of link.questions) {
+    if (q.options) Object.freeze(q.options);
+    Object.freeze(q);
+  }
+  Object.freeze(link.questions);
+  return Object.freeze(link);
+}

@@ -1,0 +1,34 @@
+/** Table types of the bookingLinks module (migration 0007_booking_links), merged into the database type. */
+import type { Json, Timestamp } from '../../db/types.js';
+import type { Assignment, LinkQuestion } from './api.js';
+
+export interface BookingLinksTable {
+  id: string;
+  account_id: string;
+  /** Unique among live links (partial unique index booking_links_slug_live_idx). */
+  slug: string;
+  title: string;
+  description: string;
+  /** Distinct, sorted ascending. */
+  durations: number[];
+  /** One of `durations`. */
+  default_duration: number;
+  host_ids: string[];
+  assignment: Assignment;
+  questions: Json<LinkQuestion[]>;
+  /** Minor units; null with price_currency null: free. */
+  price_amount: number | null;
+  price_currency: string | null;
+  minimum_notice_minutes: number | null;
+  max_days_ahead: number | null;
+  active: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Timestamp | null;
+}
+
+declare module '../../db/types.js' {
+  interface DB {
+    booking_links: BookingLinksTable;
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Bookings as busy time (docs/architecture.md#bookings): the `booking` busy source availability reads.
+ * Each principal's occupancy (live bookings and waitlist holds, padded with buffers) is read once and
+ * kept in memory until a change is announced on `kairos_booking_busy` — by the trigger of migration
+ * 0008 in every process, and by the writing process itself right after its commit, before it answers.
+ * Answers for the same window are the same array while nothing changes, so availability can remember
+ * what it computed from them.
+ */
+import { sql } from 'kysely';
+import { InvalidatedCache } from '../../db/invalidated-cache.js';
+import type { Notifier } from '../../db/notify.js';
+import type { Db } from '../../db/store.js';
+import { clip, type Interval, normalize } from '../../lib/intervals.js';
+import type { Clock } from '../../platform/clock.js';
+import type { BusyAnswer, BusySource } from '../availability/api.js';
+import './tables.js';
+
+export const BOOKING_BUSY_CHANNEL = 'kairos_booking_busy';
+const DAY = 86_400_000;
+/** Occupancy that ended longer ago than this is not kept in memory (older windows are read directly). */
+const KEEP_PAST_MS = 7 * DAY;
+const CLIPPED_PER_PRINCIPAL = 8;
+const EMPTY: readonly Interval[] = Object.freeze([]);
+
+interface Entry {
+  /** Occupancy ending after `from` is in `intervals`. */
+  from: number;
+  intervals: readonly Interval[];
+  /** The last few windows asked, with their (shared) answers. */
+  clipped: { start: number; end: number; answer: BusyAnswer }[];
+}
+
+export class BookingBusySource implements BusySource {
+  readonly name = 'booking' as const;
+  private readonly reads: InvalidatedCache<Entry>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {
+    this.reads = new InvalidatedCache(clock, { channel: BOOKING_BUSY_CHANNEL, ttlMs: 5 * 60_000 });
+  }
+
+  listen(notifier: Notifier): Promise<void> {
+    return this.reads.listen(notifier);
+  }
+
+  /** Drops what this process knows of these principals (called after a commit that changed them). */
+  changed(principalIds: Iterable<string>): void {
+    for (const id of principalIds) this.reads.invalidate(id);
+  }
+
+  async busy(principalId: string, window: Interval): Promise<BusyAnswer> {
+    const nowMs = this.clock.nowMs();
+    let entry = this.reads.get(principalId);
+    if (entry === undefined || window.start < entry.from) {
+      const from = Math.min(nowMs - KEEP_PAST_MS, window.start);
+      const generation = this.reads.generation;
+      const intervals = await readOccupancy(this.db, principalId, from);
+      const fresh: Entry = { from, intervals, clipped: [] };
+      // Only the usual shape (from a week back) is kept; a read reaching further back is answered once.
+      if (from === nowMs - KEEP_PAST_MS || entry === undefined)
+        this.reads.store(generation, [[principalId, fresh]]);
+      entry = fresh;
+    }
+    for (const c of entry.clipped) if (c.start === window.start && c.end === window.end) return c.answer;
+    const inside = clip(entry.intervals, window);
+    const answer: BusyAnswer = {
+      intervals: inside.length === 0 ? EMPTY : inside,
+      stale: false,
+      asOf: nowMs,
+    };
+    if (entry.clipped.length >= CLIPPED_PER_PRINCIPAL) entry.clipped.shift();
+    entry.clipped.push({ start: window.start, end: window.end, answer });
+    return answer;
+  }
+}
+
+/** A principal's occupancy ending after `fromMs`, normalized. */
+async function readOccupancy(db: Db, principalId: string, fromMs: number): Promise<readonly Interval[]> {
+  const rows = await db
+    .selectFrom('booking_occupancy')
+    .select([sql<Date>`lower(during)`.as('s'), sql<Date>`upper(during)`.as('e')])
+    .where('principal_id', '=', principalId)
+    .where(sql<boolean>`upper(during) > ${new Date(fromMs)}`)
+    .execute();
+  if (rows.length === 0) return EMPTY;
+  return normalize(rows.map((r) => ({ start: r.s.getTime(), end: r.e.getTime() })));
+}

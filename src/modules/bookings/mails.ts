@@ -1,0 +1,165 @@
+/**
+ * Booking mails (docs/api.md#e-mail-and-pages): confirmation, reschedule and cancellation to the
+ * customer and every host with an address, each with a calendar invite (same UID for the booking's
+ * whole life, SEQUENCE rising with each change; REQUEST, or CANCEL when cancelled), and waitlist offers.
+ * Written into the mail outbox inside the booking's own transaction.
+ */
+import type { InviteSpec, MailMessage } from '../mail/api.js';
+import { escapeHtml } from '../mail/api.js';
+import type { BookingRow } from './repo.js';
+
+export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';
+
+export interface Contact {
+  name: string;
+  email: string | null;
+}
+
+export interface BookingMailInput {
+  kind: BookingMailKind;
+  booking: BookingRow;
+  /** What the booking is: the link's title, or a plain description. */
+  title: string;
+  hosts: readonly Contact[];
+  /** The attendee's self-service link. */
+  manageUrl: string;
+  /** The address mails are sent from, the organizer when no host has an address. */
+  fromAddress: string;
+}
+
+const SUBJECTS: Record<BookingMailKind, (title: string) => string> = {
+  confirmation: (t) => `Confirmed: ${t}`,
+  reschedule: (t) => `Rescheduled: ${t}`,
+  cancellation: (t) => `Cancelled: ${t}`,
+};
+
+/** The start and end as a customer reads them (their zone, else UTC). */
+export function describeTime(start: Date, end: Date, zone: string | null): string {
+  const tz = zone ?? 'UTC';
+  const fmt = new Intl.DateTimeFormat('en-GB', {
+    timeZone: tz,
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
+  const endFmt = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit' });
+  return `${fmt.format(start)} – ${endFmt.format(end)} (${tz})`;
+}
+
+export function bookingMails(input: BookingMailInput): MailMessage[] {
+  const { booking: b, kind, title, hosts } = input;
+  const start = new Date(b.start_time);
+  const end = new Date(b.end_time);
+  const organizerHost = hosts.find((h) => h.email !== null);
+  const invite: InviteSpec = {
+    method: kind === 'cancellation' ? 'CANCEL' : 'REQUEST',
+    uid: `${b.id}@kairos`,
+    sequence: b.sequence,
+    start,
+    end,
+    summary: title,
+    description: b.notes ?? null,
+    url: null,
+    timezone: b.customer_timezone,
+    organizer: organizerHost
+      ? { name: organizerHost.name, email: organizerHost.email as string }
+      : { name: 'Kairos', email: input.fromAddress },
+    attendees: [
+      { name: b.customer_name, email: b.customer_email },
+      ...hosts.filter((h) => h.email !== null).map((h) => ({ name: h.name, email: h.email as string })),
+    ],
+  };
+  const when = describeTime(start, end, b.customer_timezone);
+  const hostNames = hosts.map((h) => h.name).join(', ');
+  const subject = SUBJECTS[kind](title);
+  const lead: Record<BookingMailKind, string> = {
+    confirmation: 'Your booking is confirmed.',
+    reschedule: 'Your booking has moved to a new time.',
+    cancellation: 'Your booking has been cancelled.',
+  };
+  const out: MailMessage[] = [];
+  const customerLines = [
+    `Hello ${b.customer_name},`,
+    '',
+    lead[kind],
+    '',
+    `What: ${title}`,
+    `When: ${when}`,
+    `With: ${hostNames}`,
+    ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
+    ...(kind === 'cancellation' ? [] : ['', `View, reschedule or cancel: ${input.manageUrl}`]),
+  ];
+  out.push({
+    kind: `booking.${kind}`,
+    subjectId: b.id,
+    to: b.customer_email,
+    subject,
+    text: customerLines.join('\n'),
+    html: htmlOf(customerLines, kind === 'cancellation' ? null : input.manageUrl),
+    invite,
+  });
+  for (const h of hosts) {
+    if (h.email === null) continue;
+    const hostLines = [
+      `Hello ${h.name},`,
+      '',
+      `${kind === 'confirmation' ? 'New booking' : kind === 'reschedule' ? 'Booking rescheduled' : 'Booking cancelled'}: ${title}`,
+      '',
+      `When: ${describeTime(start, end, null)}`,
+      `Customer: ${b.customer_name} <${b.customer_email}>`,
+      ...(b.notes ? [`Notes: ${b.notes}`] : []),
+      ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
+      `Booking: ${b.id}`,
+    ];
+    out.push({
+      kind: `booking.${kind}`,
+      subjectId: b.id,
+      to: h.email,
+      subject,
+      text: hostLines.join('\n'),
+      html: htmlOf(hostLines, null),
+      invite,
+    });
+  }
+  return out;
+}
+
+export interface OfferMailInput {
+  entryId: string;
+  to: string;
+  name: string;
+  title: string;
+  start: Date;
+  end: Date;
+  expiresAt: Date;
+  claimUrl: string;
+}
+
+export function offerMail(o: OfferMailInput): MailMessage {
+  const lines = [
+    `Hello ${o.name},`,
+    '',
+    `A time you were waiting for is free: ${o.title}`,
+    `When: ${describeTime(o.start, o.end, null)}`,
+    '',
+    `It is held for you until ${o.expiresAt.toISOString()}. Claim it: ${o.claimUrl}`,
+  ];
+  return {
+    kind: 'waitlist.offer',
+    subjectId: o.entryId,
+    to: o.to,
+    subject: `A time is free: ${o.title}`,
+    text: lines.join('\n'),
+    html: htmlOf(lines, o.claimUrl),
+    invite: null,
+  };
+}
+
+function htmlOf(lines: readonly string[], link: string | null): string {
+  const body = lines.map((l) => (l === '' ? '<br>' : `<p>${escapeHtml(l)}</p>`)).join('\n');
+  const button = link ? `\n<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` : '';
+  return `<!doctype html><html><body style="font-family:sans-serif">${body}${button}</body></html>`;
+}

@@ -1,0 +1,63 @@
+import type { AvailabilityApi } from '../availability/api.js';
+import type { BookingLinksApi } from '../booking-links/api.js';
+import type { MailApi } from '../mail/api.js';
+import { defineModule } from '../module.js';
+import type { PrincipalsApi } from '../principals/api.js';
+import { BookingBusySource } from './busy.js';
+import { bookingRoutes } from './routes.js';
+import { BookingService } from './service.js';
+import { WaitlistService } from './waitlist.js';
+
+export interface BookingsNeeds {
+  principals: Pick<PrincipalsApi, 'profiles' | 'contacts'> & {
+    access: Pick<PrincipalsApi['access'], 'actingFor'>;
+  };
+  availability: Pick<AvailabilityApi, 'refusal' | 'linkSlots'>;
+  bookingLinks: Pick<BookingLinksApi, 'get' | 'bySlug'>;
+  mail: Pick<MailApi, 'enqueue'>;
+}
+
+/**
+ * Bookings (authenticated and public), the attendee's self-service, the waitlist. Contributes the
+ * `booking` busy source to availability; emits booking.created, booking.updated, booking.cancelled.
+ */
+export const bookingsModule = defineModule<BookingsNeeds>()({
+  name: 'bookings',
+  needs: ['principals', 'availability', 'bookingLinks', 'mail'],
+  create({ platform, needs }) {
+    const { db, clock, config, keys } = platform;
+    const busy = new BookingBusySource(db, clock);
+    const bookings = new BookingService({
+      db,
+      clock,
+      config,
+      linkKey: keys.linkKey,
+      principals: needs.principals,
+      availability: needs.availability,
+      links: needs.bookingLinks,
+      mail: needs.mail,
+      busy,
+    });
+    const waitlist = new WaitlistService({
+      db,
+      clock,
+      config,
+      linkKey: keys.linkKey,
+      principals: needs.principals,
+      links: needs.bookingLinks,
+      mail: needs.mail,
+      busy,
+      bookings,
+    });
+    const { jobs, schedules } = waitlist.work();
+    return {
+      api: bookings,
+      routes: (app) => bookingRoutes(app, bookings, waitlist),
+      jobs,
+      schedules,
+      listen: [(notifier) => busy.listen(notifier)],
+      emits: ['booking.created', 'booking.updated', 'booking.cancelled'],
+      contributes: { busySources: [busy] },
+    };
+  },
+});

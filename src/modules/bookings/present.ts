@@ -1,0 +1,95 @@
+/** How bookings and waitlist entries look on the wire (docs/api.md#bookings, #waitlist). */
+import type { BookingRow, WaitlistRow } from './repo.js';
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+/** The `booking` object of the authenticated API and of booking events. */
+export function presentBooking(b: BookingRow) {
+  const pending = b.status === 'pending_payment';
+  return {
+    id: b.id,
+    status: b.status,
+    principal_id: b.principal_id,
+    host_ids: b.host_ids,
+    booking_link_id: b.booking_link_id,
+    start_time: iso(b.start_time) as string,
+    end_time: iso(b.end_time) as string,
+    customer_email: b.customer_email,
+    customer_name: b.customer_name,
+    customer_timezone: b.customer_timezone,
+    notes: b.notes,
+    answers: b.answers,
+    metadata: b.metadata,
+    payment_amount: b.payment_amount,
+    payment_currency: b.payment_currency,
+    checkout_url: pending ? b.checkout_url : null,
+    payment_expires_at: pending ? iso(b.payment_expires_at) : null,
+    cancellation_reason: b.cancellation_reason,
+    cancelled_at: iso(b.cancelled_at),
+    created_at: iso(b.created_at) as string,
+    updated_at: iso(b.updated_at) as string,
+  };
+}
+
+export type PresentedBooking = ReturnType<typeof presentBooking>;
+
+/**
+ * The attendee's view (public surface, by token): their own booking, the hosts by display name only —
+ * no principal, link or other party's ids or addresses, no owner metadata.
+ */
+export function presentPublicBooking(b: BookingRow, title: string, hostNames: readonly string[]) {
+  const pending = b.status === 'pending_payment';
+  return {
+    id: b.id,
+    status: b.status,
+    title,
+    hosts: hostNames.map((display_name) => ({ display_name })),
+    start_time: iso(b.start_time) as string,
+    end_time: iso(b.end_time) as string,
+    customer_email: b.customer_email,
+    customer_name: b.customer_name,
+    customer_timezone: b.customer_timezone,
+    notes: b.notes,
+    answers: b.answers,
+    payment_amount: b.payment_amount,
+    payment_currency: b.payment_currency,
+    checkout_url: pending ? b.checkout_url : null,
+    payment_expires_at: pending ? iso(b.payment_expires_at) : null,
+    cancellation_reason: b.cancellation_reason,
+    cancelled_at: iso(b.cancelled_at),
+    created_at: iso(b.created_at) as string,
+    updated_at: iso(b.updated_at) as string,
+  };
+}
+
+/** The entry as the visitor who joined sees it. */
+export function presentPublicEntry(e: WaitlistRow) {
+  return {
+    id: e.id,
+    status: e.status,
+    preferred_from: iso(e.preferred_from) as string,
+    preferred_to: iso(e.preferred_to) as string,
+    created_at: iso(e.created_at) as string,
+  };
+}
+
+/** The entry as the link's owner sees it. */
+export function presentEntry(e: WaitlistRow) {
+  return {
+    ...presentPublicEntry(e),
+    booking_link_id: e.booking_link_id,
+    customer_email: e.customer_email,
+    customer_name: e.customer_name,
+    notes: e.notes,
+    offer:
+      e.status === 'offered' && e.offer_start && e.offer_end && e.offer_expires_at
+        ? {
+            start_time: iso(e.offer_start) as string,
+            end_time: iso(e.offer_end) as string,
+            expires_at: iso(e.offer_expires_at) as string,
+          }
+        : null,
+    booking_id: e.booking_id,
+    updated_at: iso(e.updated_at) as string,
+  };
+}

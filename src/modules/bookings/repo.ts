@@ -1,0 +1,260 @@
+/** SQL of the bookings module: bookings, their occupancy, waitlist entries (migration 0008_bookings). */
+import { type Insertable, type Selectable, sql } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import type { BookingsTable, BookingStatus, WaitlistEntriesTable } from './tables.js';
+import './tables.js';
+
+type Queryable = Db | Tx;
+export type BookingRow = Selectable<BookingsTable>;
+export type WaitlistRow = Selectable<WaitlistEntriesTable>;
+
+/** Statuses that hold time (docs/api.md#bookings). */
+export const LIVE_STATUSES: readonly BookingStatus[] = ['pending_payment', 'confirmed'];
+
+/** SQLSTATE of an exclusion-constraint violation: the time is taken. */
+export const EXCLUSION_VIOLATION = '23P01';
+/**
+ * SQLSTATE of a detected deadlock. Two transactions inserting overlapping occupancy at the same moment
+ * each insert their index entry, then each wait for the other to decide: PostgreSQL breaks the cycle by
+ * failing one of them. On the occupancy statements that means the time was contended and the other
+ * transaction holds it — the same answer as 23P01.
+ */
+export const DEADLOCK_DETECTED = '40P01';
+
+/** Did an occupancy statement fail because the time is taken (or contended, see above)? */
+export function isExclusionViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === EXCLUSION_VIOLATION || code === DEADLOCK_DETECTED;
+}
+
+export interface OccupancyRow {
+  ownerId: string;
+  principalId: string;
+  start: Date;
+  end: Date;
+}
+
+/** Takes time for principals, all or nothing: 23P01 when any of it is taken. */
+export async function insertOccupancy(trx: Tx, rows: readonly OccupancyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await trx
+    .insertInto('booking_occupancy')
+    .values(
+      rows.map((r) => ({
+        owner_id: r.ownerId,
+        principal_id: r.principalId,
+        during: sql<string>`tstzrange(${r.start}, ${r.end}, '[)')`,
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Takes time for one principal inside a savepoint, so that a taken slot can be tried with another
+ * host (round robin) in the same transaction. True when taken, false when the time was not free.
+ */
+export async function tryOccupy(trx: Tx, row: OccupancyRow, savepoint: string): Promise<boolean> {
+  await sql`SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
+  try {
+    await insertOccupancy(trx, [row]);
+    await sql`RELEASE SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
+    return true;
+  } catch (err) {
+    if (!isExclusionViolation(err)) throw err;
+    await sql`ROLLBACK TO SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
+    return false;
+  }
+}
+
+/** Moves an owner's time for each principal (a reschedule); 23P01 when the new time is taken. */
+export async function moveOccupancy(trx: Tx, rows: readonly OccupancyRow[]): Promise<void> {
+  for (const r of rows) {
+    await trx
+      .updateTable('booking_occupancy')
+      .set({ during: sql<string>`tstzrange(${r.start}, ${r.end}, '[)')` })
+      .where('owner_id', '=', r.ownerId)
+      .where('principal_id', '=', r.principalId)
+      .execute();
+  }
+}
+
+/** Frees an owner's time; returns the principals it held. */
+export async function releaseOccupancy(trx: Tx, ownerId: string): Promise<string[]> {
+  const rows = await trx
+    .deleteFrom('booking_occupancy')
+    .where('owner_id', '=', ownerId)
+    .returning('principal_id')
+    .execute();
+  return rows.map((r) => r.principal_id);
+}
+
+export async function insertBooking(trx: Tx, row: Insertable<BookingsTable>): Promise<BookingRow> {
+  return trx.insertInto('bookings').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findBooking(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<BookingRow | undefined> {
+  return db
+    .selectFrom('bookings')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+}
+
+export async function lockBooking(trx: Tx, id: string): Promise<BookingRow | undefined> {
+  return trx.selectFrom('bookings').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function findByTokenHash(db: Queryable, hash: string): Promise<BookingRow | undefined> {
+  return db.selectFrom('bookings').selectAll().where('manage_token_hash', '=', hash).executeTakeFirst();
+}
+
+export async function updateBooking(
+  trx: Tx,
+  id: string,
+  set: Partial<Insertable<BookingsTable>>,
+): Promise<BookingRow> {
+  return trx.updateTable('bookings').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export interface ListFilter {
+  accountId: string;
+  principalId?: string;
+  status?: BookingStatus;
+  from?: Date;
+  to?: Date;
+  after: { at: Date; id: string } | null;
+  limit: number;
+}
+
+/** The account's bookings by start time (then id), after the cursor, limit + 1 rows. */
+export async function listBookings(db: Queryable, f: ListFilter): Promise<BookingRow[]> {
+  let q = db.selectFrom('bookings').selectAll().where('account_id', '=', f.accountId);
+  if (f.principalId) {
+    const p = f.principalId;
+    q = q.where((eb) =>
+      eb.or([eb('principal_id', '=', p), eb(sql<string>`${p}::uuid`, '=', eb.fn.any('host_ids'))]),
+    );
+  }
+  if (f.status) q = q.where('status', '=', f.status);
+  if (f.from) q = q.where('end_time', '>', f.from);
+  if (f.to) q = q.where('start_time', '<', f.to);
+  if (f.after) q = q.where(sql<boolean>`(start_time, id) > (${f.after.at}, ${f.after.id})`);
+  return q
+    .orderBy('start_time', 'asc')
+    .orderBy('id', 'asc')
+    .limit(f.limit + 1)
+    .execute();
+}
+
+/**
+ * Round robin (docs/api.md#booking-links): per host, live bookings of the link starting within 30
+ * days of `around`, and when the host was last booked through it.
+ */
+export async function roundRobinLoad(
+  db: Queryable,
+  linkId: string,
+  hostIds: readonly string[],
+  around: Date,
+): Promise<Map<string, { count: number; last: number }>> {
+  const DAY = 86_400_000;
+  const rows = await db
+    .selectFrom('bookings')
+    .select(['principal_id', sql<string>`count(*)`.as('n'), sql<Date>`max(created_at)`.as('last')])
+    .where('booking_link_id', '=', linkId)
+    .where('status', 'in', [...LIVE_STATUSES])
+    .where('principal_id', 'in', [...hostIds])
+    .where('start_time', '>=', new Date(around.getTime() - 30 * DAY))
+    .where('start_time', '<', new Date(around.getTime() + 30 * DAY))
+    .groupBy('principal_id')
+    .execute();
+  return new Map(rows.map((r) => [r.principal_id, { count: Number(r.n), last: new Date(r.last).getTime() }]));
+}
+
+// ---- waitlist --------------------------------------------------------------------------------------
+
+export async function insertEntry(
+  db: Queryable,
+  row: Insertable<WaitlistEntriesTable>,
+): Promise<WaitlistRow> {
+  return db.insertInto('waitlist_entries').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function listEntries(
+  db: Queryable,
+  linkId: string,
+  after: { at: Date; id: string } | null,
+  limit: number,
+): Promise<WaitlistRow[]> {
+  let q = db.selectFrom('waitlist_entries').selectAll().where('booking_link_id', '=', linkId);
+  // The cursor names the last entry seen; entries follow in order of arrival (seq).
+  if (after)
+    q = q.where('seq', '>', db.selectFrom('waitlist_entries').select('seq').where('id', '=', after.id));
+  return q
+    .orderBy('seq', 'asc')
+    .limit(limit + 1)
+    .execute();
+}
+
+/** The earliest waiting entry of the link whose window contains [start, end), locked. */
+export async function earliestWaiting(
+  trx: Tx,
+  linkId: string,
+  start: Date,
+  end: Date,
+): Promise<WaitlistRow | undefined> {
+  return trx
+    .selectFrom('waitlist_entries')
+    .selectAll()
+    .where('booking_link_id', '=', linkId)
+    .where('status', '=', 'waiting')
+    .where('preferred_from', '<=', start)
+    .where('preferred_to', '>=', end)
+    .orderBy('seq', 'asc')
+    .limit(1)
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
+}
+
+export async function lockEntry(trx: Tx, id: string): Promise<WaitlistRow | undefined> {
+  return trx.selectFrom('waitlist_entries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function findEntryByClaimHash(db: Queryable, hash: string): Promise<WaitlistRow | undefined> {
+  return db
+    .selectFrom('waitlist_entries')
+    .selectAll()
+    .where('claim_token_hash', '=', hash)
+    .executeTakeFirst();
+}
+
+export async function updateEntry(
+  trx: Queryable,
+  id: string,
+  set: Partial<Insertable<WaitlistEntriesTable>>,
+): Promise<WaitlistRow> {
+  return trx
+    .updateTable('waitlist_entries')
+    .set(set)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Offers whose hold ended before `now` (the reaper passes them on). */
+export async function expiredOffers(db: Queryable, now: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('waitlist_entries')
+    .select('id')
+    .where('status', '=', 'offered')
+    .where('offer_expires_at', '<=', now)
+    .orderBy('offer_expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}

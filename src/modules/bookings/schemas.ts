@@ -1,0 +1,261 @@
+/** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
+import { Type } from '@sinclair/typebox';
+import { Pagination, Timestamp } from '../../platform/schemas.js';
+
+const ID_CHARS = '[0-9a-z]{26}';
+export const BookingId = Type.String({
+  pattern: `^booking_${ID_CHARS}$`,
+  description: 'booking id (booking_…)',
+});
+export const LinkId = Type.String({ pattern: `^link_${ID_CHARS}$`, description: 'booking link id (link_…)' });
+export const EntryId = Type.String({ pattern: `^wl_${ID_CHARS}$`, description: 'waitlist entry id (wl_…)' });
+const Instant = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'ISO 8601 instant with an offset, e.g. 2026-06-10T14:00:00Z',
+});
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+const Metadata = Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), {
+  description: 'Up to 50 keys of at most 40 characters; string values of at most 500',
+  maxProperties: 50,
+});
+const Answers = Type.Record(
+  Type.String({ maxLength: 40 }),
+  Type.Union([Type.String({ maxLength: 5000 }), Type.Boolean()]),
+  {
+    description: 'Question id → answer (a string, or a boolean for checkboxes)',
+    maxProperties: 20,
+  },
+);
+const Duration = Type.Integer({
+  minimum: 1,
+  maximum: 1440,
+  description: 'minutes (default 30, or the link’s default)',
+});
+
+const Customer = {
+  start_time: Instant,
+  end_time: Type.Optional(Instant),
+  duration_minutes: Type.Optional(Duration),
+  customer_email: Type.String({ minLength: 1, maxLength: 320, description: 'e-mail address' }),
+  customer_name: Type.String({ minLength: 1, maxLength: 200 }),
+  customer_timezone: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone' }),
+  ),
+  notes: Type.Optional(Type.String({ maxLength: 5000 })),
+};
+
+export const CreateBody = Type.Object(
+  {
+    principal_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'host to book (default: the caller’s own principal)',
+      }),
+    ),
+    booking_link_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    ...Customer,
+    metadata: Type.Optional(Metadata),
+    answers: Type.Optional(Answers),
+  },
+  { additionalProperties: false },
+);
+
+export const PublicCreateBody = Type.Object(
+  {
+    ...Customer,
+    answers: Type.Optional(Answers),
+    success_url: Type.Optional(
+      Type.String({ maxLength: 2048, description: 'where a paid booking returns after payment' }),
+    ),
+    cancel_url: Type.Optional(Type.String({ maxLength: 2048 })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateBody = Type.Object(
+  {
+    start_time: Type.Optional(Instant),
+    end_time: Type.Optional(Instant),
+    notes: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const ListQuery = Type.Object(
+  {
+    principal_id: Type.Optional(Type.String({ maxLength: 64, description: 'a host the bookings occupy' })),
+    status: Type.Optional(
+      Type.Union([
+        Type.Literal('pending_payment'),
+        Type.Literal('confirmed'),
+        Type.Literal('cancelled'),
+        Type.Literal('expired'),
+      ]),
+    ),
+    from: Type.Optional(Type.String({ maxLength: 64, description: 'bookings ending after this instant' })),
+    to: Type.Optional(Type.String({ maxLength: 64, description: 'bookings starting before this instant' })),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CancelQuery = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { additionalProperties: false },
+);
+export const CancelBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { additionalProperties: false },
+);
+export const RescheduleBody = Type.Object({ start_time: Instant }, { additionalProperties: false });
+
+export const BookingParams = Type.Object({ id: BookingId }, { additionalProperties: false });
+export const SlugParams = Type.Object(
+  { slug: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export const TokenParams = Type.Object(
+  {
+    token: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'the token of a self-service or claim link',
+    }),
+  },
+  { additionalProperties: false },
+);
+export const LinkParams = Type.Object({ id: LinkId }, { additionalProperties: false });
+export const EntryParams = Type.Object({ id: LinkId, entry_id: EntryId }, { additionalProperties: false });
+
+const Status = Type.Union([
+  Type.Literal('pending_payment'),
+  Type.Literal('confirmed'),
+  Type.Literal('cancelled'),
+  Type.Literal('expired'),
+]);
+const BookingFields = {
+  id: BookingId,
+  status: Status,
+  start_time: Timestamp,
+  end_time: Timestamp,
+  customer_email: Type.String(),
+  customer_name: Type.String(),
+  customer_timezone: Nullable(Type.String()),
+  notes: Nullable(Type.String()),
+  answers: Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean()])),
+  payment_amount: Nullable(Type.Integer()),
+  payment_currency: Nullable(Type.String()),
+  checkout_url: Nullable(Type.String()),
+  payment_expires_at: Nullable(Timestamp),
+  cancellation_reason: Nullable(Type.String()),
+  cancelled_at: Nullable(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+export const Booking = Type.Object({
+  ...BookingFields,
+  principal_id: Type.String({ format: 'uuid', description: 'the host the booking is attributed to' }),
+  host_ids: Type.Array(Type.String({ format: 'uuid' }), {
+    description: 'every principal the booking occupies',
+  }),
+  booking_link_id: Nullable(LinkId),
+  metadata: Type.Record(Type.String(), Type.String()),
+  manage_url: Type.Optional(
+    Type.String({ description: 'the attendee’s self-service link; only in the creation answer' }),
+  ),
+});
+export const BookingAnswer = Type.Object({ booking: Booking });
+export const BookingList = Type.Object({ bookings: Type.Array(Booking), pagination: Pagination });
+
+export const PublicBooking = Type.Object({
+  ...BookingFields,
+  title: Type.String(),
+  hosts: Type.Array(Type.Object({ display_name: Type.String() })),
+  manage_url: Type.Optional(Type.String()),
+});
+export const PublicBookingAnswer = Type.Object({ booking: PublicBooking });
+
+const Question = Type.Object({
+  id: Type.String(),
+  label: Type.String(),
+  type: Type.String(),
+  required: Type.Boolean(),
+  options: Type.Optional(Type.Array(Type.String())),
+});
+export const PublicLinkAnswer = Type.Object({
+  booking_link: Type.Object({
+    slug: Type.String(),
+    title: Type.String(),
+    description: Type.String(),
+    duration_minutes: Type.Integer(),
+    durations: Type.Array(Type.Integer()),
+    hosts: Type.Array(Type.Object({ display_name: Type.String() })),
+    questions: Type.Array(Question),
+    price_amount: Nullable(Type.Integer()),
+    price_currency: Nullable(Type.String()),
+  }),
+});
+
+export const PublicAvailabilityQuery = Type.Object(
+  {
+    from: Type.String({ maxLength: 64 }),
+    to: Type.String({ maxLength: 64 }),
+    timezone: Type.Optional(Type.String({ maxLength: 64 })),
+    duration_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
+  },
+  { additionalProperties: false },
+);
+export const PublicSlots = Type.Object({
+  duration_minutes: Type.Integer(),
+  timezone: Type.String(),
+  stale: Type.Boolean(),
+  slots: Type.Array(Type.Object({ start: Timestamp, end: Timestamp })),
+});
+
+export const JoinBody = Type.Object(
+  {
+    customer_email: Type.String({ minLength: 1, maxLength: 320 }),
+    customer_name: Type.String({ minLength: 1, maxLength: 200 }),
+    preferred_from: Instant,
+    preferred_to: Instant,
+    notes: Type.Optional(Type.String({ maxLength: 5000 })),
+  },
+  { additionalProperties: false },
+);
+const PublicEntryFields = {
+  id: EntryId,
+  status: Type.Union([
+    Type.Literal('waiting'),
+    Type.Literal('offered'),
+    Type.Literal('booked'),
+    Type.Literal('expired'),
+    Type.Literal('removed'),
+  ]),
+  preferred_from: Timestamp,
+  preferred_to: Timestamp,
+  created_at: Timestamp,
+};
+export const PublicEntryAnswer = Type.Object({ waitlist_entry: Type.Object(PublicEntryFields) });
+export const Entry = Type.Object({
+  ...PublicEntryFields,
+  booking_link_id: LinkId,
+  customer_email: Type.String(),
+  customer_name: Type.String(),
+  notes: Nullable(Type.String()),
+  offer: Nullable(Type.Object({ start_time: Timestamp, end_time: Timestamp, expires_at: Timestamp })),
+  booking_id: Nullable(BookingId),
+  updated_at: Timestamp,
+});
+export const EntryAnswer = Type.Object({ waitlist_entry: Entry });
+export const EntryList = Type.Object({ waitlist_entries: Type.Array(Entry), pagination: Pagination });
+export const EntryListQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);

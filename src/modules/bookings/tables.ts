@@ -1,0 +1,77 @@
+/** Table types of the bookings module (migration 0008_bookings), merged into the database type. */
+import type { Generated } from 'kysely';
+import type { Json, Timestamp } from '../../db/types.js';
+
+export type BookingStatus = 'pending_payment' | 'confirmed' | 'cancelled' | 'expired';
+export type WaitlistStatus = 'waiting' | 'offered' | 'booked' | 'expired' | 'removed';
+
+export interface BookingsTable {
+  id: string;
+  account_id: string;
+  /** The host the booking is attributed to. */
+  principal_id: string;
+  /** Every principal it occupies (all hosts of a collective link). */
+  host_ids: string[];
+  booking_link_id: string | null;
+  status: BookingStatus;
+  start_time: Timestamp;
+  end_time: Timestamp;
+  customer_email: string;
+  customer_name: string;
+  customer_timezone: string | null;
+  notes: string | null;
+  answers: Json<Record<string, string | boolean>>;
+  metadata: Json<Record<string, string>>;
+  payment_amount: number | null;
+  payment_currency: string | null;
+  checkout_url: string | null;
+  payment_expires_at: Timestamp | null;
+  cancellation_reason: string | null;
+  cancelled_at: Timestamp | null;
+  /** SHA-256 (hex) of the attendee's self-service token; the token itself is never stored. */
+  manage_token_hash: string;
+  /** The invite's SEQUENCE: rises with every change mailed to the attendees. */
+  sequence: number;
+  waitlist_entry_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface BookingOccupancyTable {
+  /** The booking (`booking_…`) or waitlist hold (`wl_…`) holding the time. */
+  owner_id: string;
+  principal_id: string;
+  /** tstzrange text, e.g. `[2026-01-01 10:00:00+00,2026-01-01 10:30:00+00)`. */
+  during: string;
+}
+
+export interface WaitlistEntriesTable {
+  id: string;
+  /** Order of arrival (identity; bigint arrives as a string). */
+  seq: Generated<string>;
+  account_id: string;
+  booking_link_id: string;
+  customer_email: string;
+  customer_name: string;
+  notes: string | null;
+  preferred_from: Timestamp;
+  preferred_to: Timestamp;
+  status: WaitlistStatus;
+  offer_start: Timestamp | null;
+  offer_end: Timestamp | null;
+  offer_host_ids: string[] | null;
+  offer_principal_id: string | null;
+  offer_expires_at: Timestamp | null;
+  claim_token_hash: string | null;
+  booking_id: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+declare module '../../db/types.js' {
+  interface DB {
+    bookings: BookingsTable;
+    booking_occupancy: BookingOccupancyTable;
+    waitlist_entries: WaitlistEntriesTable;
+  }
+}

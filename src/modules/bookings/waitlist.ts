@@ -1,0 +1,321 @@
+/**
+ * The waitlist of a booking link (docs/api.md#waitlist). Visitors join with the window they could
+ * make; when a live booking of the link is cancelled or expires, its time is held — occupancy rows
+ * owned by the entry, under the same exclusion constraint as bookings — for the earliest waiting entry
+ * whose window contains it, and offered by mail with a claim link. A claim turns the hold into a
+ * booking in one transaction; a hold not claimed in time (KAIROS_WAITLIST_HOLD_MINUTES) passes to the
+ * next entry, then is released. Offers and the reaper run on the job runner with the injected clock.
+ */
+import { sql } from 'kysely';
+import type { Config } from '../../config.js';
+import { type Db, type Tx, withTransaction } from '../../db/store.js';
+import type { Job } from '../../jobs/runner.js';
+import type { Interval } from '../../lib/intervals.js';
+import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
+import { Conflict, NotFound, Unprocessable } from '../../platform/errors.js';
+import { isPrefixedId, prefixedId } from '../../platform/ids.js';
+import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
+import type { JobContribution, ScheduleContribution } from '../module.js';
+import type { BookingLinksApi } from '../booking-links/api.js';
+import type { MailApi } from '../mail/api.js';
+import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
+import type { BookingBusySource } from './busy.js';
+import * as input from './input.js';
+import { offerMail } from './mails.js';
+import { presentEntry, presentPublicEntry } from './present.js';
+import * as repo from './repo.js';
+import { type BookingService, occupancyOf, WAITLIST_OFFER_QUEUE } from './service.js';
+import { claimToken, isTokenShape, tokenHash } from './tokens.js';
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const MAX_WINDOW_DAYS = 90;
+
+/** The freed time a job offers (a cancelled or expired booking, or a hold that passed on). */
+interface FreedTime {
+  link_id: string;
+  account_id: string;
+  principal_id: string;
+  host_ids: string[];
+  start: string;
+  end: string;
+}
+
+export interface WaitlistDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'baseUrl' | 'waitlistHoldMinutes'>;
+  linkKey: Buffer;
+  principals: Pick<PrincipalsApi, 'profiles'>;
+  links: Pick<BookingLinksApi, 'get'>;
+  mail: Pick<MailApi, 'enqueue'>;
+  busy: Pick<BookingBusySource, 'changed'>;
+  bookings: BookingService;
+}
+
+export class WaitlistService {
+  constructor(private readonly deps: WaitlistDeps) {}
+
+  /** POST /v1/public/links/{slug}/waitlist */
+  async join(
+    caller: Caller,
+    slug: string,
+    body: {
+      customer_email: string;
+      customer_name: string;
+      preferred_from: string;
+      preferred_to: string;
+      notes?: string;
+    },
+  ) {
+    const link = await this.deps.bookings.publicLink(caller, slug);
+    const p = new input.Problems();
+    const email = input.email(body.customer_email, 'customer_email', p);
+    const name = input.text(body.customer_name, 'customer_name', p, 200);
+    const notes = body.notes === undefined ? null : input.text(body.notes, 'notes', p, 5000, false) || null;
+    const from = input.instant(body.preferred_from, 'preferred_from', p);
+    const to = input.instant(body.preferred_to, 'preferred_to', p);
+    if (from !== undefined && to !== undefined) {
+      if (to <= from) p.add('preferred_to', 'must be after preferred_from');
+      else if (to - from > MAX_WINDOW_DAYS * DAY)
+        p.add('preferred_to', `must be at most ${MAX_WINDOW_DAYS} days after preferred_from`);
+      else if (to <= this.deps.clock.nowMs()) p.add('preferred_to', 'must be in the future');
+    }
+    p.throwIfAny();
+    const now = this.deps.clock.now();
+    const row = await repo.insertEntry(this.deps.db, {
+      id: prefixedId('wl', now.getTime()),
+      account_id: link.accountId,
+      booking_link_id: link.id,
+      customer_email: email,
+      customer_name: name,
+      notes,
+      preferred_from: new Date(from as number),
+      preferred_to: new Date(to as number),
+      status: 'waiting',
+      created_at: now,
+      updated_at: now,
+    });
+    return { waitlist_entry: presentPublicEntry(row) };
+  }
+
+  /** GET /v1/booking-links/{id}/waitlist (oldest first, the order offers follow). */
+  async list(accountId: string, linkId: string, q: { limit: number; cursor?: string }) {
+    await this.ownedLink(accountId, linkId);
+    const after = decodeCursor(q.cursor, { prefix: 'wl' });
+    const rows = await repo.listEntries(this.deps.db, linkId, after, q.limit);
+    const hasMore = rows.length > q.limit;
+    const items = hasMore ? rows.slice(0, q.limit) : rows;
+    const last = items[items.length - 1];
+    return {
+      waitlist_entries: items.map(presentEntry),
+      pagination: {
+        next_cursor: hasMore && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+        has_more: hasMore,
+      },
+    };
+  }
+
+  /** DELETE /v1/booking-links/{id}/waitlist/{entry_id}: removed; a hold it had passes on. */
+  async remove(accountId: string, linkId: string, entryId: string) {
+    await this.ownedLink(accountId, linkId);
+    if (!isPrefixedId(entryId) || !entryId.startsWith('wl_'))
+      throw new NotFound('No waitlist entry with this id');
+    let released: string[] = [];
+    try {
+      const row = await withTransaction(this.deps.db, async (trx) => {
+        const e = await repo.lockEntry(trx, entryId);
+        if (!e || e.booking_link_id !== linkId) throw new NotFound('No waitlist entry with this id');
+        if (e.status !== 'waiting' && e.status !== 'offered') return e;
+        if (e.status === 'offered') {
+          released = await repo.releaseOccupancy(trx, e.id);
+          await this.passOn(trx, e);
+        }
+        return repo.updateEntry(trx, e.id, {
+          status: 'removed',
+          claim_token_hash: null,
+          updated_at: this.deps.clock.now(),
+        });
+      });
+      return { waitlist_entry: presentEntry(row) };
+    } finally {
+      this.deps.busy.changed(released);
+    }
+  }
+
+  /** POST /v1/public/waitlist/{token}/claim → 201 booking */
+  async claim(token: string) {
+    const hash = isTokenShape(token) ? tokenHash(token) : null;
+    const e = hash ? await repo.findEntryByClaimHash(this.deps.db, hash) : undefined;
+    if (!e) throw new NotFound('This claim link is not valid');
+    const nowMs = this.deps.clock.nowMs();
+    if (e.status !== 'offered' || !e.offer_expires_at || new Date(e.offer_expires_at).getTime() <= nowMs) {
+      throw new Conflict('This offer is no longer held', {
+        code: e.status === 'booked' ? 'offer_claimed' : 'offer_expired',
+      });
+    }
+    const slot: Interval = {
+      start: new Date(e.offer_start!).getTime(),
+      end: new Date(e.offer_end!).getTime(),
+    };
+    if (slot.start <= nowMs)
+      throw new Unprocessable('The offered time has already started', { code: 'start_in_past' });
+    const link = await this.deps.links.get(e.account_id, e.booking_link_id);
+    const profiles = await this.deps.principals.profiles(e.offer_host_ids ?? []);
+    const hosts = (e.offer_host_ids ?? [])
+      .map((h) => profiles.get(h))
+      .filter((h): h is PrincipalProfile => !!h);
+    if (!link || hosts.length === 0)
+      throw new Conflict('This offer is no longer held', { code: 'offer_expired' });
+    // The hold's rows go in the same transaction that writes the booking's: the time never becomes free.
+    const created = await this.deps.bookings.book({
+      accountId: e.account_id,
+      link,
+      hosts,
+      assignment: hosts.length > 1 ? 'collective' : 'single',
+      slot,
+      customer: { email: e.customer_email, name: e.customer_name, timezone: null },
+      notes: e.notes,
+      answers: {},
+      metadata: {},
+      waitlistEntryId: e.id,
+      skipChecks: true,
+      before: async (trx) => {
+        const locked = await repo.lockEntry(trx, e.id);
+        if (locked?.status !== 'offered' || locked.claim_token_hash !== hash) {
+          throw new Conflict('This offer is no longer held', { code: 'offer_expired' });
+        }
+        await repo.releaseOccupancy(trx, e.id);
+      },
+      alsoIn: async (trx, booking) => {
+        await repo.updateEntry(trx, e.id, {
+          status: 'booked',
+          booking_id: booking.id,
+          // The hash stays: a second use of the link answers 409 offer_claimed, not 404.
+          updated_at: this.deps.clock.now(),
+        });
+      },
+    });
+    return this.deps.bookings.publicCreated(created);
+  }
+
+  /** Background work: offers of freed time, and the reaper of holds not claimed in time. */
+  work(): { jobs: JobContribution[]; schedules: ScheduleContribution[] } {
+    return {
+      jobs: [
+        {
+          queue: WAITLIST_OFFER_QUEUE,
+          handler: (job: Job<FreedTime>) => this.offer(job.payload),
+          options: { concurrency: 2 },
+        },
+      ],
+      schedules: [{ name: 'waitlist-hold-reaper', everyMs: 30_000, run: () => this.reap() }],
+    };
+  }
+
+  /** Offers freed time to the earliest waiting entry whose window contains it (nothing if none). */
+  async offer(freed: FreedTime): Promise<void> {
+    let held: string[] = [];
+    try {
+      await withTransaction(this.deps.db, async (trx) => {
+        held = await this.offerIn(trx, freed);
+      });
+    } finally {
+      this.deps.busy.changed(held);
+    }
+  }
+
+  /** Passes expired holds on to the next entry, or releases them. */
+  async reap(): Promise<number> {
+    const ids = await repo.expiredOffers(this.deps.db, this.deps.clock.now(), 100);
+    for (const id of ids) {
+      let changed: string[] = [];
+      try {
+        await withTransaction(this.deps.db, async (trx) => {
+          const e = await repo.lockEntry(trx, id);
+          if (e?.status !== 'offered' || new Date(e.offer_expires_at!).getTime() > this.deps.clock.nowMs())
+            return;
+          changed = await repo.releaseOccupancy(trx, e.id);
+          await repo.updateEntry(trx, e.id, {
+            status: 'expired', // the hash stays: a late claim answers 409 offer_expired
+            updated_at: this.deps.clock.now(),
+          });
+          changed = [...changed, ...(await this.passOn(trx, e))];
+        });
+      } finally {
+        this.deps.busy.changed(changed);
+      }
+    }
+    return ids.length;
+  }
+
+  /** Offers an entry's held time to the next waiting entry (inside the caller's transaction). */
+  private async passOn(trx: Tx, e: repo.WaitlistRow): Promise<string[]> {
+    if (!e.offer_start || !e.offer_end || !e.offer_host_ids || !e.offer_principal_id) return [];
+    return this.offerIn(trx, {
+      link_id: e.booking_link_id,
+      account_id: e.account_id,
+      principal_id: e.offer_principal_id,
+      host_ids: e.offer_host_ids,
+      start: new Date(e.offer_start).toISOString(),
+      end: new Date(e.offer_end).toISOString(),
+    });
+  }
+
+  private async offerIn(trx: Tx, freed: FreedTime): Promise<string[]> {
+    const start = new Date(freed.start);
+    const end = new Date(freed.end);
+    const now = this.deps.clock.now();
+    if (start.getTime() <= now.getTime()) return [];
+    const link = await this.deps.links.get(freed.account_id, freed.link_id);
+    if (!link?.active) return [];
+    const entry = await repo.earliestWaiting(trx, freed.link_id, start, end);
+    if (!entry) return [];
+    const profiles = await this.deps.principals.profiles(freed.host_ids);
+    const hosts = freed.host_ids.map((h) => profiles.get(h)).filter((h): h is PrincipalProfile => !!h);
+    if (hosts.length === 0) return [];
+    const slot = { start: start.getTime(), end: end.getTime() };
+    const rows = hosts.map((h) => occupancyOf(entry.id, h, slot));
+    // Someone may have booked the time since it was freed: then there is nothing to offer.
+    await sql`SAVEPOINT hold`.execute(trx);
+    try {
+      await repo.insertOccupancy(trx, rows);
+    } catch (err) {
+      if (!repo.isExclusionViolation(err)) throw err;
+      await sql`ROLLBACK TO SAVEPOINT hold`.execute(trx);
+      return [];
+    }
+    const expiresAt = new Date(now.getTime() + this.deps.config.waitlistHoldMinutes * MINUTE);
+    const token = claimToken(this.deps.linkKey, entry.id, start.getTime());
+    await repo.updateEntry(trx, entry.id, {
+      status: 'offered',
+      offer_start: start,
+      offer_end: end,
+      offer_host_ids: hosts.map((h) => h.id),
+      offer_principal_id: freed.principal_id,
+      offer_expires_at: expiresAt,
+      claim_token_hash: tokenHash(token),
+      updated_at: now,
+    });
+    await this.deps.mail.enqueue(trx, [
+      offerMail({
+        entryId: entry.id,
+        to: entry.customer_email,
+        name: entry.customer_name,
+        title: link.title,
+        start,
+        end,
+        expiresAt,
+        claimUrl: `${this.deps.config.baseUrl}/w/${token}`,
+      }),
+    ]);
+    return hosts.map((h) => h.id);
+  }
+
+  private async ownedLink(accountId: string, linkId: string) {
+    const link = isPrefixedId(linkId) ? await this.deps.links.get(accountId, linkId) : null;
+    if (!link) throw new NotFound('No booking link with this id');
+    return link;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The mail module's public surface (docs/architecture.md#modules): a transactional outbox. A caller
+ * writes its mails with `enqueue(trx, …)` inside its own transaction (a rolled-back booking leaves no
+ * mail, a committed one always has its mail); the `mail.send` job sends them after commit over SMTP
+ * (SMTP_URL, From: MAIL_FROM), with retries. Without SMTP_URL a mail is recorded as `logged` (kept in
+ * the database, announced in the log without its body).
+ */
+import type { Tx } from '../../db/store.js';
+
+/** A calendar invite carried by a mail as a text/calendar alternative (iTIP REQUEST or CANCEL). */
+export interface InviteSpec {
+  method: 'REQUEST' | 'CANCEL';
+  /** Stable across a booking's life, e.g. `${bookingId}@kairos`. */
+  uid: string;
+  /** Rises with each change. */
+  sequence: number;
+  start: Date;
+  end: Date;
+  summary: string;
+  description?: string | null;
+  url?: string | null;
+  /** IANA, for display; instants are UTC. */
+  timezone?: string | null;
+  organizer: { name: string; email: string };
+  attendees: { name?: string | null; email: string }[];
+}
+
+export interface MailMessage {
+  /** What it is, e.g. 'booking.confirmation', 'waitlist.offer'. */
+  kind: string;
+  /** What it is about, e.g. a booking id. */
+  subjectId?: string | null;
+  /** One address. */
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  invite?: InviteSpec | null;
+}
+
+/** One outbox row, as `listFor` answers it. */
+export interface MailRow {
+  id: string;
+  kind: string;
+  to: string;
+  subject: string;
+  status: string;
+  ics_method: string | null;
+}
+
+export interface MailApi {
+  /**
+   * Writes the messages into the outbox inside `trx` and enqueues their sending (after commit). One
+   * multi-row insert + one enqueueMany, no per-message round trips.
+   */
+  enqueue(trx: Tx, messages: readonly MailMessage[]): Promise<void>;
+  /** Rows of the outbox about one subject (for tests and support), oldest first. */
+  listFor(subjectId: string): Promise<MailRow[]>;
+}
+
+/** The .ics text of an invite (exported for tests). */
+export { buildInvite } from './invite.js';
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+}

@@ -1,0 +1,370 @@
+/**
+ * The mail outbox over the real runtime, a real database and a real SMTP server (test/helpers/smtp.ts):
+ * rows written in the caller's transaction, sent after commit by the `mail.send` job, retried on SMTP
+ * errors (the test clock moves the backoff), kept as `logged` without SMTP_URL.
+ */
+import ICAL from 'ical.js';
+import type { ParsedMail } from 'mailparser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
+import { enqueue } from '../../jobs/runner.js';
+import { type AnyModule, MODULES } from '../index.js';
+import { FakeClock } from '../../platform/clock.js';
+import { buildInvite, escapeHtml, type InviteSpec, type MailApi, type MailMessage } from './api.js';
+import { mailModule } from './module.js';
+import { closeMailTransports, MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './outbox.js';
+
+const MAIL_FROM = 'Kairos Test <bookings@kairos.test>';
+const HOUR = 3_600_000;
+
+/** The mail module, composed after the listed ones until src/modules/index.ts lists it. */
+const EXTRA = (MODULES as readonly AnyModule[]).some((m) => m.name === 'mail') ? [] : [mailModule];
+
+const mailOf = (t: TestApp) => (t.ctx.modules as unknown as { mail: MailApi }).mail;
+
+let n = 0;
+const bookingId = () => `bk_test${++n}${Date.now()}`;
+
+function invite(uid: string, over: Partial<InviteSpec> = {}): InviteSpec {
+  return {
+    method: 'REQUEST',
+    uid,
+    sequence: 0,
+    start: new Date('2026-06-10T09:00:00Z'),
+    end: new Date('2026-06-10T09:30:00Z'),
+    summary: 'Intro call',
+    description: 'Manage: https://kairos.test/b/secret-token',
+    url: 'https://kairos.test/b/secret-token',
+    timezone: 'Europe/Paris',
+    organizer: { name: 'Ann Host', email: 'ann@kairos.test' },
+    attendees: [{ name: 'Bob Customer', email: 'bob@example.test' }],
+    ...over,
+  };
+}
+
+function message(subjectId: string, over: Partial<MailMessage> = {}): MailMessage {
+  return {
+    kind: 'booking.confirmation',
+    subjectId,
+    to: 'bob@example.test',
+    subject: 'Booked: Intro call',
+    text: 'You are booked.\nManage: https://kairos.test/b/secret-token',
+    html: '<p>You are booked.</p><p><a href="https://kairos.test/b/secret-token">Manage</a></p>',
+    ...over,
+  };
+}
+
+async function commit(t: TestApp, messages: MailMessage[]): Promise<void> {
+  await t.ctx.db.transaction().execute((trx) => mailOf(t).enqueue(trx, messages));
+}
+
+/** The text/calendar part of a received mail: its Content-Type header and its ICS text. */
+function calendarPart(mail: ParsedMail, raw: string): { contentType: string; ics: string } {
+  const contentType = /Content-Type: (text\/calendar[^\r\n]*)/i.exec(raw)?.[1] ?? '';
+  const part = mail.attachments.find((a) => a.contentType === 'text/calendar');
+  expect(part, 'a text/calendar part').toBeDefined();
+  return { contentType, ics: part!.content.toString('utf8') };
+}
+
+function parseIcs(ics: string) {
+  const calendar = new ICAL.Component(ICAL.parse(ics));
+  const vevent = calendar.getFirstSubcomponent('vevent')!;
+  const event = new ICAL.Event(vevent);
+  return {
+    method: calendar.getFirstPropertyValue('method'),
+    uid: event.uid,
+    sequence: event.sequence,
+    start: event.startDate.toJSDate().toISOString(),
+    end: event.endDate.toJSDate().toISOString(),
+    status: vevent.getFirstPropertyValue('status'),
+    organizer: String(vevent.getFirstPropertyValue('organizer')).toLowerCase(),
+    attendees: event.attendees.map((a) => String(a.getFirstValue()).toLowerCase()),
+  };
+}
+
+async function outboxRow(t: TestApp, id: string) {
+  return t.ctx.db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+describe('mail over SMTP', () => {
+  const clock = new FakeClock('2026-06-01T12:00:00.000Z');
+  let sink: SmtpSink;
+  let t: TestApp;
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    t = await startTestApp({ clock, modules: EXTRA, env: { SMTP_URL: sink.url, MAIL_FROM } });
+  });
+  afterAll(async () => {
+    await t.close();
+    closeMailTransports();
+    await sink.close();
+  });
+
+  it('sends a committed mail with text, html and a REQUEST invite', async () => {
+    const subject = bookingId();
+    const uid = `${subject}@kairos`;
+    const before = sink.raw.length;
+    await commit(t, [message(subject, { invite: invite(uid, { sequence: 0 }) })]);
+    expect(await mailOf(t).listFor(subject)).toMatchObject([{ status: 'pending', ics_method: 'REQUEST' }]);
+
+    await t.ctx.jobs.drain();
+    const mail = (await sink.waitFor(before + 1))[before]!;
+    const raw = sink.raw[before]!;
+    expect(mail.from?.value).toEqual([{ name: 'Kairos Test', address: 'bookings@kairos.test' }]);
+    expect(mail.subject).toBe('Booked: Intro call');
+    expect(mail.text?.trim()).toBe('You are booked.\nManage: https://kairos.test/b/secret-token');
+    expect(mail.html).toContain('<a href="https://kairos.test/b/secret-token">Manage</a>');
+
+    const cal = calendarPart(mail, raw);
+    expect(cal.contentType.replace(/"/g, '')).toMatch(/^text\/calendar; charset=utf-8; method=REQUEST/i);
+    expect(parseIcs(cal.ics)).toEqual({
+      method: 'REQUEST',
+      uid,
+      sequence: 0,
+      start: '2026-06-10T09:00:00.000Z',
+      end: '2026-06-10T09:30:00.000Z',
+      status: 'CONFIRMED',
+      organizer: 'mailto:ann@kairos.test',
+      attendees: ['mailto:bob@example.test'],
+    });
+
+    const [row] = await mailOf(t).listFor(subject);
+    expect(row).toMatchObject({ kind: 'booking.confirmation', to: 'bob@example.test', status: 'sent' });
+    const stored = await outboxRow(t, row!.id);
+    expect(stored).toMatchObject({ attempts: 1, last_error: null, sent_at: clock.now() });
+    expect(mail.messageId).toBe(`<${row!.id}@kairos.test>`);
+  });
+
+  it('sends a CANCEL with the same UID and a higher SEQUENCE; a second job for a sent mail sends nothing', async () => {
+    const subject = bookingId();
+    const uid = `${subject}@kairos`;
+    const before = sink.raw.length;
+    await commit(t, [message(subject, { invite: invite(uid, { sequence: 0 }) })]);
+    clock.advance(1000);
+    await commit(t, [
+      message(subject, {
+        kind: 'booking.cancellation',
+        subject: 'Cancelled: Intro call',
+        invite: invite(uid, { method: 'CANCEL', sequence: 1 }),
+      }),
+    ]);
+    await t.ctx.jobs.drain();
+    const got = (await sink.waitFor(before + 2)).slice(before);
+    const rows = await mailOf(t).listFor(subject);
+    expect(rows.map((r) => [r.kind, r.status, r.ics_method])).toEqual([
+      ['booking.confirmation', 'sent', 'REQUEST'],
+      ['booking.cancellation', 'sent', 'CANCEL'],
+    ]);
+
+    const cancel = got.find((m) => m.subject === 'Cancelled: Intro call')!;
+    const raw = sink.raw[before + got.indexOf(cancel)]!;
+    const cal = calendarPart(cancel, raw);
+    expect(cal.contentType.replace(/"/g, '')).toMatch(/method=CANCEL/i);
+    expect(parseIcs(cal.ics)).toMatchObject({ method: 'CANCEL', uid, sequence: 1, status: 'CANCELLED' });
+
+    // A job may run twice: the mail is already sent, nothing goes out again.
+    await enqueue(t.ctx.db, SEND_QUEUE, { mail_id: rows[1]!.id }, clock.now());
+    await t.ctx.jobs.drain();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sink.raw).toHaveLength(before + 2);
+  });
+
+  it('a rolled-back transaction leaves no mail and sends nothing', async () => {
+    const subject = bookingId();
+    const before = sink.raw.length;
+    await expect(
+      t.ctx.db.transaction().execute(async (trx) => {
+        await mailOf(t).enqueue(trx, [message(subject), message(subject, { to: 'ann@kairos.test' })]);
+        throw new Error('booking failed');
+      }),
+    ).rejects.toThrow('booking failed');
+    expect(await mailOf(t).listFor(subject)).toEqual([]);
+    const jobs = await t.ctx.db.selectFrom('jobs').select('id').where('queue', '=', SEND_QUEUE).execute();
+    expect(jobs).toEqual([]);
+    await t.ctx.jobs.drain();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sink.raw).toHaveLength(before);
+  });
+
+  it('writes several messages in one call, oldest first', async () => {
+    const subject = bookingId();
+    const before = sink.raw.length;
+    const tos = ['a@example.test', 'b@example.test', 'c@example.test'];
+    await commit(
+      t,
+      tos.map((to) => message(subject, { to })),
+    );
+    expect((await mailOf(t).listFor(subject)).map((r) => r.to)).toEqual(tos);
+    await t.ctx.jobs.drain();
+    const got = (await sink.waitFor(before + 3)).slice(before);
+    expect(got.map((m) => m.to && !Array.isArray(m.to) && m.to.value[0]?.address).sort()).toEqual(tos);
+  });
+});
+
+// The sink refuses its first 1 + MAX_SEND_ATTEMPTS mails: every attempt of the first test, then the
+// first attempt of the second (the tests run in order).
+describe('mail over an SMTP server that refuses', () => {
+  const clock = new FakeClock('2026-06-01T12:00:00.000Z');
+  let sink: SmtpSink;
+  let t: TestApp;
+  beforeAll(async () => {
+    sink = await startSmtpSink({ failFirst: 1 + MAX_SEND_ATTEMPTS });
+    t = await startTestApp({ clock, modules: EXTRA, env: { SMTP_URL: sink.url, MAIL_FROM } });
+  });
+  afterAll(async () => {
+    await t.close();
+    closeMailTransports();
+    await sink.close();
+  });
+
+  it('gives up after MAX_SEND_ATTEMPTS attempts: the row is failed', async () => {
+    const subject = bookingId();
+    await commit(t, [message(subject)]);
+    await t.ctx.jobs.drain();
+    for (let i = 1; i < MAX_SEND_ATTEMPTS; i++) {
+      const [row] = await mailOf(t).listFor(subject);
+      expect(row!.status).toBe('pending');
+      clock.advance(HOUR);
+      await t.ctx.jobs.drain();
+    }
+    const [row] = await mailOf(t).listFor(subject);
+    const stored = await outboxRow(t, row!.id);
+    expect(stored).toMatchObject({ status: 'failed', attempts: MAX_SEND_ATTEMPTS, sent_at: null });
+    expect(stored.last_error).toMatch(/451/);
+    expect(sink.refused()).toBe(MAX_SEND_ATTEMPTS);
+    const jobs = await t.ctx.db.selectFrom('jobs').select('id').where('queue', '=', SEND_QUEUE).execute();
+    expect(jobs).toEqual([]);
+  });
+
+  it('retries after a refused attempt (2 s backoff) and then sends', async () => {
+    const subject = bookingId();
+    await commit(t, [message(subject, { invite: invite(`${subject}@kairos`) })]);
+    await t.ctx.jobs.drain();
+    expect(sink.refused()).toBe(MAX_SEND_ATTEMPTS + 1);
+    const [row] = await mailOf(t).listFor(subject);
+    expect(await outboxRow(t, row!.id)).toMatchObject({ status: 'pending', attempts: 1 });
+    expect((await outboxRow(t, row!.id)).last_error).toMatch(/451/);
+
+    clock.advance(1_999); // the runner's first backoff is 2 s
+    await t.ctx.jobs.drain();
+    expect(sink.raw).toHaveLength(0);
+
+    clock.advance(1);
+    await t.ctx.jobs.drain();
+    const [mail] = await sink.waitFor(1);
+    expect(mail!.subject).toBe('Booked: Intro call');
+    expect(await outboxRow(t, row!.id)).toMatchObject({ status: 'sent', attempts: 2, last_error: null });
+  });
+});
+
+describe('mail to a recipient the SMTP server refuses for good', () => {
+  const clock = new FakeClock('2026-06-01T12:00:00.000Z');
+  let sink: SmtpSink;
+  let t: TestApp;
+  beforeAll(async () => {
+    sink = await startSmtpSink({ rejectRecipients: ['nobody@example.test'] });
+    t = await startTestApp({ clock, modules: EXTRA, env: { SMTP_URL: sink.url, MAIL_FROM } });
+  });
+  afterAll(async () => {
+    await t.close();
+    closeMailTransports();
+    await sink.close();
+  });
+
+  it('marks the mail failed at once (a 550 is not retried) and still sends the others', async () => {
+    const subject = bookingId();
+    await commit(t, [message(subject, { to: 'nobody@example.test' }), message(subject)]);
+    await t.ctx.jobs.drain();
+    await sink.waitFor(1);
+    const rows = await mailOf(t).listFor(subject);
+    expect(rows.map((r) => [r.to, r.status])).toEqual([
+      ['nobody@example.test', 'failed'],
+      ['bob@example.test', 'sent'],
+    ]);
+    const failed = await outboxRow(t, rows[0]!.id);
+    expect(failed).toMatchObject({ attempts: 1 });
+    expect(failed.last_error).toMatch(/550/);
+    const jobs = await t.ctx.db.selectFrom('jobs').select('id').where('queue', '=', SEND_QUEUE).execute();
+    expect(jobs).toEqual([]);
+  });
+});
+
+describe('mail without SMTP_URL', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ clock: new FakeClock(), modules: EXTRA });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('keeps the mail as logged', async () => {
+    const subject = bookingId();
+    await commit(t, [message(subject, { invite: invite(`${subject}@kairos`) })]);
+    await t.ctx.jobs.drain();
+    const rows = await mailOf(t).listFor(subject);
+    expect(rows).toMatchObject([{ status: 'logged', ics_method: 'REQUEST' }]);
+    const stored = await outboxRow(t, rows[0]!.id);
+    expect(stored.text_body).toContain('secret-token');
+    expect(stored.ics).toContain('METHOD:REQUEST');
+    const jobs = await t.ctx.db.selectFrom('jobs').select('id').where('queue', '=', SEND_QUEUE).execute();
+    expect(jobs).toEqual([]);
+  });
+
+  it('logs who, what and which mail at info level, never the body or its links', async () => {
+    const lines: { level: string; obj: object; msg: string }[] = [];
+    const log = {
+      info: (obj: object, msg: string) => lines.push({ level: 'info', obj, msg }),
+      error: (obj: object, msg: string) => lines.push({ level: 'error', obj, msg }),
+    };
+    const outbox = new MailOutbox(t.ctx.db, t.ctx.clock, { smtpUrl: null, mailFrom: MAIL_FROM }, log);
+    const subject = bookingId();
+    await t.ctx.db.transaction().execute((trx) => outbox.enqueue(trx, [message(subject)]));
+    const [row] = await outbox.listFor(subject);
+    await outbox.send({ id: '1', queue: SEND_QUEUE, payload: { mail_id: row!.id }, attempts: 1 });
+    await outbox.send({ id: '1', queue: SEND_QUEUE, payload: { mail_id: row!.id }, attempts: 2 });
+    expect(lines).toEqual([
+      {
+        level: 'info',
+        obj: {
+          mail: row!.id,
+          kind: 'booking.confirmation',
+          to: 'bob@example.test',
+          subject: 'Booked: Intro call',
+        },
+        msg: expect.stringContaining('no SMTP_URL'),
+      },
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('secret-token');
+    expect((await outbox.listFor(subject))[0]!.status).toBe('logged');
+  });
+});
+
+describe('buildInvite and escapeHtml', () => {
+  it('writes UTC instants, the display zone, and names without quotes', () => {
+    const ics = buildInvite(
+      invite('x@kairos', {
+        sequence: 3,
+        organizer: { name: 'Ann "The Host"', email: 'ann@kairos.test' },
+        attendees: [{ email: 'bob@example.test' }, { name: 'Line\nBreak', email: 'c@example.test' }],
+      }),
+      { stamp: new Date('2026-06-01T12:00:00Z') },
+    );
+    expect(ics).toContain('DTSTART:20260610T090000Z');
+    expect(ics).toContain('DTSTAMP:20260601T120000Z');
+    expect(ics).toContain('X-WR-TIMEZONE:Europe/Paris');
+    expect(ics).toContain(`CN="Ann 'The Host'"`);
+    expect(parseIcs(ics)).toMatchObject({
+      sequence: 3,
+      attendees: ['mailto:bob@example.test', 'mailto:c@example.test'],
+    });
+    expect(() => buildInvite(invite('x', { end: new Date('2026-06-10T09:00:00Z') }))).toThrow(/end/);
+  });
+
+  it('escapes html', () => {
+    expect(escapeHtml(`<a href="x">Tom & 'Jerry'</a>`)).toBe(
+      '&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt;',
+    );
+  });
+});

@@ -1,0 +1,18 @@
+import { defineModule } from '../module.js';
+import type { MailApi } from './api.js';
+import { MailOutbox } from './outbox.js';
+
+/**
+ * The mail outbox: mails written in their caller's transaction, sent after commit by the `mail.send`
+ * job with retries (SMTP_URL, From: MAIL_FROM; without SMTP_URL they are kept as `logged`).
+ */
+export const mailModule = defineModule()({
+  name: 'mail',
+  needs: [],
+  create({ platform }) {
+    const { db, clock, config, log } = platform;
+    const outbox = new MailOutbox(db, clock, config, log);
+    const api: MailApi = outbox;
+    return { api, jobs: outbox.queues() };
+  },
+});

@@ -1,0 +1,213 @@
+/**
+ * The mail outbox: rows written in the caller's transaction, sent after commit by the `mail.send` job.
+ *
+ * Sending (one job per mail, payload `{ mail_id }`): a mail already `sent`, `logged` or `failed` is
+ * left alone (a job may run twice). With SMTP_URL the mail goes through one pooled nodemailer
+ * transport per process and URL, made on first use; an SMTP error is recorded on the row (attempts,
+ * last_error) and thrown, so the job runner retries it with its backoff (2 s, 4 s, 8 s, … capped at
+ * an hour); after MAX_SEND_ATTEMPTS attempts, or at once when the server refuses the mail for good
+ * (5xx to its recipient or data), the row is `failed` and the job ends. Without SMTP_URL
+ * the mail is `logged`: kept in the database and announced in the log (id, kind, to, subject), never
+ * with its body (bodies carry self-service links with tokens).
+ */
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Config } from '../../config.js';
+import type { Db, Tx } from '../../db/store.js';
+import { enqueueMany, type Job } from '../../jobs/runner.js';
+import type { Clock } from '../../platform/clock.js';
+import { prefixedId } from '../../platform/ids.js';
+import type { JobContribution } from '../module.js';
+import type { MailApi, MailMessage, MailRow } from './api.js';
+import { buildInvite } from './invite.js';
+
+export const SEND_QUEUE = 'mail.send';
+
+/**
+ * Attempts before a mail is given up (`failed`). With the runner's backoff (1 s · 2^attempt, capped
+ * at an hour) the last one comes about five hours after the first.
+ */
+export const MAX_SEND_ATTEMPTS = 16;
+
+export interface SendPayload {
+  mail_id: string;
+}
+
+/** What the outbox logs through: info when the platform's log has it (the runtime's does). */
+export interface MailLog {
+  error(obj: object, msg: string): void;
+  info?(obj: object, msg: string): void;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The transport: one pooled SMTP transport per process (per URL), made on first use.
+
+const transports = new Map<string, Transporter>();
+
+function transportFor(smtpUrl: string): Transporter {
+  let transport = transports.get(smtpUrl);
+  if (!transport) {
+    // The URL may set its own options (?pool=false, ?secure=true, …); these are the defaults.
+    transport = nodemailer.createTransport({
+      url: smtpUrl,
+      pool: true,
+      maxConnections: 5,
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 30_000,
+    });
+    transports.set(smtpUrl, transport);
+  }
+  return transport;
+}
+
+/** Closes the SMTP transports of this process (on shutdown, and between tests). */
+export function closeMailTransports(): void {
+  for (const t of transports.values()) t.close();
+  transports.clear();
+}
+
+/** The domain of an address such as `Kairos <no-reply@kairos.example>` (for Message-IDs). */
+function domainOf(from: string): string {
+  const m = /@([^\s>]+)>?\s*$/.exec(from);
+  return m?.[1] ?? 'kairos.localhost';
+}
+
+/**
+ * Whether an SMTP error refuses this mail for good: the server answered 5xx to its recipient or its
+ * data, or nodemailer found its envelope unusable (no valid recipient). Anything else (connection,
+ * timeout, 4xx, authentication, TLS) may pass later and is retried.
+ */
+function isPermanent(err: unknown): boolean {
+  const { code, responseCode } = (err ?? {}) as { code?: unknown; responseCode?: unknown };
+  if (code !== 'EENVELOPE' && code !== 'EMESSAGE') return false;
+  if (typeof responseCode !== 'number') return code === 'EENVELOPE';
+  return responseCode >= 500 && responseCode < 600;
+}
+
+/** An error's message without anything long: SMTP answers can be long, bodies are never in them. */
+function describe(err: unknown): string {
+  return String(err instanceof Error ? err.message : err).slice(0, 1000);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+export class MailOutbox implements MailApi {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly config: Pick<Config, 'smtpUrl' | 'mailFrom'>,
+    private readonly log: MailLog,
+  ) {}
+
+  async enqueue(trx: Tx, messages: readonly MailMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const now = this.clock.now();
+    const rows = messages.map((m) => {
+      const ics = m.invite ? buildInvite(m.invite, { stamp: now }) : null;
+      return {
+        id: prefixedId('mail', now.getTime()),
+        kind: m.kind,
+        subject_id: m.subjectId ?? null,
+        to_address: m.to,
+        subject: m.subject,
+        text_body: m.text,
+        html_body: m.html,
+        ics,
+        ics_method: m.invite ? m.invite.method : null,
+        status: 'pending' as const,
+        attempts: 0,
+        created_at: now,
+      };
+    });
+    await trx.insertInto('mail_outbox').values(rows).execute();
+    await enqueueMany(
+      trx,
+      SEND_QUEUE,
+      rows.map((r) => ({ payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
+    );
+  }
+
+  async listFor(subjectId: string): Promise<MailRow[]> {
+    return this.db
+      .selectFrom('mail_outbox')
+      .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'ics_method'])
+      .where('subject_id', '=', subjectId)
+      .orderBy('created_at')
+      .orderBy('seq')
+      .execute();
+  }
+
+  /** The `mail.send` queue. */
+  queues(): JobContribution[] {
+    return [{ queue: SEND_QUEUE, handler: (job: Job<SendPayload>) => this.send(job) }];
+  }
+
+  /** Sends (or logs) one mail; throws on an SMTP error so that the runner retries. */
+  async send(job: Job<SendPayload>): Promise<void> {
+    const mail = await this.db
+      .selectFrom('mail_outbox')
+      .selectAll()
+      .where('id', '=', job.payload.mail_id)
+      .executeTakeFirst();
+    if (mail?.status !== 'pending') return;
+
+    const smtpUrl = this.config.smtpUrl;
+    if (!smtpUrl) {
+      await this.db
+        .updateTable('mail_outbox')
+        .set({ status: 'logged' })
+        .where('id', '=', mail.id)
+        .where('status', '=', 'pending')
+        .execute();
+      const fields = { mail: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject };
+      this.log.info?.(fields, 'mail not sent (no SMTP_URL): kept in mail_outbox');
+      return;
+    }
+
+    try {
+      await transportFor(smtpUrl).sendMail({
+        from: this.config.mailFrom,
+        to: mail.to_address,
+        subject: mail.subject,
+        text: mail.text_body,
+        html: mail.html_body,
+        // The same Message-ID on every attempt: a receiver that got an attempt we think failed can
+        // tell the retry is the same mail.
+        messageId: `<${mail.id}@${domainOf(this.config.mailFrom)}>`,
+        ...(mail.ics && mail.ics_method ? { icalEvent: { method: mail.ics_method, content: mail.ics } } : {}),
+      });
+    } catch (err) {
+      const lastError = describe(err);
+      const giveUp = job.attempts >= MAX_SEND_ATTEMPTS || isPermanent(err);
+      await this.db
+        .updateTable('mail_outbox')
+        .set((eb) => ({
+          attempts: eb('attempts', '+', 1),
+          last_error: lastError,
+          ...(giveUp ? { status: 'failed' as const } : {}),
+        }))
+        .where('id', '=', mail.id)
+        .where('status', '=', 'pending')
+        .execute();
+      if (giveUp) {
+        this.log.error(
+          { err, mail: mail.id, kind: mail.kind, attempts: job.attempts },
+          'mail not sent: giving up',
+        );
+        return;
+      }
+      throw new Error(`mail ${mail.id} not sent (attempt ${job.attempts}): ${lastError}`);
+    }
+    await this.db
+      .updateTable('mail_outbox')
+      .set((eb) => ({
+        status: 'sent',
+        sent_at: this.clock.now(),
+        attempts: eb('attempts', '+', 1),
+        last_error: null,
+      }))
+      .where('id', '=', mail.id)
+      .where('status', '=', 'pending')
+      .execute();
+  }
+}

@@ -1,0 +1,36 @@
+/** Table types of the mail module (migration 0006_mail), merged into the database type. */
+import type { Generated } from 'kysely';
+import type { Timestamp } from '../../db/types.js';
+
+/** pending: waiting for its job; sent: accepted by the SMTP server; logged: no SMTP_URL; failed: gave up. */
+export type MailStatus = 'pending' | 'sent' | 'logged' | 'failed';
+
+export interface MailOutboxTable {
+  /** `mail_…` */
+  id: string;
+  /** Insertion order (rows of one millisecond). */
+  seq: Generated<number>;
+  /** What it is: 'booking.confirmation', 'waitlist.offer', … */
+  kind: string;
+  /** What it is about (a booking id), or null. */
+  subject_id: string | null;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  /** The text/calendar invite, or null. */
+  ics: string | null;
+  ics_method: 'REQUEST' | 'CANCEL' | null;
+  status: MailStatus;
+  /** SMTP attempts made. */
+  attempts: number;
+  last_error: string | null;
+  created_at: Timestamp;
+  sent_at: Timestamp | null;
+}
+
+declare module '../../db/types.js' {
+  interface DB {
+    mail_outbox: MailOutboxTable;
+  }
+}
