@@ -35,6 +35,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       cancellation_reason text,
       cancelled_at timestamptz,
       manage_token_hash text NOT NULL UNIQUE,
+      manage_nonce text NOT NULL,
       sequence integer NOT NULL DEFAULT 0,
       waitlist_entry_id text,
       created_at timestamptz NOT NULL,

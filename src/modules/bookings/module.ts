@@ -42,7 +42,6 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       db,
       clock,
       config,
-      linkKey: keys.linkKey,
       principals: needs.principals,
       links: needs.bookingLinks,
       mail: needs.mail,

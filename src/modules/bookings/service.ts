@@ -27,7 +27,7 @@ import { type BookingMailKind, bookingMails, type Contact } from './mails.js';
 import { presentBooking, presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
 import type { BookingStatus } from './tables.js';
-import { isTokenShape, manageToken, tokenHash } from './tokens.js';
+import { isTokenShape, manageToken, newManageNonce, tokenHash } from './tokens.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -433,7 +433,8 @@ export class BookingService {
 
     const now = this.deps.clock.now();
     const id = prefixedId('booking', now.getTime());
-    const token = manageToken(this.deps.linkKey, id);
+    const nonce = newManageNonce();
+    const token = manageToken(this.deps.linkKey, id, nonce);
     const everyHost = plan.assignment === 'collective' ? candidates : null;
     const contacts = await this.deps.principals.contacts(candidates.map((h) => h.id));
     let occupied: string[] = [];
@@ -480,6 +481,7 @@ export class BookingService {
           answers: JSON.stringify(plan.answers),
           metadata: JSON.stringify(plan.metadata),
           manage_token_hash: tokenHash(token),
+          manage_nonce: nonce,
           sequence: 0,
           waitlist_entry_id: plan.waitlistEntryId ?? null,
           created_at: now,
@@ -740,7 +742,7 @@ export class BookingService {
     hosts: Contact[],
     token?: string,
   ): Promise<void> {
-    const manage = token ?? manageToken(this.deps.linkKey, booking.id);
+    const manage = token ?? manageToken(this.deps.linkKey, booking.id, booking.manage_nonce);
     await this.deps.mail.enqueue(
       trx,
       bookingMails({

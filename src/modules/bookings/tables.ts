@@ -30,6 +30,8 @@ export interface BookingsTable {
   cancelled_at: Timestamp | null;
   /** SHA-256 (hex) of the attendee's self-service token; the token itself is never stored. */
   manage_token_hash: string;
+  /** 128 random bits the manage token is made from (tokens.ts). */
+  manage_nonce: string;
   /** The invite's SEQUENCE: rises with every change mailed to the attendees. */
   sequence: number;
   waitlist_entry_id: string | null;

@@ -1,21 +1,31 @@
 /**
  * The attendee's self-service token and the waitlist claim token (docs/api.md#public-booking-surface).
- * Each is an HMAC-SHA256 (256 bits) of what it is for — `booking-manage:<booking id>` or
- * `waitlist-claim:<entry id>:<offer start>` — under the server's link key, so mails written later can
- * carry the same link without the token ever being stored: the database keeps only its SHA-256, which
- * is how a token is looked up. One purpose per token (the prefixes), usable only for its booking or
- * offer; a manage token stops working 30 days after its booking ends, a claim token with its hold.
+ *
+ * - A manage token is HMAC-SHA256 (256 bits) of `booking-manage:<booking id>:<nonce>` under the
+ *   server's link key, where the nonce is 128 fresh random bits kept with the booking: mails written
+ *   later (reschedule) repeat the same link without the token being stored, and neither the nonce nor
+ *   the stored SHA-256 of the token is enough to make it. It stops working 30 days after its booking ends.
+ * - A claim token is 256 fresh random bits, mailed once; only its SHA-256 is stored, and it works only
+ *   while its hold does.
+ *
+ * One purpose per token (the prefix of the HMAC input; claim tokens are looked up only among offers),
+ * usable only for its booking or offer. Lookups go by the SHA-256, so no comparison of secrets runs
+ * in variable time.
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 
-export function manageToken(linkKey: Buffer, bookingId: string): string {
-  return createHmac('sha256', linkKey).update(`booking-manage:${bookingId}`).digest('base64url');
+/** 128 random bits for a new booking's manage token (stored with the booking). */
+export function newManageNonce(): string {
+  return randomBytes(16).toString('base64url');
 }
 
-export function claimToken(linkKey: Buffer, entryId: string, offerStartMs: number): string {
-  return createHmac('sha256', linkKey)
-    .update(`waitlist-claim:${entryId}:${offerStartMs}`)
-    .digest('base64url');
+export function manageToken(linkKey: Buffer, bookingId: string, nonce: string): string {
+  return createHmac('sha256', linkKey).update(`booking-manage:${bookingId}:${nonce}`).digest('base64url');
+}
+
+/** A fresh claim token: 256 random bits. */
+export function newClaimToken(): string {
+  return randomBytes(32).toString('base64url');
 }
 
 export function tokenHash(token: string): string {

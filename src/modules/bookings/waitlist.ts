@@ -26,7 +26,7 @@ import { offerMail } from './mails.js';
 import { presentEntry, presentPublicEntry } from './present.js';
 import * as repo from './repo.js';
 import { type BookingService, occupancyOf, WAITLIST_OFFER_QUEUE } from './service.js';
-import { claimToken, isTokenShape, tokenHash } from './tokens.js';
+import { isTokenShape, newClaimToken, tokenHash } from './tokens.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -46,7 +46,6 @@ export interface WaitlistDeps {
   db: Db;
   clock: Clock;
   config: Pick<Config, 'baseUrl' | 'waitlistHoldMinutes'>;
-  linkKey: Buffer;
   principals: Pick<PrincipalsApi, 'profiles'>;
   links: Pick<BookingLinksApi, 'get'>;
   mail: Pick<MailApi, 'enqueue'>;
@@ -287,7 +286,7 @@ export class WaitlistService {
       return [];
     }
     const expiresAt = new Date(now.getTime() + this.deps.config.waitlistHoldMinutes * MINUTE);
-    const token = claimToken(this.deps.linkKey, entry.id, start.getTime());
+    const token = newClaimToken();
     await repo.updateEntry(trx, entry.id, {
       status: 'offered',
       offer_start: start,
