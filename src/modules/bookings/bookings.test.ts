@@ -474,6 +474,38 @@ describe('booking links on the public surface', () => {
     ).toBe(404);
   });
 
+  it('answers a widget’s browser from its allowed domains with CORS and refuses other origins (403)', async () => {
+    const acc = await t.account();
+    const pk = await (
+      await t.call('POST', '/v1/api-keys', {
+        token: acc.key,
+        body: { name: 'widget', key_type: 'publishable', allowed_domains: ['shop.example'] },
+      })
+    ).json();
+    const key: string = pk.api_key?.key ?? pk.key;
+    const l = await link(acc.key, { slug: `cors-${Date.now()}` });
+    const path = `/v1/public/links/${l.slug}/availability?from=2026-03-03T00:00:00Z&to=2026-03-04T00:00:00Z`;
+    const preflight = await t.call('OPTIONS', path, {
+      headers: {
+        origin: 'https://www.shop.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://www.shop.example');
+    const allowed = await t.call('GET', path, {
+      token: key,
+      headers: { origin: 'https://www.shop.example' },
+    });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://www.shop.example');
+    const other = await t.call('GET', path, { token: key, headers: { origin: 'https://evil.example' } });
+    expect(other.status).toBe(403);
+    expect(other.headers.get('content-type')).toContain('application/problem+json');
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('refuses to book a priced link for free (422 payments_not_configured)', async () => {
     const acc = await t.account();
     const l = await link(acc.key, { slug: `paid-${Date.now()}`, price_amount: 5000, price_currency: 'eur' });
