@@ -193,6 +193,7 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
         clearTimeout(cut);
       }
       await jobs.stop();
+      for (const { parts } of built) await parts.close?.().catch(() => {});
       await usage.close();
       await notifier?.close();
       await opened?.close(); // stops the embedded server if this process started it

@@ -110,6 +110,8 @@ export interface ModuleParts<Api> {
   emits?: readonly string[];
   /** Its contributions to extension points of other modules. */
   contributes?: { [P in ExtensionPoint]?: readonly ExtensionPointTypes[P][] };
+  /** Releases what it holds outside the database (connection pools); run once the jobs have stopped. */
+  close?: () => Promise<void>;
 }
 
 export interface ModuleInput<Needs> {

@@ -13,7 +13,7 @@ import { type AnyModule, MODULES } from '../index.js';
 import { FakeClock } from '../../platform/clock.js';
 import { buildInvite, escapeHtml, type InviteSpec, type MailApi, type MailMessage } from './api.js';
 import { mailModule } from './module.js';
-import { closeMailTransports, MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './outbox.js';
+import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './outbox.js';
 
 const MAIL_FROM = 'Kairos Test <bookings@kairos.test>';
 const HOUR = 3_600_000;
@@ -97,7 +97,6 @@ describe('mail over SMTP', () => {
   });
   afterAll(async () => {
     await t.close();
-    closeMailTransports();
     await sink.close();
   });
 
@@ -214,7 +213,6 @@ describe('mail over an SMTP server that refuses', () => {
   });
   afterAll(async () => {
     await t.close();
-    closeMailTransports();
     await sink.close();
   });
 
@@ -268,7 +266,6 @@ describe('mail to a recipient the SMTP server refuses for good', () => {
   });
   afterAll(async () => {
     await t.close();
-    closeMailTransports();
     await sink.close();
   });
 

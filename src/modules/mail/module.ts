@@ -13,6 +13,6 @@ export const mailModule = defineModule()({
     const { db, clock, config, log } = platform;
     const outbox = new MailOutbox(db, clock, config, log);
     const api: MailApi = outbox;
-    return { api, jobs: outbox.queues() };
+    return { api, jobs: outbox.queues(), close: () => outbox.close() };
   },
 });

@@ -3,11 +3,11 @@
  *
  * Sending (one job per mail, payload `{ mail_id }`): a mail already `sent`, `logged` or `failed` is
  * left alone (a job may run twice). With SMTP_URL the mail goes through one pooled nodemailer
- * transport per process and URL, made on first use; an SMTP error is recorded on the row (attempts,
- * last_error) and thrown, so the job runner retries it with its backoff (2 s, 4 s, 8 s, … capped at
- * an hour); after MAX_SEND_ATTEMPTS attempts, or at once when the server refuses the mail for good
- * (5xx to its recipient or data), the row is `failed` and the job ends. Without SMTP_URL
- * the mail is `logged`: kept in the database and announced in the log (id, kind, to, subject), never
+ * transport per outbox (one per process), made on first use and closed when the runtime stops; an
+ * SMTP error is recorded on the row (attempts, last_error) and thrown, so the job runner retries it
+ * with its backoff (2 s, 4 s, 8 s, … capped at an hour); after MAX_SEND_ATTEMPTS attempts, or at once
+ * when the server refuses the mail for good (5xx to its recipient or data), the row is `failed` and
+ * the job ends. Without SMTP_URL the mail is `logged`: kept in the database and announced in the log (id, kind, to, subject), never
  * with its body (bodies carry self-service links with tokens).
  */
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -39,31 +39,18 @@ export interface MailLog {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The transport: one pooled SMTP transport per process (per URL), made on first use.
+// The transport: one pooled SMTP transport per outbox (per process), made on first use.
 
-const transports = new Map<string, Transporter>();
-
-function transportFor(smtpUrl: string): Transporter {
-  let transport = transports.get(smtpUrl);
-  if (!transport) {
-    // The URL may set its own options (?pool=false, ?secure=true, …); these are the defaults.
-    transport = nodemailer.createTransport({
-      url: smtpUrl,
-      pool: true,
-      maxConnections: 5,
-      connectionTimeout: 10_000,
-      greetingTimeout: 10_000,
-      socketTimeout: 30_000,
-    });
-    transports.set(smtpUrl, transport);
-  }
-  return transport;
-}
-
-/** Closes the SMTP transports of this process (on shutdown, and between tests). */
-export function closeMailTransports(): void {
-  for (const t of transports.values()) t.close();
-  transports.clear();
+function createTransport(smtpUrl: string): Transporter {
+  // The URL may set its own options (?pool=false, ?secure=true, …); these are the defaults.
+  return nodemailer.createTransport({
+    url: smtpUrl,
+    pool: true,
+    maxConnections: 5,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
+  });
 }
 
 /** The domain of an address such as `Kairos <no-reply@kairos.example>` (for Message-IDs). */
@@ -92,6 +79,8 @@ function describe(err: unknown): string {
 // ---------------------------------------------------------------------------------------------------
 
 export class MailOutbox implements MailApi {
+  private transport: Transporter | null = null;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -137,6 +126,12 @@ export class MailOutbox implements MailApi {
       .execute();
   }
 
+  /** Closes the SMTP connections (the runtime calls it on stop, after the jobs have stopped). */
+  async close(): Promise<void> {
+    this.transport?.close();
+    this.transport = null;
+  }
+
   /** The `mail.send` queue. */
   queues(): JobContribution[] {
     return [{ queue: SEND_QUEUE, handler: (job: Job<SendPayload>) => this.send(job) }];
@@ -165,7 +160,8 @@ export class MailOutbox implements MailApi {
     }
 
     try {
-      await transportFor(smtpUrl).sendMail({
+      this.transport ??= createTransport(smtpUrl);
+      await this.transport.sendMail({
         from: this.config.mailFrom,
         to: mail.to_address,
         subject: mail.subject,
