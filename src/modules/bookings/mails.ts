@@ -1,6 +1,6 @@
 /**
  * Booking mails (docs/api.md#e-mail-and-pages): confirmation, reschedule and cancellation to the
- * customer and every host with an address, each with a calendar invite (same UID for the booking's
+ * customer and every host with an address (a host without one gets a `skipped` record), each with a calendar invite (same UID for the booking's
  * whole life, SEQUENCE rising with each change; REQUEST, or CANCEL when cancelled), and waitlist offers.
  * Written into the mail outbox inside the booking's own transaction.
  */
@@ -11,6 +11,8 @@ import type { BookingRow } from './repo.js';
 export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';
 
 export interface Contact {
+  /** The host's principal id (named in the record of a mail skipped for want of an address). */
+  id: string;
   name: string;
   email: string | null;
 }
@@ -102,7 +104,20 @@ export function bookingMails(input: BookingMailInput): MailMessage[] {
     invite,
   });
   for (const h of hosts) {
-    if (h.email === null) continue;
+    if (h.email === null) {
+      // Recorded, never sent (docs/api.md#e-mail-and-pages): the host has no address.
+      out.push({
+        kind: `booking.${kind}`,
+        subjectId: b.id,
+        to: null,
+        recipient: `principal ${h.id}`,
+        subject,
+        text: '',
+        html: '',
+        invite: null,
+      });
+      continue;
+    }
     const hostLines = [
       `Hello ${h.name},`,
       '',

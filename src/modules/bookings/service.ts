@@ -770,7 +770,8 @@ function limitsOf(link: BookingLink | null): BookingLimits {
 }
 
 function contactOf(contacts: Map<string, { name: string; email: string | null }>, id: string): Contact {
-  return contacts.get(id) ?? { name: '', email: null };
+  const c = contacts.get(id);
+  return { id, name: c?.name ?? '', email: c?.email ?? null };
 }
 
 /** The occupancy of host `h` for a booking at `slot`: the slot padded with the host's buffers. */

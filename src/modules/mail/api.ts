@@ -30,8 +30,10 @@ export interface MailMessage {
   kind: string;
   /** What it is about, e.g. a booking id. */
   subjectId?: string | null;
-  /** One address. */
-  to: string;
+  /** One address; null when the recipient has none (the mail is recorded as `skipped`, not sent). */
+  to: string | null;
+  /** Who it is for, named in the record of a skipped mail (e.g. `principal <id>`). */
+  recipient?: string;
   subject: string;
   text: string;
   html: string;
@@ -42,7 +44,7 @@ export interface MailMessage {
 export interface MailRow {
   id: string;
   kind: string;
-  to: string;
+  to: string | null;
   subject: string;
   status: string;
   ics_method: string | null;

@@ -103,16 +103,19 @@ export class MailOutbox implements MailApi {
         html_body: m.html,
         ics,
         ics_method: m.invite ? m.invite.method : null,
-        status: 'pending' as const,
+        status: m.to === null ? ('skipped' as const) : ('pending' as const),
+        last_error: m.to === null ? `no e-mail address for ${m.recipient ?? 'the recipient'}` : null,
         attempts: 0,
         created_at: now,
       };
     });
     await trx.insertInto('mail_outbox').values(rows).execute();
+    const toSend = rows.filter((r) => r.status === 'pending');
+    if (toSend.length === 0) return;
     await enqueueMany(
       trx,
       SEND_QUEUE,
-      rows.map((r) => ({ payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
+      toSend.map((r) => ({ payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
     );
   }
 
@@ -144,7 +147,7 @@ export class MailOutbox implements MailApi {
       .selectAll()
       .where('id', '=', job.payload.mail_id)
       .executeTakeFirst();
-    if (mail?.status !== 'pending') return;
+    if (mail?.status !== 'pending' || mail.to_address === null) return;
 
     const smtpUrl = this.config.smtpUrl;
     if (!smtpUrl) {

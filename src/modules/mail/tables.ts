@@ -2,8 +2,11 @@
 import type { Generated } from 'kysely';
 import type { Timestamp } from '../../db/types.js';
 
-/** pending: waiting for its job; sent: accepted by the SMTP server; logged: no SMTP_URL; failed: gave up. */
-export type MailStatus = 'pending' | 'sent' | 'logged' | 'failed';
+/**
+ * pending: waiting for its job; sent: accepted by the SMTP server; logged: no SMTP_URL; failed: gave
+ * up; skipped: its recipient has no address (recorded, never sent).
+ */
+export type MailStatus = 'pending' | 'sent' | 'logged' | 'failed' | 'skipped';
 
 export interface MailOutboxTable {
   /** `mail_…` */
@@ -14,7 +17,8 @@ export interface MailOutboxTable {
   kind: string;
   /** What it is about (a booking id), or null. */
   subject_id: string | null;
-  to_address: string;
+  /** Null exactly when skipped. */
+  to_address: string | null;
   subject: string;
   text_body: string;
   html_body: string;
