@@ -2,6 +2,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import type { Row } from './lib.js';
 import { benchAvailability } from './availability.js';
+import { benchBookingCreate, benchBusySlots } from './bookings.js';
 import { benchPlatform } from './platform.js';
 import { benchSlots } from './slots.js';
 import { benchWebhooks } from './webhooks.js';
@@ -11,6 +12,8 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['slots', benchSlots],
   ['availability', benchAvailability],
   ['webhooks', benchWebhooks],
+  ['bookings', benchBookingCreate],
+  ['bookings-slots', benchBusySlots],
 ];
 
 const only = process.argv[2];

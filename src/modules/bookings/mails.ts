@@ -38,17 +38,31 @@ const SUBJECTS: Record<BookingMailKind, (title: string) => string> = {
 /** The start and end as a customer reads them (their zone, else UTC). */
 export function describeTime(start: Date, end: Date, zone: string | null): string {
   const tz = zone ?? 'UTC';
-  const fmt = new Intl.DateTimeFormat('en-GB', {
-    timeZone: tz,
-    weekday: 'long',
-    day: 'numeric',
-    month: 'long',
-    year: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-  });
-  const endFmt = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit' });
-  return `${fmt.format(start)} – ${endFmt.format(end)} (${tz})`;
+  const f = formattersFor(tz);
+  return `${f.start.format(start)} – ${f.end.format(end)} (${tz})`;
+}
+
+/** Formatters per zone: making one costs ~0.2 ms, using one ~2 µs (a booking mails several times). */
+const formatters = new Map<string, { start: Intl.DateTimeFormat; end: Intl.DateTimeFormat }>();
+function formattersFor(tz: string) {
+  let f = formatters.get(tz);
+  if (!f) {
+    f = {
+      start: new Intl.DateTimeFormat('en-GB', {
+        timeZone: tz,
+        weekday: 'long',
+        day: 'numeric',
+        month: 'long',
+        year: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+      }),
+      end: new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit' }),
+    };
+    if (formatters.size >= 500) formatters.clear(); // zones are IANA names: few, but never unbounded
+    formatters.set(tz, f);
+  }
+  return f;
 }
 
 export function bookingMails(input: BookingMailInput): MailMessage[] {

@@ -1,0 +1,873 @@
+/**
+ * Booking benchmarks.
+ *
+ * 1. Booking creation over HTTP (`bookings`): `POST /v1/bookings` with a secret key, 50 connections,
+ *    each request a distinct free 30-minute slot of one of 50 hosts (default schedule: Mon–Fri
+ *    09:00–17:00 UTC, 60 days ahead), walking the weekdays forward host by host. The server runs as
+ *    `kairos serve` runs it — background workers on, so confirmation mails are sent (logged, without
+ *    SMTP) as they would be — with a clock that stands still on a Monday, so that every run books the
+ *    same slots. Twice: on the embedded store as `kairos serve` opens it (durable), and on one with
+ *    fsync and synchronous commit off, as bench/availability.ts and bench/platform.ts run theirs.
+ *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the server process's
+ *    CPU time and SQL statements per booking.
+ *
+ * 2. 30-day slots for a busy host (`bookings-slots`): a host whose ICS feed holds 1,000 busy blocks
+ *    (bench/availability.ts's feed) and who has 500 bookings in the same 30 days, made through
+ *    `POST /v1/bookings`. `GET /v1/availability/slots` over those 30 days, remembered (the same
+ *    question again) and computed (a new question each time, as bench/availability.ts asks it), beside
+ *    two answers sent from memory through the same app: bench/availability.ts's calendar-only host's
+ *    (the memory baseline that bench prints; its host is rebuilt here from the same feed) and the busy
+ *    host's own. Those three take turns, then the computed route runs (medians of ROUNDS runs). Also,
+ *    in process (app.inject, one at a time): the first ask after a booking of the host changed
+ *    (occupancy read again, slots computed) and a remembered ask. Half-hour bookings do not fit 500 times beside the feed in Mon–Fri 09:00–17:00
+ *    (176 working hours in 30 days), so the busy host works every day, 00:00–24:00 America/New_York.
+ *
+ * Each server runs in a child process (this file again, with KAIROS_BENCH_BOOKINGS set), so that
+ * autocannon does not share its event loop. Run alone with `node --import tsx bench/bookings.ts`.
+ * BENCH_SECONDS: measured seconds per route (default 5 for creation; 9 for slots, split into rounds).
+ * BENCH_SQL=1: print the SQL statements the creation server ran, by kind, and what the store's
+ * sessions were doing (wait events sampled every 20 ms). BENCH_PROF=1: CPU profiles of the server
+ * processes in $TMPDIR/kairos-bench-prof.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
+import { createPool, migrate } from '../src/db/store.js';
+import type { DB } from '../src/db/types.js';
+import { type Interval, normalize, subtract } from '../src/lib/intervals.js';
+import { WEEKDAYS } from '../src/lib/schedule.js';
+import { FakeClock } from '../src/platform/clock.js';
+import { type Runtime, startRuntime } from '../src/runtime.js';
+import { fmt, type LoadResult, load, randomBusy, type Row, rssMiB } from './lib.js';
+
+const CHILD_ENV = 'KAIROS_BENCH_BOOKINGS';
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 86_400_000;
+const CONNECTIONS = 50;
+const WARMUP_SECONDS = 2;
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+/** Marks the bench's own statements, which countQueries does not count. */
+const BENCH_MARK = '/* bench */';
+
+// ---- plumbing shared by both benches ---------------------------------------------------------------
+
+/** Messages between the load process and a server child: a request and its one answer. */
+type Ask = { type: 'stats' | 'reset' | 'stop' };
+
+/** Starts this file as a server child in `mode`; resolves with its first message (what it is ready with). */
+async function startChild<R>(
+  mode: 'create-durable' | 'create-ephemeral' | 'busy',
+): Promise<{ child: ChildProcess; ready: R }> {
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, [CHILD_ENV]: mode },
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
+        : []),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<R>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as R));
+    child.once('exit', (code) => reject(new Error(`bench server (${mode}) exited early (${code})`)));
+  });
+  return { child, ready };
+}
+
+/** Sends `ask` to the child and resolves with its answer. */
+function ask<T>(child: ChildProcess, message: Ask): Promise<T> {
+  return new Promise<T>((resolve) => {
+    child.once('message', (m) => resolve(m as T));
+    child.send(message);
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.connected) child.send({ type: 'stop' } satisfies Ask);
+  await new Promise<void>((resolve) => {
+    if (child.exitCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+}
+
+/** Child side: answers `handle(ask)` to each message until `stop`, then returns. */
+function serveMessages(handle: (m: Ask) => Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const onMessage = (m: Ask) => {
+      if (m.type === 'stop') {
+        process.off('message', onMessage);
+        resolve();
+        return;
+      }
+      handle(m).then(
+        (answer) => process.send?.(answer),
+        (err) => process.send?.({ error: String(err) }),
+      );
+    };
+    process.on('message', onMessage);
+  });
+}
+
+/**
+ * Counts the SQL statements every pg client of this process sends (the app's pool; the LISTEN
+ * connection sends none while running) and, with `byKind`, their texts; `byKind()` groups those by
+ * their first words, parameters elided.
+ */
+function countQueries(withKinds: boolean) {
+  const texts = new Map<string, number>();
+  let total = 0;
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const q = args[0];
+    const text = typeof q === 'string' ? q : ((q as { text?: string } | null)?.text ?? '?');
+    if (!text.startsWith(BENCH_MARK)) {
+      total++;
+      if (withKinds) texts.set(text, (texts.get(text) ?? 0) + 1);
+    }
+    return original.apply(this, args);
+  };
+  return {
+    total: () => total,
+    byKind: (): [string, number][] => {
+      const kinds = new Map<string, number>();
+      for (const [text, n] of texts) {
+        const kind = text
+          .replace(/\s+/g, ' ')
+          .replace(/\$\d+(, ?\$\d+)*/g, '$…')
+          .slice(0, 120);
+        kinds.set(kind, (kinds.get(kind) ?? 0) + n);
+      }
+      return [...kinds.entries()].sort((a, b) => b[1] - a[1]);
+    },
+    reset: () => {
+      texts.clear();
+      total = 0;
+    },
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((sorted.length * p) / 100) - 1)] ?? Number.NaN;
+}
+
+// ---- 1. booking creation over HTTP -----------------------------------------------------------------
+
+/** The clock of the creation server: it stands still on Monday 1 June 2026, 00:00 UTC. */
+const CREATE_NOW = Date.UTC(2026, 5, 1);
+const HOSTS = 50;
+/** The default schedule's horizon (lib/schedule.ts DEFAULT_SCHEDULE: 60 days ahead). */
+const MAX_DAYS_AHEAD = 60;
+
+interface CreateReady {
+  url: string;
+  token: string;
+  hosts: string[];
+}
+
+interface CreateStats {
+  bookings: number;
+  /** Mails not yet sent (logged) by the workers. */
+  mailsPending: number;
+  queries: number;
+  queryKinds: [string, number][];
+  /** Sampled states and wait events of the store's sessions (BENCH_SQL only). */
+  waits: [string, number][];
+  /** CPU time of the server process (its event loop and threads) and wall time since the reset. */
+  cpuMs: number;
+  wallMs: number;
+  refused: { status: number; body: string }[];
+}
+
+/** Start times of the half-hour slots of Mon–Fri 09:00–17:00 UTC after `nowMs`, within the horizon. */
+function weekdaySlots(nowMs: number): number[] {
+  const starts: number[] = [];
+  for (let day = Math.floor(nowMs / DAY) * DAY; day <= nowMs + MAX_DAYS_AHEAD * DAY; day += DAY) {
+    const weekday = new Date(day).getUTCDay();
+    if (weekday === 0 || weekday === 6) continue;
+    for (let k = 0; k < 16; k++) {
+      const start = day + 9 * HOUR + k * 30 * MIN;
+      if (start >= nowMs && start <= nowMs + MAX_DAYS_AHEAD * DAY) starts.push(start);
+    }
+  }
+  return starts;
+}
+
+/** How the creation server's embedded store runs: as `kairos serve` runs it, or as the other benches do. */
+type StoreKind = 'durable' | 'ephemeral';
+
+/**
+ * Child: the runtime as `kairos serve` starts it (workers on), 50 hosts; then serves. `durable`: the
+ * store `kairos serve` opens (embedded, its own settings); `ephemeral`: an embedded server with fsync
+ * and synchronous commit off, as bench/availability.ts and bench/platform.ts run theirs.
+ */
+async function serveCreate(store: StoreKind): Promise<void> {
+  const queries = countQueries(Boolean(process.env.BENCH_SQL));
+  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
+  chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
+  let ctx: Runtime | null = null;
+  let embedded: EmbeddedServer | null = null;
+  let db: Kysely<DB> | null = null;
+  let code = 0;
+  try {
+    const masterKey = randomBytes(32).toString('base64');
+    let opened: { db: Kysely<DB>; pool: pg.Pool; url: string; masterKey: string } | undefined;
+    if (store === 'ephemeral') {
+      embedded = await startEmbedded({ dataDir: join(base, 'data'), log: quiet, ephemeral: true });
+      const pool = createPool(embedded.url, 10);
+      db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+      await migrate(db);
+      opened = { db, pool, url: embedded.url, masterKey };
+    }
+    const config = {
+      ...loadConfig({
+        ...(opened ? { DATABASE_URL: opened.url } : { KAIROS_DATA_DIR: join(base, 'data') }),
+        KAIROS_MASTER_KEY: masterKey,
+        LOG_LEVEL: 'silent',
+      }),
+      port: 0,
+    };
+    ctx = await startRuntime({ config, log: quiet, clock: new FakeClock(CREATE_NOW), store: opened });
+    const storeUrl = opened?.url ?? ctx.store!.url;
+    const app = ctx.app!;
+    // Answers other than 201 to POST /v1/bookings, a few of them with their bodies.
+    const refused: { status: number; body: string }[] = [];
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (reply.statusCode !== 201 && request.method === 'POST' && request.url === '/v1/bookings') {
+        if (refused.length < 5) refused.push({ status: reply.statusCode, body: String(payload) });
+      }
+      return payload;
+    });
+    const { api_key } = await ctx.modules.accounts.createAccount({
+      name: 'Bench',
+      plan: 'enterprise',
+      rateLimitPerHour: 1_000_000_000,
+    });
+    const headers = { authorization: `Bearer ${api_key.key}` };
+    const hosts = await Promise.all(
+      Array.from({ length: HOSTS }, async (_, i) => {
+        const res = await app.inject({
+          method: 'POST',
+          url: '/v1/hosts',
+          headers,
+          payload: { display_name: `Host ${i}`, timezone: 'UTC' },
+        });
+        if (res.statusCode !== 201) throw new Error(`creating a host failed: ${res.body}`);
+        return (res.json() as { host: { principal_id: string } }).host.principal_id;
+      }),
+    );
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    process.send?.({ url, token: api_key.key, hosts } satisfies CreateReady);
+    const appDb = ctx.db;
+    const waits = process.env.BENCH_SQL ? await waitSampler(storeUrl) : null;
+    let cpu = process.cpuUsage();
+    let since = performance.now();
+    await serveMessages(async (m) => {
+      if (m.type === 'reset') {
+        queries.reset();
+        waits?.start();
+        cpu = process.cpuUsage();
+        since = performance.now();
+        return {};
+      }
+      const used = process.cpuUsage(cpu);
+      const wallMs = performance.now() - since;
+      const sampled = waits?.stop() ?? [];
+      const bookings = await appDb
+        .selectFrom('bookings')
+        .select(appDb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
+      const pending = await appDb
+        .selectFrom('mail_outbox')
+        .select(appDb.fn.countAll<string>().as('n'))
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      return {
+        bookings: Number(bookings.n),
+        mailsPending: Number(pending.n),
+        queries: queries.total(),
+        queryKinds: queries.byKind().slice(0, 25),
+        waits: sampled,
+        cpuMs: (used.user + used.system) / 1000,
+        wallMs,
+        refused,
+      } satisfies CreateStats;
+    });
+    await waits?.close();
+  } catch (err) {
+    console.error(err);
+    code = 1;
+  } finally {
+    await ctx?.close().catch(() => {});
+    await db?.destroy().catch(() => {});
+    await embedded?.stop().catch(() => {});
+    rmSync(base, { recursive: true, force: true });
+  }
+  process.exit(code);
+}
+
+/**
+ * What the store's client sessions are doing, sampled every 20 ms from a connection of its own (its
+ * statements carry a marker, so that countQueries leaves them out): state and wait event, counted.
+ */
+async function waitSampler(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const counts = new Map<string, number>();
+  let timer: NodeJS.Timeout | null = null;
+  let busy = false;
+  const sample = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { rows } = await client.query<{ what: string; n: string }>(
+        `${BENCH_MARK} SELECT coalesce(wait_event_type || ':' || wait_event, 'on CPU') || ' (' || state || ')' AS what,
+           count(*) AS n FROM pg_stat_activity
+         WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle' GROUP BY 1`,
+      );
+      for (const r of rows) counts.set(r.what, (counts.get(r.what) ?? 0) + Number(r.n));
+    } finally {
+      busy = false;
+    }
+  };
+  return {
+    start() {
+      counts.clear();
+      timer = setInterval(() => void sample().catch(() => {}), 20);
+    },
+    stop(): [string, number][] {
+      if (timer) clearInterval(timer);
+      timer = null;
+      return [...counts.entries()].sort((a, b) => b[1] - a[1]);
+    },
+    close: () => client.end(),
+  };
+}
+
+/** autocannon POSTing the body `nextBody()` makes for each request. */
+async function loadPost(
+  url: string,
+  opts: { seconds: number; headers: Record<string, string>; nextBody: () => string },
+): Promise<LoadResult & { byStatus: Record<string, number>; total: number }> {
+  const r = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: opts.seconds,
+    method: 'POST',
+    headers: { ...opts.headers, 'content-type': 'application/json' },
+    requests: [{ setupRequest: (request: object) => ({ ...request, body: opts.nextBody() }) }],
+  });
+  const byStatus: Record<string, number> = {};
+  let total = 0;
+  for (const [status, { count = 0 }] of Object.entries(r.statusCodeStats ?? {})) {
+    byStatus[status] = count;
+    total += count;
+  }
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    byStatus,
+    total,
+  };
+}
+
+/** Bench 1: POST /v1/bookings, a distinct free slot each time; on each kind of store. */
+export async function benchBookingCreate(): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const store of ['durable', 'ephemeral'] as const) rows.push(...(await createOn(store)));
+  return rows;
+}
+
+async function createOn(store: StoreKind): Promise<Row[]> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+  const { child, ready } = await startChild<CreateReady>(`create-${store}`);
+  try {
+    const starts = weekdaySlots(CREATE_NOW);
+    const capacity = starts.length * ready.hosts.length;
+    let n = 0;
+    let overrun = 0;
+    // Host by host, then the next slot: consecutive requests go to different hosts.
+    const nextBody = () => {
+      const i = n++;
+      if (i >= capacity) overrun++;
+      const k = i % capacity;
+      return JSON.stringify({
+        principal_id: ready.hosts[k % ready.hosts.length],
+        start_time: new Date(starts[Math.floor(k / ready.hosts.length)]!).toISOString(),
+        customer_email: `customer${i}@example.com`,
+        customer_name: `Customer ${i}`,
+      });
+    };
+    const target = `${ready.url}/v1/bookings`;
+    const headers = { authorization: `Bearer ${ready.token}` };
+    const warm = await loadPost(target, { seconds: WARMUP_SECONDS, headers, nextBody });
+    const before = await ask<CreateStats>(child, { type: 'stats' });
+    await ask(child, { type: 'reset' });
+    const run = await loadPost(target, { seconds, headers, nextBody });
+    const after = await ask<CreateStats>(child, { type: 'stats' });
+    const rss = rssMiB(child.pid!);
+    const created = run.byStatus['201'] ?? 0;
+    const non201 = run.total - created;
+    const warmNon201 = warm.total - (warm.byStatus['201'] ?? 0);
+    const made = after.bookings - before.bookings;
+    const label =
+      store === 'durable'
+        ? 'embedded store as `kairos serve` runs it'
+        : 'embedded store, fsync and synchronous_commit off';
+    if (process.env.BENCH_SQL) {
+      console.log(
+        `[${label}] SQL statements during the measured run (${after.queries} for ${made} bookings):`,
+      );
+      for (const [kind, count] of after.queryKinds) console.log(`${String(count).padStart(8)}  ${kind}`);
+      const samples = after.waits.reduce((a, [, c]) => a + c, 0);
+      console.log(`[${label}] database sessions not idle, sampled every 20 ms (${samples} session samples):`);
+      for (const [what, count] of after.waits) console.log(`${String(count).padStart(8)}  ${what}`);
+    }
+    if (non201 > 0 || warmNon201 > 0 || run.errors > 0) {
+      console.warn('bookings: answers other than 201:', run.byStatus, 'warm-up:', warm.byStatus);
+      for (const r of after.refused) console.warn(`  ${r.status} ${r.body.slice(0, 300)}`);
+    }
+    const rows: Row[] = [
+      {
+        name: `POST /v1/bookings, ${label}, ${CONNECTIONS} conn`,
+        value: fmt(run.rps),
+        unit: 'bookings/s (target ≥ 1,000)',
+      },
+      {
+        name: `POST /v1/bookings (${store}) p50 / p99`,
+        value: `${run.p50} / ${run.p99}`,
+        unit: 'ms (target p99 < 50)',
+      },
+      {
+        name: `POST /v1/bookings (${store}) answers other than 201`,
+        value: String(non201 + run.errors),
+        unit: `answers of ${fmt(run.total)} (must be 0; warm-up: ${warmNon201})`,
+      },
+      {
+        name: `POST /v1/bookings (${store}) bookings written in the run`,
+        value: fmt(made),
+        unit: `bookings (201s: ${fmt(created)}; ${ready.hosts.length} hosts, ${fmt(n)} of ${fmt(capacity)} slots used; mails pending after: ${fmt(after.mailsPending)})`,
+      },
+      {
+        name: `POST /v1/bookings (${store}) server process CPU per booking`,
+        value: made > 0 ? fmt(after.cpuMs / made, 2) : '–',
+        unit: `ms (the process busy ${fmt((100 * after.cpuMs) / after.wallMs)} % of one core during the run)`,
+      },
+      {
+        name: `POST /v1/bookings (${store}) SQL statements per booking`,
+        value: made > 0 ? fmt(after.queries / made, 1) : '–',
+        unit: 'statements (server, incl. workers)',
+      },
+      { name: `POST /v1/bookings (${store}) server RSS after load`, value: fmt(rss), unit: 'MiB' },
+    ];
+    if (overrun > 0)
+      rows.push({ name: `POST /v1/bookings (${store}) slots reused`, value: fmt(overrun), unit: 'requests' });
+    return rows;
+  } finally {
+    await stopChild(child);
+  }
+}
+
+// ---- 2. 30-day slots for a busy host --------------------------------------------------------------
+
+const ZONE = 'America/New_York';
+const BUSY_COUNT = 1000;
+const BOOKINGS = 500;
+const ROUNDS = 3;
+/** Samples of the in-process first ask after a change (each a cancel or a re-booking). */
+const CHANGES = 40;
+const REMEMBERED_ASKS = 400;
+
+interface BusyReady {
+  url: string;
+  token: string;
+  paths: { slots: string; baselineAvailability: string; baselineBusy: string };
+  bytes: { busy: number; availability: number };
+  slotCount: { busy: number; availability: number };
+  bookings: number;
+  inProcess: { firstAfterChangeMs: number[]; rememberedMs: number[] };
+}
+
+interface BusyStats {
+  computed: number;
+  remembered: number;
+}
+
+/** An ICS feed of 1,000 busy blocks of 5–30 minutes within `window`: bench/availability.ts's feed. */
+function busyFeed(window: Interval): string {
+  const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
+  const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Kairos bench//EN'];
+  for (const [i, { start, end }] of randomBusy(window, BUSY_COUNT).entries()) {
+    lines.push('BEGIN:VEVENT', `UID:busy-${i}@bench`, 'DTSTAMP:20260101T000000Z');
+    lines.push(`DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`, 'END:VEVENT');
+  }
+  lines.push('END:VCALENDAR', '');
+  return lines.join('\r\n');
+}
+
+/**
+ * `count` half-hour bookings in `window` clear of `busy` (the host works all day): every half hour
+ * that fits in the free time, packed from the start of each gap, then `count` of them spread evenly.
+ */
+function bookingStarts(window: Interval, busy: Interval[], count: number): number[] {
+  const fits: number[] = [];
+  for (const gap of subtract([window], normalize(busy))) {
+    for (let s = gap.start; s + 30 * MIN <= gap.end; s += 30 * MIN) fits.push(s);
+  }
+  if (fits.length < count) throw new Error(`only ${fits.length} half hours are free`);
+  return Array.from({ length: count }, (_, i) => fits[Math.floor((i * fits.length) / count)]!);
+}
+
+/** Child: ephemeral embedded store (as bench/availability.ts), the two hosts, their data; then serves. */
+async function serveBusy(): Promise<void> {
+  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
+  chmodSync(base, 0o755);
+  let embedded: EmbeddedServer | null = null;
+  let code = 0;
+  try {
+    embedded = await startEmbedded({
+      dataDir: join(base, 'data'),
+      log: { info: () => {}, warn: (o: object | string) => console.warn(o) },
+      ephemeral: true,
+    });
+    await serveBusyOn(embedded.url);
+  } catch (err) {
+    console.error(err);
+    code = 1;
+  } finally {
+    await embedded?.stop().catch(() => {});
+    rmSync(base, { recursive: true, force: true });
+  }
+  process.exit(code);
+}
+
+async function serveBusyOn(url: string): Promise<void> {
+  const masterKey = randomBytes(32).toString('base64');
+  const config = {
+    ...loadConfig({
+      DATABASE_URL: url,
+      KAIROS_MASTER_KEY: masterKey,
+      LOG_LEVEL: 'silent',
+      KAIROS_ALLOW_PRIVATE_NETWORK: 'true', // the feed is served on loopback
+      KAIROS_BUSY_CACHE_TTL_SECONDS: '3600', // no refresh during the run (no job runner here)
+    }),
+    port: 0,
+  };
+  const pool = createPool(url, config.databasePoolMax);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  await migrate(db);
+  const ctx = await startRuntime({ config, log: quiet, store: { db, pool, url, masterKey }, workers: false });
+  const app = ctx.app!;
+  // Routes must exist before the app first answers; their answers are filled in from the real routes.
+  let availabilityBody = '';
+  let busyBody = '';
+  app.get(
+    '/v1/bench/baseline-availability',
+    { config: { access: 'private' }, schema: { hide: true } },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(availabilityBody),
+  );
+  app.get(
+    '/v1/bench/baseline-busy',
+    { config: { access: 'private' }, schema: { hide: true } },
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(busyBody),
+  );
+  let feed: Server | null = null;
+  try {
+    const { api_key } = await ctx.modules.accounts.createAccount({
+      name: 'Bench',
+      plan: 'enterprise',
+      rateLimitPerHour: 1_000_000_000,
+    });
+    const headers = { authorization: `Bearer ${api_key.key}` };
+    const call = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, payload?: object) => {
+      const res = await app.inject({ method, url: path, headers, ...(payload ? { payload } : {}) });
+      if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${res.body}`);
+      return res;
+    };
+    const hostOf = async (name: string) =>
+      (
+        (await call('POST', '/v1/hosts', { display_name: name, timezone: ZONE })).json() as {
+          host: { principal_id: string };
+        }
+      ).host.principal_id;
+    const busyHost = await hostOf('Busy host');
+    const plainHost = await hostOf('Calendar-only host (bench/availability.ts)');
+    await call('PUT', `/v1/principals/${busyHost}/schedule`, {
+      weekly: WEEKDAYS.map((day) => ({ day, start: '00:00', end: '24:00' })),
+    });
+
+    const from = Math.ceil(Date.now() / DAY) * DAY;
+    const to = from + 30 * DAY;
+    const window = { start: from, end: to };
+    const ics = busyFeed(window);
+    feed = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/calendar' }).end(ics);
+    });
+    await new Promise<void>((resolve) => feed?.listen(0, '127.0.0.1', resolve));
+    const feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/busy.ics`;
+    for (const host of [busyHost, plainHost]) {
+      await call('POST', '/v1/calendars/ics', { url: feedUrl, principal_id: host });
+    }
+
+    // 500 bookings through the API, 10 at a time.
+    const starts = bookingStarts(window, randomBusy(window, BUSY_COUNT), BOOKINGS);
+    const book = async (start: number, i: number) =>
+      (
+        (
+          await call('POST', '/v1/bookings', {
+            principal_id: busyHost,
+            start_time: new Date(start).toISOString(),
+            customer_email: `customer${i}@example.com`,
+            customer_name: `Customer ${i}`,
+          })
+        ).json() as { booking: { id: string } }
+      ).booking.id;
+    const ids: string[] = [];
+    for (let i = 0; i < starts.length; i += 10) {
+      ids.push(...(await Promise.all(starts.slice(i, i + 10).map((s, j) => book(s, i + j)))));
+    }
+
+    const q = (o: Record<string, string>) => new URLSearchParams(o).toString();
+    const slotsPath = (host: string) =>
+      `/v1/availability/slots?${q({
+        business_id: host,
+        duration_minutes: '30',
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+      })}`;
+    const slots = slotsPath(busyHost);
+    busyBody = (await call('GET', slots)).body;
+    availabilityBody = (await call('GET', slotsPath(plainHost))).body;
+
+    // In process, one at a time: the first ask after each change of the host's bookings (a cancel,
+    // then the same time booked again), and the remembered ask.
+    const timed = async () => {
+      const t0 = performance.now();
+      await call('GET', slots);
+      return performance.now() - t0;
+    };
+    const firstAfterChangeMs: number[] = [];
+    for (let i = 0; i < CHANGES / 2; i++) {
+      await call('DELETE', `/v1/bookings/${ids[i]}`);
+      firstAfterChangeMs.push(await timed());
+      ids[i] = await book(starts[i]!, BOOKINGS + i);
+      firstAfterChangeMs.push(await timed());
+    }
+    await timed(); // the second ask of a question is computed once more, then kept (memo.ts admit)
+    const rememberedMs: number[] = [];
+    for (let i = 0; i < REMEMBERED_ASKS; i++) rememberedMs.push(await timed());
+
+    const count = (body: string) => (JSON.parse(body) as { slots: unknown[] }).slots.length;
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const live = await db
+      .selectFrom('bookings')
+      .select(db.fn.countAll<string>().as('n'))
+      .where('principal_id', '=', busyHost)
+      .where('status', '=', 'confirmed')
+      .executeTakeFirstOrThrow();
+    process.send?.({
+      url: address,
+      token: api_key.key,
+      paths: {
+        slots,
+        baselineAvailability: '/v1/bench/baseline-availability',
+        baselineBusy: '/v1/bench/baseline-busy',
+      },
+      bytes: { busy: Buffer.byteLength(busyBody), availability: Buffer.byteLength(availabilityBody) },
+      slotCount: { busy: count(busyBody), availability: count(availabilityBody) },
+      bookings: Number(live.n),
+      inProcess: { firstAfterChangeMs, rememberedMs },
+    } satisfies BusyReady);
+    const counter = ctx.metrics.availabilityAnswers;
+    await serveMessages(async () => {
+      const stats: BusyStats = { computed: 0, remembered: 0 };
+      for (const v of (await counter.get()).values) {
+        if (
+          v.labels.kind === 'slots' &&
+          (v.labels.outcome === 'computed' || v.labels.outcome === 'remembered')
+        )
+          stats[v.labels.outcome] += v.value;
+      }
+      return stats;
+    });
+  } finally {
+    await ctx.close();
+    await new Promise((resolve) => (feed ? feed.close(resolve) : resolve(undefined)));
+    await db.destroy();
+  }
+}
+
+/** A fixed path, or one made afresh for each request. */
+type Target = string | (() => string);
+
+/**
+ * The same question with its window a minute later each time (20,000 of them, in a scrambled order),
+ * made up front: bench/availability.ts's "a new question each time".
+ */
+function shifted(origin: string, path: string): () => string {
+  const paths = Array.from({ length: 20_000 }, (_, i) => {
+    const url = new URL(path, origin);
+    const minutes = (i * 7919) % 20_000;
+    for (const f of ['from', 'to']) {
+      url.searchParams.set(f, new Date(Date.parse(url.searchParams.get(f)!) + minutes * MIN).toISOString());
+    }
+    return url.pathname + url.search;
+  });
+  let n = 0;
+  return () => paths[n++ % paths.length]!;
+}
+
+/** Bench 2: GET /v1/availability/slots for the busy host, remembered and computed, beside baselines. */
+export async function benchBusySlots(): Promise<Row[]> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 9);
+  const { child, ready } = await startChild<BusyReady>('busy');
+  try {
+    const run = (target: Target, s: number) =>
+      load(ready.url + (typeof target === 'string' ? target : target()), {
+        connections: CONNECTIONS,
+        seconds: s,
+        headers: { authorization: `Bearer ${ready.token}` },
+        ...(typeof target === 'string' ? {} : { nextPath: target }),
+      });
+    const answer = (kind: 'busy' | 'availability') =>
+      `${ready.slotCount[kind]} slots, ${fmt(ready.bytes[kind])} B`;
+    const targets: { label: string; detail: string; target: Target }[] = [
+      { label: 'remembered', detail: `the same question, ${answer('busy')}`, target: ready.paths.slots },
+      {
+        label: 'memory baseline of bench/availability.ts',
+        detail: `its calendar-only host's answer from memory, ${answer('availability')}`,
+        target: ready.paths.baselineAvailability,
+      },
+      {
+        label: 'memory baseline, this answer',
+        detail: `the busy host's answer from memory, ${answer('busy')}`,
+        target: ready.paths.baselineBusy,
+      },
+      {
+        label: 'computed',
+        detail: 'a new question each time, as bench/availability.ts asks it',
+        target: shifted(ready.url, ready.paths.slots),
+      },
+    ];
+    const COMPUTED = 3;
+    const results: LoadResult[][] = targets.map(() => []);
+    const answers: BusyStats[][] = targets.map(() => []);
+    const measure = async (i: number) => {
+      const t = targets[i]!;
+      const before = await ask<BusyStats>(child, { type: 'stats' });
+      const r = await run(t.target, seconds / ROUNDS);
+      const after = await ask<BusyStats>(child, { type: 'stats' });
+      if (r.non2xx > 0 || r.errors > 0) {
+        throw new Error(`${t.label}: ${r.non2xx} non-2xx answers and ${r.errors} errors`);
+      }
+      results[i]!.push(r);
+      answers[i]!.push({
+        computed: after.computed - before.computed,
+        remembered: after.remembered - before.remembered,
+      });
+    };
+    // The remembered route and the baselines take turns (ROUNDS runs each), so that other load on the
+    // machine falls on all alike. The computed route runs after them, on its own: the garbage it leaves
+    // would otherwise fall on whichever run follows it.
+    for (let i = 0; i < COMPUTED; i++) await run(targets[i]!.target, WARMUP_SECONDS);
+    for (let round = 0; round < ROUNDS; round++) for (let i = 0; i < COMPUTED; i++) await measure(i);
+    await run(targets[COMPUTED]!.target, WARMUP_SECONDS);
+    for (let round = 0; round < ROUNDS; round++) await measure(COMPUTED);
+    const name = 'http.slots 30d busy host';
+    const rows: Row[] = [];
+    for (const [i, t] of targets.entries()) {
+      const loads = results[i]!;
+      const rps = median(loads.map((r) => r.rps));
+      rows.push(
+        {
+          name: `${name}, ${t.label} req/s`,
+          value: rps.toFixed(0),
+          unit: `req/s (${t.detail}; ${CONNECTIONS} conn)`,
+        },
+        {
+          name: `${name}, ${t.label} p50 / p99`,
+          value: `${median(loads.map((r) => r.p50))} / ${median(loads.map((r) => r.p99))}`,
+          unit: 'ms',
+        },
+      );
+      if (i === 0 || i === COMPUTED) {
+        const computed = answers[i]!.reduce((a, x) => a + x.computed, 0);
+        const remembered = answers[i]!.reduce((a, x) => a + x.remembered, 0);
+        rows.push({
+          name: `${name}, ${t.label}: answers computed`,
+          value: fmt((100 * computed) / Math.max(1, computed + remembered), 1),
+          unit: `% of ${fmt(computed + remembered)} answers (server metric)`,
+        });
+      }
+    }
+    const ratio = (a: number, b: number) =>
+      median(results[a]!.map((r, k) => r.rps / results[b]![k]!.rps)) * 100;
+    rows.push(
+      {
+        name: `${name}, remembered vs memory baseline of bench/availability.ts`,
+        value: ratio(0, 1).toFixed(0),
+        unit: '% of req/s (target ≥ 50)',
+      },
+      {
+        name: `${name}, remembered vs memory baseline, this answer`,
+        value: ratio(0, 2).toFixed(0),
+        unit: '% of req/s',
+      },
+    );
+    const first = [...ready.inProcess.firstAfterChangeMs].sort((a, b) => a - b);
+    const kept = [...ready.inProcess.rememberedMs].sort((a, b) => a - b);
+    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    rows.push(
+      {
+        name: 'inject.slots 30d busy host, first ask after a booking change',
+        value: fmt(1000 / mean(first)),
+        unit: `ops/s (app.inject, one at a time; mean ${mean(first).toFixed(2)} ms, p50 ${percentile(first, 50).toFixed(2)}, max ${first.at(-1)!.toFixed(2)}; ${first.length} changes)`,
+      },
+      {
+        name: 'inject.slots 30d busy host, remembered',
+        value: fmt(1000 / mean(kept)),
+        unit: `ops/s (app.inject, one at a time; mean ${mean(kept).toFixed(3)} ms, p50 ${percentile(kept, 50).toFixed(3)}; ${kept.length} asks)`,
+      },
+      {
+        name: 'slots 30d busy host: its data',
+        value: String(ready.bookings),
+        unit: `live bookings beside ${BUSY_COUNT} calendar busy blocks (every day 00:00–24:00 ${ZONE})`,
+      },
+    );
+    return rows;
+  } finally {
+    await stopChild(child);
+  }
+}
+
+const mode = process.env[CHILD_ENV];
+if (mode === 'create-durable' || mode === 'create-ephemeral') {
+  await serveCreate(mode === 'create-durable' ? 'durable' : 'ephemeral');
+} else if (mode === 'busy') {
+  await serveBusy();
+} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.table([...(await benchBookingCreate()), ...(await benchBusySlots())]);
+  process.exit(0);
+}
