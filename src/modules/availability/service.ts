@@ -377,6 +377,21 @@ export class AvailabilityService {
     slot: Interval,
     limits: BookingLimits = {},
   ): Promise<SlotRefusal | null> {
+    const rule = this.scheduleRefusal(p, slot, limits);
+    if (rule !== null) return rule;
+    const c = constraintsWith(p, limits);
+    // A slot keeps [start - after, end + before) clear of calendar busy time (lib/slots.ts).
+    const near = { start: slot.start - c.bufferAfterMs, end: slot.end + c.bufferBeforeMs };
+    const { busy } = await this.busyFor([p], [near], { requireCalendar: false, only: 'calendar' });
+    for (const b of busy[0]!.calendar) if (b.start < near.end && b.end > near.start) return 'calendar_busy';
+    return null;
+  }
+
+  /**
+   * The part of `refusal` that depends on the schedule alone (notice, horizon, working hours): no I/O,
+   * so a booking repeats it inside its transaction against the schedule it has locked.
+   */
+  scheduleRefusal(p: PrincipalProfile, slot: Interval, limits: BookingLimits = {}): SlotRefusal | null {
     const c = constraintsWith(p, limits);
     const nowMs = this.deps.clock.nowMs();
     if (slot.start < nowMs + c.minimumNoticeMs) return 'minimum_notice';
@@ -385,10 +400,6 @@ export class AvailabilityService {
     if (!(working.length === 1 && working[0]!.start <= slot.start && working[0]!.end >= slot.end)) {
       return 'outside_working_hours';
     }
-    // A slot keeps [start - after, end + before) clear of calendar busy time (lib/slots.ts).
-    const near = { start: slot.start - c.bufferAfterMs, end: slot.end + c.bufferBeforeMs };
-    const { busy } = await this.busyFor([p], [near], { requireCalendar: false, only: 'calendar' });
-    for (const b of busy[0]!.calendar) if (b.start < near.end && b.end > near.start) return 'calendar_busy';
     return null;
   }
 

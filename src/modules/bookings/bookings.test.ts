@@ -6,7 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { DEFAULT_SCHEDULE } from '../../lib/schedule.js';
 import { FakeClock } from '../../platform/clock.js';
+import { lockForChange, upsertSchedule } from '../principals/repo.js';
 
 // Monday 2 March 2026, 06:00 UTC; accounts and hosts default to Mon–Fri 09:00–17:00 UTC.
 const clock = new FakeClock('2026-03-02T06:00:00.000Z');
@@ -204,6 +206,34 @@ describe('POST /v1/bookings', () => {
     expect(denied.status).toBe(403);
     expect((await t.call('GET', `/v1/bookings/${booking.id}`, { token: other.key })).status).toBe(404);
     expect((await t.call('DELETE', `/v1/bookings/${booking.id}`, { token: other.key })).status).toBe(404);
+  });
+
+  it('checks working hours again under a lock: a schedule change committed while a booking waits refuses it', async () => {
+    const acc = await t.account();
+    const h = await host(acc.key, 'Locked host');
+    // Warm the process's copy of the host's profile (Mon–Fri 09–17): the first check passes on it.
+    expect((await t.call('GET', `/v1/principals/${h}/schedule`, { token: acc.key })).status).toBe(200);
+    let answer: Promise<Response> | undefined;
+    await t.ctx.db.transaction().execute(async (trx) => {
+      // A schedule change in progress, as PUT /v1/principals/{id}/schedule makes it: row locked first.
+      await lockForChange(trx, h);
+      await upsertSchedule(
+        trx,
+        h,
+        { ...DEFAULT_SCHEDULE('UTC'), weekly: [{ day: 'tue', start: '13:00', end: '14:00' }] },
+        clock.now(),
+      );
+      answer = t.call('POST', '/v1/bookings', {
+        token: acc.key,
+        body: { ...customer, principal_id: h, start_time: '2026-03-03T10:00:00Z' },
+      });
+      await new Promise((r) => setTimeout(r, 300)); // the booking is waiting for the lock by now
+    });
+    const res = await answer!;
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ code: 'slot_unavailable', reason: 'outside_working_hours' });
+    const rows = await t.ctx.db.selectFrom('bookings').select('id').where('principal_id', '=', h).execute();
+    expect(rows).toEqual([]);
   });
 
   it('replays an Idempotency-Key instead of booking twice', async () => {

@@ -9,10 +9,10 @@ import { BookingService } from './service.js';
 import { WaitlistService } from './waitlist.js';
 
 export interface BookingsNeeds {
-  principals: Pick<PrincipalsApi, 'profiles' | 'contacts'> & {
+  principals: Pick<PrincipalsApi, 'profiles' | 'contacts' | 'lockedProfiles'> & {
     access: Pick<PrincipalsApi['access'], 'actingFor'>;
   };
-  availability: Pick<AvailabilityApi, 'refusal' | 'linkSlots'>;
+  availability: Pick<AvailabilityApi, 'refusal' | 'scheduleRefusal' | 'linkSlots'>;
   bookingLinks: Pick<BookingLinksApi, 'get' | 'bySlug'>;
   mail: Pick<MailApi, 'enqueue'>;
 }

@@ -41,10 +41,10 @@ export interface BookingsDeps {
   clock: Clock;
   config: Pick<Config, 'baseUrl' | 'mailFrom'>;
   linkKey: Buffer;
-  principals: Pick<PrincipalsApi, 'profiles' | 'contacts'> & {
+  principals: Pick<PrincipalsApi, 'profiles' | 'contacts' | 'lockedProfiles'> & {
     access: Pick<PrincipalsApi['access'], 'actingFor'>;
   };
-  availability: Pick<AvailabilityApi, 'refusal' | 'linkSlots'>;
+  availability: Pick<AvailabilityApi, 'refusal' | 'scheduleRefusal' | 'linkSlots'>;
   links: Pick<BookingLinksApi, 'get' | 'bySlug'>;
   mail: Pick<MailApi, 'enqueue'>;
   busy: Pick<BookingBusySource, 'changed'>;
@@ -435,12 +435,19 @@ export class BookingService {
     const id = prefixedId('booking', now.getTime());
     const nonce = newManageNonce();
     const token = manageToken(this.deps.linkKey, id, nonce);
-    const everyHost = plan.assignment === 'collective' ? candidates : null;
+    let everyHost = plan.assignment === 'collective' ? candidates : null;
     const contacts = await this.deps.principals.contacts(candidates.map((h) => h.id));
     let occupied: string[] = [];
     try {
       const row = await withTransaction(this.deps.db, async (trx) => {
         await plan.before?.(trx);
+        if (!plan.skipChecks) {
+          // The schedules as stored now, locked until commit: a change of hours, zone or buffers (or
+          // a deletion) made since the checks above either waits for this booking or is seen here.
+          const checked = await this.recheck(trx, everyHost ?? candidates, slot, limits, !!everyHost);
+          if (everyHost) everyHost = checked;
+          else candidates = checked;
+        }
         let attributed: PrincipalProfile;
         if (everyHost) {
           await repo.insertOccupancy(
@@ -512,6 +519,40 @@ export class BookingService {
     }
   }
 
+  /**
+   * Repeats the schedule checks (notice, horizon, working hours) inside the booking's transaction,
+   * against the hosts' profiles read from the database and locked FOR SHARE until commit (a schedule,
+   * zone or deletion waits for the booking, or the booking sees it). `all`: every host must pass
+   * (collective, reschedule); otherwise the hosts that pass, in the given order. Answers those hosts
+   * as stored now (their buffers pad the occupancy). Calendar busy time is not repeated: it is a copy
+   * of a provider's data, as fresh inside the transaction as before it.
+   */
+  private async recheck(
+    trx: Tx,
+    hosts: readonly PrincipalProfile[],
+    slot: Interval,
+    limits: BookingLimits,
+    all: boolean,
+  ): Promise<PrincipalProfile[]> {
+    const fresh = await this.deps.principals.lockedProfiles(
+      trx,
+      hosts.map((h) => h.id),
+    );
+    const passed: PrincipalProfile[] = [];
+    let first: SlotRefusal | 'no_host' | null = null;
+    for (const h of hosts) {
+      const now = fresh.get(h.id);
+      const why = now ? this.deps.availability.scheduleRefusal(now, slot, limits) : 'no_host';
+      if (why === null) passed.push(now!);
+      else {
+        first ??= why;
+        if (all) throw slotUnavailable(why, hosts.length > 1 ? 'for one of the hosts' : undefined);
+      }
+    }
+    if (passed.length === 0) throw slotUnavailable(first ?? 'no_host');
+    return passed;
+  }
+
   /** Moves a live booking to `slot` for the same hosts: same checks, 409 when taken, `booking.updated`. */
   private async reschedule(
     b: repo.BookingRow,
@@ -543,9 +584,10 @@ export class BookingService {
         if (!locked || !repo.LIVE_STATUSES.includes(locked.status)) {
           throw new Conflict('The booking is no longer live', { code: 'booking_not_live' });
         }
+        const checked = await this.recheck(trx, hosts, slot, limits, true);
         await repo.moveOccupancy(
           trx,
-          hosts.map((h) => occupancyOf(b.id, h, slot)),
+          checked.map((h) => occupancyOf(b.id, h, slot)),
         );
         const row = await repo.updateBooking(trx, b.id, {
           start_time: new Date(slot.start),

@@ -137,6 +137,23 @@ export async function findContacts(
     .execute();
 }
 
+/**
+ * Locks principal rows FOR SHARE until the transaction ends: changes lock them FOR UPDATE first
+ * (lockForChange), so they wait for the holder, and the holder waits for a change in progress. Read
+ * the rows afterwards in a separate statement: under READ COMMITTED a statement that waited for a
+ * lock still reads joined tables (schedules) as they were when it started.
+ */
+export async function lockForShare(trx: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx
+    .selectFrom('principals')
+    .select('id')
+    .where('id', 'in', [...ids])
+    .orderBy('id')
+    .forShare()
+    .execute();
+}
+
 /** Principals (live or not) with their stored schedules, in one query; unknown ids are absent. */
 export async function findPrincipalsWithSchedules(
   db: Queryable,
@@ -204,6 +221,11 @@ export async function upsertSchedule(
     .values({ principal_id: principalId, created_at: now, ...values })
     .onConflict((oc) => oc.column('principal_id').doUpdateSet(values))
     .execute();
+}
+
+/** Locks a principal's row until the transaction ends: readers of `lock`ed profiles wait for the change. */
+export async function lockForChange(trx: Queryable, principalId: string): Promise<void> {
+  await sql`SELECT 1 FROM principals WHERE id = ${principalId} FOR UPDATE`.execute(trx);
 }
 
 /** Tells every process (at commit) that the principal changed, so cached profiles are dropped. */

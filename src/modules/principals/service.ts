@@ -150,17 +150,26 @@ export class PrincipalService {
     const fetched: [string, PrincipalProfile][] = [];
     for (const r of await repo.findPrincipalsWithSchedules(this.db, missing)) {
       if (r.deleted_at !== null) continue;
-      const profile: PrincipalProfile = {
-        id: r.id,
-        kind: r.kind,
-        accountId: r.account_id,
-        timezone: r.timezone,
-        schedule: r.schedule ?? DEFAULT_SCHEDULE(r.timezone),
-      };
+      const profile = profileOf(r);
       out.set(r.id, profile);
       fetched.push([r.id, profile]);
     }
     this.cache.store(generation, fetched);
+    return out;
+  }
+
+  /**
+   * The live principals behind `ids` as stored now, read in the caller's transaction and locked
+   * against changes (schedule, zone, deletion) until it ends: what a booking is checked against
+   * cannot change before it commits. Deleted and unknown ids are absent.
+   */
+  async lockedProfiles(trx: Tx, ids: readonly string[]): Promise<Map<string, PrincipalProfile>> {
+    const valid = [...new Set(ids.map((x) => x.toLowerCase()))].filter(isUuid);
+    const out = new Map<string, PrincipalProfile>();
+    await repo.lockForShare(trx, valid);
+    for (const r of await repo.findPrincipalsWithSchedules(trx, valid)) {
+      if (r.deleted_at === null) out.set(r.id, profileOf(r));
+    }
     return out;
   }
 
@@ -180,6 +189,7 @@ export class PrincipalService {
   private async changing<T>(id: string, change: (trx: Tx) => Promise<T>): Promise<T> {
     try {
       return await withTransaction(this.db, async (trx) => {
+        await repo.lockForChange(trx, id); // a booking checking this principal waits (lockedProfiles)
         const result = await change(trx);
         await repo.announceChange(trx, id);
         return result;
@@ -277,4 +287,14 @@ function normalizeEmail(raw: string | null | undefined, errors: Record<string, s
   const email = raw.trim();
   if (!EMAIL.test(email)) errors.email = 'must be a valid e-mail address';
   return email;
+}
+
+function profileOf(r: repo.PrincipalScheduleRow): PrincipalProfile {
+  return {
+    id: r.id,
+    kind: r.kind,
+    accountId: r.account_id,
+    timezone: r.timezone,
+    schedule: r.schedule ?? DEFAULT_SCHEDULE(r.timezone),
+  };
 }
