@@ -14,21 +14,12 @@
  * contains it.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Kysely, PostgresDialect } from 'kysely';
-import { loadConfig } from '../src/config.js';
-import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
-import { createPool, migrate } from '../src/db/store.js';
-import type { DB } from '../src/db/types.js';
-import type { Interval } from '../src/lib/intervals.js';
-import { startRuntime } from '../src/runtime.js';
-import { type LoadResult as Load, load, randomBusy, type Row } from './lib.js';
+import { busyFeed, feedRuntime, type LoadResult as Load, load, type Row, serveOnTempStore } from './lib.js';
 
 /** One benchmark result row. */
 export type BenchRow = Row;
@@ -51,60 +42,14 @@ interface Ready {
   slotCount: number;
 }
 
-/** An ICS feed of 1,000 busy blocks of 5–30 minutes on 5-minute starts, in random order, within `window`. */
-function busyFeed(window: Interval): string {
-  const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
-  const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Kairos bench//EN'];
-  for (const [i, { start, end }] of randomBusy(window, BUSY_COUNT).entries()) {
-    lines.push('BEGIN:VEVENT', `UID:busy-${i}@bench`, 'DTSTAMP:20260101T000000Z');
-    lines.push(`DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`, 'END:VEVENT');
-  }
-  lines.push('END:VCALENDAR', '');
-  return lines.join('\r\n');
-}
-
 /** Child process: store, app, data, baseline routes; reports Ready over IPC and serves until told to stop. */
 async function serve(): Promise<void> {
-  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
-  chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
-  const quiet = { info: () => {}, warn: (o: object | string) => console.warn(o) };
-  let embedded: EmbeddedServer | null = null;
-  let code = 0;
-  try {
-    embedded = await startEmbedded({ dataDir: join(base, 'data'), log: quiet, ephemeral: true });
-    await serveOn(embedded.url);
-  } catch (err) {
-    console.error(err);
-    code = 1;
-  } finally {
-    await embedded?.stop().catch(() => {});
-    rmSync(base, { recursive: true, force: true });
-  }
-  process.exit(code);
+  await serveOnTempStore(serveOn);
 }
 
 /** The app over the store at `url`, until the load process says stop. */
 async function serveOn(url: string): Promise<void> {
-  const masterKey = randomBytes(32).toString('base64');
-  const config = {
-    ...loadConfig({
-      DATABASE_URL: url,
-      KAIROS_MASTER_KEY: masterKey,
-      LOG_LEVEL: 'silent',
-      KAIROS_ALLOW_PRIVATE_NETWORK: 'true', // the feed is served on loopback
-      KAIROS_BUSY_CACHE_TTL_SECONDS: '3600', // no refresh during the run (no job runner here)
-    }),
-    port: 0,
-  };
-  const pool = createPool(url, config.databasePoolMax);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  await migrate(db);
-  const ctx = await startRuntime({
-    config,
-    log: { info: () => {}, warn: () => {}, error: () => {} },
-    store: { db, pool, url, masterKey },
-    workers: false,
-  });
+  const { runtime: ctx, close } = await feedRuntime(url);
   const app = ctx.app!;
   // Routes must exist before the app first answers; their answers are filled in from the real routes.
   let slotsBody = '';
@@ -133,7 +78,7 @@ async function serveOn(url: string): Promise<void> {
     const from = Math.ceil(Date.now() / DAY) * DAY;
     const to = from + 30 * DAY;
     const headers = { authorization: `Bearer ${api_key.key}` };
-    const ics = busyFeed({ start: from, end: to });
+    const ics = busyFeed({ start: from, end: to }, BUSY_COUNT);
     feed = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/calendar' }).end(ics);
     });
@@ -183,9 +128,8 @@ async function serveOn(url: string): Promise<void> {
     process.send?.(ready);
     await new Promise<void>((resolve) => process.once('message', () => resolve()));
   } finally {
-    await ctx.close();
+    await close();
     await new Promise((resolve) => (feed ? feed.close(resolve) : resolve(undefined)));
-    await db.destroy();
   }
 }
 

@@ -48,7 +48,17 @@ import { type Interval, normalize, subtract } from '../src/lib/intervals.js';
 import { WEEKDAYS } from '../src/lib/schedule.js';
 import { FakeClock } from '../src/platform/clock.js';
 import { type Runtime, startRuntime } from '../src/runtime.js';
-import { fmt, type LoadResult, load, randomBusy, type Row, rssMiB } from './lib.js';
+import {
+  busyFeed,
+  feedRuntime,
+  fmt,
+  type LoadResult,
+  load,
+  randomBusy,
+  type Row,
+  rssMiB,
+  serveOnTempStore,
+} from './lib.js';
 
 const CHILD_ENV = 'KAIROS_BENCH_BOOKINGS';
 const MIN = 60_000;
@@ -515,18 +525,6 @@ interface BusyStats {
   remembered: number;
 }
 
-/** An ICS feed of 1,000 busy blocks of 5–30 minutes within `window`: bench/availability.ts's feed. */
-function busyFeed(window: Interval): string {
-  const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
-  const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Kairos bench//EN'];
-  for (const [i, { start, end }] of randomBusy(window, BUSY_COUNT).entries()) {
-    lines.push('BEGIN:VEVENT', `UID:busy-${i}@bench`, 'DTSTAMP:20260101T000000Z');
-    lines.push(`DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`, 'END:VEVENT');
-  }
-  lines.push('END:VCALENDAR', '');
-  return lines.join('\r\n');
-}
-
 /**
  * `count` half-hour bookings in `window` clear of `busy` (the host works all day): every half hour
  * that fits in the free time, packed from the start of each gap, then `count` of them spread evenly.
@@ -542,43 +540,11 @@ function bookingStarts(window: Interval, busy: Interval[], count: number): numbe
 
 /** Child: ephemeral embedded store (as bench/availability.ts), the two hosts, their data; then serves. */
 async function serveBusy(): Promise<void> {
-  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
-  chmodSync(base, 0o755);
-  let embedded: EmbeddedServer | null = null;
-  let code = 0;
-  try {
-    embedded = await startEmbedded({
-      dataDir: join(base, 'data'),
-      log: { info: () => {}, warn: (o: object | string) => console.warn(o) },
-      ephemeral: true,
-    });
-    await serveBusyOn(embedded.url);
-  } catch (err) {
-    console.error(err);
-    code = 1;
-  } finally {
-    await embedded?.stop().catch(() => {});
-    rmSync(base, { recursive: true, force: true });
-  }
-  process.exit(code);
+  await serveOnTempStore(serveBusyOn);
 }
 
 async function serveBusyOn(url: string): Promise<void> {
-  const masterKey = randomBytes(32).toString('base64');
-  const config = {
-    ...loadConfig({
-      DATABASE_URL: url,
-      KAIROS_MASTER_KEY: masterKey,
-      LOG_LEVEL: 'silent',
-      KAIROS_ALLOW_PRIVATE_NETWORK: 'true', // the feed is served on loopback
-      KAIROS_BUSY_CACHE_TTL_SECONDS: '3600', // no refresh during the run (no job runner here)
-    }),
-    port: 0,
-  };
-  const pool = createPool(url, config.databasePoolMax);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  await migrate(db);
-  const ctx = await startRuntime({ config, log: quiet, store: { db, pool, url, masterKey }, workers: false });
+  const { runtime: ctx, close } = await feedRuntime(url);
   const app = ctx.app!;
   // Routes must exist before the app first answers; their answers are filled in from the real routes.
   let availabilityBody = '';
@@ -621,7 +587,7 @@ async function serveBusyOn(url: string): Promise<void> {
     const from = Math.ceil(Date.now() / DAY) * DAY;
     const to = from + 30 * DAY;
     const window = { start: from, end: to };
-    const ics = busyFeed(window);
+    const ics = busyFeed(window, BUSY_COUNT);
     feed = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/calendar' }).end(ics);
     });
@@ -681,9 +647,9 @@ async function serveBusyOn(url: string): Promise<void> {
 
     const count = (body: string) => (JSON.parse(body) as { slots: unknown[] }).slots.length;
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    const live = await db
+    const live = await ctx.db
       .selectFrom('bookings')
-      .select(db.fn.countAll<string>().as('n'))
+      .select(ctx.db.fn.countAll<string>().as('n'))
       .where('principal_id', '=', busyHost)
       .where('status', '=', 'confirmed')
       .executeTakeFirstOrThrow();
@@ -713,9 +679,8 @@ async function serveBusyOn(url: string): Promise<void> {
       return stats;
     });
   } finally {
-    await ctx.close();
+    await close();
     await new Promise((resolve) => (feed ? feed.close(resolve) : resolve(undefined)));
-    await db.destroy();
   }
 }
 

@@ -1,9 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { startEmbedded } from '../src/db/embedded.js';
+import { loadConfig } from '../src/config.js';
+import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
+import { createPool, migrate } from '../src/db/store.js';
+import type { DB } from '../src/db/types.js';
+import { type Runtime, startRuntime } from '../src/runtime.js';
 
 export interface Row {
   name: string;
@@ -144,4 +151,74 @@ export function randomBusy(
     busy.push({ start, end: start + (1 + Math.floor(rand() * 6)) * FIVE_MINUTES });
   }
   return busy;
+}
+
+/** An ICS feed of `count` random busy blocks (randomBusy) within `window`. */
+export function busyFeed(window: { start: number; end: number }, count: number): string {
+  const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
+  const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Kairos bench//EN'];
+  for (const [i, { start, end }] of randomBusy(window, count).entries()) {
+    lines.push('BEGIN:VEVENT', `UID:busy-${i}@bench`, 'DTSTAMP:20260101T000000Z');
+    lines.push(`DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`, 'END:VEVENT');
+  }
+  lines.push('END:VCALENDAR', '');
+  return lines.join('\r\n');
+}
+
+/**
+ * For a bench's child process: runs `serve` on an ephemeral embedded store in a temporary directory,
+ * removes both afterwards, and exits the process (1 if `serve` failed).
+ */
+export async function serveOnTempStore(serve: (url: string) => Promise<void>): Promise<never> {
+  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
+  chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
+  let embedded: EmbeddedServer | null = null;
+  let code = 0;
+  try {
+    embedded = await startEmbedded({
+      dataDir: join(base, 'data'),
+      log: { info: () => {}, warn: (o: object | string) => console.warn(o) },
+      ephemeral: true,
+    });
+    await serve(embedded.url);
+  } catch (err) {
+    console.error(err);
+    code = 1;
+  } finally {
+    await embedded?.stop().catch(() => {});
+    rmSync(base, { recursive: true, force: true });
+  }
+  process.exit(code);
+}
+
+/**
+ * The runtime over the (migrated) store at `url`, without workers, reading an ICS feed on loopback
+ * whose busy time is not refreshed during the run; `close` closes it and its pool.
+ */
+export async function feedRuntime(url: string): Promise<{ runtime: Runtime; close: () => Promise<void> }> {
+  const masterKey = randomBytes(32).toString('base64');
+  const config = {
+    ...loadConfig({
+      DATABASE_URL: url,
+      KAIROS_MASTER_KEY: masterKey,
+      LOG_LEVEL: 'silent',
+      KAIROS_ALLOW_PRIVATE_NETWORK: 'true', // the feed is served on loopback
+      KAIROS_BUSY_CACHE_TTL_SECONDS: '3600', // no refresh during the run (no job runner here)
+    }),
+    port: 0,
+  };
+  const pool = createPool(url, config.databasePoolMax);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  await migrate(db);
+  const runtime = await startRuntime({
+    config,
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    store: { db, pool, url, masterKey },
+    workers: false,
+  });
+  const close = async () => {
+    await runtime.close();
+    await db.destroy();
+  };
+  return { runtime, close };
 }
