@@ -5,29 +5,15 @@ const iso = (d: Date | string | null): string | null => (d === null ? null : new
 
 /** The `booking` object of the authenticated API and of booking events. */
 export function presentBooking(b: BookingRow) {
-  const pending = b.status === 'pending_payment';
   return {
     id: b.id,
     status: b.status,
     principal_id: b.principal_id,
     host_ids: b.host_ids,
     booking_link_id: b.booking_link_id,
-    start_time: iso(b.start_time) as string,
-    end_time: iso(b.end_time) as string,
-    customer_email: b.customer_email,
-    customer_name: b.customer_name,
-    customer_timezone: b.customer_timezone,
-    notes: b.notes,
-    answers: b.answers,
+    ...customerView(b),
     metadata: b.metadata,
-    payment_amount: b.payment_amount,
-    payment_currency: b.payment_currency,
-    checkout_url: pending ? b.checkout_url : null,
-    payment_expires_at: pending ? iso(b.payment_expires_at) : null,
-    cancellation_reason: b.cancellation_reason,
-    cancelled_at: iso(b.cancelled_at),
-    created_at: iso(b.created_at) as string,
-    updated_at: iso(b.updated_at) as string,
+    ...paymentAndLife(b),
   };
 }
 
@@ -38,12 +24,19 @@ export type PresentedBooking = ReturnType<typeof presentBooking>;
  * no principal, link or other party's ids or addresses, no owner metadata.
  */
 export function presentPublicBooking(b: BookingRow, title: string, hostNames: readonly string[]) {
-  const pending = b.status === 'pending_payment';
   return {
     id: b.id,
     status: b.status,
     title,
     hosts: hostNames.map((display_name) => ({ display_name })),
+    ...customerView(b),
+    ...paymentAndLife(b),
+  };
+}
+
+/** Time and what the customer gave: the same in both views. */
+function customerView(b: BookingRow) {
+  return {
     start_time: iso(b.start_time) as string,
     end_time: iso(b.end_time) as string,
     customer_email: b.customer_email,
@@ -51,6 +44,13 @@ export function presentPublicBooking(b: BookingRow, title: string, hostNames: re
     customer_timezone: b.customer_timezone,
     notes: b.notes,
     answers: b.answers,
+  };
+}
+
+/** Payment (its link and deadline only while pending), cancellation and timestamps: both views. */
+function paymentAndLife(b: BookingRow) {
+  const pending = b.status === 'pending_payment';
+  return {
     payment_amount: b.payment_amount,
     payment_currency: b.payment_currency,
     checkout_url: pending ? b.checkout_url : null,
