@@ -42,12 +42,10 @@ interface Ready {
   slotCount: number;
 }
 
-/** Child process: store, app, data, baseline routes; reports Ready over IPC and serves until told to stop. */
-async function serve(): Promise<void> {
-  await serveOnTempStore(serveOn);
-}
-
-/** The app over the store at `url`, until the load process says stop. */
+/**
+ * Child process, on an ephemeral embedded store: app, data, baseline routes; reports Ready over IPC
+ * and serves until told to stop.
+ */
 async function serveOn(url: string): Promise<void> {
   const { runtime: ctx, close } = await feedRuntime(url);
   const app = ctx.app!;
@@ -260,7 +258,7 @@ export async function benchAvailability(): Promise<BenchRow[]> {
 }
 
 if (process.env[CHILD_ENV] === '1') {
-  await serve();
+  await serveOnTempStore(serveOn);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   console.table(await benchAvailability());
 }

@@ -37,7 +37,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import autocannon from 'autocannon';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
@@ -373,36 +372,6 @@ async function waitSampler(url: string) {
   };
 }
 
-/** autocannon POSTing the body `nextBody()` makes for each request. */
-async function loadPost(
-  url: string,
-  opts: { seconds: number; headers: Record<string, string>; nextBody: () => string },
-): Promise<LoadResult & { byStatus: Record<string, number>; total: number }> {
-  const r = await autocannon({
-    url,
-    connections: CONNECTIONS,
-    duration: opts.seconds,
-    method: 'POST',
-    headers: { ...opts.headers, 'content-type': 'application/json' },
-    requests: [{ setupRequest: (request: object) => ({ ...request, body: opts.nextBody() }) }],
-  });
-  const byStatus: Record<string, number> = {};
-  let total = 0;
-  for (const [status, { count = 0 }] of Object.entries(r.statusCodeStats ?? {})) {
-    byStatus[status] = count;
-    total += count;
-  }
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors + r.timeouts,
-    byStatus,
-    total,
-  };
-}
-
 /** Bench 1: POST /v1/bookings, a distinct free slot each time; on each kind of store. */
 export async function benchBookingCreate(): Promise<Row[]> {
   const rows: Row[] = [];
@@ -432,10 +401,10 @@ async function createOn(store: StoreKind): Promise<Row[]> {
     };
     const target = `${ready.url}/v1/bookings`;
     const headers = { authorization: `Bearer ${ready.token}` };
-    const warm = await loadPost(target, { seconds: WARMUP_SECONDS, headers, nextBody });
+    const warm = await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, headers, nextBody });
     const before = await ask<CreateStats>(child, { type: 'stats' });
     await ask(child, { type: 'reset' });
-    const run = await loadPost(target, { seconds, headers, nextBody });
+    const run = await load(target, { connections: CONNECTIONS, seconds, headers, nextBody });
     const after = await ask<CreateStats>(child, { type: 'stats' });
     const rss = rssMiB(child.pid!);
     const created = run.byStatus['201'] ?? 0;
@@ -538,11 +507,7 @@ function bookingStarts(window: Interval, busy: Interval[], count: number): numbe
   return Array.from({ length: count }, (_, i) => fits[Math.floor((i * fits.length) / count)]!);
 }
 
-/** Child: ephemeral embedded store (as bench/availability.ts), the two hosts, their data; then serves. */
-async function serveBusy(): Promise<void> {
-  await serveOnTempStore(serveBusyOn);
-}
-
+/** Child, on an ephemeral embedded store (as bench/availability.ts): the two hosts, their data; then serves. */
 async function serveBusyOn(url: string): Promise<void> {
   const { runtime: ctx, close } = await feedRuntime(url);
   const app = ctx.app!;
@@ -831,7 +796,7 @@ const mode = process.env[CHILD_ENV];
 if (mode === 'create-durable' || mode === 'create-ephemeral') {
   await serveCreate(mode === 'create-durable' ? 'durable' : 'ephemeral');
 } else if (mode === 'busy') {
-  await serveBusy();
+  await serveOnTempStore(serveBusyOn);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   console.table([...(await benchBookingCreate()), ...(await benchBusySlots())]);
   process.exit(0);

@@ -27,11 +27,15 @@ export interface LoadResult {
   non2xx: number;
   /** Connection errors and time-outs. */
   errors: number;
+  /** Answers by HTTP status, and their total. */
+  byStatus: Record<string, number>;
+  total: number;
 }
 
 /**
  * Drives `url` with autocannon from this process and returns throughput and latency. With `nextPath`,
- * each request asks for the path it returns instead (on the same origin).
+ * each request asks for the path it returns instead (on the same origin); with `nextBody`, each
+ * request POSTs the JSON text it returns.
  */
 export async function load(
   url: string,
@@ -40,24 +44,44 @@ export async function load(
     seconds?: number;
     headers?: Record<string, string>;
     nextPath?: () => string;
+    nextBody?: () => string;
   } = {},
 ): Promise<LoadResult> {
-  const nextPath = opts.nextPath;
+  const { nextPath, nextBody } = opts;
   const r = await autocannon({
     url,
     connections: opts.connections ?? 50,
     duration: opts.seconds ?? 5,
-    headers: opts.headers,
-    ...(nextPath
-      ? { requests: [{ setupRequest: (request: object) => ({ ...request, path: nextPath() }) }] }
+    headers: nextBody ? { ...opts.headers, 'content-type': 'application/json' } : opts.headers,
+    ...(nextBody ? { method: 'POST' as const } : {}),
+    ...(nextPath || nextBody
+      ? {
+          requests: [
+            {
+              setupRequest: (request: object) => ({
+                ...request,
+                ...(nextPath ? { path: nextPath() } : {}),
+                ...(nextBody ? { body: nextBody() } : {}),
+              }),
+            },
+          ],
+        }
       : {}),
   });
+  const byStatus: Record<string, number> = {};
+  let total = 0;
+  for (const [status, { count = 0 }] of Object.entries(r.statusCodeStats ?? {})) {
+    byStatus[status] = count;
+    total += count;
+  }
   return {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
+    byStatus,
+    total,
   };
 }
 
