@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
-import { type ServerProcess, spawnServer } from '../helpers/process.js';
+import type { Json, TestApp } from '../helpers/app.js';
+import { type ServerProcess, startTwoServers } from '../helpers/process.js';
 
 /**
  * Bookings across two `kairos serve` processes on one database, as in a horizontally scaled deployment:
@@ -13,14 +13,12 @@ import { type ServerProcess, spawnServer } from '../helpers/process.js';
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
+let stop: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  t = await startTestApp();
-  const env = { DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
-  [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
+  ({ t, a, b, stop } = await startTwoServers());
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await t?.close();
+  await stop?.();
 });
 
 function call(base: string, method: string, path: string, token?: string, body?: unknown) {

@@ -1,21 +1,19 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { databaseUrl } from '../helpers/db.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { type ServerProcess, spawnServer } from '../helpers/process.js';
+import type { TestApp } from '../helpers/app.js';
+import { type ServerProcess, spawnServer, startTwoServers } from '../helpers/process.js';
 
 /** Two `kairos serve` processes sharing one database, as in a horizontally scaled deployment. */
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
+let stop: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  t = await startTestApp();
-  const env = { DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
-  [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
+  ({ t, a, b, stop } = await startTwoServers());
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await t.close();
+  await stop?.();
 });
 
 function call(

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { startTestApp, type TestApp } from './app.js';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 export const CLI = join(REPO, 'bin', 'kairos.js');
@@ -74,4 +75,28 @@ export function runCli(
     child.stdin.end(stdin ?? '');
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Two `kairos serve` processes sharing one fresh test database (with its in-process app `t`, for
+ * accounts and direct reads), as in a horizontally scaled deployment. `stop` ends all three.
+ */
+export async function startTwoServers(): Promise<{
+  t: TestApp;
+  a: ServerProcess;
+  b: ServerProcess;
+  stop(): Promise<void>;
+}> {
+  const t = await startTestApp();
+  const env = { DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
+  const [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
+  return {
+    t,
+    a,
+    b,
+    async stop() {
+      await Promise.all([a.stop(), b.stop()]);
+      await t.close();
+    },
+  };
 }
