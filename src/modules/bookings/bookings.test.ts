@@ -583,6 +583,31 @@ describe('booking links on the public surface', () => {
     expect(same.map((r) => r.status).sort()).toEqual([201, 201, 201, 409]);
   });
 
+  it('a rescheduled collective booking moves every host’s time', async () => {
+    const acc = await t.account();
+    const a = await host(acc.key, 'A');
+    const b = await host(acc.key, 'B');
+    const l = await link(acc.key, { slug: `pair-${Date.now()}`, host_ids: [a, b], assignment: 'collective' });
+    const made = await t.call('POST', `/v1/public/links/${l.slug}/bookings`, {
+      body: { ...customer, start_time: '2026-03-06T10:00:00Z' },
+    });
+    expect(made.status).toBe(201);
+    const token = (await made.json()).booking.manage_url.split('/b/')[1];
+    const moved = await t.call('POST', `/v1/public/bookings/${token}/reschedule`, {
+      body: { start_time: '2026-03-06T14:00:00Z' },
+    });
+    expect(moved.status).toBe(200);
+    const single = (principal: string, start: string) =>
+      t.call('POST', '/v1/bookings', {
+        token: acc.key,
+        body: { ...customer, principal_id: principal, start_time: start },
+      });
+    for (const h of [a, b]) {
+      expect((await single(h, '2026-03-06T14:00:00Z')).status).toBe(409);
+      expect((await single(h, '2026-03-06T10:00:00Z')).status).toBe(201);
+    }
+  });
+
   it('a collective link racing single-host bookings of one of its hosts: one of them wins', async () => {
     const acc = await t.account();
     const a = await host(acc.key, 'A');

@@ -66,16 +66,20 @@ export async function tryOccupy(trx: Tx, row: OccupancyRow, savepoint: string): 
   }
 }
 
-/** Moves an owner's time for each principal (a reschedule); 23P01 when the new time is taken. */
+/**
+ * Moves an owner's time for each principal (a reschedule) in one statement; 23P01 when the new time
+ * is taken.
+ */
 export async function moveOccupancy(trx: Tx, rows: readonly OccupancyRow[]): Promise<void> {
-  for (const r of rows) {
-    await trx
-      .updateTable('booking_occupancy')
-      .set({ during: sql<string>`tstzrange(${r.start}, ${r.end}, '[)')` })
-      .where('owner_id', '=', r.ownerId)
-      .where('principal_id', '=', r.principalId)
-      .execute();
-  }
+  if (rows.length === 0) return;
+  const values = sql.join(
+    rows.map((r) => sql`(${r.ownerId}, ${r.principalId}::uuid, tstzrange(${r.start}, ${r.end}, '[)'))`),
+  );
+  await sql`
+    UPDATE booking_occupancy AS o SET during = v.during
+    FROM (VALUES ${values}) AS v (owner_id, principal_id, during)
+    WHERE o.owner_id = v.owner_id AND o.principal_id = v.principal_id
+  `.execute(trx);
 }
 
 /** Frees an owner's time; returns the principals it held. */
