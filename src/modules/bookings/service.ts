@@ -19,7 +19,7 @@ import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import type { AvailabilityApi, BookingLimits, SlotRefusal } from '../availability/api.js';
 import type { BookingLink, BookingLinksApi } from '../booking-links/api.js';
 import type { MailApi } from '../mail/api.js';
-import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
+import type { PrincipalContact, PrincipalProfile, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
 import type { BookingBusySource } from './busy.js';
 import * as input from './input.js';
@@ -436,17 +436,20 @@ export class BookingService {
     const nonce = newManageNonce();
     const token = manageToken(this.deps.linkKey, id, nonce);
     let everyHost = plan.assignment === 'collective' ? candidates : null;
-    const contacts = await this.deps.principals.contacts(candidates.map((h) => h.id));
     let occupied: string[] = [];
     try {
       const row = await withTransaction(this.deps.db, async (trx) => {
         await plan.before?.(trx);
-        if (!plan.skipChecks) {
+        let contacts: Map<string, PrincipalContact>;
+        if (plan.skipChecks) {
+          contacts = await this.deps.principals.contacts(candidates.map((h) => h.id));
+        } else {
           // The schedules as stored now, locked until commit: a change of hours, zone or buffers (or
           // a deletion) made since the checks above either waits for this booking or is seen here.
           const checked = await this.recheck(trx, everyHost ?? candidates, slot, limits, !!everyHost);
-          if (everyHost) everyHost = checked;
-          else candidates = checked;
+          if (everyHost) everyHost = checked.passed;
+          else candidates = checked.passed;
+          contacts = checked.contacts;
         }
         let attributed: PrincipalProfile;
         if (everyHost) {
@@ -524,7 +527,8 @@ export class BookingService {
    * against the hosts' profiles read from the database and locked FOR SHARE until commit (a schedule,
    * zone or deletion waits for the booking, or the booking sees it). `all`: every host must pass
    * (collective, reschedule); otherwise the hosts that pass, in the given order. Answers those hosts
-   * as stored now (their buffers pad the occupancy). Calendar busy time is not repeated: it is a copy
+   * as stored now (their buffers pad the occupancy), with the contacts read under the same lock.
+   * Calendar busy time is not repeated: it is a copy
    * of a provider's data, as fresh inside the transaction as before it.
    */
   private async recheck(
@@ -533,8 +537,8 @@ export class BookingService {
     slot: Interval,
     limits: BookingLimits,
     all: boolean,
-  ): Promise<PrincipalProfile[]> {
-    const fresh = await this.deps.principals.lockedProfiles(
+  ): Promise<{ passed: PrincipalProfile[]; contacts: Map<string, PrincipalContact> }> {
+    const { profiles: fresh, contacts } = await this.deps.principals.lockedProfiles(
       trx,
       hosts.map((h) => h.id),
     );
@@ -550,7 +554,7 @@ export class BookingService {
       }
     }
     if (passed.length === 0) throw slotUnavailable(first ?? 'no_host');
-    return passed;
+    return { passed, contacts };
   }
 
   /** Moves a live booking to `slot` for the same hosts: same checks, 409 when taken, `booking.updated`. */
@@ -577,17 +581,16 @@ export class BookingService {
     const refusals = await Promise.all(hosts.map((h) => this.deps.availability.refusal(h, slot, limits)));
     const refused = refusals.find((r) => r !== null);
     if (refused) throw slotUnavailable(refused);
-    const contacts = await this.deps.principals.contacts(b.host_ids);
     try {
       return await withTransaction(this.deps.db, async (trx) => {
         const locked = await repo.lockBooking(trx, b.id);
         if (!locked || !repo.LIVE_STATUSES.includes(locked.status)) {
           throw new Conflict('The booking is no longer live', { code: 'booking_not_live' });
         }
-        const checked = await this.recheck(trx, hosts, slot, limits, true);
+        const { passed, contacts } = await this.recheck(trx, hosts, slot, limits, true);
         await repo.moveOccupancy(
           trx,
-          checked.map((h) => occupancyOf(b.id, h, slot)),
+          passed.map((h) => occupancyOf(b.id, h, slot)),
         );
         const row = await repo.updateBooking(trx, b.id, {
           start_time: new Date(slot.start),
@@ -811,7 +814,7 @@ function limitsOf(link: BookingLink | null): BookingLimits {
   return link ? { minimumNoticeMinutes: link.minimumNoticeMinutes, maxDaysAhead: link.maxDaysAhead } : {};
 }
 
-function contactOf(contacts: Map<string, { name: string; email: string | null }>, id: string): Contact {
+function contactOf(contacts: Map<string, PrincipalContact>, id: string): Contact {
   const c = contacts.get(id);
   return { id, name: c?.name ?? '', email: c?.email ?? null };
 }

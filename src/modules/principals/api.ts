@@ -10,7 +10,12 @@ import type { PrincipalService } from './service.js';
 export type { PrincipalAccess } from './access.js';
 export type { NewPrincipal, PrincipalKind } from './repo.js';
 export { relationTo } from './access.js';
-export { isValidZone, type PrincipalProfile, type PrincipalService } from './service.js';
+export {
+  type Contact as PrincipalContact,
+  isValidZone,
+  type PrincipalProfile,
+  type PrincipalService,
+} from './service.js';
 
 /** A live principal as other modules see it. */
 export interface PrincipalRef {

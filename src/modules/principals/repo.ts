@@ -139,18 +139,23 @@ export async function findContacts(
 
 /**
  * Locks principal rows FOR SHARE until the transaction ends: changes lock them FOR UPDATE first
- * (lockForChange), so they wait for the holder, and the holder waits for a change in progress. Read
- * the rows afterwards in a separate statement: under READ COMMITTED a statement that waited for a
- * lock still reads joined tables (schedules) as they were when it started.
+ * (lockForChange), so they wait for the holder, and the holder waits for a change in progress.
+ * Answers their contacts (as findContacts). Read schedules afterwards in a separate statement: under
+ * READ COMMITTED a statement that waited for a lock still reads joined tables as they were when it
+ * started (a contact's sign-in e-mail may be that old; a schedule may not).
  */
-export async function lockForShare(trx: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await trx
-    .selectFrom('principals')
-    .select('id')
-    .where('id', 'in', [...ids])
-    .orderBy('id')
-    .forShare()
+export async function lockForShare(
+  trx: Queryable,
+  ids: readonly string[],
+): Promise<{ id: string; display_name: string; email: string | null }[]> {
+  if (ids.length === 0) return [];
+  return trx
+    .selectFrom('principals as p')
+    .leftJoin('users as u', 'u.id', 'p.id')
+    .select(['p.id', 'p.display_name', sql<string | null>`coalesce(u.email, p.email)`.as('email')])
+    .where('p.id', 'in', [...ids])
+    .orderBy('p.id')
+    .forShare('p')
     .execute();
 }
 

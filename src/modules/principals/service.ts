@@ -24,6 +24,12 @@ export function isValidZone(zone: string): boolean {
   return IANAZone.isValidZone(zone);
 }
 
+/** A principal's display name and mail address (null: none). */
+export interface Contact {
+  name: string;
+  email: string | null;
+}
+
 export interface HostInput {
   display_name: string;
   email?: string | null;
@@ -161,25 +167,31 @@ export class PrincipalService {
   /**
    * The live principals behind `ids` as stored now, read in the caller's transaction and locked
    * against changes (schedule, zone, deletion) until it ends: what a booking is checked against
-   * cannot change before it commits. Deleted and unknown ids are absent.
+   * cannot change before it commits. Deleted and unknown ids are absent from `profiles`; `contacts`
+   * are as `contacts()` answers them, read in the same statement as the lock.
    */
-  async lockedProfiles(trx: Tx, ids: readonly string[]): Promise<Map<string, PrincipalProfile>> {
+  async lockedProfiles(
+    trx: Tx,
+    ids: readonly string[],
+  ): Promise<{ profiles: Map<string, PrincipalProfile>; contacts: Map<string, Contact> }> {
     const valid = [...new Set(ids.map((x) => x.toLowerCase()))].filter(isUuid);
-    const out = new Map<string, PrincipalProfile>();
-    await repo.lockForShare(trx, valid);
+    const contacts = new Map<string, Contact>();
+    for (const r of await repo.lockForShare(trx, valid))
+      contacts.set(r.id, { name: r.display_name, email: r.email });
+    const profiles = new Map<string, PrincipalProfile>();
     for (const r of await repo.findPrincipalsWithSchedules(trx, valid)) {
-      if (r.deleted_at === null) out.set(r.id, profileOf(r));
+      if (r.deleted_at === null) profiles.set(r.id, profileOf(r));
     }
-    return out;
+    return { profiles, contacts };
   }
 
   /**
    * Display names and mail addresses (docs/api.md#e-mail-and-pages: a user's sign-in e-mail, a host's
    * or an account's contact e-mail, or null), keyed by id. Not cached: read when a mail is written.
    */
-  async contacts(ids: readonly string[]): Promise<Map<string, { name: string; email: string | null }>> {
+  async contacts(ids: readonly string[]): Promise<Map<string, Contact>> {
     const valid = [...new Set(ids.map((x) => x.toLowerCase()))].filter(isUuid);
-    const out = new Map<string, { name: string; email: string | null }>();
+    const out = new Map<string, Contact>();
     for (const r of await repo.findContacts(this.db, valid))
       out.set(r.id, { name: r.display_name, email: r.email });
     return out;
