@@ -1,13 +1,32 @@
 /**
- * Microsoft emulator: identity platform v2.0 endpoints and Microsoft Graph v1.0 calendar reads, with
- * Graph's wire formats, error bodies and getSchedule limits (window < 42 days, ≤ 20 schedules).
+ * Microsoft emulator: identity platform v2.0 endpoints and Microsoft Graph v1.0 calendars and events,
+ * with Graph's wire formats, error bodies and getSchedule limits (window < 42 days, ≤ 20 schedules).
  *
- *   GET  /{tenant}/oauth2/v2.0/authorize        → 302 redirect_uri?code&state
- *   POST /{tenant}/oauth2/v2.0/token            → tokens (refresh tokens rotate)
- *   POST /v1.0/me/calendar/getSchedule          → {value: [scheduleInformation]}
- *   GET  /v1.0/me/calendars                     → {value: [calendar], @odata.nextLink?}
+ *   GET    /{tenant}/oauth2/v2.0/authorize             → 302 redirect_uri?code&state
+ *   POST   /{tenant}/oauth2/v2.0/token                 → tokens (refresh tokens rotate)
+ *   POST   /v1.0/me/calendar/getSchedule               → {value: [scheduleInformation]}
+ *   GET    /v1.0/me/calendars                          → {value: [calendar], @odata.nextLink?}
+ *   POST   /v1.0/me/calendars/{id}/events              → 201 event (unknown calendar: 404 ErrorItemNotFound)
+ *   GET    /v1.0/me/events/{id}                        → 200 event
+ *   PATCH  /v1.0/me/events/{id}                        → 200 event (fields merged, new changeKey)
+ *   DELETE /v1.0/me/events/{id}                        → 204
+ *   GET    /v1.0/me/calendars/{id}/calendarView        → {value: [event], @odata.nextLink?}
+ *
+ * Every mailbox's calendars hold events; getSchedule is computed from all of them (cancelled ones
+ * excepted) and, like Graph, does not care who wrote them. Event answers carry times in the zone of
+ * `Prefer: outlook.timezone="…"`, else UTC (Graph's default). `$expand=singleValueExtendedProperties(
+ * $filter=id eq '…')` adds the matching properties (omitted when the event has none); `$select` is
+ * ignored. calendarView pages with `$top` (capped by `eventsPageSize`) and `$skip` in an absolute
+ * `@odata.nextLink` (real Graph uses `$skiptoken`; clients only follow the link either way).
+ *
+ * transactionId: Graph documents it as "a custom identifier specified by a client app for the server
+ * to avoid redundant POST operations in case of client retries to create the same event". The
+ * emulator reads that as: a create whose transactionId matches an event still in the same mailbox
+ * answers 201 with that existing event and creates nothing (the body of the retry is not compared).
+ *
+ * Unknown event or calendar ids answer 404 ErrorItemNotFound, as Graph does for well-formed ids.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { OAuthConfig } from '../../src/modules/calendars/providers/oauth.js';
 import { type EmuRequest, type EmuResponse, json, startHttpServer, type TimeInput, toMs } from './http.js';
@@ -28,14 +47,53 @@ export interface MicrosoftEmulatorOptions {
   tokenLifetimeSeconds?: number;
   /** /me/calendars page size cap (default 10, like Graph's default page). */
   maxPageSize?: number;
+  /** calendarView page size cap whatever `$top` asks (default 10, Graph's page without `$top`). */
+  eventsPageSize?: number;
   user?: string;
   now?: () => number;
 }
 
+export interface GraphExtendedProperty {
+  id: string;
+  value: string;
+}
+
+/** An event as the emulator stores it; times are epoch ms. */
+export interface EventResource {
+  id: string;
+  calendarId: string;
+  subject: string;
+  bodyText: string;
+  /** location.displayName, '' when none. */
+  location: string;
+  start: number;
+  end: number;
+  isAllDay: boolean;
+  showAs: GraphStatus;
+  isCancelled: boolean;
+  isReminderOn: boolean;
+  transactionId: string | null;
+  singleValueExtendedProperties: GraphExtendedProperty[];
+  changeKey: string;
+}
+
+/** What addEvent takes: times, and any other field (defaults: busy, not cancelled, no properties). */
+export type NewEvent = { start: TimeInput; end: TimeInput } & Partial<
+  Omit<EventResource, 'id' | 'calendarId' | 'changeKey' | 'start' | 'end'>
+>;
+
+/** One event-write request as received (the parsed JSON body, before validation). */
+export interface EventWrite {
+  method: 'POST' | 'PATCH' | 'DELETE';
+  /** Request path, percent-encoding kept. */
+  path: string;
+  body: Record<string, unknown> | undefined;
+}
+
 interface Mailbox {
   email: string;
-  items: { start: number; end: number; status: GraphStatus; subject: string }[];
   calendars: { id: string; name: string; isDefaultCalendar: boolean }[];
+  events: EventResource[];
 }
 
 export interface GetScheduleCall {
@@ -85,12 +143,39 @@ export interface MicrosoftEmulator extends AuthControls {
   clientSecret: string;
   oauthConfig(tenant?: string): OAuthConfig;
   oauth: OAuthServer;
-  /** Adds a schedule item to a mailbox (created if needed). */
+  /** Adds an event with showAs `status` to the mailbox's default calendar (mailbox created if needed). */
   addBusy(email: string, start: TimeInput, end: TimeInput, status?: GraphStatus, subject?: string): void;
+  /**
+   * Adds an event to a calendar (by id, in any mailbox) or to a mailbox's default calendar (by address,
+   * created if needed). Returns a copy of the stored event.
+   */
+  addEvent(calendarIdOrMailbox: string, event: NewEvent): EventResource;
+  /** Copies of the stored events of one mailbox, or of all mailboxes when omitted; sorted by start. */
+  events(mailbox?: string): EventResource[];
+  /**
+   * The next n event writes (create, PATCH, DELETE) that succeed take effect but are answered 503
+   * ErrorServiceUnavailable: a response lost after the write happened. Failed writes do not count.
+   */
+  dropNextResponse(n?: number): void;
+  /** Every event-write request received since the last reset. */
+  eventWrites: EventWrite[];
   addMailbox(email: string): void;
   addCalendar(email: string, name: string, opts?: { id?: string; isDefault?: boolean }): string;
   setUser(email: string): void;
-  requests: { authorize: number; token: number; getSchedule: number; calendars: number; apiErrors: number };
+  requests: {
+    authorize: number;
+    token: number;
+    getSchedule: number;
+    calendars: number;
+    apiErrors: number;
+    eventsCreate: number;
+    eventsGet: number;
+    eventsPatch: number;
+    eventsDelete: number;
+    calendarView: number;
+    /** Event writes whose body had an `attendees` member (Kairos never sends one). */
+    eventsWithAttendees: number;
+  };
   getScheduleCalls: GetScheduleCall[];
   reset(): void;
   close(): Promise<void>;
@@ -149,6 +234,130 @@ const VIEW_CODE: Record<GraphStatus, number> = {
   unknown: 0,
 };
 
+const STATUS_BY_LOWER = new Map(
+  (Object.keys(VIEW_CODE) as GraphStatus[]).map((s) => [s.toLowerCase(), s] as const),
+);
+
+function itemNotFound(): EmuResponse {
+  return graphError(404, 'ErrorItemNotFound', 'The specified object was not found in the store.');
+}
+
+/** The zone event answers use: `Prefer: outlook.timezone="…"` when known, else UTC (Graph's default). */
+function answerZone(req: EmuRequest): { zone: string; name: string } {
+  const name = /outlook\.timezone="([^"]+)"/.exec(String(req.headers.prefer ?? ''))?.[1];
+  const zone = name ? zoneFor(name) : undefined;
+  return name && zone ? { zone, name } : { zone: 'UTC', name: 'UTC' };
+}
+
+/**
+ * `$expand=singleValueExtendedProperties($filter=id eq '…')` → the property id; undefined when absent;
+ * null when the expression is not of that form (Graph answers 400).
+ */
+function expandedPropertyId(req: EmuRequest): string | undefined | null {
+  const v = req.url.searchParams.get('$expand');
+  if (v === null) return undefined;
+  const m = /^singleValueExtendedProperties\(\$filter=id eq '((?:[^']|'')*)'\)$/i.exec(v.trim());
+  return m?.[1] === undefined ? null : m[1].replace(/''/g, "'");
+}
+
+/** Graph's `$filter` on this id: single-value extended property ids compare case-insensitively. */
+function sameProperty(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+type EventFields = Partial<Omit<EventResource, 'id' | 'calendarId' | 'changeKey'>>;
+
+/** Reads the writable event fields of a create or PATCH body; a 400 answer when one is malformed. */
+function parseEventFields(
+  body: Record<string, unknown>,
+  creating: boolean,
+): { fields: EventFields } | { error: EmuResponse } {
+  const bad = (message: string) => ({ error: graphError(400, 'ErrorInvalidRequest', message) });
+  const fields: EventFields = {};
+  if (body.subject !== undefined) {
+    if (typeof body.subject !== 'string') return bad('subject must be a string.');
+    fields.subject = body.subject;
+  }
+  if (body.body !== undefined) {
+    if (!isObject(body.body) || typeof body.body.content !== 'string')
+      return bad('body.content must be a string.');
+    if (body.body.contentType !== undefined && !['text', 'html'].includes(String(body.body.contentType))) {
+      return bad('body.contentType must be text or html.');
+    }
+    fields.bodyText = body.body.content;
+  }
+  for (const key of ['start', 'end'] as const) {
+    if (body[key] === undefined) {
+      if (creating) return bad(`${key} is required.`);
+      continue;
+    }
+    const t = parseDateTimeTimeZone(body[key]);
+    if (!t) return bad(`${key} needs dateTime and a known timeZone.`);
+    fields[key] = t.ms;
+  }
+  if (body.location !== undefined && body.location !== null) {
+    if (!isObject(body.location)) return bad('location must be an object.');
+    const name = body.location.displayName ?? '';
+    if (typeof name !== 'string') return bad('location.displayName must be a string.');
+    fields.location = name;
+  } else if (body.location === null) {
+    fields.location = '';
+  }
+  if (body.showAs !== undefined) {
+    const status =
+      typeof body.showAs === 'string' ? STATUS_BY_LOWER.get(body.showAs.toLowerCase()) : undefined;
+    if (!status) return bad(`showAs '${String(body.showAs)}' is not a freeBusyStatus.`);
+    fields.showAs = status;
+  }
+  for (const key of ['isAllDay', 'isReminderOn'] as const) {
+    if (body[key] === undefined) continue;
+    if (typeof body[key] !== 'boolean') return bad(`${key} must be a boolean.`);
+    fields[key] = body[key];
+  }
+  // transactionId is only read on create (Graph's retry guard for POST).
+  if (creating && body.transactionId !== undefined && body.transactionId !== null) {
+    if (typeof body.transactionId !== 'string') return bad('transactionId must be a string.');
+    fields.transactionId = body.transactionId;
+  }
+  if (body.singleValueExtendedProperties !== undefined) {
+    const props = body.singleValueExtendedProperties;
+    if (
+      !Array.isArray(props) ||
+      !props.every((p) => isObject(p) && typeof p.id === 'string' && typeof p.value === 'string')
+    ) {
+      return bad('singleValueExtendedProperties must be [{id, value}] with string id and value.');
+    }
+    fields.singleValueExtendedProperties = props.map((p) => ({ id: String(p.id), value: String(p.value) }));
+  }
+  return { fields };
+}
+
+/** Upserts properties by id, as a PATCH of singleValueExtendedProperties does. */
+function mergeProperties(
+  into: readonly GraphExtendedProperty[],
+  from: readonly GraphExtendedProperty[],
+): GraphExtendedProperty[] {
+  const out = into.map((p) => ({ ...p }));
+  for (const p of from) {
+    const hit = out.find((q) => sameProperty(q.id, p.id));
+    if (hit) hit.value = p.value;
+    else out.push({ ...p });
+  }
+  return out;
+}
+
+function copyEvent(ev: EventResource): EventResource {
+  return { ...ev, singleValueExtendedProperties: ev.singleValueExtendedProperties.map((p) => ({ ...p })) };
+}
+
+function newChangeKey(): string {
+  return randomBytes(12).toString('base64');
+}
+
 export async function startMicrosoftEmulator(
   opts: MicrosoftEmulatorOptions = {},
 ): Promise<MicrosoftEmulator> {
@@ -163,17 +372,33 @@ export async function startMicrosoftEmulator(
   const oauth = new OAuthServer(dialect, oauthOpts);
   oauth.currentUser = defaultUser;
   const maxPageSize = opts.maxPageSize ?? 10;
+  const eventsPageSize = opts.eventsPageSize ?? 10;
   const mailboxes = new Map<string, Mailbox>();
   const failures = new FailureQueue();
-  const requests = { authorize: 0, token: 0, getSchedule: 0, calendars: 0, apiErrors: 0 };
+  const requests = {
+    authorize: 0,
+    token: 0,
+    getSchedule: 0,
+    calendars: 0,
+    apiErrors: 0,
+    eventsCreate: 0,
+    eventsGet: 0,
+    eventsPatch: 0,
+    eventsDelete: 0,
+    calendarView: 0,
+    eventsWithAttendees: 0,
+  };
   const getScheduleCalls: GetScheduleCall[] = [];
+  const eventWrites: EventWrite[] = [];
   let calendarSeq = 0;
+  let eventSeq = 0;
+  let dropResponses = 0;
 
   const addMailbox = (email: string): Mailbox => {
     const key = email.toLowerCase();
     let mb = mailboxes.get(key);
     if (!mb) {
-      mb = { email, items: [], calendars: [] };
+      mb = { email, calendars: [], events: [] };
       mailboxes.set(key, mb);
       mb.calendars.push({ id: `AAMkAD${++calendarSeq}`, name: 'Calendar', isDefaultCalendar: true });
     }
@@ -267,9 +492,10 @@ export async function startMicrosoftEmulator(
           },
         };
       }
-      const items = mb.items
-        .filter((i) => i.end > start.ms && i.start < end.ms)
-        .sort((a, b) => a.start - b.start);
+      const items = mb.events
+        .filter((e) => !e.isCancelled && e.end > start.ms && e.start < end.ms)
+        .sort((a, b) => a.start - b.start)
+        .map((e) => ({ start: e.start, end: e.end, status: e.showAs, subject: e.subject }));
       let view = '';
       for (let t = start.ms; t < end.ms; t += interval * 60_000) {
         const slotEnd = t + interval * 60_000;
@@ -337,6 +563,213 @@ export async function startMicrosoftEmulator(
     return json(200, body);
   };
 
+  const storeEvent = (calendarId: string, f: EventFields & { start: number; end: number }): EventResource => {
+    const ev: EventResource = {
+      id: `AAMkAGEv${String(++eventSeq).padStart(4, '0')}${randomBytes(12).toString('base64url')}AAA=`,
+      calendarId,
+      subject: f.subject ?? '',
+      bodyText: f.bodyText ?? '',
+      location: f.location ?? '',
+      start: f.start,
+      end: f.end,
+      isAllDay: f.isAllDay ?? false,
+      showAs: f.showAs ?? 'busy',
+      isCancelled: f.isCancelled ?? false,
+      isReminderOn: f.isReminderOn ?? true,
+      transactionId: f.transactionId ?? null,
+      singleValueExtendedProperties: (f.singleValueExtendedProperties ?? []).map((p) => ({ ...p })),
+      changeKey: newChangeKey(),
+    };
+    const mb = [...mailboxes.values()].find((m) => m.calendars.some((c) => c.id === calendarId));
+    if (!mb) throw new Error(`no calendar ${calendarId}`);
+    mb.events.push(ev);
+    return ev;
+  };
+
+  const renderEvent = (mb: Mailbox, ev: EventResource, req: EmuRequest, propertyId?: string) => {
+    const { zone, name } = answerZone(req);
+    const out: Record<string, unknown> = {
+      '@odata.etag': `W/"${ev.changeKey}"`,
+      id: ev.id,
+      changeKey: ev.changeKey,
+      transactionId: ev.transactionId,
+      subject: ev.subject,
+      bodyPreview: ev.bodyText.slice(0, 255),
+      body: { contentType: 'text', content: ev.bodyText },
+      start: { dateTime: formatIn(ev.start, zone), timeZone: name },
+      end: { dateTime: formatIn(ev.end, zone), timeZone: name },
+      location: { displayName: ev.location, locationType: 'default' },
+      isAllDay: ev.isAllDay,
+      isCancelled: ev.isCancelled,
+      isReminderOn: ev.isReminderOn,
+      showAs: ev.showAs,
+      type: 'singleInstance',
+      attendees: [],
+      organizer: { emailAddress: { name: mb.email.split('@')[0], address: mb.email } },
+    };
+    if (propertyId !== undefined) {
+      const props = ev.singleValueExtendedProperties.filter((p) => sameProperty(p.id, propertyId));
+      if (props.length > 0) out.singleValueExtendedProperties = props.map((p) => ({ ...p }));
+    }
+    return out;
+  };
+
+  /** Reads and logs an event-write body; a 400 answer when it is not a JSON object. */
+  const readWrite = (
+    req: EmuRequest,
+    method: 'POST' | 'PATCH',
+  ): { body: Record<string, unknown> } | { error: EmuResponse } => {
+    let body: unknown;
+    try {
+      body = JSON.parse(req.body);
+    } catch {
+      eventWrites.push({ method, path: req.url.pathname, body: undefined });
+      return { error: graphError(400, 'BadRequest', 'Unable to read JSON request payload.') };
+    }
+    if (!isObject(body)) {
+      eventWrites.push({ method, path: req.url.pathname, body: undefined });
+      return { error: graphError(400, 'BadRequest', 'The request payload must be a JSON object.') };
+    }
+    eventWrites.push({ method, path: req.url.pathname, body });
+    if ('attendees' in body) requests.eventsWithAttendees++;
+    return { body };
+  };
+
+  /** A successful write's answer, unless dropNextResponse asked to lose it. */
+  const afterWrite = (res: EmuResponse): EmuResponse => {
+    if (res.status >= 300 || dropResponses <= 0) return res;
+    dropResponses--;
+    requests.apiErrors++;
+    return graphError(503, 'ErrorServiceUnavailable', 'The service is currently unavailable.');
+  };
+
+  const createEvent = (req: EmuRequest, user: string, calendarId: string): EmuResponse => {
+    requests.eventsCreate++;
+    const mb = addMailbox(user);
+    const propertyId = expandedPropertyId(req);
+    if (propertyId === null) return graphError(400, 'BadRequest', 'Parsing OData Select and Expand failed.');
+    const cal = mb.calendars.find((c) => c.id === calendarId);
+    if (!cal) return itemNotFound();
+    const read = readWrite(req, 'POST');
+    if ('error' in read) return read.error;
+    const parsed = parseEventFields(read.body, true);
+    if ('error' in parsed) return parsed.error;
+    const f = parsed.fields;
+    if (f.start === undefined || f.end === undefined) {
+      return graphError(400, 'ErrorInvalidRequest', 'start and end are required.');
+    }
+    if (f.end <= f.start) {
+      return graphError(400, 'ErrorInvalidRequest', 'The end time must be after the start time.');
+    }
+    const existing = f.transactionId ? mb.events.find((e) => e.transactionId === f.transactionId) : undefined;
+    const ev = existing ?? storeEvent(cal.id, { ...f, start: f.start, end: f.end });
+    return afterWrite(json(201, renderEvent(mb, ev, req, propertyId)));
+  };
+
+  const eventRoute = (req: EmuRequest, user: string, eventId: string): EmuResponse | undefined => {
+    if (!['GET', 'PATCH', 'DELETE'].includes(req.method)) return undefined;
+    if (req.method === 'GET') requests.eventsGet++;
+    if (req.method === 'PATCH') requests.eventsPatch++;
+    if (req.method === 'DELETE') requests.eventsDelete++;
+    const mb = addMailbox(user);
+    const propertyId = expandedPropertyId(req);
+    if (propertyId === null) return graphError(400, 'BadRequest', 'Parsing OData Select and Expand failed.');
+    const index = mb.events.findIndex((e) => e.id === eventId);
+    const ev = mb.events[index];
+    if (req.method === 'DELETE') {
+      eventWrites.push({ method: 'DELETE', path: req.url.pathname, body: undefined });
+      if (!ev) return itemNotFound();
+      mb.events.splice(index, 1);
+      return afterWrite({ status: 204 });
+    }
+    if (!ev) {
+      if (req.method === 'PATCH') readWrite(req, 'PATCH');
+      return itemNotFound();
+    }
+    if (req.method === 'GET') return json(200, renderEvent(mb, ev, req, propertyId));
+    const read = readWrite(req, 'PATCH');
+    if ('error' in read) return read.error;
+    const parsed = parseEventFields(read.body, false);
+    if ('error' in parsed) return parsed.error;
+    const { singleValueExtendedProperties: props, ...f } = parsed.fields;
+    if ((f.end ?? ev.end) <= (f.start ?? ev.start)) {
+      return graphError(400, 'ErrorInvalidRequest', 'The end time must be after the start time.');
+    }
+    Object.assign(ev, f);
+    if (props) ev.singleValueExtendedProperties = mergeProperties(ev.singleValueExtendedProperties, props);
+    ev.changeKey = newChangeKey();
+    return afterWrite(json(200, renderEvent(mb, ev, req, propertyId)));
+  };
+
+  const calendarView = (req: EmuRequest, user: string, base: string, calendarId: string): EmuResponse => {
+    requests.calendarView++;
+    const mb = addMailbox(user);
+    const cal = mb.calendars.find((c) => c.id === calendarId);
+    if (!cal) return itemNotFound();
+    const q = req.url.searchParams;
+    const rawStart = q.get('startDateTime');
+    const rawEnd = q.get('endDateTime');
+    if (!rawStart || !rawEnd) {
+      return graphError(
+        400,
+        'ErrorInvalidParameter',
+        'This request requires a time window specified by the query string parameters StartDateTime and ' +
+          'EndDateTime.',
+      );
+    }
+    // Graph reads the offset in the value; without one the value is UTC (Prefer does not apply here).
+    const start = DateTime.fromISO(rawStart, { zone: 'UTC' });
+    const end = DateTime.fromISO(rawEnd, { zone: 'UTC' });
+    if (!start.isValid || !end.isValid) {
+      return graphError(400, 'ErrorInvalidParameter', 'startDateTime and endDateTime must be ISO 8601.');
+    }
+    if (end.toMillis() <= start.toMillis()) {
+      return graphError(400, 'ErrorInvalidParameter', 'endDateTime must be after startDateTime.');
+    }
+    const propertyId = expandedPropertyId(req);
+    if (propertyId === null) return graphError(400, 'BadRequest', 'Parsing OData Select and Expand failed.');
+    const top = Number(q.get('$top') ?? eventsPageSize);
+    const size = Math.max(1, Math.min(eventsPageSize, Number.isFinite(top) ? top : eventsPageSize));
+    const skip = Number(q.get('$skip') ?? 0) || 0;
+    const all = mb.events
+      .filter((e) => e.calendarId === cal.id && e.end > start.toMillis() && e.start < end.toMillis())
+      .sort((a, b) => a.start - b.start || a.end - b.end || (a.id < b.id ? -1 : 1));
+    const body: Record<string, unknown> = {
+      '@odata.context': "https://graph.microsoft.com/v1.0/$metadata#users('me')/calendars('id')/calendarView",
+      value: all.slice(skip, skip + size).map((e) => renderEvent(mb, e, req, propertyId)),
+    };
+    if (skip + size < all.length) {
+      const next = new URL(`${base}${req.url.pathname}`);
+      for (const [k, v] of q) if (k !== '$skip') next.searchParams.set(k, v);
+      next.searchParams.set('$skip', String(skip + size));
+      body['@odata.nextLink'] = next.toString();
+    }
+    return json(200, body);
+  };
+
+  const findCalendar = (calendarId: string): Mailbox['calendars'][number] | undefined => {
+    for (const mb of mailboxes.values()) {
+      const cal = mb.calendars.find((c) => c.id === calendarId);
+      if (cal) return cal;
+    }
+    return undefined;
+  };
+
+  const addEvent = (calendarIdOrMailbox: string, e: NewEvent): EventResource => {
+    const start = toMs(e.start);
+    const end = toMs(e.end);
+    if (end <= start) throw new RangeError('end must be after start');
+    let cal = findCalendar(calendarIdOrMailbox);
+    if (!cal) {
+      if (!calendarIdOrMailbox.includes('@')) throw new Error(`no calendar ${calendarIdOrMailbox}`);
+      const mb = addMailbox(calendarIdOrMailbox);
+      cal = mb.calendars.find((c) => c.isDefaultCalendar) ?? mb.calendars[0];
+    }
+    if (!cal) throw new Error(`mailbox ${calendarIdOrMailbox} has no calendar`);
+    const { start: _s, end: _e, ...rest } = e;
+    return copyEvent(storeEvent(cal.id, { ...rest, start, end }));
+  };
+
   let baseUrl = '';
   const server = await startHttpServer((req) => {
     const path = req.url.pathname;
@@ -368,6 +801,20 @@ export async function startMicrosoftEmulator(
       if (req.method === 'POST' && path === '/v1.0/me/calendar/getSchedule') return getSchedule(req);
       if (req.method === 'GET' && path === '/v1.0/me/calendars')
         return listCalendars(req, auth.grant.user, baseUrl);
+      const calendarPath = /^\/v1\.0\/me\/calendars\/([^/]+)\/(events|calendarView)$/.exec(path);
+      const calendarId = calendarPath?.[1] === undefined ? undefined : decodeSegment(calendarPath[1]);
+      if (calendarPath && calendarId !== undefined) {
+        if (req.method === 'POST' && calendarPath[2] === 'events')
+          return createEvent(req, auth.grant.user, calendarId);
+        if (req.method === 'GET' && calendarPath[2] === 'calendarView')
+          return calendarView(req, auth.grant.user, baseUrl, calendarId);
+      }
+      const eventPath = /^\/v1\.0\/me\/events\/([^/]+)$/.exec(path);
+      const eventId = eventPath?.[1] === undefined ? undefined : decodeSegment(eventPath[1]);
+      if (eventId !== undefined) {
+        const res = eventRoute(req, auth.grant.user, eventId);
+        if (res) return res;
+      }
     }
     return graphError(404, 'ResourceNotFound', `Resource not found for the segment '${path}'.`);
   });
@@ -390,8 +837,23 @@ export async function startMicrosoftEmulator(
       const s = toMs(start);
       const e = toMs(end);
       if (e <= s) throw new RangeError('end must be after start');
-      addMailbox(email).items.push({ start: s, end: e, status, subject });
+      const mb = addMailbox(email);
+      const cal = mb.calendars.find((c) => c.isDefaultCalendar) ?? mb.calendars[0];
+      if (!cal) throw new Error(`mailbox ${email} has no calendar`);
+      storeEvent(cal.id, { start: s, end: e, showAs: status, subject });
     },
+    addEvent,
+    events(mailbox) {
+      const boxes = mailbox === undefined ? [...mailboxes.values()] : [mailboxes.get(mailbox.toLowerCase())];
+      return boxes
+        .flatMap((mb) => mb?.events ?? [])
+        .sort((a, b) => a.start - b.start || a.end - b.end)
+        .map(copyEvent);
+    },
+    dropNextResponse(n = 1) {
+      dropResponses = n;
+    },
+    eventWrites,
     addMailbox(email) {
       addMailbox(email);
     },
@@ -410,13 +872,24 @@ export async function startMicrosoftEmulator(
     requests,
     getScheduleCalls,
     reset() {
-      for (const mb of mailboxes.values()) mb.items = [];
+      for (const mb of mailboxes.values()) mb.events = [];
       getScheduleCalls.length = 0;
+      eventWrites.length = 0;
+      dropResponses = 0;
       for (const k of Object.keys(requests) as (keyof typeof requests)[]) requests[k] = 0;
       failures.set(0, 500);
     },
     close: () => server.close(),
   };
+}
+
+/** A path segment percent-decoded; undefined when malformed. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 function expiredToken(): EmuResponse {

@@ -3,11 +3,17 @@
  * time via calendar-query REPORT with a time-range filter. Returned VEVENT data always goes through
  * parseIcsBusy, so recurrences are right whether or not the server honours <C:expand>.
  *
+ * Write-through (events.ts): caldavPutEvent stores a Kairos event at `<calendar>/<ref>.ics` with
+ * conditional PUTs (If-None-Match: * to create, If-Match to update), caldavDeleteEvent removes it.
+ * parseIcsBusy skips these events again (UID `…@kairos`, X-KAIROS-MEETING).
+ *
  * tsdav 2.3 does accept a custom fetch, but raw requests keep the exact XML, the URL guard and the
  * error mapping in one place, and avoid depending on tsdav's own fetch types.
  */
+import ical, { ICalEventStatus, ICalEventTransparency } from 'ical-generator';
 import { type Clock, systemClock } from '../../../platform/clock.js';
 import { networkError, ProviderError, parseRetryAfter } from './errors.js';
+import { type EventSpec, ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX, type WrittenEvent } from './events.js';
 import { parseIcsBusy } from './ics.js';
 import {
   assertWindow,
@@ -152,6 +158,174 @@ export async function caldavBusy(
   return { busy: mergeIntervals(busy), errors };
 }
 
+/** What a PUT is conditioned on: create only, replace a known version, or replace whatever is there. */
+type PutCondition = { kind: 'create' } | { kind: 'match'; etag: string } | { kind: 'any' };
+
+/** PUTs per caldavPutEvent: the first, plus re-tries after 412/404 (each re-reads the current ETag). */
+const MAX_PUT_ATTEMPTS = 4;
+
+/** A resource name Kairos may write (`kairos` + hex from eventRef; no slashes, no dot segments). */
+const REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$/;
+
+/**
+ * Creates or updates the Kairos event of `spec` in the calendar collection `calendarUrl`.
+ *
+ * The resource is `known.href`, or `<calendarUrl>/<spec.ref>.ics` for a new one.
+ * - Create (no `known.etag`): `If-None-Match: *`. A 412 means the resource is already there (an
+ *   earlier PUT whose answer was lost): its current ETag is read and the PUT repeated with If-Match.
+ * - Update (`known.etag`): `If-Match: <etag>`. On 412 (changed meanwhile, e.g. by the user; Kairos
+ *   owns this event's times) the current ETag is read and the PUT repeated with it; if the resource
+ *   is gone (404, or a 412 and then no resource, as Radicale answers) it is created again.
+ * The new ETag is the answer's `ETag` header, else read with a PROPFIND (null if none is given).
+ * Errors: 401 → unauthorized, 429 → rate_limited, 5xx → unavailable, other 4xx → bad_request;
+ * preconditions that keep failing (a writer racing every attempt) → unavailable with status 412.
+ */
+export async function caldavPutEvent(
+  creds: CaldavCredentials,
+  fetch: HttpFetch,
+  calendarUrl: string,
+  spec: EventSpec,
+  known: { href: string | null; etag: string | null },
+  opts: CaldavOptions = {},
+): Promise<WrittenEvent> {
+  if (!REF_PATTERN.test(spec.ref)) throw new RangeError(`invalid event ref: ${JSON.stringify(spec.ref)}`);
+  const client = new DavClient(creds, fetch, opts);
+  const collection = client.resolve(calendarUrl, creds.serverUrl);
+  const base = collection.endsWith('/') ? collection : `${collection}/`;
+  const url = client.resolve(known.href ?? `${spec.ref}.ics`, base);
+  const body = buildKairosVevent(spec, (opts.clock ?? systemClock).nowMs());
+  let condition: PutCondition = known.etag ? { kind: 'match', etag: known.etag } : { kind: 'create' };
+  for (let attempt = 1; ; attempt++) {
+    const headers: Record<string, string> = { 'content-type': 'text/calendar; charset=utf-8' };
+    if (condition.kind === 'create') headers['if-none-match'] = '*';
+    else if (condition.kind === 'match') headers['if-match'] = condition.etag;
+    const res = await client.send(url, 'PUT', headers, body);
+    if (res.ok) {
+      await discard(res);
+      const etag = res.headers.get('etag') ?? (await client.currentEtag(url))?.etag ?? null;
+      return { id: url, etag };
+    }
+    const gone = res.status === 404 && condition.kind === 'match';
+    if (res.status !== 412 && !gone) throw await client.error(res, 'PUT');
+    if (attempt >= MAX_PUT_ATTEMPTS) {
+      await discard(res);
+      throw new ProviderError(
+        'unavailable',
+        res.status,
+        `CalDAV PUT answered ${res.status} ${attempt} times`,
+      );
+    }
+    await discard(res);
+    if (gone) {
+      condition = { kind: 'create' };
+      continue;
+    }
+    const current = await client.currentEtag(url);
+    condition =
+      current === null
+        ? { kind: 'create' }
+        : current.etag === null
+          ? { kind: 'any' }
+          : { kind: 'match', etag: current.etag };
+  }
+}
+
+/**
+ * Deletes a Kairos event resource. With `etag`, the DELETE carries If-Match; a 412 (changed
+ * meanwhile) is answered with one more DELETE without it. 404/410 mean already gone: success.
+ * Refuses collection URLs (a trailing slash), so a wrong href can never delete a whole calendar.
+ */
+export async function caldavDeleteEvent(
+  creds: CaldavCredentials,
+  fetch: HttpFetch,
+  href: string,
+  etag: string | null,
+  opts: CaldavOptions = {},
+): Promise<void> {
+  const client = new DavClient(creds, fetch, opts);
+  const url = client.resolve(href, creds.serverUrl);
+  if (new URL(url).pathname.endsWith('/')) {
+    throw new ProviderError('bad_request', 0, `refusing to DELETE a collection URL: ${url}`);
+  }
+  let ifMatch = etag;
+  for (;;) {
+    const res = await client.send(url, 'DELETE', ifMatch ? { 'if-match': ifMatch } : {});
+    if (res.ok || res.status === 404 || res.status === 410) {
+      await discard(res);
+      return;
+    }
+    if (res.status !== 412 || ifMatch === null) throw await client.error(res, 'DELETE');
+    await discard(res);
+    ifMatch = null;
+  }
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it matches
+const TEXT_CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+
+/** Text for an iCalendar TEXT value: CRLF/CR → LF, other control characters → space. */
+function icalText(text: string): string {
+  return text.replace(/\r\n?/g, '\n').replace(TEXT_CONTROL_CHARACTERS, ' ');
+}
+
+/** One line of text (a name): all control characters, line breaks included, → space. */
+function icalLine(text: string | null): string {
+  return icalText(text ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** The event's description plus its guests as plain text (no ATTENDEE lines: no server scheduling). */
+function kairosDescription(spec: EventSpec): string | null {
+  const parts: string[] = [];
+  const description = icalText(spec.description ?? '').trim();
+  if (description !== '') parts.push(description);
+  const guests = spec.attendees.map((a) => {
+    const name = icalLine(a.name);
+    const email = icalLine(a.email);
+    return name !== '' ? `${name} <${email}>` : email;
+  });
+  if (guests.length > 0) parts.push(['Guests:', ...guests].join('\n'));
+  return parts.length > 0 ? parts.join('\n\n') : null;
+}
+
+/**
+ * The calendar object resource (a VCALENDAR with one VEVENT, no METHOD) Kairos stores for `spec`:
+ * `UID:<ref>@kairos`, SEQUENCE, DTSTAMP = `stampMs`, DTSTART/DTEND in UTC, SUMMARY, DESCRIPTION
+ * (with the guests as text), LOCATION when set, `X-KAIROS-MEETING:<meeting key>`, TRANSP:OPAQUE,
+ * STATUS:CONFIRMED. Deliberately no ORGANIZER/ATTENDEE, so no server sends scheduling messages.
+ */
+export function buildKairosVevent(spec: EventSpec, stampMs: number): string {
+  if (!Number.isFinite(spec.start) || !Number.isFinite(spec.end) || !(spec.end > spec.start)) {
+    throw new RangeError('event: end must be after start (finite epoch ms)');
+  }
+  if (!Number.isInteger(spec.sequence) || spec.sequence < 0) {
+    throw new RangeError('event: sequence must be a non-negative integer');
+  }
+  if (!Number.isFinite(stampMs)) throw new RangeError('event: stamp must be finite epoch ms');
+  const calendar = ical({ prodId: { company: 'kairos', product: 'kairos', language: 'EN' } });
+  const location = spec.location === null ? '' : icalLine(spec.location);
+  calendar.createEvent({
+    id: `${spec.ref}${KAIROS_UID_SUFFIX}`,
+    sequence: spec.sequence,
+    stamp: new Date(stampMs),
+    start: new Date(spec.start),
+    end: new Date(spec.end),
+    summary: icalLine(spec.title),
+    description: kairosDescription(spec),
+    location: location === '' ? null : location,
+    transparency: ICalEventTransparency.OPAQUE,
+    status: ICalEventStatus.CONFIRMED,
+    x: { [ICAL_KAIROS_PROPERTY]: icalLine(spec.meetingKey) },
+  });
+  return calendar.toString();
+}
+
+/** Releases an answer's body (keeps the connection reusable); never throws. */
+async function discard(res: Response): Promise<void> {
+  await res.body?.cancel().catch(() => undefined);
+}
+
 class DavClient {
   private readonly auth: string;
   private readonly origin: string;
@@ -209,25 +383,50 @@ class DavClient {
     return this.multistatus(res, url);
   }
 
-  private async request(url: string, method: string, depth: 0 | 1, body: string): Promise<Response> {
+  /**
+   * The current ETag of a resource via PROPFIND getetag: null when there is no resource (404/410),
+   * `{ etag: null }` when it exists but the server names no ETag.
+   */
+  async currentEtag(url: string): Promise<{ etag: string | null } | null> {
+    const res = await this.request(url, 'PROPFIND', 0, propfindBody([[DAV, 'getetag']]));
+    if (res.status === 404 || res.status === 410) {
+      await discard(res);
+      return null;
+    }
+    if (res.status !== 207) throw await this.error(res, 'PROPFIND');
+    const responses = await this.multistatus(res, url);
+    const own = responses.find((r) => r.url === url) ?? responses[0];
+    if (!own || own.status === 404 || own.status === 410) return null;
+    const etag = prop(own, DAV, 'getetag')?.text.trim();
+    return { etag: etag ? etag : null };
+  }
+
+  /** One authenticated request; a rejected fetch becomes `unavailable`. */
+  async send(url: string, method: string, headers: Record<string, string>, body?: string): Promise<Response> {
     const target = this.resolve(url, url);
+    const init: RequestInit = { method, headers: { ...headers, authorization: this.auth } };
+    if (body !== undefined) init.body = body;
     try {
-      return await this.fetch(target, {
-        method,
-        headers: {
-          authorization: this.auth,
-          depth: String(depth),
-          'content-type': 'application/xml; charset=utf-8',
-          accept: 'application/xml, text/xml',
-        },
-        body,
-      });
+      return await this.fetch(target, init);
     } catch (err) {
       throw networkError(err, `CalDAV ${method} failed`);
     }
   }
 
-  private async error(res: Response, what: string): Promise<ProviderError> {
+  private request(url: string, method: string, depth: 0 | 1, body: string): Promise<Response> {
+    return this.send(
+      url,
+      method,
+      {
+        depth: String(depth),
+        'content-type': 'application/xml; charset=utf-8',
+        accept: 'application/xml, text/xml',
+      },
+      body,
+    );
+  }
+
+  async error(res: Response, what: string): Promise<ProviderError> {
     await res.body?.cancel().catch(() => undefined);
     const nowMs = (this.opts.clock ?? systemClock).nowMs();
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);

@@ -184,6 +184,43 @@ describe('parseIcsBusy', () => {
     expect(iso(busy)).toEqual([['2026-06-10T13:00:00.000Z', '2026-06-10T14:00:00.000Z']]);
   });
 
+  it("skips Kairos's own events (X-KAIROS-MEETING or a UID ending in @kairos) but counts the others", () => {
+    const text = cal(
+      vevent(
+        'UID:kairos0123456789abcdef0123456789abcdef@kairos',
+        'DTSTART:20260610T090000Z',
+        'DTEND:20260610T100000Z',
+        'X-KAIROS-MEETING:bk_1',
+      ),
+      // Only the marker (a client rewrote the UID), or only the UID (a client dropped the X- property).
+      vevent(
+        'UID:copied-by-a-client',
+        'DTSTART:20260610T110000Z',
+        'DTEND:20260610T120000Z',
+        'X-KAIROS-MEETING:bk_2',
+      ),
+      vevent(
+        'UID:kairosfeedfacefeedfacefeedfacefeedface@KAIROS',
+        'DTSTART:20260610T130000Z',
+        'DTEND:20260610T140000Z',
+      ),
+      // An expanded instance of a Kairos event (RECURRENCE-ID, no master) is skipped as well.
+      vevent(
+        'UID:kairosabc@kairos',
+        'RECURRENCE-ID:20260611T090000Z',
+        'DTSTART:20260611T090000Z',
+        'DTEND:20260611T100000Z',
+      ),
+      vevent('UID:foreign@example.com', 'DTSTART:20260610T150000Z', 'DTEND:20260610T160000Z'),
+      vevent('UID:kairos-lookalike@kairos.example', 'DTSTART:20260610T170000Z', 'DTEND:20260610T180000Z'),
+    );
+    const busy = parseIcsBusy(text, w('2026-06-01T00:00:00Z', '2026-07-01T00:00:00Z'), 'UTC');
+    expect(iso(busy)).toEqual([
+      ['2026-06-10T15:00:00.000Z', '2026-06-10T16:00:00.000Z'],
+      ['2026-06-10T17:00:00.000Z', '2026-06-10T18:00:00.000Z'],
+    ]);
+  });
+
   it('handles DURATION, RDATE, a UTC EXDATE on a TZID series, and clips to the window', () => {
     const text = cal(
       vevent(

@@ -5,11 +5,13 @@
  * read as an IANA (or Windows) zone via luxon; floating times and all-day dates are in `defaultZone`.
  * Recurrence set = DTSTART ∪ RRULE ∪ RDATE − EXDATE, with RECURRENCE-ID overrides replacing the
  * occurrence they name (wherever they moved it). TRANSP:TRANSPARENT and STATUS:CANCELLED are free.
+ * Events Kairos wrote itself (X-KAIROS-MEETING, or a UID ending in `@kairos`; events.ts) are skipped.
  */
 import ICAL from 'ical.js';
 import { DateTime } from 'luxon';
 import { type Clock, systemClock } from '../../../platform/clock.js';
 import { networkError, ProviderError, parseRetryAfter } from './errors.js';
+import { ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX } from './events.js';
 import {
   assertWindow,
   clipIntervals,
@@ -41,6 +43,13 @@ interface Ctx {
   budget: number;
 }
 
+/**
+ * Busy intervals of all VEVENTs in `icsText` (one or more VCALENDARs) within `window`: merged,
+ * sorted and clipped. Free events (TRANSP:TRANSPARENT, STATUS:CANCELLED) do not count, and neither
+ * do events Kairos wrote itself: a VEVENT carrying X-KAIROS-MEETING or whose UID ends in `@kairos`
+ * is skipped (each component on its own, so also expanded instances and overrides), because its
+ * meeting is already busy time as a booking. ICS feeds go through here too; skipping there is fine.
+ */
 export function parseIcsBusy(icsText: string, window: Interval, defaultZone: string): Interval[] {
   assertWindow(window);
   const zoneName = resolveZoneName(defaultZone);
@@ -50,6 +59,7 @@ export function parseIcsBusy(icsText: string, window: Interval, defaultZone: str
     const byUid = new Map<string, { master?: Component; overrides: Component[] }>();
     let anon = 0;
     for (const ev of vcal.getAllSubcomponents('vevent')) {
+      if (isKairosEvent(ev)) continue;
       const uidValue = ev.getFirstPropertyValue('uid');
       const uid = typeof uidValue === 'string' && uidValue !== '' ? uidValue : `\u0000${anon++}`;
       const group = byUid.get(uid) ?? { overrides: [] };
@@ -82,6 +92,13 @@ function parseCalendars(text: string): Component[] {
   }
   if (out.length === 0) throw new ProviderError('bad_request', 0, 'invalid iCalendar data: no VCALENDAR');
   return out;
+}
+
+/** Written by Kairos (events.ts): its meeting is busy time through the booking already. */
+function isKairosEvent(ev: Component): boolean {
+  if (ev.hasProperty(ICAL_KAIROS_PROPERTY.toLowerCase())) return true;
+  const uid = ev.getFirstPropertyValue('uid');
+  return typeof uid === 'string' && uid.trim().toLowerCase().endsWith(KAIROS_UID_SUFFIX);
 }
 
 function isFree(ev: Component): boolean {

@@ -57,7 +57,7 @@ describe('Microsoft identity platform + Graph against the emulator', () => {
   it('completes authorize → code → token (offline_access added) and lists calendars', async () => {
     const tokens = await connect(MICROSOFT_CALENDAR_SCOPES);
     expect(tokens.refresh_token).toBeTruthy();
-    expect(tokens.scope).toBe('User.Read Calendars.Read');
+    expect(tokens.scope).toBe('User.Read Calendars.ReadWrite');
     emu.addCalendar('user@example.com', 'Birthdays');
     const cals = await microsoftListCalendars({ graphUrl: emu.graphUrl }, fetch, tokens.access_token);
     expect(cals).toEqual([
@@ -80,7 +80,7 @@ describe('Microsoft identity platform + Graph against the emulator', () => {
     // Refresh sends the scopes again; asking for more than was granted is refused.
     const wider = await caught(
       refreshToken(
-        { ...emu.oauthConfig(), scopes: ['Calendars.ReadWrite'] },
+        { ...emu.oauthConfig(), scopes: ['Calendars.ReadWrite.Shared'] },
         fetch,
         refreshed.refresh_token as string,
       ),

@@ -224,5 +224,9 @@ export function microsoftOAuthEndpoints(tenant = 'common'): { authorizeUrl: stri
 }
 
 /** Read-only access: free/busy plus the calendar list. */
-export const GOOGLE_CALENDAR_SCOPES = ['https://www.googleapis.com/auth/calendar.readonly'] as const;
-export const MICROSOFT_CALENDAR_SCOPES = ['offline_access', 'User.Read', 'Calendars.Read'] as const;
+/** Read calendars and busy time; write the events of bookings (calendar write-through). */
+export const GOOGLE_CALENDAR_SCOPES = [
+  'https://www.googleapis.com/auth/calendar.readonly',
+  'https://www.googleapis.com/auth/calendar.events',
+] as const;
+export const MICROSOFT_CALENDAR_SCOPES = ['offline_access', 'User.Read', 'Calendars.ReadWrite'] as const;
