@@ -1,5 +1,6 @@
 import type { AvailabilityApi } from '../availability/api.js';
 import type { BookingLinksApi } from '../booking-links/api.js';
+import type { CalendarsApi } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
 import { defineModule } from '../module.js';
 import type { PrincipalsApi } from '../principals/api.js';
@@ -15,6 +16,7 @@ export interface BookingsNeeds {
   availability: Pick<AvailabilityApi, 'refusal' | 'scheduleRefusal' | 'linkSlots'>;
   bookingLinks: Pick<BookingLinksApi, 'get' | 'bySlug'>;
   mail: Pick<MailApi, 'enqueue'>;
+  calendars: Pick<CalendarsApi, 'writeMeeting' | 'removeMeeting' | 'calendarSync'>;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface BookingsNeeds {
  */
 export const bookingsModule = defineModule<BookingsNeeds>()({
   name: 'bookings',
-  needs: ['principals', 'availability', 'bookingLinks', 'mail'],
+  needs: ['principals', 'availability', 'bookingLinks', 'mail', 'calendars'],
   create({ platform, needs }) {
     const { db, clock, config, keys } = platform;
     const busy = new BookingBusySource(db, clock);
@@ -36,6 +38,7 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       availability: needs.availability,
       links: needs.bookingLinks,
       mail: needs.mail,
+      calendars: needs.calendars,
       busy,
     });
     const waitlist = new WaitlistService({

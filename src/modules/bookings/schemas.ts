@@ -167,6 +167,23 @@ export const Booking = Type.Object({
   manage_url: Type.Optional(
     Type.String({ description: 'the attendee’s self-service link; only in the creation answer' }),
   ),
+  calendar_sync: Type.Optional(
+    Type.Array(
+      Type.Object({
+        principal_id: Type.String({ format: 'uuid' }),
+        provider: Nullable(Type.String({ enum: ['google', 'microsoft', 'caldav', 'ics'] })),
+        status: Type.String({ enum: ['pending', 'synced', 'failed', 'removed'] }),
+        error: Nullable(Type.String()),
+        updated_at: Nullable(Timestamp),
+      }),
+      {
+        description:
+          'the booking in each host’s own calendar (GET and list only): pending until written, ' +
+          'synced, failed with the last error, removed after cancellation; hosts without a writable ' +
+          'calendar are not listed',
+      },
+    ),
+  ),
 });
 export const BookingAnswer = Type.Object({ booking: Booking });
 export const BookingList = Type.Object({ bookings: Type.Array(Booking), pagination: Pagination });

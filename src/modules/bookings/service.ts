@@ -18,6 +18,7 @@ import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import type { AvailabilityApi, BookingLimits, SlotRefusal } from '../availability/api.js';
 import type { BookingLink, BookingLinksApi } from '../booking-links/api.js';
+import type { CalendarsApi, MeetingSpec } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
 import type { PrincipalContact, PrincipalProfile, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
@@ -47,6 +48,7 @@ export interface BookingsDeps {
   availability: Pick<AvailabilityApi, 'refusal' | 'scheduleRefusal' | 'linkSlots'>;
   links: Pick<BookingLinksApi, 'get' | 'bySlug'>;
   mail: Pick<MailApi, 'enqueue'>;
+  calendars: Pick<CalendarsApi, 'writeMeeting' | 'removeMeeting' | 'calendarSync'>;
   busy: Pick<BookingBusySource, 'changed'>;
 }
 
@@ -187,8 +189,9 @@ export class BookingService {
     const hasMore = rows.length > q.limit;
     const items = hasMore ? rows.slice(0, q.limit) : rows;
     const last = items[items.length - 1];
+    const sync = await this.deps.calendars.calendarSync(items.map((b) => b.id));
     return {
-      bookings: items.map(presentBooking),
+      bookings: items.map((b) => ({ ...presentBooking(b), calendar_sync: sync.get(b.id) ?? [] })),
       pagination: {
         next_cursor: hasMore && last ? encodeCursor({ at: last.start_time, id: last.id }) : null,
         has_more: hasMore,
@@ -198,7 +201,9 @@ export class BookingService {
 
   /** GET /v1/bookings/{id}: another account's booking is 404. */
   async get(accountId: string, id: string) {
-    return { booking: presentBooking(await this.owned(accountId, id)) };
+    const row = await this.owned(accountId, id);
+    const sync = await this.deps.calendars.calendarSync([row.id]);
+    return { booking: { ...presentBooking(row), calendar_sync: sync.get(row.id) ?? [] } };
   }
 
   /** PATCH /v1/bookings/{id}: notes and metadata; a new time is a reschedule. */
@@ -510,6 +515,7 @@ export class BookingService {
           occupied.map((h) => contactOf(contacts, h)),
           token,
         );
+        await this.deps.calendars.writeMeeting(trx, meetingOf(booking, link));
         await plan.alsoIn?.(trx, booking);
         return booking;
       });
@@ -615,6 +621,7 @@ export class BookingService {
           link,
           b.host_ids.map((h) => contactOf(contacts, h)),
         );
+        await this.deps.calendars.writeMeeting(trx, meetingOf(row, link));
         return row;
       });
     } catch (err) {
@@ -661,6 +668,7 @@ export class BookingService {
           link,
           b.host_ids.map((h) => contactOf(contacts, h)),
         );
+        await this.deps.calendars.removeMeeting(trx, row.id);
         await this.offerFreedTime(trx, row);
         return row;
       });
@@ -808,6 +816,34 @@ function iso(d: Date | string): string {
 
 function titleOf(link: BookingLink | null): string {
   return link?.title ?? 'Booking';
+}
+
+/**
+ * The booking as its hosts' calendars show it (calendar write-through): the link's title with the
+ * customer's name, the customer as guest, and what they wrote. No self-service link: that is the
+ * customer's, not the host's.
+ */
+function meetingOf(b: repo.BookingRow, link: BookingLink | null): MeetingSpec {
+  const lines = [`Booked through Kairos by ${b.customer_name} <${b.customer_email}>.`];
+  if (b.notes) lines.push('', b.notes);
+  const answers = Object.entries(b.answers ?? {});
+  if (answers.length > 0) {
+    const labels = new Map((link?.questions ?? []).map((q) => [q.id, q.label]));
+    lines.push(
+      '',
+      ...answers.map(([id, v]) => `${labels.get(id) ?? id}: ${Array.isArray(v) ? v.join(', ') : String(v)}`),
+    );
+  }
+  return {
+    key: b.id,
+    accountId: b.account_id,
+    principalIds: b.host_ids,
+    title: `${titleOf(link)} with ${b.customer_name}`,
+    description: lines.join('\n'),
+    attendees: [{ name: b.customer_name, email: b.customer_email }],
+    start: new Date(b.start_time),
+    end: new Date(b.end_time),
+  };
 }
 
 function limitsOf(link: BookingLink | null): BookingLimits {

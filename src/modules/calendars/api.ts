@@ -1,2 +1,2 @@
 /** The calendars module's public surface (docs/architecture.md#modules). */
-export type { CalendarService as CalendarsApi } from './service.js';
+export type { CalendarSync, CalendarService as CalendarsApi, MeetingSpec } from './service.js';

@@ -7,7 +7,7 @@ import type { Db } from '../../db/store.js';
 import { enqueueMany } from '../../jobs/runner.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
-import { AppError, Forbidden, NotFound } from '../../platform/errors.js';
+import { AppError, Forbidden, NotFound, Unprocessable } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
 import { type CalendarBusySource, isProviderFailure } from './busy-cache.js';
 import type { ListedCalendar } from './gateway.js';
@@ -25,6 +25,7 @@ import {
   findCalendar,
   findConnection,
   recordSyncSuccess,
+  setDestination,
   setSelected,
   syncCalendars,
   upsertConnection,
@@ -41,6 +42,7 @@ export function presentCalendar(row: CalendarRow, provider: ProviderName) {
     provider,
     primary: row.is_primary,
     selected: row.selected,
+    destination: row.is_destination,
     connection_id: row.connection_id,
     error: row.last_error,
   };
@@ -227,17 +229,35 @@ export class Connections {
     return presentCalendar(row, conn.provider);
   }
 
-  /** Selects or deselects a calendar for busy checking; the cache for the new selection is fetched in the background. */
-  async setSelected(caller: Actor, id: string, selected: boolean): Promise<PresentedCalendar> {
+  /**
+   * Selects or deselects a calendar for busy checking (the cache for the new selection is fetched in
+   * the background) and/or makes it the principal's destination for written meetings.
+   */
+  async updateCalendar(
+    caller: Actor,
+    id: string,
+    change: { selected?: boolean | undefined; destination?: boolean | undefined },
+  ): Promise<PresentedCalendar> {
     const { row, conn } = await this.accessibleCalendar(caller, id);
-    if (row.selected === selected) return presentCalendar(row, conn.provider);
+    if (change.destination === true && conn.provider === 'ics') {
+      throw new Unprocessable('ICS feeds are read-only: meetings cannot be written into them', {
+        code: 'calendar_read_only',
+      });
+    }
+    const selectionChanges = change.selected !== undefined && change.selected !== row.selected;
+    const destinationChanges = change.destination !== undefined && change.destination !== row.is_destination;
+    if (!selectionChanges && !destinationChanges) return presentCalendar(row, conn.provider);
     const now = this.clock.now();
     const updated = await this.db.transaction().execute(async (trx) => {
-      const r = await setSelected(trx, id, selected, now);
-      if (conn.status === 'connected') await this.busySource.queueRefresh(trx, conn.id);
+      let r = row;
+      if (selectionChanges) {
+        r = await setSelected(trx, id, change.selected!, now);
+        if (conn.status === 'connected') await this.busySource.queueRefresh(trx, conn.id);
+      }
+      if (destinationChanges) r = await setDestination(trx, r, change.destination!, now);
       return r;
     });
-    this.busySource.forget(row.principal_id);
+    if (selectionChanges) this.busySource.forget(row.principal_id);
     return presentCalendar(updated, conn.provider);
   }
 

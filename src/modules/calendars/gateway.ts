@@ -16,12 +16,10 @@ import {
   caldavDiscover,
   fetchIcs,
   GOOGLE_CALENDAR_SCOPES,
-  googleFreeBusy,
   googleListCalendars,
   type HttpFetch,
   type Interval,
   MICROSOFT_CALENDAR_SCOPES,
-  microsoftFreeBusy,
   microsoftListCalendars,
   type OAuthConfig,
   OAuthError,
@@ -30,6 +28,20 @@ import {
   refreshToken,
   revokeToken,
 } from './providers/index.js';
+import { caldavDeleteEvent, caldavPutEvent } from './providers/caldav.js';
+import type { EventSpec, WrittenEvent } from './providers/events.js';
+import {
+  googleDeleteEvent,
+  googleEventsBusy,
+  googleInsertEvent,
+  googlePatchEvent,
+} from './providers/google-events.js';
+import {
+  graphCreateEvent,
+  graphDeleteEvent,
+  graphEventsBusy,
+  graphUpdateEvent,
+} from './providers/microsoft-events.js';
 import { type ConnectionRow, lockConnection, markDisconnected, updateTokens } from './repo.js';
 import type { OAuthProviderName, ProviderName } from './tables.js';
 
@@ -259,24 +271,141 @@ export class ProviderGateway {
     return { intervals: result.busy, warnings };
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Event writes (calendar write-through, meetings.ts)
+
+  /**
+   * Creates or updates the meeting's event in one calendar of the connection. `known` is what an
+   * earlier write answered (null id: never written, or the answer was lost). Idempotent: Google's
+   * event id and the CalDAV resource name derive from `spec.ref`, Graph dedupes creates on it
+   * (transactionId). Throws ConnectionLost, ProviderError or OAuthError.
+   */
+  async writeEvent(
+    conn: ConnectionRow,
+    calendarExternalId: string,
+    spec: EventSpec,
+    known: { id: string | null; etag: string | null },
+  ): Promise<WrittenEvent> {
+    const creds = this.usable(conn);
+    switch (conn.provider) {
+      case 'google':
+        return this.withOAuth(conn, creds, async (token) => {
+          if (known.id === null)
+            return googleInsertEvent(this.googleCfg(), this.apiFetch, token, calendarExternalId, spec);
+          try {
+            return await googlePatchEvent(
+              this.googleCfg(),
+              this.apiFetch,
+              token,
+              calendarExternalId,
+              known.id,
+              spec,
+            );
+          } catch (err) {
+            // Deleted in the calendar by its owner: write it again (same id, restored).
+            if (!(err instanceof ProviderError && (err.status === 404 || err.status === 410))) throw err;
+            return googleInsertEvent(this.googleCfg(), this.apiFetch, token, calendarExternalId, spec);
+          }
+        });
+      case 'microsoft':
+        return this.withOAuth(conn, creds, async (token) => {
+          if (known.id === null)
+            return graphCreateEvent(this.graphCfg(), this.apiFetch, token, calendarExternalId, spec);
+          try {
+            return await graphUpdateEvent(this.graphCfg(), this.apiFetch, token, known.id, spec);
+          } catch (err) {
+            if (!(err instanceof ProviderError && err.status === 404)) throw err;
+            return graphCreateEvent(this.graphCfg(), this.apiFetch, token, calendarExternalId, spec);
+          }
+        });
+      case 'caldav': {
+        const c = this.caldavCreds(conn, creds);
+        return this.lostOnUnauthorized(conn, () =>
+          caldavPutEvent(
+            c,
+            this.userFetch,
+            calendarExternalId,
+            spec,
+            { href: known.id, etag: known.etag },
+            {
+              clock: this.clock,
+            },
+          ),
+        );
+      }
+      case 'ics':
+        throw new ProviderError('bad_request', 0, 'ICS feeds are read-only', { reason: 'read_only' });
+    }
+  }
+
+  /** Deletes a written event; one already gone counts as deleted. */
+  async deleteEvent(
+    conn: ConnectionRow,
+    calendarExternalId: string,
+    known: { id: string | null; etag: string | null },
+  ): Promise<void> {
+    if (known.id === null) return;
+    const id = known.id;
+    const creds = this.usable(conn);
+    switch (conn.provider) {
+      case 'google':
+        return this.withOAuth(conn, creds, (token) =>
+          googleDeleteEvent(this.googleCfg(), this.apiFetch, token, calendarExternalId, id),
+        );
+      case 'microsoft':
+        return this.withOAuth(conn, creds, (token) =>
+          graphDeleteEvent(this.graphCfg(), this.apiFetch, token, id),
+        );
+      case 'caldav': {
+        const c = this.caldavCreds(conn, creds);
+        return this.lostOnUnauthorized(conn, () =>
+          caldavDeleteEvent(c, this.userFetch, id, known.etag, { clock: this.clock }),
+        );
+      }
+      case 'ics':
+        return;
+    }
+  }
+
+  private usable(conn: ConnectionRow): Credentials {
+    if (conn.status !== 'connected' || !conn.credentials_enc) {
+      throw new ConnectionLost(conn.status_reason ?? 'disconnected');
+    }
+    return this.decrypt(conn.credentials_enc);
+  }
+
+  private withOAuth<T>(
+    conn: ConnectionRow,
+    creds: Credentials,
+    fn: (token: string) => Promise<T>,
+  ): Promise<T> {
+    if (creds.kind !== 'oauth') throw new Error('stored credentials do not match the provider');
+    return this.withAccessToken(conn, creds, fn);
+  }
+
+  private caldavCreds(conn: ConnectionRow, creds: Credentials): CaldavCredentials {
+    if (creds.kind !== 'caldav' || !conn.server_url) throw new Error('stored credentials do not match');
+    return { serverUrl: conn.server_url, username: creds.username, password: creds.password };
+  }
+
+  /**
+   * Busy time from the calendars' events (not freeBusy/getSchedule, which cannot tell events apart):
+   * the events Kairos wrote itself are skipped, since their meetings are busy time as bookings.
+   */
   private oauthBusy(provider: ProviderName, token: string, sources: readonly Source[], window: Interval) {
+    const calendarIds = [...new Set(sources.map((s) => s.external_id))];
     if (provider === 'google') {
-      return googleFreeBusy(this.googleCfg(), this.apiFetch, token, {
-        calendarIds: sources.map((s) => s.external_id),
+      return googleEventsBusy(this.googleCfg(), this.apiFetch, token, {
+        calendarIds,
         timeMin: window.start,
         timeMax: window.end,
       });
     }
-    // getSchedule takes mailboxes; the source keys of Microsoft calendars are their owners' mailboxes.
-    const schedules = [...new Set(sources.map((s) => s.source_key))];
-    return microsoftFreeBusy(this.graphCfg(), this.apiFetch, token, {
-      schedules,
+    return graphEventsBusy(this.graphCfg(), this.apiFetch, token, {
+      calendarIds,
       start: window.start,
       end: window.end,
-    }).then((r) => ({
-      busy: r.busy,
-      errors: r.errors.map((e) => ({ calendarId: e.calendarId, reason: e.reason })),
-    }));
+    });
   }
 
   private async lostOnUnauthorized<T>(conn: ConnectionRow, fn: () => Promise<T>): Promise<T> {

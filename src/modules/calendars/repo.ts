@@ -288,6 +288,33 @@ export async function setSelected(
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * Makes the calendar its principal's destination (clearing any other first: at most one per
+ * principal), or stops it being one.
+ */
+export async function setDestination(
+  trx: Tx,
+  row: CalendarRow,
+  destination: boolean,
+  now: Date,
+): Promise<CalendarRow> {
+  if (destination) {
+    await trx
+      .updateTable('calendars')
+      .set({ is_destination: false, updated_at: now })
+      .where('principal_id', '=', row.principal_id)
+      .where('is_destination', '=', true)
+      .where('id', '<>', row.id)
+      .execute();
+  }
+  return trx
+    .updateTable('calendars')
+    .set({ is_destination: destination, updated_at: now })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
 export interface CalendarInput {
   id: string;
   external_id: string;

@@ -22,7 +22,7 @@ import {
   PublicConnectParams,
   PublicConnectQuery,
   Redirect,
-  SelectBody,
+  CalendarUpdateBody,
   SyncAnswer,
   SyncBody,
 } from './schemas.js';
@@ -232,21 +232,20 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
   app.patch(
     '/v1/calendars/:id',
     {
-      config: { access: 'private' },
+      config: {
+        access: 'private',
+        problems: { '422': '`unprocessable`: code `calendar_read_only` (an ICS feed as destination)' },
+      },
       schema: {
         tags,
-        summary: 'Select or deselect a calendar for busy checking',
+        summary: 'Select a calendar for busy checking, or make it where meetings are written',
         params: CalendarParams,
-        body: SelectBody,
+        body: CalendarUpdateBody,
         response: { 200: wrap('calendar', Calendar) },
       },
     },
     async (request) => ({
-      calendar: await calendars.setSelected(
-        callerRef(request.caller),
-        request.params.id,
-        request.body.selected,
-      ),
+      calendar: await calendars.updateCalendar(callerRef(request.caller), request.params.id, request.body),
     }),
   );
 

@@ -40,6 +40,11 @@ export const Calendar = Type.Object({
   provider: ProviderName,
   primary: Type.Boolean(),
   selected: Type.Boolean({ description: 'counted for busy time' }),
+  destination: Type.Boolean({
+    description:
+      'meetings (bookings) are written into this calendar; when none of a principal’s calendars is, ' +
+      'they go to the primary calendar of its oldest writable connection',
+  }),
   connection_id: ConnectionId,
   error: Type.Union([Type.String(), Type.Null()], {
     description: 'the provider’s complaint about this calendar at the last sync, if any',
@@ -170,7 +175,15 @@ export const IcsBody = Type.Object(
 
 export const CalendarParams = Type.Object({ id: CalendarId }, { additionalProperties: false });
 
-export const SelectBody = Type.Object({ selected: Type.Boolean() }, { additionalProperties: false });
+export const CalendarUpdateBody = Type.Object(
+  {
+    selected: Type.Optional(Type.Boolean({ description: 'count this calendar’s busy time' })),
+    destination: Type.Optional(
+      Type.Boolean({ description: 'write meetings into this calendar (not for ICS feeds: 422)' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
 
 export const SyncBody = Type.Object({ principal_id: PrincipalId }, { additionalProperties: false });
 

@@ -8,7 +8,7 @@
  * links) and jobs.ts (background work).
  */
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/store.js';
+import type { Db, Tx } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
 import type { DerivedKeys } from '../../platform/keys.js';
@@ -19,11 +19,13 @@ import { ConnectLinks } from './connect-links.js';
 import { Connections, type PresentedCalendar, type PresentedConnection } from './connections.js';
 import { ProviderGateway } from './gateway.js';
 import { calendarWork } from './jobs.js';
+import { type CalendarSync, type MeetingSpec, MeetingWriter } from './meetings.js';
 import { type BrowserOutcome, OAuthFlow } from './oauth-flow.js';
 import type { PrincipalDirectory } from './principals.js';
 import type { OAuthProviderName } from './tables.js';
 
 export { CONNECT_LINK_MAX_HOURS } from './connect-links.js';
+export type { CalendarSync, MeetingSpec } from './meetings.js';
 export type { BrowserOutcome } from './oauth-flow.js';
 /** The caller as the routes know it. */
 export type { Actor as CallerRef } from '../../platform/actor.js';
@@ -46,6 +48,7 @@ export class CalendarService {
   private readonly oauth: OAuthFlow;
   private readonly connect: CalendarConnect;
   private readonly links: ConnectLinks;
+  private readonly meetings: MeetingWriter;
 
   constructor(deps: CalendarServiceDeps) {
     this.log = deps.log;
@@ -56,6 +59,13 @@ export class CalendarService {
     this.busySource = new CalendarBusySource(deps.db, deps.clock, this.gateway, cache, deps.log, (id) =>
       deps.directory.timeZoneOf(id),
     );
+    this.meetings = new MeetingWriter({
+      db: deps.db,
+      clock: deps.clock,
+      gateway: this.gateway,
+      timeZoneOf: (id) => deps.directory.timeZoneOf(id),
+      log: deps.log,
+    });
     this.connections = new Connections({
       db: deps.db,
       clock: deps.clock,
@@ -162,9 +172,13 @@ export class CalendarService {
     return this.connections.getCalendar(caller, id);
   }
 
-  /** Selects or deselects a calendar for busy checking; the cache for the new selection is fetched in the background. */
-  setSelected(caller: Actor, id: string, selected: boolean): Promise<PresentedCalendar> {
-    return this.connections.setSelected(caller, id, selected);
+  /** Selects a calendar for busy checking and/or makes it the destination of written meetings. */
+  updateCalendar(
+    caller: Actor,
+    id: string,
+    change: { selected?: boolean | undefined; destination?: boolean | undefined },
+  ): Promise<PresentedCalendar> {
+    return this.connections.updateCalendar(caller, id, change);
   }
 
   /** Fetches busy time from every connection of the principal now. */
@@ -177,14 +191,41 @@ export class CalendarService {
     return this.connections.disconnect(actor, which);
   }
 
-  /** Background work of the calendars module (jobs.ts), for the runtime to hand to the job runner. */
+  /** Background work of the calendars module (jobs.ts, meetings.ts), for the runtime's job runner. */
   work(): ReturnType<typeof calendarWork> {
-    return calendarWork({
+    const work = calendarWork({
       busySource: this.busySource,
       gateway: this.gateway,
       clock: this.clock,
       log: this.log,
     });
+    return { jobs: [...work.jobs, ...this.meetings.queues()], schedules: work.schedules };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Calendar write-through (meetings.ts): "write this meeting for these principals"
+
+  /**
+   * Keeps a meeting in its principals' own calendars (created, or moved/retitled when the key is
+   * known), written after `trx` commits by a retried job. Bookings use it; so will proposals.
+   */
+  writeMeeting(trx: Tx, spec: MeetingSpec): Promise<void> {
+    return this.meetings.writeMeeting(trx, spec);
+  }
+
+  /** Removes a meeting from its principals' calendars, after `trx` commits. */
+  removeMeeting(trx: Tx, key: string): Promise<void> {
+    return this.meetings.removeMeeting(trx, key);
+  }
+
+  /** How writing the meetings went, per principal. */
+  calendarSync(keys: readonly string[]): Promise<Map<string, CalendarSync[]>> {
+    return this.meetings.syncOf(keys);
+  }
+
+  /** Runs the write of one meeting now (tests and support; the job does the same). */
+  writeNow(key: string) {
+    return this.meetings.run(key);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 /** Table types of the calendars module (migration 0004_calendars), merged into the database type. */
+import type { Generated } from 'kysely';
 import type { Json, Timestamp } from '../../db/types.js';
 
 export type ProviderName = 'google' | 'microsoft' | 'caldav' | 'ics';
@@ -63,6 +64,8 @@ export interface CalendarsTable {
   selected: boolean;
   /** The provider's complaint about this calendar at the last fetch (notFound, forbidden ...). */
   last_error: string | null;
+  /** Meetings are written here (migration 0009; at most one per principal). */
+  is_destination: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -89,11 +92,59 @@ export interface CalendarOAuthFlowsTable {
   consumed_at: Timestamp | null;
 }
 
+/** A meeting Kairos keeps in its principals' calendars (migration 0009_calendar_writes). */
+export interface CalendarMeetingsTable {
+  /** The meeting's own id (a booking id). */
+  key: string;
+  account_id: string;
+  principal_ids: string[];
+  title: string;
+  description: string | null;
+  location: string | null;
+  attendees: Json<{ name: string | null; email: string }[]>;
+  start_time: Timestamp;
+  end_time: Timestamp;
+  /** False: remove it from every calendar. */
+  live: boolean;
+  /** Rises with every change. */
+  version: number;
+  /** The version the write job last finished a pass over. */
+  done_version: Generated<number>;
+  /** A write job holds the meeting until then. */
+  writer_until: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type MeetingEventStatus = 'pending' | 'synced' | 'failed' | 'removed';
+
+/** One principal's copy of a meeting in a provider calendar. */
+export interface CalendarMeetingEventsTable {
+  meeting_key: string;
+  principal_id: string;
+  /** Null once the connection was removed. */
+  connection_id: string | null;
+  provider: ProviderName;
+  calendar_external_id: string;
+  /** Google/Graph event id or CalDAV href; null until the provider answered a write. */
+  external_id: string | null;
+  etag: string | null;
+  status: MeetingEventStatus;
+  /** The meeting version last written (or removed). */
+  written_version: number;
+  /** Failed attempts since the last success. */
+  attempts: number;
+  last_error: string | null;
+  updated_at: Timestamp;
+}
+
 declare module '../../db/types.js' {
   interface DB {
     calendar_connections: CalendarConnectionsTable;
     calendars: CalendarsTable;
     calendar_busy_cache: CalendarBusyCacheTable;
     calendar_oauth_flows: CalendarOAuthFlowsTable;
+    calendar_meetings: CalendarMeetingsTable;
+    calendar_meeting_events: CalendarMeetingEventsTable;
   }
 }

@@ -1,0 +1,514 @@
+/**
+ * Calendar write-through (docs/architecture.md "Calendar write-through"): the meetings Kairos keeps
+ * in its principals' own calendars — a booking today, an accepted proposal later.
+ *
+ * A caller states what should be in the calendars with `writeMeeting(trx, …)` / `removeMeeting(trx, …)`
+ * inside its own transaction: one `calendar_meetings` row (its `version` rises with every change) and
+ * one `calendar.write` job. Nothing is written when none of the principals has a writable calendar
+ * (and the meeting was never written), so a booking of a host without a calendar costs one statement.
+ *
+ * The job makes the calendars match, after commit, one writer per meeting across processes (a lease
+ * on the meeting row), never inside the booking's transaction: a provider failure never blocks or rolls
+ * back a booking. Per principal it writes into the destination calendar (the one marked `destination`,
+ * else the primary calendar of the oldest writable connection): Google insert/patch/delete, Graph
+ * create/update/delete, CalDAV PUT/DELETE. Writes are idempotent (Google's client-set event id, Graph's
+ * transactionId, a CalDAV resource named after the meeting), so a retry after a lost answer never makes a
+ * second event. Outcomes per principal in `calendar_meeting_events`: `synced`, `pending` (a transient
+ * failure: retried with backoff, honouring Retry-After) or `failed` (connection lost, refused, or out of
+ * attempts), with the last error; bookings show them as `calendar_sync`.
+ */
+import { type Insertable, sql, type Updateable } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import { enqueue, type Job } from '../../jobs/runner.js';
+import type { Clock } from '../../platform/clock.js';
+import type { JobContribution } from '../module.js';
+import { ConnectionLost, type ProviderGateway } from './gateway.js';
+import { type EventSpec, eventRef, type WrittenEvent } from './providers/events.js';
+import { OAuthError, ProviderError } from './providers/index.js';
+import type { ConnectionRow } from './repo.js';
+import type { CalendarMeetingEventsTable, MeetingEventStatus, ProviderName } from './tables.js';
+
+export const WRITE_QUEUE = 'calendar.write';
+/** Attempts of a transiently failing write before it is `failed` (backoff 2 s … 1 h: about 5 h in all). */
+export const MAX_WRITE_ATTEMPTS = 10;
+/** How long one writer holds a meeting: longer than a pass (a few provider calls of at most 15 s each). */
+const WRITER_LEASE_MS = 10 * 60_000;
+const MAX_BACKOFF_MS = 3_600_000;
+
+/** What to keep in the principals' calendars. */
+export interface MeetingSpec {
+  /** The meeting's own id (a booking id); one meeting per key. */
+  key: string;
+  accountId: string;
+  principalIds: readonly string[];
+  title: string;
+  description?: string | null;
+  /** A URL or place. */
+  location?: string | null;
+  /** Guests (customers); only Google receives them as attendees, without notifications. */
+  attendees: readonly { name: string | null; email: string }[];
+  start: Date;
+  end: Date;
+}
+
+/** How writing a meeting into one principal's calendar went. */
+export interface CalendarSync {
+  principal_id: string;
+  provider: ProviderName | null;
+  status: MeetingEventStatus;
+  error: string | null;
+  updated_at: string | null;
+}
+
+interface WritePayload {
+  key: string;
+}
+
+interface MeetingRow {
+  key: string;
+  principal_ids: string[];
+  title: string;
+  description: string | null;
+  location: string | null;
+  attendees: { name: string | null; email: string }[];
+  start_time: Date;
+  end_time: Date;
+  live: boolean;
+  version: number;
+}
+
+interface EventRow {
+  principal_id: string;
+  connection_id: string | null;
+  provider: ProviderName;
+  calendar_external_id: string;
+  external_id: string | null;
+  etag: string | null;
+  status: MeetingEventStatus;
+  written_version: number;
+  attempts: number;
+}
+
+/** A principal's destination: the calendar and its connection. */
+interface Destination {
+  calendarExternalId: string;
+  conn: ConnectionRow;
+}
+
+type Outcome =
+  | { kind: 'synced'; written: WrittenEvent | null }
+  | { kind: 'removed' }
+  | { kind: 'failed'; error: string }
+  | { kind: 'retry'; error: string; atMs: number };
+
+export interface MeetingWriterDeps {
+  db: Db;
+  clock: Clock;
+  gateway: Pick<ProviderGateway, 'writeEvent' | 'deleteEvent'>;
+  timeZoneOf(principalId: string): Promise<string>;
+  log: { error(obj: object, msg: string): void };
+}
+
+export class MeetingWriter {
+  constructor(private readonly deps: MeetingWriterDeps) {}
+
+  /**
+   * States (inside the caller's transaction) that the meeting should be in its principals' calendars
+   * as given; a later call with the same key moves or retitles it. Writes nothing when no principal has
+   * a writable calendar and the meeting was never written.
+   */
+  async writeMeeting(trx: Tx, spec: MeetingSpec): Promise<void> {
+    const now = this.deps.clock.now();
+    const ids = [...spec.principalIds];
+    const written = await sql<{ key: string }>`
+      INSERT INTO calendar_meetings AS m (key, account_id, principal_ids, title, description, location,
+        attendees, start_time, end_time, live, version, created_at, updated_at)
+      SELECT ${spec.key}, ${spec.accountId}, ${ids}::uuid[], ${spec.title}, ${spec.description ?? null},
+        ${spec.location ?? null}, ${JSON.stringify(spec.attendees)}::jsonb, ${spec.start}, ${spec.end},
+        true, 1, ${now}, ${now}
+      WHERE EXISTS (
+          SELECT 1 FROM calendar_connections c
+          WHERE c.principal_id = ANY(${ids}::uuid[]) AND c.provider <> 'ics')
+        OR EXISTS (SELECT 1 FROM calendar_meetings WHERE key = ${spec.key})
+      ON CONFLICT (key) DO UPDATE SET
+        principal_ids = excluded.principal_ids, title = excluded.title,
+        description = excluded.description, location = excluded.location,
+        attendees = excluded.attendees, start_time = excluded.start_time, end_time = excluded.end_time,
+        live = true, version = m.version + 1, updated_at = excluded.updated_at
+      RETURNING key`.execute(trx);
+    if (written.rows.length > 0) await this.enqueueWrite(trx, spec.key, now);
+  }
+
+  /** States (inside the caller's transaction) that the meeting should leave every calendar. */
+  async removeMeeting(trx: Tx, key: string): Promise<void> {
+    const now = this.deps.clock.now();
+    const removed = await trx
+      .updateTable('calendar_meetings')
+      .set((eb) => ({ live: false, version: eb('version', '+', 1), updated_at: now }))
+      .where('key', '=', key)
+      .where('live', '=', true)
+      .returning('key')
+      .execute();
+    if (removed.length > 0) await this.enqueueWrite(trx, key, now);
+  }
+
+  /** How the meetings' writes went, per principal (one statement for all keys). */
+  async syncOf(keys: readonly string[]): Promise<Map<string, CalendarSync[]>> {
+    const out = new Map<string, CalendarSync[]>();
+    if (keys.length === 0) return out;
+    const meetings = await this.deps.db
+      .selectFrom('calendar_meetings as m')
+      .leftJoin('calendar_meeting_events as e', 'e.meeting_key', 'm.key')
+      .select([
+        'm.key',
+        'm.principal_ids',
+        'm.version',
+        'm.done_version',
+        'e.principal_id',
+        'e.provider',
+        'e.status',
+        'e.last_error',
+        'e.updated_at',
+      ])
+      .where('m.key', 'in', [...keys])
+      .execute();
+    const byKey = new Map<string, typeof meetings>();
+    for (const r of meetings) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
+    for (const [key, rows] of byKey) {
+      const first = rows[0]!;
+      const seen = new Map(rows.filter((r) => r.principal_id !== null).map((r) => [r.principal_id!, r]));
+      const list: CalendarSync[] = [];
+      for (const principal of first.principal_ids) {
+        const e = seen.get(principal);
+        if (e?.status) {
+          list.push({
+            principal_id: principal,
+            provider: e.provider,
+            status: e.status,
+            error: e.last_error,
+            updated_at: e.updated_at ? new Date(e.updated_at).toISOString() : null,
+          });
+        } else if (first.done_version < first.version) {
+          // The write job has not looked at this principal yet.
+          list.push({
+            principal_id: principal,
+            provider: null,
+            status: 'pending',
+            error: null,
+            updated_at: null,
+          });
+        }
+      }
+      out.set(key, list);
+    }
+    return out;
+  }
+
+  queues(): JobContribution[] {
+    return [
+      {
+        queue: WRITE_QUEUE,
+        handler: (job: Job<WritePayload>) => this.run(job.payload.key),
+        options: { concurrency: 4 },
+      },
+    ];
+  }
+
+  private async enqueueWrite(trx: Tx, key: string, now: Date): Promise<void> {
+    await enqueue(trx, WRITE_QUEUE, { key } satisfies WritePayload, now);
+  }
+
+  /**
+   * Makes every principal's calendar match the meeting. One writer per meeting across processes: a
+   * lease on the meeting row (`writer_until`, taken by a conditional UPDATE), so no database
+   * connection is held while providers answer. The holder repeats its pass while the meeting changed
+   * under it (a change's own job, finding the lease taken, leaves the work to the holder and comes
+   * back when the lease would end, in case the holder died). Answers a retry time when a write failed
+   * transiently.
+   */
+  async run(key: string): Promise<{ retryAt: Date } | undefined> {
+    for (let round = 0; round < 5; round++) {
+      const nowMs = this.deps.clock.nowMs();
+      const taken = await this.deps.db
+        .updateTable('calendar_meetings')
+        .set({ writer_until: new Date(nowMs + WRITER_LEASE_MS) })
+        .where('key', '=', key)
+        .where((eb) => eb.or([eb('writer_until', 'is', null), eb('writer_until', '<=', new Date(nowMs))]))
+        .returning(['version', 'done_version'])
+        .executeTakeFirst();
+      if (!taken) {
+        const held = await this.deps.db
+          .selectFrom('calendar_meetings')
+          .select('writer_until')
+          .where('key', '=', key)
+          .executeTakeFirst();
+        return held?.writer_until ? { retryAt: new Date(held.writer_until) } : undefined;
+      }
+      let outcome: { retryAt: Date } | undefined;
+      try {
+        outcome = await this.pass(key);
+      } finally {
+        await this.deps.db
+          .updateTable('calendar_meetings')
+          .set({ writer_until: null })
+          .where('key', '=', key)
+          .execute();
+      }
+      if (outcome) return outcome;
+      // Changed while this pass ran (its own job found the lease taken): pass again.
+      const after = await this.deps.db
+        .selectFrom('calendar_meetings')
+        .select(['version', 'done_version'])
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!after || after.done_version >= after.version) return undefined;
+    }
+    return { retryAt: new Date(this.deps.clock.nowMs() + 1000) };
+  }
+
+  private async pass(key: string): Promise<{ retryAt: Date } | undefined> {
+    const { db } = this.deps;
+    const meeting = (await db
+      .selectFrom('calendar_meetings')
+      .select([
+        'key',
+        'principal_ids',
+        'title',
+        'description',
+        'location',
+        'attendees',
+        'start_time',
+        'end_time',
+        'live',
+        'version',
+      ])
+      .where('key', '=', key)
+      .executeTakeFirst()) as MeetingRow | undefined;
+    if (!meeting) return;
+    const events = (await db
+      .selectFrom('calendar_meeting_events')
+      .select([
+        'principal_id',
+        'connection_id',
+        'provider',
+        'calendar_external_id',
+        'external_id',
+        'etag',
+        'status',
+        'written_version',
+        'attempts',
+      ])
+      .where('meeting_key', '=', key)
+      .execute()) as EventRow[];
+    const existing = new Map(events.map((e) => [e.principal_id, e]));
+    const wanted = meeting.live ? meeting.principal_ids : [];
+    const destinations = await this.destinations(wanted);
+    const principals = new Set([...wanted, ...existing.keys()]);
+
+    let retryAtMs: number | null = null;
+    for (const principal of principals) {
+      const row = existing.get(principal);
+      const dest = wanted.includes(principal) ? destinations.get(principal) : undefined;
+      const outcome = await this.reconcile(meeting, principal, row, dest);
+      if (outcome === null) continue;
+      if (outcome.kind === 'retry') retryAtMs = Math.min(retryAtMs ?? outcome.atMs, outcome.atMs);
+      await this.record(meeting, principal, row, dest, outcome);
+    }
+    if (retryAtMs !== null) return { retryAt: new Date(retryAtMs) };
+    await db
+      .updateTable('calendar_meetings')
+      .set({ done_version: meeting.version })
+      .where('key', '=', key)
+      .where('done_version', '<', meeting.version)
+      .execute();
+  }
+
+  /** Brings one principal's calendar in line with the meeting; null when there is nothing to do. */
+  private async reconcile(
+    meeting: MeetingRow,
+    principal: string,
+    row: EventRow | undefined,
+    dest: Destination | undefined,
+  ): Promise<Outcome | null> {
+    const sameCalendar =
+      row !== undefined &&
+      dest !== undefined &&
+      row.connection_id === dest.conn.id &&
+      row.calendar_external_id === dest.calendarExternalId;
+    if (dest && sameCalendar && row.status === 'synced' && row.written_version === meeting.version)
+      return null;
+    if (!dest && (!row || row.status === 'removed')) return null;
+    try {
+      // Off this calendar: the meeting was cancelled, the principal left it, or the destination moved.
+      if (row && row.status !== 'removed' && !sameCalendar) {
+        const removed = await this.removeFrom(row);
+        if (!dest) return removed;
+      }
+      if (!dest) return null;
+      const spec = await this.eventSpec(meeting, principal);
+      const known = sameCalendar ? { id: row.external_id, etag: row.etag } : { id: null, etag: null };
+      const written = await this.deps.gateway.writeEvent(dest.conn, dest.calendarExternalId, spec, known);
+      return { kind: 'synced', written };
+    } catch (err) {
+      return this.failure(err, row && sameCalendar ? row.attempts : 0);
+    }
+  }
+
+  /** Deletes the principal's event from the calendar it was written to. */
+  private async removeFrom(row: EventRow): Promise<Outcome> {
+    if (row.connection_id === null) {
+      return { kind: 'failed', error: 'the calendar connection was removed; the event could not be deleted' };
+    }
+    const conn = await this.connection(row.connection_id);
+    if (!conn) return { kind: 'failed', error: 'the calendar connection was removed' };
+    await this.deps.gateway.deleteEvent(conn, row.calendar_external_id, {
+      id: row.external_id,
+      etag: row.etag,
+    });
+    return { kind: 'removed' };
+  }
+
+  private failure(err: unknown, attemptsBefore: number): Outcome {
+    const attempts = attemptsBefore + 1;
+    if (err instanceof ConnectionLost) return { kind: 'failed', error: `connection_lost: ${err.reason}` };
+    if (err instanceof ProviderError && err.code === 'bad_request') {
+      return { kind: 'failed', error: `${err.reason ?? `http_${err.status}`}: ${err.message}`.slice(0, 500) };
+    }
+    const transient =
+      err instanceof ProviderError || err instanceof OAuthError
+        ? err.message
+        : `unexpected: ${err instanceof Error ? err.message : String(err)}`;
+    if (!(err instanceof ProviderError || err instanceof OAuthError)) {
+      this.deps.log.error({ err }, 'calendar write failed unexpectedly');
+    }
+    if (attempts >= MAX_WRITE_ATTEMPTS) {
+      return { kind: 'failed', error: `gave up after ${attempts} attempts: ${transient}`.slice(0, 500) };
+    }
+    const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** attempts);
+    const after = err instanceof ProviderError && err.retryAfterMs !== undefined ? err.retryAfterMs : 0;
+    return {
+      kind: 'retry',
+      error: transient.slice(0, 500),
+      atMs: this.deps.clock.nowMs() + Math.max(backoff, after),
+    };
+  }
+
+  private async record(
+    meeting: MeetingRow,
+    principal: string,
+    row: EventRow | undefined,
+    dest: Destination | undefined,
+    outcome: Outcome,
+  ): Promise<void> {
+    const now = this.deps.clock.now();
+    // Where the event is (or is meant to be): the destination, or where it was written before.
+    const where = dest
+      ? {
+          connection_id: dest.conn.id,
+          provider: dest.conn.provider,
+          calendar_external_id: dest.calendarExternalId,
+        }
+      : row
+        ? {
+            connection_id: row.connection_id,
+            provider: row.provider,
+            calendar_external_id: row.calendar_external_id,
+          }
+        : null;
+    if (!where) return;
+    const moved = row !== undefined && dest !== undefined && row.connection_id !== dest.conn.id;
+    const ref =
+      moved || !row ? { external_id: null, etag: null } : { external_id: row.external_id, etag: row.etag };
+    const failures = (row?.attempts ?? 0) + 1;
+    const fields: Updateable<CalendarMeetingEventsTable> =
+      outcome.kind === 'synced'
+        ? {
+            external_id: outcome.written?.id ?? null,
+            etag: outcome.written?.etag ?? null,
+            status: 'synced',
+            written_version: meeting.version,
+            attempts: 0,
+            last_error: null,
+          }
+        : outcome.kind === 'removed'
+          ? { status: 'removed', written_version: meeting.version, attempts: 0, last_error: null }
+          : {
+              ...ref,
+              status: outcome.kind === 'failed' ? 'failed' : 'pending',
+              attempts: failures,
+              last_error: outcome.error,
+            };
+    const values: Insertable<CalendarMeetingEventsTable> = {
+      meeting_key: meeting.key,
+      principal_id: principal,
+      ...where,
+      ...ref,
+      status: 'pending',
+      written_version: 0,
+      attempts: 0,
+      last_error: null,
+      ...fields,
+      updated_at: now,
+    } as Insertable<CalendarMeetingEventsTable>;
+    await this.deps.db
+      .insertInto('calendar_meeting_events')
+      .values(values)
+      .onConflict((oc) =>
+        oc.columns(['meeting_key', 'principal_id']).doUpdateSet({ ...where, ...fields, updated_at: now }),
+      )
+      .execute();
+  }
+
+  private async eventSpec(meeting: MeetingRow, principal: string): Promise<EventSpec> {
+    return {
+      ref: eventRef(meeting.key, principal),
+      meetingKey: meeting.key,
+      title: meeting.title,
+      description: meeting.description,
+      location: meeting.location,
+      start: new Date(meeting.start_time).getTime(),
+      end: new Date(meeting.end_time).getTime(),
+      timeZone: await this.deps.timeZoneOf(principal),
+      attendees: meeting.attendees,
+      sequence: meeting.version - 1,
+    };
+  }
+
+  /**
+   * Each principal's destination: the calendar marked as destination, else the primary calendar of
+   * the oldest connected connection that can be written (ICS feeds cannot), else of the oldest
+   * disconnected one (so that the write fails visibly, with the reason, instead of being skipped).
+   */
+  private async destinations(principals: readonly string[]): Promise<Map<string, Destination>> {
+    const out = new Map<string, Destination>();
+    if (principals.length === 0) return out;
+    const rows = await this.deps.db
+      .selectFrom('calendars as cal')
+      .innerJoin('calendar_connections as c', 'c.id', 'cal.connection_id')
+      .selectAll('c')
+      .select(['cal.external_id as calendar_external_id', 'cal.is_destination', 'cal.is_primary'])
+      .where('cal.principal_id', 'in', [...principals])
+      .where('c.provider', '<>', 'ics')
+      .orderBy('cal.is_destination', 'desc')
+      .orderBy(sql`c.status = 'connected'`, 'desc')
+      .orderBy('c.created_at')
+      .orderBy('cal.is_primary', 'desc')
+      .orderBy('cal.created_at')
+      .execute();
+    for (const r of rows) {
+      if (out.has(r.principal_id)) continue;
+      if (!r.is_destination && !r.is_primary) continue;
+      const { calendar_external_id, is_destination: _d, is_primary: _p, ...conn } = r;
+      out.set(r.principal_id, { calendarExternalId: calendar_external_id, conn: conn as ConnectionRow });
+    }
+    return out;
+  }
+
+  private connection(id: string): Promise<ConnectionRow | undefined> {
+    return this.deps.db
+      .selectFrom('calendar_connections')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+}
