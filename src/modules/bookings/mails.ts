@@ -1,7 +1,9 @@
 /**
  * Booking mails (docs/api.md#e-mail-and-pages): confirmation, reschedule and cancellation to the
- * customer and every host with an address (a host without one gets a `skipped` record), each with a calendar invite (same UID for the booking's
- * whole life, SEQUENCE rising with each change; REQUEST, or CANCEL when cancelled), and waitlist offers.
+ * customer and every host with an address (a host without one gets a `skipped` record), each with a
+ * calendar invite (same UID for the booking's whole life, SEQUENCE rising with each change; REQUEST,
+ * or CANCEL when cancelled) except a host whose own calendar Kairos writes the booking into; and
+ * waitlist offers.
  * Written into the mail outbox inside the booking's own transaction.
  */
 import type { InviteSpec, MailMessage } from '../mail/api.js';
@@ -15,6 +17,11 @@ export interface Contact {
   id: string;
   name: string;
   email: string | null;
+  /**
+   * Kairos writes the booking into this host's own calendar (calendar write-through): their mail
+   * carries no invite, which their mail client would add as a second event.
+   */
+  calendarWritten?: boolean;
 }
 
 export interface BookingMailInput {
@@ -142,6 +149,9 @@ export function bookingMails(input: BookingMailInput): MailMessage[] {
       ...(b.notes ? [`Notes: ${b.notes}`] : []),
       ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
       `Booking: ${b.id}`,
+      ...(h.calendarWritten
+        ? ['', kind === 'cancellation' ? 'It is removed from your calendar.' : 'It is in your calendar.']
+        : []),
     ];
     out.push({
       kind: `booking.${kind}`,
@@ -150,7 +160,7 @@ export function bookingMails(input: BookingMailInput): MailMessage[] {
       subject,
       text: hostLines.join('\n'),
       html: htmlOf(hostLines, null),
-      invite,
+      invite: h.calendarWritten ? null : invite,
     });
   }
   return out;

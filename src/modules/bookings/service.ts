@@ -507,15 +507,15 @@ export class BookingService {
           type: 'booking.created',
           data: { booking: presentBooking(booking) },
         });
+        const written = await this.deps.calendars.writeMeeting(trx, meetingOf(booking, link));
         await this.mailAbout(
           trx,
           'confirmation',
           booking,
           link,
-          occupied.map((h) => contactOf(contacts, h)),
+          occupied.map((h) => contactOf(contacts, h, written)),
           token,
         );
-        await this.deps.calendars.writeMeeting(trx, meetingOf(booking, link));
         await plan.alsoIn?.(trx, booking);
         return booking;
       });
@@ -614,14 +614,14 @@ export class BookingService {
             previous: { start_time: iso(locked.start_time), end_time: iso(locked.end_time) },
           },
         });
+        const written = await this.deps.calendars.writeMeeting(trx, meetingOf(row, link));
         await this.mailAbout(
           trx,
           'reschedule',
           row,
           link,
-          b.host_ids.map((h) => contactOf(contacts, h)),
+          b.host_ids.map((h) => contactOf(contacts, h, written)),
         );
-        await this.deps.calendars.writeMeeting(trx, meetingOf(row, link));
         return row;
       });
     } catch (err) {
@@ -661,14 +661,14 @@ export class BookingService {
           type: 'booking.cancelled',
           data: { booking: presentBooking(row) },
         });
+        const written = await this.deps.calendars.removeMeeting(trx, row.id);
         await this.mailAbout(
           trx,
           'cancellation',
           row,
           link,
-          b.host_ids.map((h) => contactOf(contacts, h)),
+          b.host_ids.map((h) => contactOf(contacts, h, written)),
         );
-        await this.deps.calendars.removeMeeting(trx, row.id);
         await this.offerFreedTime(trx, row);
         return row;
       });
@@ -850,9 +850,13 @@ function limitsOf(link: BookingLink | null): BookingLimits {
   return link ? { minimumNoticeMinutes: link.minimumNoticeMinutes, maxDaysAhead: link.maxDaysAhead } : {};
 }
 
-function contactOf(contacts: Map<string, PrincipalContact>, id: string): Contact {
+function contactOf(
+  contacts: Map<string, PrincipalContact>,
+  id: string,
+  calendarWritten: ReadonlySet<string> = new Set(),
+): Contact {
   const c = contacts.get(id);
-  return { id, name: c?.name ?? '', email: c?.email ?? null };
+  return { id, name: c?.name ?? '', email: c?.email ?? null, calendarWritten: calendarWritten.has(id) };
 }
 
 /** The occupancy of host `h` for a booking at `slot`: the slot padded with the host's buffers. */

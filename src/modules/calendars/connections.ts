@@ -12,6 +12,7 @@ import { prefixedId } from '../../platform/ids.js';
 import { type CalendarBusySource, isProviderFailure } from './busy-cache.js';
 import type { ListedCalendar } from './gateway.js';
 import { REVOKE_QUEUE } from './jobs.js';
+import type { MeetingWriter } from './meetings.js';
 import type { PrincipalDirectory } from './principals.js';
 import {
   type CalendarRow,
@@ -93,9 +94,11 @@ export interface ConnectionsDeps {
   clock: Clock;
   directory: PrincipalDirectory;
   busySource: Pick<CalendarBusySource, 'queueRefresh' | 'refresh' | 'forget'>;
+  meetings: Pick<MeetingWriter, 'retryFailed'>;
 }
 
 export class Connections {
+  private readonly meetings: ConnectionsDeps['meetings'];
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly directory: PrincipalDirectory;
@@ -106,6 +109,7 @@ export class Connections {
     this.clock = deps.clock;
     this.directory = deps.directory;
     this.busySource = deps.busySource;
+    this.meetings = deps.meetings;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -176,6 +180,8 @@ export class Connections {
       } else {
         await this.busySource.queueRefresh(trx, conn.id);
       }
+      // Writes that failed while the calendar was disconnected are tried again.
+      await this.meetings.retryFailed(trx, actor.principalId);
       return (await findConnection(trx, conn.id)) ?? conn;
     });
     this.busySource.forget(actor.principalId);

@@ -19,7 +19,7 @@
  */
 import { type Insertable, sql, type Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
-import { enqueue, type Job } from '../../jobs/runner.js';
+import { enqueue, enqueueMany, type Job } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { JobContribution } from '../module.js';
 import { ConnectionLost, type ProviderGateway } from './gateway.js';
@@ -115,12 +115,13 @@ export class MeetingWriter {
   /**
    * States (inside the caller's transaction) that the meeting should be in its principals' calendars
    * as given; a later call with the same key moves or retitles it. Writes nothing when no principal has
-   * a writable calendar and the meeting was never written.
+   * a writable calendar and the meeting was never written. Answers the principals whose calendar will
+   * receive it (connected, writable), e.g. so that their mail carries no second invite.
    */
-  async writeMeeting(trx: Tx, spec: MeetingSpec): Promise<void> {
+  async writeMeeting(trx: Tx, spec: MeetingSpec): Promise<Set<string>> {
     const now = this.deps.clock.now();
     const ids = [...spec.principalIds];
-    const written = await sql<{ key: string }>`
+    const written = await sql<{ writable: string[] }>`
       INSERT INTO calendar_meetings AS m (key, account_id, principal_ids, title, description, location,
         attendees, start_time, end_time, live, version, created_at, updated_at)
       SELECT ${spec.key}, ${spec.accountId}, ${ids}::uuid[], ${spec.title}, ${spec.description ?? null},
@@ -135,21 +136,57 @@ export class MeetingWriter {
         description = excluded.description, location = excluded.location,
         attendees = excluded.attendees, start_time = excluded.start_time, end_time = excluded.end_time,
         live = true, version = m.version + 1, updated_at = excluded.updated_at
-      RETURNING key`.execute(trx);
-    if (written.rows.length > 0) await this.enqueueWrite(trx, spec.key, now);
+      RETURNING (
+        SELECT coalesce(array_agg(DISTINCT c.principal_id::text), '{}') FROM calendar_connections c
+        WHERE c.principal_id = ANY(${ids}::uuid[]) AND c.provider <> 'ics' AND c.status = 'connected'
+      ) AS writable`.execute(trx);
+    const row = written.rows[0];
+    if (!row) return new Set();
+    await this.enqueueWrite(trx, spec.key, now);
+    return new Set(row.writable);
   }
 
-  /** States (inside the caller's transaction) that the meeting should leave every calendar. */
-  async removeMeeting(trx: Tx, key: string): Promise<void> {
+  /**
+   * States (inside the caller's transaction) that the meeting should leave every calendar. Answers
+   * the principals whose calendar holds it (or is about to).
+   */
+  async removeMeeting(trx: Tx, key: string): Promise<Set<string>> {
     const now = this.deps.clock.now();
-    const removed = await trx
-      .updateTable('calendar_meetings')
-      .set((eb) => ({ live: false, version: eb('version', '+', 1), updated_at: now }))
-      .where('key', '=', key)
-      .where('live', '=', true)
-      .returning('key')
+    const removed = await sql<{ holders: string[] }>`
+      UPDATE calendar_meetings SET live = false, version = version + 1, updated_at = ${now}
+      WHERE key = ${key} AND live
+      RETURNING (
+        SELECT coalesce(array_agg(e.principal_id::text), '{}') FROM calendar_meeting_events e
+        WHERE e.meeting_key = ${key} AND e.status IN ('synced', 'pending')
+      ) AS holders`.execute(trx);
+    const row = removed.rows[0];
+    if (!row) return new Set();
+    await this.enqueueWrite(trx, key, now);
+    return new Set(row.holders);
+  }
+
+  /**
+   * A principal's calendar was connected again: its failed writes of meetings not yet over are
+   * tried afresh (attempts reset), inside the caller's transaction.
+   */
+  async retryFailed(trx: Tx, principalId: string): Promise<void> {
+    const now = this.deps.clock.now();
+    const rows = await trx
+      .updateTable('calendar_meeting_events as e')
+      .from('calendar_meetings as m')
+      .set({ status: 'pending', attempts: 0, updated_at: now })
+      .whereRef('m.key', '=', 'e.meeting_key')
+      .where('e.principal_id', '=', principalId)
+      .where('e.status', '=', 'failed')
+      .where('m.live', '=', true)
+      .where('m.end_time', '>', now)
+      .returning('e.meeting_key')
       .execute();
-    if (removed.length > 0) await this.enqueueWrite(trx, key, now);
+    await enqueueMany(
+      trx,
+      WRITE_QUEUE,
+      rows.map((r) => ({ payload: { key: r.meeting_key } satisfies WritePayload, runAt: now })),
+    );
   }
 
   /** How the meetings' writes went, per principal (one statement for all keys). */

@@ -71,6 +71,7 @@ export class CalendarService {
       clock: deps.clock,
       directory: deps.directory,
       busySource: this.busySource,
+      meetings: this.meetings,
     });
     this.oauth = new OAuthFlow({
       db: deps.db,
@@ -208,13 +209,14 @@ export class CalendarService {
   /**
    * Keeps a meeting in its principals' own calendars (created, or moved/retitled when the key is
    * known), written after `trx` commits by a retried job. Bookings use it; so will proposals.
+   * Answers the principals whose calendars will receive it.
    */
-  writeMeeting(trx: Tx, spec: MeetingSpec): Promise<void> {
+  writeMeeting(trx: Tx, spec: MeetingSpec): Promise<Set<string>> {
     return this.meetings.writeMeeting(trx, spec);
   }
 
   /** Removes a meeting from its principals' calendars, after `trx` commits. */
-  removeMeeting(trx: Tx, key: string): Promise<void> {
+  removeMeeting(trx: Tx, key: string): Promise<Set<string>> {
     return this.meetings.removeMeeting(trx, key);
   }
 

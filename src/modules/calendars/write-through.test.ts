@@ -63,16 +63,14 @@ beforeEach(() => {
 async function newHost(): Promise<string> {
   const res = await t.call('POST', '/v1/hosts', {
     token: account.key,
-    body: { display_name: 'Host', timezone: 'UTC' },
+    body: { display_name: 'Host', email: `host-${++userCount}@kairos.example`, timezone: 'UTC' },
   });
   expect(res.status).toBe(201);
   return (await res.json()).host.principal_id;
 }
 
-/** A new host connected to the provider as a fresh user (its own primary calendar); returns both. */
-async function oauthHost(provider: 'google' | 'microsoft'): Promise<{ host: string; user: string }> {
-  const host = await newHost();
-  const user = `host${++userCount}@example.com`;
+/** Connects `host` to the provider as `user` through the API, as a client app would. */
+async function connectOAuth(provider: 'google' | 'microsoft', host: string, user: string): Promise<void> {
   (provider === 'google' ? google : microsoft).setUser(user);
   const q = new URLSearchParams({ principal_id: host });
   const res = await t.call('GET', `/v1/calendars/${provider}/connect?${q}`, {
@@ -83,6 +81,13 @@ async function oauthHost(provider: 'google' | 'microsoft'): Promise<{ host: stri
   const consent = await authorizeViaRedirect((await res.json()).authorize_url);
   const back = await fetch(consent.location, { redirect: 'manual' });
   expect(back.status).toBeLessThan(400);
+}
+
+/** A new host connected to the provider as a fresh user (its own primary calendar); returns both. */
+async function oauthHost(provider: 'google' | 'microsoft'): Promise<{ host: string; user: string }> {
+  const host = await newHost();
+  const user = `host${++userCount}@example.com`;
+  await connectOAuth(provider, host, user);
   return { host, user };
 }
 
@@ -153,6 +158,12 @@ describe('Google', () => {
       expect.objectContaining({ principal_id: host, provider: 'google', status: 'synced', error: null }),
     ]);
     expect(google.sendUpdates.every((v: string | null) => v === 'none')).toBe(true);
+    // The host's mail carries no invite: their calendar already has the event (no second copy).
+    const mails = await t.ctx.modules.mail.listFor(b.id);
+    expect(mails.find((m) => m.to === 'ada@example.com')?.ics_method).toBe('REQUEST');
+    expect(mails.filter((m) => m.to !== 'ada@example.com')).toEqual([
+      expect.objectContaining({ kind: 'booking.confirmation', ics_method: null }),
+    ]);
 
     await reschedule(b.id, '2026-03-03T10:30:00Z', '2026-03-03T11:00:00Z');
     await drain();
@@ -227,7 +238,7 @@ describe('Google', () => {
     expect(live(google.events(user))).toHaveLength(1);
   });
 
-  it('a revoked grant marks the write failed with its reason and keeps the booking', async () => {
+  it('a revoked grant marks the write failed with its reason and keeps the booking; reconnecting writes it', async () => {
     const { host, user } = await oauthHost('google');
     await drain();
     const b = await book(host, '2026-03-06T10:00:00Z');
@@ -243,27 +254,24 @@ describe('Google', () => {
       }),
     ]);
     expect(live(google.events(user))).toHaveLength(0);
+
+    // Reconnecting the calendar tries the failed write again.
+    await connectOAuth('google', host, user);
+    await drain();
+    expect(live(google.events(user))).toHaveLength(1);
+    expect((await get(b.id)).calendar_sync).toEqual([
+      expect.objectContaining({ status: 'synced', error: null }),
+    ]);
   });
 
   it('PATCH /v1/calendars/{id} {"destination": true} sends later bookings to that calendar', async () => {
     const { host, user } = await oauthHost('google');
     google.addCalendar('team@group.example.com', { summary: 'Team', owner: user });
-    // The list is read at connect time: reconnect to see the new calendar.
-    const conn = await t.call('GET', `/v1/calendars?principal_id=${host}`, { token: account.key });
-    let cals: Json[] = (await conn.json()).calendars;
-    if (!cals.some((c) => c.name === 'Team')) {
-      google.setUser(user);
-      const q = new URLSearchParams({ principal_id: host });
-      const res = await t.call('GET', `/v1/calendars/google/connect?${q}`, {
-        token: account.key,
-        headers: { accept: 'application/json' },
-      });
-      const consent = await authorizeViaRedirect((await res.json()).authorize_url);
-      await fetch(consent.location, { redirect: 'manual' });
-      cals = (
-        await (await t.call('GET', `/v1/calendars?principal_id=${host}`, { token: account.key })).json()
-      ).calendars;
-    }
+    // The calendar list is read at connect time: connect again to see the new calendar.
+    await connectOAuth('google', host, user);
+    const cals: Json[] = (
+      await (await t.call('GET', `/v1/calendars?principal_id=${host}`, { token: account.key })).json()
+    ).calendars;
     const team = cals.find((c) => c.name === 'Team');
     expect(team).toBeDefined();
     const res = await t.call('PATCH', `/v1/calendars/${team.id}`, {
