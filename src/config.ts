@@ -43,6 +43,17 @@ export interface Config {
       graphUrl: string;
     };
   };
+  /** Stripe (payments module); paid bookings are off without a secret key. */
+  stripe: {
+    secretKey: string | null;
+    webhookSecret: string | null;
+    /** Where the `stripe` package sends its requests (a local emulator in tests). */
+    apiUrl: string;
+    /** How long a paid booking's time is held for its payment (Checkout's minimum is 30 min). */
+    holdMinutes: number;
+    /** Platform fee on a connected account's payments, in basis points of the amount. */
+    platformFeeBps: number;
+  };
   /** Run background workers in this process (webhook deliveries, reapers, cleanup). */
   workers: boolean;
 }
@@ -151,6 +162,13 @@ export function loadConfig(env: Env = process.env): Config {
         ),
         graphUrl: url(env, 'MICROSOFT_GRAPH_URL', 'https://graph.microsoft.com/v1.0'),
       },
+    },
+    stripe: {
+      secretKey: env.STRIPE_SECRET_KEY || null,
+      webhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
+      apiUrl: url(env, 'STRIPE_API_URL', 'https://api.stripe.com'),
+      holdMinutes: int(env, 'KAIROS_PAYMENT_HOLD_MINUTES', 30, 30, 24 * 60),
+      platformFeeBps: int(env, 'KAIROS_PLATFORM_FEE_BPS', 0, 0, 10_000),
     },
     workers: bool(env, 'KAIROS_WORKERS', true),
   };

@@ -9,6 +9,7 @@ import { bookingLinksModule } from './booking-links/module.js';
 import { bookingsModule } from './bookings/module.js';
 import { calendarsModule } from './calendars/module.js';
 import { mailModule } from './mail/module.js';
+import { paymentsModule } from './payments/module.js';
 import {
   type ExtensionPoint,
   type ExtensionPointTypes,
@@ -30,6 +31,7 @@ export const MODULES = [
   availabilityModule,
   mailModule,
   bookingLinksModule,
+  paymentsModule,
   bookingsModule,
 ] as const;
 

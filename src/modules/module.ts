@@ -19,6 +19,7 @@ import type { Metrics } from '../platform/metrics.js';
 import type { TypedApp } from '../platform/routes.js';
 import type { UsageRecorder } from '../platform/usage.js';
 import type { BusySource } from './availability/api.js';
+import type { StripeEventHandler } from './payments/api.js';
 import type { AccessRule, CalendarStatus } from './principals/api.js';
 
 /** What every module may use: the platform of this process. Never another module's internals. */
@@ -44,6 +45,8 @@ export interface ExtensionPointTypes {
   accessGrants: AccessRule;
   /** Which principals have a connected calendar (shown on hosts). */
   calendarStatus: CalendarStatus;
+  /** What happens when Stripe reports an event (bookings: payments and expiries of paid bookings). */
+  stripeEvents: StripeEventHandler;
 }
 
 export type ExtensionPoint = keyof ExtensionPointTypes;
@@ -58,6 +61,7 @@ export class Extensions {
     busySources: [],
     accessGrants: [],
     calendarStatus: [],
+    stripeEvents: [],
   };
   private sealed = false;
 

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyRequest,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
@@ -18,3 +19,8 @@ export type TypedApp = FastifyInstance<
   FastifyBaseLogger,
   TypeBoxTypeProvider
 >;
+
+/** preValidation of POSTs whose body is optional: no body validates as `{}`. */
+export async function emptyBodyIsObject(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
+}

@@ -81,14 +81,14 @@ export function runCli(
  * Two `kairos serve` processes sharing one fresh test database (with its in-process app `t`, for
  * accounts and direct reads), as in a horizontally scaled deployment. `stop` ends all three.
  */
-export async function startTwoServers(): Promise<{
+export async function startTwoServers(extraEnv: Record<string, string> = {}): Promise<{
   t: TestApp;
   a: ServerProcess;
   b: ServerProcess;
   stop(): Promise<void>;
 }> {
   const t = await startTestApp();
-  const env = { DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
+  const env = { ...extraEnv, DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
   const [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
   return {
     t,

@@ -8,6 +8,7 @@ import * as m0006 from './0006_mail.js';
 import * as m0007 from './0007_booking_links.js';
 import * as m0008 from './0008_bookings.js';
 import * as m0009 from './0009_calendar_writes.js';
+import * as m0010 from './0010_payments.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_booking_links': m0007,
   '0008_bookings': m0008,
   '0009_calendar_writes': m0009,
+  '0010_payments': m0010,
 };

@@ -542,7 +542,7 @@ describe('booking links on the public surface', () => {
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('refuses to book a priced link for free (422 payments_not_configured)', async () => {
+  it('without Stripe: a priced link is never booked for free (422 payments_not_configured), the Stripe routes say why', async () => {
     const acc = await t.account();
     const l = await link(acc.key, { slug: `paid-${Date.now()}`, price_amount: 5000, price_currency: 'eur' });
     const res = await t.call('POST', `/v1/public/links/${l.slug}/bookings`, {
@@ -551,6 +551,12 @@ describe('booking links on the public surface', () => {
     expect(res.status).toBe(422);
     expect((await res.json()).code).toBe('payments_not_configured');
     expect((await t.call('GET', `/v1/public/links/${l.slug}`)).status).toBe(200);
+    const hook = await t.call('POST', '/v1/payments/stripe/webhook', { body: { id: 'evt_1' } });
+    expect(hook.status).toBe(404);
+    expect((await hook.json()).code).toBe('payments_not_configured');
+    const connect = await t.call('POST', '/v1/stripe/connect', { token: acc.key });
+    expect(connect.status).toBe(422);
+    expect((await connect.json()).code).toBe('payments_not_configured');
   });
 
   it('round robin spreads bookings evenly over free hosts and falls back to a free one', async () => {

@@ -166,6 +166,31 @@ export function bookingMails(input: BookingMailInput): MailMessage[] {
   return out;
 }
 
+/** A payment that arrived after its hold ended, when the time was gone: the customer is refunded. */
+export function latePaymentMail(b: BookingRow): MailMessage {
+  const amount =
+    b.payment_amount !== null && b.payment_currency !== null
+      ? formatAmount(b.payment_amount, b.payment_currency)
+      : 'your payment';
+  const lines = [
+    `Hello ${b.customer_name},`,
+    '',
+    'Your payment arrived after the time we held for you had been released, and the time is no longer available.',
+    `We are refunding ${amount} in full; you do not need to do anything.`,
+    '',
+    `When: ${describeTime(new Date(b.start_time), new Date(b.end_time), b.customer_timezone)}`,
+  ];
+  return {
+    kind: 'booking.payment_refunded',
+    subjectId: b.id,
+    to: b.customer_email,
+    subject: 'Your payment is being refunded',
+    text: lines.join('\n'),
+    html: htmlOf(lines, null),
+    invite: null,
+  };
+}
+
 export interface OfferMailInput {
   entryId: string;
   to: string;
@@ -195,6 +220,16 @@ export function offerMail(o: OfferMailInput): MailMessage {
     html: htmlOf(lines, o.claimUrl),
     invite: null,
   };
+}
+
+/** Minor units as a reader sees them: 2500 eur → €25.00, 500 jpy → ¥500. */
+export function formatAmount(minor: number, currency: string): string {
+  try {
+    const f = new Intl.NumberFormat('en', { style: 'currency', currency: currency.toUpperCase() });
+    return f.format(minor / 10 ** (f.resolvedOptions().maximumFractionDigits ?? 2));
+  } catch {
+    return `${minor} ${currency.toUpperCase()} (minor units)`;
+  }
 }
 
 function htmlOf(lines: readonly string[], link: string | null): string {

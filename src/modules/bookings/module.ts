@@ -2,6 +2,7 @@ import type { AvailabilityApi } from '../availability/api.js';
 import type { BookingLinksApi } from '../booking-links/api.js';
 import type { CalendarsApi } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
+import type { PaymentsApi } from '../payments/api.js';
 import { defineModule } from '../module.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import { BookingBusySource } from './busy.js';
@@ -17,6 +18,7 @@ export interface BookingsNeeds {
   bookingLinks: Pick<BookingLinksApi, 'get' | 'bySlug'>;
   mail: Pick<MailApi, 'enqueue'>;
   calendars: Pick<CalendarsApi, 'writeMeeting' | 'removeMeeting' | 'calendarSync'>;
+  payments: Pick<PaymentsApi, 'payee' | 'createCheckout' | 'expireCheckout' | 'refund'>;
 }
 
 /**
@@ -25,9 +27,9 @@ export interface BookingsNeeds {
  */
 export const bookingsModule = defineModule<BookingsNeeds>()({
   name: 'bookings',
-  needs: ['principals', 'availability', 'bookingLinks', 'mail', 'calendars'],
+  needs: ['principals', 'availability', 'bookingLinks', 'mail', 'calendars', 'payments'],
   create({ platform, needs }) {
-    const { db, clock, config, keys } = platform;
+    const { db, clock, config, keys, log } = platform;
     const busy = new BookingBusySource(db, clock);
     const bookings = new BookingService({
       db,
@@ -39,7 +41,9 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       links: needs.bookingLinks,
       mail: needs.mail,
       calendars: needs.calendars,
+      payments: needs.payments,
       busy,
+      log,
     });
     const waitlist = new WaitlistService({
       db,
@@ -55,11 +59,11 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
     return {
       api: bookings,
       routes: (app) => bookingRoutes(app, bookings, waitlist),
-      jobs,
+      jobs: [...jobs, ...bookings.paid.queues()],
       schedules,
       listen: [(notifier) => busy.listen(notifier)],
-      emits: ['booking.created', 'booking.updated', 'booking.cancelled'],
-      contributes: { busySources: [busy] },
+      emits: ['booking.created', 'booking.confirmed', 'booking.updated', 'booking.cancelled'],
+      contributes: { busySources: [busy], stripeEvents: [bookings.paid.stripeEvents] },
     };
   },
 });

@@ -55,6 +55,7 @@ function paymentAndLife(b: BookingRow) {
     payment_currency: b.payment_currency,
     checkout_url: pending ? b.checkout_url : null,
     payment_expires_at: pending ? iso(b.payment_expires_at) : null,
+    refund_status: b.refund_status,
     cancellation_reason: b.cancellation_reason,
     cancelled_at: iso(b.cancelled_at),
     created_at: iso(b.created_at) as string,

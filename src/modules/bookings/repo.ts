@@ -50,13 +50,14 @@ export async function insertOccupancy(trx: Tx, rows: readonly OccupancyRow[]): P
 }
 
 /**
- * Takes time for one principal inside a savepoint, so that a taken slot can be tried with another
- * host (round robin) in the same transaction. True when taken, false when the time was not free.
+ * Takes time inside a savepoint, all or nothing, so that a taken slot can be tried with another host
+ * (round robin) or given up (a late payment) in the same transaction. True when taken, false when the
+ * time was not free.
  */
-export async function tryOccupy(trx: Tx, row: OccupancyRow, savepoint: string): Promise<boolean> {
+export async function tryOccupy(trx: Tx, rows: readonly OccupancyRow[], savepoint: string): Promise<boolean> {
   await sql`SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
   try {
-    await insertOccupancy(trx, [row]);
+    await insertOccupancy(trx, rows);
     await sql`RELEASE SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
     return true;
   } catch (err) {
@@ -107,6 +108,10 @@ export async function findBooking(
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .executeTakeFirst();
+}
+
+export async function bookingById(db: Queryable, id: string): Promise<BookingRow | undefined> {
+  return db.selectFrom('bookings').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export async function lockBooking(trx: Tx, id: string): Promise<BookingRow | undefined> {

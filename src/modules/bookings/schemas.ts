@@ -45,6 +45,18 @@ const Customer = {
   notes: Type.Optional(Type.String({ maxLength: 5000 })),
 };
 
+const ReturnUrls = {
+  success_url: Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      description: 'a priced link: where Stripe Checkout returns after payment (default: the link’s page)',
+    }),
+  ),
+  cancel_url: Type.Optional(
+    Type.String({ maxLength: 2048, description: 'a priced link: where Checkout returns when abandoned' }),
+  ),
+};
+
 export const CreateBody = Type.Object(
   {
     principal_id: Type.Optional(
@@ -58,6 +70,7 @@ export const CreateBody = Type.Object(
     ...Customer,
     metadata: Type.Optional(Metadata),
     answers: Type.Optional(Answers),
+    ...ReturnUrls,
   },
   { additionalProperties: false },
 );
@@ -66,10 +79,7 @@ export const PublicCreateBody = Type.Object(
   {
     ...Customer,
     answers: Type.Optional(Answers),
-    success_url: Type.Optional(
-      Type.String({ maxLength: 2048, description: 'where a paid booking returns after payment' }),
-    ),
-    cancel_url: Type.Optional(Type.String({ maxLength: 2048 })),
+    ...ReturnUrls,
   },
   { additionalProperties: false },
 );
@@ -151,6 +161,12 @@ const BookingFields = {
   payment_currency: Nullable(Type.String()),
   checkout_url: Nullable(Type.String()),
   payment_expires_at: Nullable(Timestamp),
+  refund_status: Nullable(
+    Type.String({
+      enum: ['pending', 'succeeded', 'failed'],
+      description: 'a paid booking cancelled (or paid too late): its full refund through Stripe',
+    }),
+  ),
   cancellation_reason: Nullable(Type.String()),
   cancelled_at: Nullable(Timestamp),
   created_at: Timestamp,

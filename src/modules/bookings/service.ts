@@ -20,11 +20,13 @@ import type { AvailabilityApi, BookingLimits, SlotRefusal } from '../availabilit
 import type { BookingLink, BookingLinksApi } from '../booking-links/api.js';
 import type { CalendarsApi, MeetingSpec } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
+import type { PaymentsApi } from '../payments/api.js';
 import type { PrincipalContact, PrincipalProfile, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
 import type { BookingBusySource } from './busy.js';
 import * as input from './input.js';
 import { type BookingMailKind, bookingMails, type Contact } from './mails.js';
+import { type Announcement, type BookingWriter, type PaidHold, PaidBookings } from './paid.js';
 import { presentBooking, presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
 import type { BookingStatus } from './tables.js';
@@ -40,7 +42,7 @@ export const WAITLIST_OFFER_QUEUE = 'waitlist-offer';
 export interface BookingsDeps {
   db: Db;
   clock: Clock;
-  config: Pick<Config, 'baseUrl' | 'mailFrom'>;
+  config: Pick<Config, 'baseUrl' | 'mailFrom' | 'stripe'>;
   linkKey: Buffer;
   principals: Pick<PrincipalsApi, 'profiles' | 'contacts' | 'lockedProfiles'> & {
     access: Pick<PrincipalsApi['access'], 'actingFor'>;
@@ -49,7 +51,9 @@ export interface BookingsDeps {
   links: Pick<BookingLinksApi, 'get' | 'bySlug'>;
   mail: Pick<MailApi, 'enqueue'>;
   calendars: Pick<CalendarsApi, 'writeMeeting' | 'removeMeeting' | 'calendarSync'>;
+  payments: Pick<PaymentsApi, 'payee' | 'createCheckout' | 'expireCheckout' | 'refund'>;
   busy: Pick<BookingBusySource, 'changed'>;
+  log: { error(obj: object, msg: string): void };
 }
 
 /** What a creating request asks for, after the surface-specific parts (who, which link). */
@@ -65,7 +69,7 @@ export interface BookingRequest {
   answers?: Record<string, unknown>;
 }
 
-export interface CreateBody extends BookingRequest {
+export interface CreateBody extends BookingRequest, ReturnUrls {
   principal_id?: string;
   booking_link_id?: string;
 }
@@ -100,6 +104,14 @@ interface Plan {
   before?: (trx: Tx) => Promise<void>;
   /** Last work in the transaction (a claim marks its entry booked). */
   alsoIn?: (trx: Tx, booking: repo.BookingRow) => Promise<void>;
+  /** A priced link: the booking is a hold (`pending_payment`) until paid (paid.ts). */
+  paid?: PaidHold | null;
+}
+
+/** Where Stripe sends the customer back (default: the link's page). */
+export interface ReturnUrls {
+  success_url?: string | undefined;
+  cancel_url?: string | undefined;
 }
 
 const REFUSALS: Record<SlotRefusal | 'taken' | 'no_host', string> = {
@@ -118,8 +130,24 @@ export function slotUnavailable(reason: SlotRefusal | 'taken' | 'no_host', who?:
   });
 }
 
-export class BookingService {
-  constructor(private readonly deps: BookingsDeps) {}
+export class BookingService implements BookingWriter {
+  readonly paid: PaidBookings;
+
+  constructor(private readonly deps: BookingsDeps) {
+    this.paid = new PaidBookings(
+      {
+        db: deps.db,
+        clock: deps.clock,
+        config: deps.config,
+        payments: deps.payments,
+        principals: deps.principals,
+        mail: deps.mail,
+        busy: deps.busy,
+        log: deps.log,
+      },
+      this,
+    );
+  }
 
   // ---- authenticated API -------------------------------------------------------------------------
 
@@ -138,10 +166,11 @@ export class BookingService {
     if (link && body.principal_id !== undefined && !link.hostIds.includes(body.principal_id.toLowerCase())) {
       p.add('principal_id', 'must be one of the booking link’s hosts');
     }
+    returnUrls(body, p);
     const fields = this.fields(body, link, p);
     p.throwIfAny();
     this.notPast(fields.slot);
-    if (link) this.payable(link);
+    const hold = await this.paid.holdFor(link);
 
     let hosts: PrincipalProfile[];
     let assignment: Assignment;
@@ -158,14 +187,13 @@ export class BookingService {
       hosts = [profile];
       assignment = 'single';
     }
-    const { row, manageUrl } = await this.book({
-      accountId: actor.accountId,
+    const created = await this.checkout(
+      await this.book({ accountId: actor.accountId, link, hosts, assignment, ...fields, paid: hold }),
       link,
-      hosts,
-      assignment,
-      ...fields,
-    });
-    return { booking: { ...presentBooking(row), manage_url: manageUrl } };
+      hold,
+      body,
+    );
+    return { booking: { ...presentBooking(created.row), manage_url: created.manageUrl } };
   }
 
   /** GET /v1/bookings */
@@ -355,14 +383,11 @@ export class BookingService {
   ) {
     const link = await this.publicLink(caller, slug);
     const p = new input.Problems();
-    for (const field of ['success_url', 'cancel_url'] as const) {
-      const v = body[field];
-      if (v !== undefined && !isHttpUrl(v)) p.add(field, 'must be an absolute http(s) URL');
-    }
+    returnUrls(body, p);
     const fields = this.fields(body, link, p);
     p.throwIfAny();
     this.notPast(fields.slot);
-    this.payable(link);
+    const hold = await this.paid.holdFor(link);
     const hosts = await this.hostsOf(link.hostIds);
     const created = await this.book({
       accountId: link.accountId,
@@ -370,8 +395,23 @@ export class BookingService {
       hosts,
       assignment: link.assignment,
       ...fields,
+      paid: hold,
     });
-    return this.publicCreated(created);
+    return this.publicCreated(await this.checkout(created, link, hold, body));
+  }
+
+  /** For a held paid booking: its Checkout Session (paid.ts); a free booking passes through. */
+  async checkout(
+    created: { row: repo.BookingRow; manageUrl: string },
+    link: BookingLink | null,
+    hold: PaidHold | null,
+    urls: ReturnUrls,
+  ): Promise<{ row: repo.BookingRow; manageUrl: string }> {
+    if (!hold || !link) return created;
+    return {
+      row: await this.paid.startCheckout(created.row, link, hold, urls),
+      manageUrl: created.manageUrl,
+    };
   }
 
   /** The creation answer of the public surface: the attendee's view and, once, the self-service link. */
@@ -442,12 +482,16 @@ export class BookingService {
     const token = manageToken(this.deps.linkKey, id, nonce);
     let everyHost = plan.assignment === 'collective' ? candidates : null;
     let occupied: string[] = [];
+    // Read before the transaction: inside it, a second pooled connection could wait behind its locks.
+    const knownContacts = plan.skipChecks
+      ? await this.deps.principals.contacts(candidates.map((h) => h.id))
+      : null;
     try {
       const row = await withTransaction(this.deps.db, async (trx) => {
         await plan.before?.(trx);
         let contacts: Map<string, PrincipalContact>;
         if (plan.skipChecks) {
-          contacts = await this.deps.principals.contacts(candidates.map((h) => h.id));
+          contacts = knownContacts ?? new Map();
         } else {
           // The schedules as stored now, locked until commit: a change of hours, zone or buffers (or
           // a deletion) made since the checks above either waits for this booking or is seen here.
@@ -471,7 +515,7 @@ export class BookingService {
         } else {
           let chosen: PrincipalProfile | null = null;
           for (const [i, h] of candidates.entries()) {
-            if (await repo.tryOccupy(trx, occupancyOf(id, h, slot), `rr_${i}`)) {
+            if (await repo.tryOccupy(trx, [occupancyOf(id, h, slot)], `rr_${i}`)) {
               chosen = h;
               break;
             }
@@ -486,7 +530,7 @@ export class BookingService {
           principal_id: attributed.id,
           host_ids: occupied,
           booking_link_id: link?.id ?? null,
-          status: 'confirmed',
+          status: plan.paid ? 'pending_payment' : 'confirmed',
           start_time: new Date(slot.start),
           end_time: new Date(slot.end),
           customer_email: plan.customer.email,
@@ -499,23 +543,28 @@ export class BookingService {
           manage_nonce: nonce,
           sequence: 0,
           waitlist_entry_id: plan.waitlistEntryId ?? null,
+          ...(plan.paid
+            ? {
+                payment_amount: plan.paid.amount,
+                payment_currency: plan.paid.currency,
+                payment_expires_at: plan.paid.expiresAt,
+                stripe_account_id: plan.paid.payee.stripeAccount,
+              }
+            : {}),
           created_at: now,
           updated_at: now,
         });
-        await emitEvent(trx, this.deps.clock, {
-          accountId: plan.accountId,
-          type: 'booking.created',
-          data: { booking: presentBooking(booking) },
-        });
-        const written = await this.deps.calendars.writeMeeting(trx, meetingOf(booking, link));
-        await this.mailAbout(
-          trx,
-          'confirmation',
-          booking,
-          link,
-          occupied.map((h) => contactOf(contacts, h, written)),
-          token,
-        );
+        if (plan.paid) {
+          // A hold until paid: no event, mail or calendar event yet (paid.ts announces it when paid).
+          await this.paid.queueHoldEnd(trx, booking.id, plan.paid.expiresAt);
+        } else {
+          await emitEvent(trx, this.deps.clock, {
+            accountId: plan.accountId,
+            type: 'booking.created',
+            data: { booking: presentBooking(booking) },
+          });
+          await this.announce(trx, booking, link, contacts, token);
+        }
         await plan.alsoIn?.(trx, booking);
         return booking;
       });
@@ -526,6 +575,41 @@ export class BookingService {
     } finally {
       this.deps.busy.changed(occupied);
     }
+  }
+
+  /** Confirmation mails and the hosts' calendars of a confirmed booking (in its transaction). */
+  private async announce(
+    trx: Tx,
+    booking: repo.BookingRow,
+    link: BookingLink | null,
+    contacts: Map<string, PrincipalContact>,
+    token?: string,
+  ): Promise<void> {
+    const written = await this.deps.calendars.writeMeeting(trx, meetingOf(booking, link));
+    await this.mailAbout(
+      trx,
+      'confirmation',
+      booking,
+      link,
+      booking.host_ids.map((h) => contactOf(contacts, h, written)),
+      token,
+    );
+  }
+
+  /** What confirming a paid booking needs (paid.ts), read before its transaction. */
+  async announcementOf(b: repo.BookingRow): Promise<Announcement> {
+    const [link, contacts, hosts] = await Promise.all([
+      b.booking_link_id ? this.deps.links.get(b.account_id, b.booking_link_id) : null,
+      this.deps.principals.contacts(b.host_ids),
+      this.hostsOf(b.host_ids),
+    ]);
+    const slot = { start: new Date(b.start_time).getTime(), end: new Date(b.end_time).getTime() };
+    return { link, contacts, occupancy: hosts.map((h) => occupancyOf(b.id, h, slot)) };
+  }
+
+  /** A paid booking just became confirmed (paid.ts): its mails and calendar events. */
+  async announceConfirmed(trx: Tx, b: repo.BookingRow, a: Announcement): Promise<void> {
+    await this.announce(trx, b, a.link, a.contacts);
   }
 
   /**
@@ -571,6 +655,11 @@ export class BookingService {
   ): Promise<repo.BookingRow> {
     if (!repo.LIVE_STATUSES.includes(b.status)) {
       throw new Conflict(`A ${b.status} booking cannot be rescheduled`, { code: 'booking_not_live' });
+    }
+    if (b.status === 'pending_payment') {
+      throw new Conflict('A booking waiting for its payment cannot be rescheduled', {
+        code: 'payment_pending',
+      });
     }
     this.notPast(slot);
     const link = b.booking_link_id ? await this.deps.links.get(b.account_id, b.booking_link_id) : null;
@@ -643,38 +732,51 @@ export class BookingService {
     p.throwIfAny();
     const link = b.booking_link_id ? await this.deps.links.get(b.account_id, b.booking_link_id) : null;
     const contacts = await this.deps.principals.contacts(b.host_ids);
+    let wasPending = false;
+    let row: repo.BookingRow;
     try {
-      return await withTransaction(this.deps.db, async (trx) => {
+      row = await withTransaction(this.deps.db, async (trx) => {
         const locked = await repo.lockBooking(trx, b.id);
         if (!locked || !repo.LIVE_STATUSES.includes(locked.status)) return locked ?? b;
         const now = this.deps.clock.now();
+        wasPending = locked.status === 'pending_payment';
+        // A paid booking is refunded in full (paid.ts, a retried job).
+        const refund = locked.status === 'confirmed' && locked.stripe_payment_intent !== null;
         await repo.releaseOccupancy(trx, b.id);
-        const row = await repo.updateBooking(trx, b.id, {
+        const cancelled = await repo.updateBooking(trx, b.id, {
           status: 'cancelled',
           cancellation_reason: why,
           cancelled_at: now,
           sequence: locked.sequence + 1,
+          checkout_url: null,
+          ...(refund ? { refund_status: 'pending' as const } : {}),
           updated_at: now,
         });
-        await emitEvent(trx, this.deps.clock, {
-          accountId: row.account_id,
-          type: 'booking.cancelled',
-          data: { booking: presentBooking(row) },
-        });
-        const written = await this.deps.calendars.removeMeeting(trx, row.id);
-        await this.mailAbout(
-          trx,
-          'cancellation',
-          row,
-          link,
-          b.host_ids.map((h) => contactOf(contacts, h, written)),
-        );
-        await this.offerFreedTime(trx, row);
-        return row;
+        if (refund) await this.paid.queueRefund(trx, cancelled.id);
+        if (!wasPending) {
+          // A hold that was never paid was never announced: no event, mail or calendar event to undo.
+          await emitEvent(trx, this.deps.clock, {
+            accountId: cancelled.account_id,
+            type: 'booking.cancelled',
+            data: { booking: presentBooking(cancelled) },
+          });
+          const written = await this.deps.calendars.removeMeeting(trx, cancelled.id);
+          await this.mailAbout(
+            trx,
+            'cancellation',
+            cancelled,
+            link,
+            b.host_ids.map((h) => contactOf(contacts, h, written)),
+          );
+        }
+        await this.offerFreedTime(trx, cancelled);
+        return cancelled;
       });
     } finally {
       this.deps.busy.changed(b.host_ids);
     }
+    if (wasPending) await this.paid.closeSession(row);
+    return row;
   }
 
   /** Queues the waitlist offer of a booking's freed time (a link booking, not yet started). */
@@ -728,15 +830,6 @@ export class BookingService {
   private notStarted(b: repo.BookingRow): void {
     if (new Date(b.start_time).getTime() <= this.deps.clock.nowMs()) {
       throw new Unprocessable('The booking has already started', { code: 'booking_started' });
-    }
-  }
-
-  /** Charging for bookings is not built yet: a priced link is not booked for free. */
-  private payable(link: BookingLink): void {
-    if (link.priceAmount !== null) {
-      throw new Unprocessable('This booking link is priced and payments are not configured on this server', {
-        code: 'payments_not_configured',
-      });
     }
   }
 
@@ -873,6 +966,14 @@ export function occupancyOf(ownerId: string, h: PrincipalProfile, slot: Interval
 function addressOf(from: string): string {
   const m = /<([^>]+)>/.exec(from);
   return (m ? m[1]! : from).trim();
+}
+
+/** `success_url` / `cancel_url`: absolute http(s) URLs when given. */
+function returnUrls(body: ReturnUrls, p: input.Problems): void {
+  for (const field of ['success_url', 'cancel_url'] as const) {
+    const v = body[field];
+    if (v !== undefined && !isHttpUrl(v)) p.add(field, 'must be an absolute http(s) URL');
+  }
 }
 
 function isHttpUrl(v: string): boolean {

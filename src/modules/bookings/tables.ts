@@ -1,5 +1,5 @@
 /** Table types of the bookings module (migration 0008_bookings), merged into the database type. */
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Json, Timestamp } from '../../db/types.js';
 
 export type BookingStatus = 'pending_payment' | 'confirmed' | 'cancelled' | 'expired';
@@ -35,9 +35,20 @@ export interface BookingsTable {
   /** The invite's SEQUENCE: rises with every change mailed to the attendees. */
   sequence: number;
   waitlist_entry_id: string | null;
+  /** Paid bookings (migration 0010): the Checkout Session, the connected account charged (or null). */
+  stripe_session_id: Generated<string | null>;
+  stripe_account_id: Generated<string | null>;
+  stripe_payment_intent: Generated<string | null>;
+  paid_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** pending: a refund job is queued; succeeded: Stripe accepted it; failed: it gave up. */
+  refund_status: Generated<RefundStatus | null>;
+  refund_id: Generated<string | null>;
+  refund_error: Generated<string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+
+export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface BookingOccupancyTable {
   /** The booking (`booking_…`) or waitlist hold (`wl_…`) holding the time. */

@@ -167,6 +167,8 @@ export class WaitlistService {
       .filter((h): h is PrincipalProfile => !!h);
     if (!link || hosts.length === 0)
       throw new Conflict('This offer is no longer held', { code: 'offer_expired' });
+    // A priced link's claim is a booking like any other: held until paid.
+    const hold = await this.deps.bookings.paid.holdFor(link);
     // The hold's rows go in the same transaction that writes the booking's: the time never becomes free.
     const created = await this.deps.bookings.book({
       accountId: e.account_id,
@@ -180,6 +182,7 @@ export class WaitlistService {
       metadata: {},
       waitlistEntryId: e.id,
       skipChecks: true,
+      paid: hold,
       before: async (trx) => {
         const locked = await repo.lockEntry(trx, e.id);
         if (locked?.status !== 'offered' || locked.claim_token_hash !== hash) {
@@ -196,7 +199,7 @@ export class WaitlistService {
         });
       },
     });
-    return this.deps.bookings.publicCreated(created);
+    return this.deps.bookings.publicCreated(await this.deps.bookings.checkout(created, link, hold, {}));
   }
 
   /** Background work: offers of freed time, and the reaper of holds not claimed in time. */

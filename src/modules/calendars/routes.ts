@@ -29,7 +29,7 @@ import {
 import type { BrowserOutcome, CalendarService, CallerRef } from './service.js';
 import { actorOf } from '../../platform/actor.js';
 import { AppError } from '../../platform/errors.js';
-import type { TypedApp } from '../../platform/routes.js';
+import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 
 /** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
 function callerRef(caller: Caller): CallerRef {
@@ -82,11 +82,6 @@ function cookiesOf(request: FastifyRequest): Record<string, string> {
     if (name && !(name in out)) out[name] = part.slice(eq + 1).trim();
   }
   return out;
-}
-
-/** For POSTs whose body is optional: no body validates as `{}`. */
-async function emptyBodyIsObject(request: FastifyRequest): Promise<void> {
-  request.body ??= {};
 }
 
 function acceptsHtml(request: FastifyRequest): boolean {

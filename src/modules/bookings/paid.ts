@@ -1,0 +1,386 @@
+/**
+ * Paid bookings (docs/api.md#payments, docs/architecture.md "Paid bookings").
+ *
+ * A booking on a priced link is written as `pending_payment`: its time is held by the same occupancy
+ * rows and exclusion constraint as any booking, and a `bookings.payment-hold` job is queued for the
+ * hold's end in the same transaction. Then, outside the transaction, the Checkout Session is created
+ * at Stripe; if that fails the hold is released at once and the answer is 503 (a crash in between
+ * leaves a hold that the job ends).
+ *
+ * Stripe's events arrive through the payments module's webhook, each once, inside the transaction
+ * that records it: paid → `confirmed` with `booking.created` and `booking.confirmed` (the booking only
+ * now exists for webhook receivers), the confirmation mails and the hosts' calendars; expired or
+ * failed → `expired`, time released, waitlist offered. A payment that arrives after the hold ended
+ * takes the time again if it is still free, and is refunded if it is not — never two live bookings.
+ * The hold job expires the session at Stripe first, so a payment cannot slip in after the release.
+ * Cancelling a paid booking refunds it in full (a retried `bookings.refund` job; `refund_status`).
+ */
+import type { Config } from '../../config.js';
+import { type Db, type Tx, withTransaction } from '../../db/store.js';
+import { enqueue, type Job } from '../../jobs/runner.js';
+import type { Clock } from '../../platform/clock.js';
+import type { BookingLink } from '../booking-links/api.js';
+import type { MailApi } from '../mail/api.js';
+import type { Payee, PaymentsApi, Stripe, StripeEventHandler } from '../payments/api.js';
+import type { PrincipalContact, PrincipalsApi } from '../principals/api.js';
+import { emitEvent } from '../webhooks/api.js';
+import type { BookingBusySource } from './busy.js';
+import { latePaymentMail } from './mails.js';
+import { presentBooking } from './present.js';
+import * as repo from './repo.js';
+
+export const PAYMENT_HOLD_QUEUE = 'bookings.payment-hold';
+export const REFUND_QUEUE = 'bookings.refund';
+/** Refund attempts before `refund_status: failed` (backoff 2 s … 1 h: about half a day in all). */
+export const MAX_REFUND_ATTEMPTS = 20;
+const MINUTE = 60_000;
+
+/** A priced link's booking: who is paid, how much, until when the time is held. */
+export interface PaidHold {
+  payee: Payee;
+  amount: number;
+  currency: string;
+  expiresAt: Date;
+}
+
+/**
+ * What confirming a booking needs that is read outside its transaction: its link, its hosts'
+ * contacts, and its hosts' occupancy at its time as their buffers are now.
+ */
+export interface Announcement {
+  link: BookingLink | null;
+  contacts: Map<string, PrincipalContact>;
+  occupancy: repo.OccupancyRow[];
+}
+
+/** What a paid booking needs from the booking service it belongs to. */
+export interface BookingWriter {
+  /** Reads (outside any transaction) what confirming the booking needs. */
+  announcementOf(b: repo.BookingRow): Promise<Announcement>;
+  /** Confirmation mails and the hosts' calendars of a booking that just became confirmed. */
+  announceConfirmed(trx: Tx, b: repo.BookingRow, a: Announcement): Promise<void>;
+  offerFreedTime(trx: Tx, b: repo.BookingRow): Promise<void>;
+}
+
+export interface PaidBookingsDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'baseUrl' | 'stripe'>;
+  payments: Pick<PaymentsApi, 'payee' | 'createCheckout' | 'expireCheckout' | 'refund'>;
+  principals: Pick<PrincipalsApi, 'contacts'>;
+  mail: Pick<MailApi, 'enqueue'>;
+  busy: Pick<BookingBusySource, 'changed'>;
+  log: { error(obj: object, msg: string): void };
+}
+
+interface BookingPayload {
+  booking_id: string;
+}
+
+const PAID_TYPES = ['checkout.session.completed', 'checkout.session.async_payment_succeeded'];
+const UNPAID_TYPES = ['checkout.session.expired', 'checkout.session.async_payment_failed'];
+
+export class PaidBookings {
+  constructor(
+    private readonly deps: PaidBookingsDeps,
+    private readonly writer: BookingWriter,
+  ) {}
+
+  /** The hold of a booking on `link`, or null when the link is free. 422 when payments cannot be taken. */
+  async holdFor(link: BookingLink | null): Promise<PaidHold | null> {
+    if (!link || link.priceAmount === null) return null;
+    const payee = await this.deps.payments.payee(link.accountId);
+    return {
+      payee,
+      amount: link.priceAmount,
+      currency: (link.priceCurrency ?? 'usd').toLowerCase(),
+      expiresAt: new Date(this.deps.clock.nowMs() + this.deps.config.stripe.holdMinutes * MINUTE),
+    };
+  }
+
+  /** In the booking's transaction: the job that ends the hold if nothing else does. */
+  async queueHoldEnd(trx: Tx, bookingId: string, at: Date): Promise<void> {
+    await enqueue(trx, PAYMENT_HOLD_QUEUE, { booking_id: bookingId } satisfies BookingPayload, at);
+  }
+
+  /**
+   * After the hold committed: the Checkout Session, stored on the booking. On failure the hold is
+   * released before the 503 propagates.
+   */
+  async startCheckout(
+    b: repo.BookingRow,
+    link: BookingLink,
+    hold: PaidHold,
+    urls: { success_url?: string | undefined; cancel_url?: string | undefined },
+  ): Promise<repo.BookingRow> {
+    const page = `${this.deps.config.baseUrl}/book/${encodeURIComponent(link.slug)}`;
+    let session: { id: string; url: string };
+    try {
+      session = await this.deps.payments.createCheckout({
+        bookingId: b.id,
+        payee: hold.payee,
+        amount: hold.amount,
+        currency: hold.currency,
+        productName: link.title,
+        customerEmail: b.customer_email,
+        expiresAt: hold.expiresAt,
+        successUrl: urls.success_url ?? `${page}?booking=${b.id}&payment=success`,
+        cancelUrl: urls.cancel_url ?? `${page}?booking=${b.id}&payment=cancelled`,
+      });
+    } catch (err) {
+      await this.expire(b.id, null, { offer: false });
+      throw err;
+    }
+    const row = await this.deps.db
+      .updateTable('bookings')
+      .set({ checkout_url: session.url, stripe_session_id: session.id, updated_at: this.deps.clock.now() })
+      .where('id', '=', b.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return row;
+  }
+
+  /** In a cancellation's transaction: a paid booking's refund is queued. */
+  async queueRefund(trx: Tx, bookingId: string): Promise<void> {
+    await enqueue(
+      trx,
+      REFUND_QUEUE,
+      { booking_id: bookingId } satisfies BookingPayload,
+      this.deps.clock.now(),
+    );
+  }
+
+  /** After a pending booking was cancelled: its session is expired so that it cannot be paid. */
+  async closeSession(b: repo.BookingRow): Promise<void> {
+    if (!b.stripe_session_id) return;
+    try {
+      await this.deps.payments.expireCheckout(b.stripe_session_id, b.stripe_account_id);
+    } catch (err) {
+      // A payment that still arrives finds the booking cancelled and is refunded.
+      this.deps.log.error(
+        { err, booking: b.id },
+        'expiring the Checkout Session of a cancelled booking failed',
+      );
+    }
+  }
+
+  // ---- Stripe's events ----------------------------------------------------------------------------
+
+  readonly stripeEvents: StripeEventHandler<Announcement | null> = {
+    types: [...PAID_TYPES, ...UNPAID_TYPES],
+    prepare: async (event: Stripe.Event) => {
+      const ref = sessionRef(event);
+      if (!ref || !PAID_TYPES.includes(event.type)) return null;
+      return this.prepare(ref.bookingId);
+    },
+    handle: async (trx: Tx, event: Stripe.Event, prepared: Announcement | null) => {
+      const ref = sessionRef(event);
+      if (!ref) return undefined;
+      let hosts: string[] = [];
+      if (PAID_TYPES.includes(event.type)) {
+        // completed with payment_status `unpaid` is a delayed method still settling: wait for its event.
+        if (!ref.paid || !prepared) return undefined;
+        hosts = await this.confirmPaid(trx, ref.bookingId, ref.sessionId, ref.paymentIntent, prepared);
+      } else {
+        hosts = await this.expireIn(trx, ref.bookingId, ref.sessionId, { offer: true });
+      }
+      return hosts.length > 0 ? () => this.deps.busy.changed(hosts) : undefined;
+    },
+  };
+
+  /** What confirming the booking needs, read before its transaction (null: no such booking). */
+  private async prepare(bookingId: string): Promise<Announcement | null> {
+    const b = await repo.bookingById(this.deps.db, bookingId);
+    return b ? this.writer.announcementOf(b) : null;
+  }
+
+  /**
+   * A payment arrived for the booking (in the caller's transaction). Pending → confirmed. Expired or
+   * cancelled → the time is taken again if still free (expired only), else the payment is refunded.
+   * Answers the principals whose time changed.
+   */
+  async confirmPaid(
+    trx: Tx,
+    bookingId: string,
+    sessionId: string,
+    paymentIntent: string | null,
+    prepared: Announcement,
+  ): Promise<string[]> {
+    const b = await repo.lockBooking(trx, bookingId);
+    if (!b || (b.stripe_session_id !== null && b.stripe_session_id !== sessionId)) return [];
+    if (b.status === 'confirmed' || b.stripe_payment_intent !== null) return [];
+    const now = this.deps.clock.now();
+    let retaken = false;
+    if (b.status === 'expired' && new Date(b.start_time).getTime() > now.getTime()) {
+      retaken =
+        prepared.occupancy.length > 0 && (await repo.tryOccupy(trx, prepared.occupancy, 'late_payment'));
+    }
+    if (b.status === 'pending_payment' || retaken) {
+      const row = await repo.updateBooking(trx, b.id, {
+        status: 'confirmed',
+        stripe_session_id: sessionId,
+        stripe_payment_intent: paymentIntent,
+        paid_at: now,
+        payment_expires_at: null,
+        checkout_url: null,
+        updated_at: now,
+      });
+      const booking = presentBooking(row);
+      await emitEvent(trx, this.deps.clock, {
+        accountId: row.account_id,
+        type: 'booking.created',
+        data: { booking },
+      });
+      await emitEvent(trx, this.deps.clock, {
+        accountId: row.account_id,
+        type: 'booking.confirmed',
+        data: { booking },
+      });
+      await this.writer.announceConfirmed(trx, row, prepared);
+      return retaken ? row.host_ids : [];
+    }
+    // Paid too late: the time went to someone else, or the booking was cancelled. Refund it.
+    const row = await repo.updateBooking(trx, b.id, {
+      stripe_session_id: sessionId,
+      stripe_payment_intent: paymentIntent,
+      paid_at: now,
+      refund_status: paymentIntent ? 'pending' : 'failed',
+      refund_error: paymentIntent ? null : 'the payment carried no payment intent to refund',
+      updated_at: now,
+    });
+    if (paymentIntent) await this.queueRefund(trx, row.id);
+    await this.deps.mail.enqueue(trx, [latePaymentMail(row)]);
+    return [];
+  }
+
+  /** The hold ended (Stripe expired the session, or the payment failed): release it, once. */
+  private async expireIn(
+    trx: Tx,
+    bookingId: string,
+    sessionId: string | null,
+    opts: { offer: boolean },
+  ): Promise<string[]> {
+    const b = await repo.lockBooking(trx, bookingId);
+    if (b?.status !== 'pending_payment') return [];
+    if (sessionId !== null && b.stripe_session_id !== null && b.stripe_session_id !== sessionId) return [];
+    const now = this.deps.clock.now();
+    const released = await repo.releaseOccupancy(trx, b.id);
+    const row = await repo.updateBooking(trx, b.id, {
+      status: 'expired',
+      checkout_url: null,
+      updated_at: now,
+    });
+    if (opts.offer) await this.writer.offerFreedTime(trx, row);
+    return released;
+  }
+
+  private async expire(bookingId: string, sessionId: string | null, opts: { offer: boolean }): Promise<void> {
+    const released = await withTransaction(this.deps.db, (trx) =>
+      this.expireIn(trx, bookingId, sessionId, opts),
+    );
+    this.deps.busy.changed(released);
+  }
+
+  // ---- jobs ---------------------------------------------------------------------------------------
+
+  queues() {
+    return [
+      {
+        queue: PAYMENT_HOLD_QUEUE,
+        handler: (job: Job<BookingPayload>) => this.endHold(job.payload.booking_id),
+        options: { concurrency: 4 },
+      },
+      {
+        queue: REFUND_QUEUE,
+        handler: (job: Job<BookingPayload>) => this.runRefund(job.payload.booking_id, job.attempts),
+        options: { concurrency: 2 },
+      },
+    ];
+  }
+
+  /**
+   * The hold's end: the session is expired at Stripe first (so no payment lands after the release);
+   * if Stripe says it was paid, the booking is confirmed instead. Stripe unreachable: released anyway
+   * (a payment arriving later is then handled as late).
+   */
+  async endHold(bookingId: string): Promise<{ retryAt: Date } | undefined> {
+    const b = await repo.bookingById(this.deps.db, bookingId);
+    if (b?.status !== 'pending_payment') return undefined;
+    const due = b.payment_expires_at ? new Date(b.payment_expires_at).getTime() : 0;
+    if (due > this.deps.clock.nowMs()) return { retryAt: new Date(due) };
+    if (b.stripe_session_id) {
+      try {
+        const state = await this.deps.payments.expireCheckout(b.stripe_session_id, b.stripe_account_id);
+        if (state.paid) {
+          const sessionId = b.stripe_session_id;
+          const prepared = await this.writer.announcementOf(b);
+          const changed = await withTransaction(this.deps.db, (trx) =>
+            this.confirmPaid(trx, b.id, sessionId, state.paymentIntent, prepared),
+          );
+          this.deps.busy.changed(changed);
+          return undefined;
+        }
+      } catch (err) {
+        this.deps.log.error(
+          { err, booking: b.id },
+          'expiring a Checkout Session at Stripe failed; releasing the hold',
+        );
+      }
+    }
+    await this.expire(b.id, null, { offer: true });
+    return undefined;
+  }
+
+  /** One attempt at a queued refund. */
+  async runRefund(bookingId: string, attempts: number): Promise<{ retryAt: Date } | undefined> {
+    const b = await repo.bookingById(this.deps.db, bookingId);
+    if (b?.refund_status !== 'pending' || !b.stripe_payment_intent) return undefined;
+    const result = await this.deps.payments.refund({
+      bookingId: b.id,
+      paymentIntent: b.stripe_payment_intent,
+      stripeAccount: b.stripe_account_id,
+    });
+    const now = this.deps.clock.now();
+    if (result.outcome === 'retry' && attempts < MAX_REFUND_ATTEMPTS) {
+      await this.deps.db
+        .updateTable('bookings')
+        .set({ refund_error: result.error.slice(0, 500), updated_at: now })
+        .where('id', '=', b.id)
+        .execute();
+      return { retryAt: new Date(now.getTime() + Math.min(3_600_000, 1000 * 2 ** attempts)) };
+    }
+    await this.deps.db
+      .updateTable('bookings')
+      .set(
+        result.outcome === 'refunded'
+          ? { refund_status: 'succeeded', refund_id: result.id, refund_error: null, updated_at: now }
+          : { refund_status: 'failed', refund_error: result.error.slice(0, 500), updated_at: now },
+      )
+      .where('id', '=', b.id)
+      .where('refund_status', '=', 'pending')
+      .execute();
+    if (result.outcome !== 'refunded') {
+      this.deps.log.error({ booking: b.id, error: result.error }, 'refunding a booking failed');
+    }
+    return undefined;
+  }
+}
+
+/** The booking, session and payment an event of a Checkout Session names (null: not Kairos's). */
+function sessionRef(event: Stripe.Event): {
+  bookingId: string;
+  sessionId: string;
+  paymentIntent: string | null;
+  paid: boolean;
+} | null {
+  const session = event.data.object as Stripe.Checkout.Session;
+  const bookingId = session.metadata?.booking_id ?? session.client_reference_id ?? null;
+  if (!bookingId?.startsWith('booking_')) return null;
+  const pi = session.payment_intent;
+  return {
+    bookingId,
+    sessionId: session.id,
+    paymentIntent: typeof pi === 'string' ? pi : (pi?.id ?? null),
+    paid: session.payment_status === 'paid',
+  };
+}

@@ -1,0 +1,20 @@
+import { defineModule } from '../module.js';
+import { paymentRoutes } from './routes.js';
+import { PaymentsService } from './service.js';
+
+/**
+ * Stripe: Checkout Sessions and refunds for paid bookings, the signed webhook (each event once, its
+ * handlers contributed by other modules through `stripeEvents`), Connect accounts.
+ */
+export const paymentsModule = defineModule()({
+  name: 'payments',
+  needs: [],
+  create({ platform, extensions }) {
+    const { db, clock, config, log } = platform;
+    const payments = new PaymentsService({ db, clock, config, extensions, log });
+    return {
+      api: payments,
+      routes: (app) => paymentRoutes(app, payments),
+    };
+  },
+});

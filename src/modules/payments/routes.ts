@@ -1,0 +1,98 @@
+/** Routes of the payments module: the Stripe webhook and Stripe Connect (docs/api.md#payments). */
+import { Type } from '@sinclair/typebox';
+import { actorOf } from '../../platform/actor.js';
+import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
+import type { PaymentsService } from './service.js';
+
+const ConnectedAccount = Type.Object({
+  stripe_account_id: Type.String({ description: 'acct_…' }),
+  charges_enabled: Type.Boolean(),
+  payouts_enabled: Type.Boolean(),
+  details_submitted: Type.Boolean(),
+  ready: Type.Boolean({ description: 'charges enabled and details submitted: paid bookings go to it' }),
+});
+
+const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
+
+const ConnectBody = Type.Object(
+  {
+    refresh_url: Type.Optional({ ...HttpUrl, description: 'where Stripe sends an expired onboarding link' }),
+    return_url: Type.Optional({ ...HttpUrl, description: 'where Stripe sends the user after onboarding' }),
+  },
+  { additionalProperties: false },
+);
+
+const NOT_CONFIGURED = '`unprocessable`: code `payments_not_configured` (no STRIPE_SECRET_KEY)';
+
+export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
+  // The webhook needs the exact bytes Stripe signed: JSON is not parsed in this scope.
+  app.register(async (raw) => {
+    raw.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+      done(null, body);
+    });
+    raw.post(
+      '/v1/payments/stripe/webhook',
+      {
+        config: {
+          access: 'unmetered',
+          problems: {
+            '400': '`validation-error`: code `invalid_signature` (Stripe-Signature does not verify)',
+            '404': '`not-found`: code `payments_not_configured` (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET)',
+          },
+        },
+        schema: {
+          tags: ['Payments'],
+          summary: 'Stripe events (Stripe-Signature verified, each event handled once)',
+          security: [],
+          headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String()) }),
+          response: {
+            200: Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() }),
+          },
+        },
+      },
+      async (request) => {
+        const signature = request.headers['stripe-signature'];
+        return payments.receive(
+          Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+          Array.isArray(signature) ? signature.join(',') : signature,
+        );
+      },
+    );
+  });
+
+  app.post(
+    '/v1/stripe/connect',
+    {
+      preValidation: emptyBodyIsObject,
+      config: {
+        access: 'private',
+        problems: { '422': NOT_CONFIGURED, '503': '`service-unavailable`: code `payments_unavailable`' },
+      },
+      schema: {
+        tags: ['Payments'],
+        summary: 'Create (once) the account’s Stripe Express account and answer an onboarding link',
+        body: ConnectBody,
+        response: {
+          200: Type.Object({
+            ...ConnectedAccount.properties,
+            onboarding_url: Type.String({ description: 'Stripe’s onboarding page (short-lived; ask again)' }),
+          }),
+        },
+      },
+    },
+    async (request) => payments.connect(actorOf(request.caller).accountId, request.body),
+  );
+
+  app.get(
+    '/v1/stripe/account',
+    {
+      config: { access: 'private', problems: { '422': NOT_CONFIGURED } },
+      schema: {
+        tags: ['Payments'],
+        summary: 'The account’s Stripe account and whether it can take paid bookings',
+        response: { 200: ConnectedAccount },
+      },
+    },
+    async (request) => payments.connectedAccount(actorOf(request.caller).accountId),
+  );
+}

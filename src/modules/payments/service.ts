@@ -1,0 +1,360 @@
+/**
+ * Stripe for Kairos (docs/architecture.md "Paid bookings"), through the `stripe` package
+ * (STRIPE_API_URL points it at another host, e.g. the test emulator):
+ *
+ * - Checkout Sessions for paid bookings (created idempotently per booking, on the account's ready
+ *   connected account with the platform fee when it has one), expired when a hold ends, refunds.
+ * - `POST /v1/payments/stripe/webhook`: the raw body's `Stripe-Signature` is verified with the
+ *   package's own verifier (5-minute tolerance, on the injected clock); each event is recorded by id in
+ *   the transaction that handles it, so it takes effect once (a duplicate, concurrent or later, finds
+ *   the id taken), whatever the order. Handlers come from other modules (`stripeEvents`); this module
+ *   handles `account.updated` itself (Connect readiness).
+ * - Connect (Express): one connected account per Kairos account, created idempotently, onboarding
+ *   links, readiness = charges enabled and details submitted.
+ */
+import Stripe from 'stripe';
+import type { Config } from '../../config.js';
+import { type Db, type Tx, withTransaction } from '../../db/store.js';
+import type { Clock } from '../../platform/clock.js';
+import { AppError, NotFound, Unprocessable } from '../../platform/errors.js';
+import type { Extensions } from '../module.js';
+import {
+  type CheckoutInput,
+  type CheckoutSession,
+  type Payee,
+  type PaymentsApi,
+  PaymentsUnavailable,
+  paymentsNotConfigured,
+  type RefundInput,
+  type RefundOutcome,
+  type SessionState,
+  type StripeEventHandler,
+} from './api.js';
+
+/** Stripe's signature tolerance: events signed longer ago than this are refused. */
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+/** The session outlives the hold by this much: Stripe refuses sessions shorter than 30 minutes. */
+const SESSION_MARGIN_MS = 2 * 60_000;
+
+export interface PaymentsDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'stripe' | 'baseUrl'>;
+  extensions: Pick<Extensions, 'all'>;
+  log: { error(obj: object, msg: string): void };
+}
+
+/** The Stripe client for the configured key and API URL (null without a key). */
+export function stripeClient(config: Config['stripe']): Stripe | null {
+  if (!config.secretKey) return null;
+  const api = new URL(config.apiUrl);
+  const protocol = api.protocol === 'http:' ? 'http' : 'https';
+  return new Stripe(config.secretKey, {
+    host: api.hostname,
+    port: api.port || (protocol === 'http' ? 80 : 443),
+    protocol,
+    maxNetworkRetries: 2,
+    timeout: 15_000,
+    telemetry: false,
+    appInfo: { name: 'Kairos' },
+  });
+}
+
+export interface ConnectAnswer {
+  stripe_account_id: string;
+  charges_enabled: boolean;
+  payouts_enabled: boolean;
+  details_submitted: boolean;
+  ready: boolean;
+}
+
+interface AccountRow {
+  stripe_account_id: string;
+  charges_enabled: boolean;
+  payouts_enabled: boolean;
+  details_submitted: boolean;
+}
+
+function present(row: AccountRow): ConnectAnswer {
+  return {
+    stripe_account_id: row.stripe_account_id,
+    charges_enabled: row.charges_enabled,
+    payouts_enabled: row.payouts_enabled,
+    details_submitted: row.details_submitted,
+    ready: row.charges_enabled && row.details_submitted,
+  };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class PaymentsService implements PaymentsApi {
+  private readonly stripe: Stripe | null;
+
+  constructor(private readonly deps: PaymentsDeps) {
+    this.stripe = stripeClient(deps.config.stripe);
+  }
+
+  configured(): boolean {
+    return this.stripe !== null;
+  }
+
+  private client(): Stripe {
+    if (!this.stripe) throw paymentsNotConfigured();
+    return this.stripe;
+  }
+
+  async payee(accountId: string): Promise<Payee> {
+    this.client();
+    const row = await this.account(accountId);
+    if (!row) return { stripeAccount: null };
+    if (!(row.charges_enabled && row.details_submitted)) {
+      throw new Unprocessable(
+        'This account’s Stripe account cannot take payments yet: finish onboarding (POST /v1/stripe/connect)',
+        { code: 'payments_not_ready' },
+      );
+    }
+    return { stripeAccount: row.stripe_account_id };
+  }
+
+  async createCheckout(input: CheckoutInput): Promise<CheckoutSession> {
+    const stripe = this.client();
+    const account = input.payee.stripeAccount;
+    const bps = this.deps.config.stripe.platformFeeBps;
+    const fee = account && bps > 0 ? Math.floor((input.amount * bps) / 10_000) : 0;
+    try {
+      const session = await stripe.checkout.sessions.create(
+        {
+          mode: 'payment',
+          line_items: [
+            {
+              quantity: 1,
+              price_data: {
+                currency: input.currency,
+                unit_amount: input.amount,
+                product_data: { name: input.productName },
+              },
+            },
+          ],
+          client_reference_id: input.bookingId,
+          metadata: { booking_id: input.bookingId },
+          payment_intent_data: {
+            metadata: { booking_id: input.bookingId },
+            ...(fee > 0 ? { application_fee_amount: fee } : {}),
+          },
+          customer_email: input.customerEmail,
+          expires_at: Math.floor((input.expiresAt.getTime() + SESSION_MARGIN_MS) / 1000),
+          success_url: input.successUrl,
+          cancel_url: input.cancelUrl,
+        },
+        {
+          idempotencyKey: `kairos_checkout_${input.bookingId}`,
+          ...(account ? { stripeAccount: account } : {}),
+        },
+      );
+      if (!session.url) throw new Error('Stripe answered a Checkout Session without url');
+      return { id: session.id, url: session.url };
+    } catch (err) {
+      this.deps.log.error({ err, booking: input.bookingId }, 'creating a Stripe Checkout Session failed');
+      throw new PaymentsUnavailable(`The payment could not be started at Stripe (${describe(err)}); retry`);
+    }
+  }
+
+  async expireCheckout(sessionId: string, stripeAccount: string | null): Promise<SessionState> {
+    const stripe = this.client();
+    const opts = stripeAccount ? { stripeAccount } : {};
+    let session: Stripe.Checkout.Session;
+    try {
+      session = await stripe.checkout.sessions.expire(sessionId, {}, opts);
+    } catch (err) {
+      // Not open any more (paid or expired already): what it is now decides.
+      if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw err;
+      session = await stripe.checkout.sessions.retrieve(sessionId, {}, opts);
+    }
+    return stateOf(session);
+  }
+
+  async refund(input: RefundInput): Promise<RefundOutcome> {
+    const stripe = this.client();
+    try {
+      const refund = await stripe.refunds.create(
+        { payment_intent: input.paymentIntent, metadata: { booking_id: input.bookingId } },
+        {
+          idempotencyKey: `kairos_refund_${input.bookingId}`,
+          ...(input.stripeAccount ? { stripeAccount: input.stripeAccount } : {}),
+        },
+      );
+      if (refund.status === 'failed' || refund.status === 'canceled') {
+        return { outcome: 'failed', error: `Stripe refund ${refund.id} is ${refund.status}` };
+      }
+      return { outcome: 'refunded', id: refund.id };
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+        if (err.code === 'charge_already_refunded') return { outcome: 'refunded', id: 'already_refunded' };
+        return { outcome: 'failed', error: describe(err) };
+      }
+      if (
+        err instanceof Stripe.errors.StripeAuthenticationError ||
+        err instanceof Stripe.errors.StripePermissionError
+      ) {
+        return { outcome: 'failed', error: describe(err) };
+      }
+      // Connection errors, 429, 5xx: Stripe may take it later (the idempotency key makes it one refund).
+      return { outcome: 'retry', error: describe(err) };
+    }
+  }
+
+  // ---- the webhook ------------------------------------------------------------------------------
+
+  /** Verifies and handles one delivery; `duplicate` when the event was handled before. */
+  async receive(raw: Buffer, signature: string | undefined): Promise<{ received: true; duplicate: boolean }> {
+    const secret = this.deps.config.stripe.webhookSecret;
+    if (!this.stripe || !secret) {
+      // No endpoint to deliver to: the operator has not set STRIPE_WEBHOOK_SECRET (and the key).
+      throw new AppError(404, 'not-found', 'Stripe webhooks are not configured on this server', {
+        code: 'payments_not_configured',
+      });
+    }
+    let event: Stripe.Event;
+    try {
+      event = this.stripe.webhooks.constructEvent(
+        raw,
+        signature ?? '',
+        secret,
+        SIGNATURE_TOLERANCE_SECONDS,
+        undefined,
+        this.deps.clock.nowMs(), // v23 takes receivedAt in milliseconds
+      );
+    } catch (err) {
+      throw new AppError(400, 'validation-error', `The Stripe-Signature does not verify: ${describe(err)}`, {
+        code: 'invalid_signature',
+        errors: { 'stripe-signature': 'does not match the body, the secret or the time' },
+      });
+    }
+    const handlers = [...this.deps.extensions.all('stripeEvents'), this.accountHandler].filter((h) =>
+      h.types.includes(event.type),
+    );
+    const prepared = await Promise.all(handlers.map((h) => h.prepare(event)));
+    const after: (() => void)[] = [];
+    const fresh = await withTransaction(this.deps.db, async (trx) => {
+      const inserted = await trx
+        .insertInto('stripe_events')
+        .values({
+          id: event.id,
+          type: event.type,
+          stripe_account: event.account ?? null,
+          received_at: this.deps.clock.now(),
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (!inserted) return false;
+      for (const [i, h] of handlers.entries()) {
+        const then = await h.handle(trx, event, prepared[i]);
+        if (then) after.push(then);
+      }
+      return true;
+    });
+    for (const fn of after) fn();
+    return { received: true, duplicate: !fresh };
+  }
+
+  /** `account.updated` (a Connect event): the connected account's readiness as Stripe sees it now. */
+  private readonly accountHandler: StripeEventHandler<undefined> = {
+    types: ['account.updated'],
+    prepare: async () => undefined,
+    handle: async (trx: Tx, event: Stripe.Event) => {
+      const acct = event.data.object as Stripe.Account;
+      await trx
+        .updateTable('stripe_accounts')
+        .set({
+          charges_enabled: acct.charges_enabled === true,
+          payouts_enabled: acct.payouts_enabled === true,
+          details_submitted: acct.details_submitted === true,
+          updated_at: this.deps.clock.now(),
+        })
+        .where('stripe_account_id', '=', acct.id)
+        .execute();
+      return undefined;
+    },
+  };
+
+  // ---- Connect ------------------------------------------------------------------------------------
+
+  /**
+   * Creates the account's connected account once (Stripe's idempotency key and the primary key make
+   * two racing requests end with one) and answers an onboarding link.
+   */
+  async connect(
+    accountId: string,
+    urls: { refresh_url?: string | undefined; return_url?: string | undefined },
+  ): Promise<ConnectAnswer & { onboarding_url: string }> {
+    const stripe = this.client();
+    let row = await this.account(accountId);
+    try {
+      if (!row) {
+        const created = await stripe.accounts.create(
+          { type: 'express', metadata: { kairos_account_id: accountId } },
+          { idempotencyKey: `kairos_connect_${accountId}` },
+        );
+        const now = this.deps.clock.now();
+        await this.deps.db
+          .insertInto('stripe_accounts')
+          .values({
+            account_id: accountId,
+            stripe_account_id: created.id,
+            charges_enabled: created.charges_enabled === true,
+            payouts_enabled: created.payouts_enabled === true,
+            details_submitted: created.details_submitted === true,
+            created_at: now,
+            updated_at: now,
+          })
+          .onConflict((oc) => oc.column('account_id').doNothing())
+          .execute();
+        row = await this.account(accountId);
+        if (!row) throw new Error('the connected account was not stored');
+      }
+      const base = this.deps.config.baseUrl;
+      const link = await stripe.accountLinks.create({
+        account: row.stripe_account_id,
+        type: 'account_onboarding',
+        refresh_url: urls.refresh_url ?? `${base}/v1/stripe/account`,
+        return_url: urls.return_url ?? `${base}/v1/stripe/account`,
+      });
+      return { ...present(row), onboarding_url: link.url };
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      this.deps.log.error({ err, account: accountId }, 'Stripe Connect onboarding failed');
+      throw new PaymentsUnavailable(`Stripe could not start the onboarding (${describe(err)}); retry`);
+    }
+  }
+
+  /** The account's connected account as last heard from Stripe; 404 when it has none. */
+  async connectedAccount(accountId: string): Promise<ConnectAnswer> {
+    this.client();
+    const row = await this.account(accountId);
+    if (!row)
+      throw new NotFound('This account has no Stripe account; create one with POST /v1/stripe/connect');
+    return present(row);
+  }
+
+  private account(accountId: string): Promise<AccountRow | undefined> {
+    return this.deps.db
+      .selectFrom('stripe_accounts')
+      .select(['stripe_account_id', 'charges_enabled', 'payouts_enabled', 'details_submitted'])
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+  }
+}
+
+function stateOf(session: Stripe.Checkout.Session): SessionState {
+  const status =
+    session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
+  const pi = session.payment_intent;
+  return {
+    status,
+    paid: session.payment_status === 'paid',
+    paymentIntent: typeof pi === 'string' ? pi : (pi?.id ?? null),
+  };
+}
