@@ -180,6 +180,22 @@ describe('a priced link', () => {
     expect((await bookPublic(s, '2026-03-03T12:00:00Z')).status).toBe(409);
   });
 
+  it('waits for a delayed payment method: completed but unpaid keeps the hold; async success confirms, async failure releases', async () => {
+    const s = await pricedLink();
+    const ok = await hold(s, '2026-03-03T16:00:00Z');
+    await stripe.pay(sessionOf(ok.id).id, { async: true });
+    expect((await get(s, ok.id)).status).toBe('pending_payment');
+    await stripe.asyncSucceed(sessionOf(ok.id).id);
+    expect((await get(s, ok.id)).status).toBe('confirmed');
+
+    const failing = await hold(s, '2026-03-03T09:00:00Z');
+    await stripe.pay(sessionOf(failing.id).id, { async: true });
+    await stripe.asyncFail(sessionOf(failing.id).id);
+    expect((await get(s, failing.id)).status).toBe('expired');
+    expect((await bookPublic(s, '2026-03-03T09:00:00Z')).status).toBe(201); // the time is free again
+    expect(await events(s.accountId, 'booking.confirmed')).toHaveLength(1);
+  });
+
   it('refuses a bad signature, a wrong secret and a stale timestamp with 400 problem+json', async () => {
     const s = await pricedLink();
     const b = await hold(s, '2026-03-03T13:00:00Z');

@@ -37,7 +37,8 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
           access: 'unmetered',
           problems: {
             '400': '`validation-error`: code `invalid_signature` (Stripe-Signature does not verify)',
-            '404': '`not-found`: code `payments_not_configured` (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET)',
+            '404':
+              '`not-found`: code `payments_not_configured` (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET)',
           },
         },
         schema: {
