@@ -47,6 +47,8 @@ export interface Config {
   stripe: {
     secretKey: string | null;
     webhookSecret: string | null;
+    /** The secret of a separate Connect endpoint, when Stripe signs Connect events with their own. */
+    connectWebhookSecret: string | null;
     /** Where the `stripe` package sends its requests (a local emulator in tests). */
     apiUrl: string;
     /** How long a paid booking's time is held for its payment (Checkout's minimum is 30 min). */
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     stripe: {
       secretKey: env.STRIPE_SECRET_KEY || null,
       webhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
+      connectWebhookSecret: env.STRIPE_CONNECT_WEBHOOK_SECRET || null,
       apiUrl: url(env, 'STRIPE_API_URL', 'https://api.stripe.com'),
       holdMinutes: int(env, 'KAIROS_PAYMENT_HOLD_MINUTES', 30, 30, 24 * 60),
       platformFeeBps: int(env, 'KAIROS_PLATFORM_FEE_BPS', 0, 0, 10_000),

@@ -209,29 +209,15 @@ export class PaymentsService implements PaymentsApi {
 
   /** Verifies and handles one delivery; `duplicate` when the event was handled before. */
   async receive(raw: Buffer, signature: string | undefined): Promise<{ received: true; duplicate: boolean }> {
-    const secret = this.deps.config.stripe.webhookSecret;
-    if (!this.stripe || !secret) {
+    const { webhookSecret, connectWebhookSecret } = this.deps.config.stripe;
+    const secrets = [webhookSecret, connectWebhookSecret].filter((x): x is string => !!x);
+    if (!this.stripe || secrets.length === 0) {
       // No endpoint to deliver to: the operator has not set STRIPE_WEBHOOK_SECRET (and the key).
       throw new AppError(404, 'not-found', 'Stripe webhooks are not configured on this server', {
         code: 'payments_not_configured',
       });
     }
-    let event: Stripe.Event;
-    try {
-      event = this.stripe.webhooks.constructEvent(
-        raw,
-        signature ?? '',
-        secret,
-        SIGNATURE_TOLERANCE_SECONDS,
-        undefined,
-        this.deps.clock.nowMs(), // v23 takes receivedAt in milliseconds
-      );
-    } catch (err) {
-      throw new AppError(400, 'validation-error', `The Stripe-Signature does not verify: ${describe(err)}`, {
-        code: 'invalid_signature',
-        errors: { 'stripe-signature': 'does not match the body, the secret or the time' },
-      });
-    }
+    const event = this.verify(this.stripe, raw, signature ?? '', secrets);
     const handlers = [...this.deps.extensions.all('stripeEvents'), this.accountHandler].filter((h) =>
       h.types.includes(event.type),
     );
@@ -258,6 +244,37 @@ export class PaymentsService implements PaymentsApi {
     });
     for (const fn of after) fn();
     return { received: true, duplicate: !fresh };
+  }
+
+  /**
+   * The event, if the signature verifies with one of the secrets (the platform endpoint's, or a
+   * separate Connect endpoint's); else 400.
+   */
+  private verify(stripe: Stripe, raw: Buffer, signature: string, secrets: readonly string[]): Stripe.Event {
+    let failure: unknown;
+    for (const secret of secrets) {
+      try {
+        return stripe.webhooks.constructEvent(
+          raw,
+          signature,
+          secret,
+          SIGNATURE_TOLERANCE_SECONDS,
+          undefined,
+          this.deps.clock.nowMs(), // v23 takes receivedAt in milliseconds
+        );
+      } catch (err) {
+        failure = err;
+      }
+    }
+    throw new AppError(
+      400,
+      'validation-error',
+      `The Stripe-Signature does not verify: ${describe(failure)}`,
+      {
+        code: 'invalid_signature',
+        errors: { 'stripe-signature': 'does not match the body, the secret or the time' },
+      },
+    );
   }
 
   /** `account.updated` (a Connect event): the connected account's readiness as Stripe sees it now. */
