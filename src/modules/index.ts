@@ -9,6 +9,7 @@ import { bookingLinksModule } from './booking-links/module.js';
 import { bookingsModule } from './bookings/module.js';
 import { calendarsModule } from './calendars/module.js';
 import { mailModule } from './mail/module.js';
+import { networkModule } from './network/module.js';
 import { paymentsModule } from './payments/module.js';
 import {
   type ExtensionPoint,
@@ -33,6 +34,7 @@ export const MODULES = [
   bookingLinksModule,
   paymentsModule,
   bookingsModule,
+  networkModule,
 ] as const;
 
 type Listed = (typeof MODULES)[number];

@@ -15,6 +15,7 @@ export const TITLES: Record<string, string> = {
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
   'not-found': 'Not Found',
+  gone: 'Gone',
   'method-not-allowed': 'Method Not Allowed',
   conflict: 'Conflict',
   'idempotency-key-in-use': 'Idempotency Key In Use',
@@ -39,6 +40,7 @@ export const DESCRIPTIONS: Record<string, string> = {
   'header-fields-too-large': 'The request headers are larger than 16 KiB.',
   'request-timeout': 'The request did not arrive completely within the server’s time limit.',
   'expectation-failed': 'The request carries an Expect header other than 100-continue.',
+  gone: 'The link or token existed but has expired; ask for a new one.',
   unauthorized: 'The request carries no credential, or one that is malformed, unknown, revoked or expired.',
   forbidden:
     'The credential is valid but may not do this: a publishable key outside the public booking surface, ' +

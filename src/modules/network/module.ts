@@ -1,0 +1,37 @@
+import type { MailApi } from '../mail/api.js';
+import { defineModule } from '../module.js';
+import type { PrincipalsApi } from '../principals/api.js';
+import { networkRoutes } from './routes.js';
+import { NetworkService } from './service.js';
+
+export interface NetworkNeeds {
+  principals: Pick<PrincipalsApi, 'profiles' | 'contacts'> & {
+    access: Pick<PrincipalsApi['access'], 'actingFor'>;
+  };
+  mail: Pick<MailApi, 'enqueue'>;
+}
+
+/**
+ * Consents between principals and the network of connected principals: who may read whose free time
+ * (an access rule contributed to principals) and who may propose to whom (`mayPropose`).
+ */
+export const networkModule = defineModule<NetworkNeeds>()({
+  name: 'network',
+  needs: ['principals', 'mail'],
+  create({ platform, needs }) {
+    const { db, clock, config } = platform;
+    const network = new NetworkService({ db, clock, config, principals: needs.principals, mail: needs.mail });
+    return {
+      api: {
+        /** May `from` propose meetings to `to` (connected, or a booking:propose consent)? */
+        mayPropose: (from: string, to: string) => network.mayPropose(from, to),
+        /** The consent reaper's pass (the `consent-expiry` schedule; tests and support). */
+        expireConsents: () => network.expireConsents(),
+      },
+      routes: (app) => networkRoutes(app, network),
+      schedules: [{ name: 'consent-expiry', everyMs: 30_000, run: () => network.expireConsents() }],
+      emits: ['consent.granted', 'consent.revoked'],
+      contributes: { accessGrants: [network.accessRule] },
+    };
+  },
+});

@@ -1,0 +1,595 @@
+/**
+ * Consents and the network (docs/api.md#consents, #network; docs/architecture.md "Consents and the
+ * network").
+ *
+ * A consent lets a grantee read a grantor's free/busy time (`availability:read:freebusy`), its event
+ * details (`availability:read:details`) or propose meetings to it (`booking:propose`). Granting again
+ * merges scopes into the one active consent of the pair (one statement, `ON CONFLICT` on a partial
+ * unique index: racing grants end in one consent). A connection (an accepted invitation) grants
+ * `booking:propose` both ways and makes each readable to the other. Access is decided from the
+ * database on every request: a revocation holds for the very next request in every process.
+ */
+import { createHash } from 'node:crypto';
+import { type Selectable, sql } from 'kysely';
+import type { Config } from '../../config.js';
+import { type Db, type Tx, withTransaction } from '../../db/store.js';
+import type { Actor } from '../../platform/actor.js';
+import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
+import { randomToken } from '../../platform/crypto.js';
+import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
+import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
+import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
+import type { MailApi, MailMessage } from '../mail/api.js';
+import { escapeHtml } from '../mail/api.js';
+import type { AccessGrant, AccessRule, PrincipalRef, PrincipalsApi } from '../principals/api.js';
+import { emitEvent } from '../webhooks/api.js';
+import type { ConsentsTable, NetworkInvitationsTable } from './tables.js';
+
+export const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
+export type Scope = (typeof SCOPES)[number];
+export const RELATIONSHIPS = ['colleague', 'client', 'vendor', 'partner', 'friend', 'other'] as const;
+const INVITATION_DAYS = 7;
+const DAY = 86_400_000;
+
+type ConsentRow = Selectable<ConsentsTable>;
+type InvitationRow = Selectable<NetworkInvitationsTable>;
+
+export interface NetworkDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'baseUrl'>;
+  principals: Pick<PrincipalsApi, 'profiles' | 'contacts'> & {
+    access: Pick<PrincipalsApi['access'], 'actingFor'>;
+  };
+  mail: Pick<MailApi, 'enqueue'>;
+}
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+function tokenHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** A consent as the API shows it; an active consent past its end shows `expired`. */
+export function presentConsent(c: ConsentRow, nowMs: number) {
+  const lapsed = c.status === 'active' && c.expires_at !== null && new Date(c.expires_at).getTime() <= nowMs;
+  return {
+    id: c.id,
+    grantor_id: c.grantor_id,
+    grantee_id: c.grantee_id,
+    scopes: c.scopes,
+    status: lapsed ? ('expired' as const) : c.status,
+    expires_at: iso(c.expires_at),
+    created_at: iso(c.created_at) as string,
+    revoked_at: iso(c.revoked_at),
+  };
+}
+
+function presentInvitation(i: InvitationRow, nowMs: number) {
+  const lapsed = i.status === 'pending' && new Date(i.expires_at).getTime() <= nowMs;
+  return {
+    id: i.id,
+    invitee_email: i.invitee_email,
+    invitee_name: i.invitee_name,
+    relationship_type: i.relationship_type,
+    status: lapsed ? ('expired' as const) : i.status,
+    expires_at: iso(i.expires_at) as string,
+    created_at: iso(i.created_at) as string,
+  };
+}
+
+export class NetworkService {
+  constructor(private readonly deps: NetworkDeps) {}
+
+  /** The principal a request acts as: the caller's own, or (`principal_id`) one it may act for. */
+  async actor(caller: Actor, principalId: string | undefined): Promise<PrincipalRef> {
+    const id = (principalId ?? caller.principalId).toLowerCase();
+    const p = isUuid(id) ? await this.deps.principals.access.actingFor(caller, id) : null;
+    if (!p) throw new Forbidden('The principal does not exist or this caller may not act for it');
+    return p;
+  }
+
+  // ---- consents ---------------------------------------------------------------------------------
+
+  /** POST /v1/consents: grant, or merge scopes into the active consent of the pair. */
+  async grant(
+    caller: Actor,
+    body: { grantee_id: string; scopes: string[]; expires_at?: string; principal_id?: string },
+  ): Promise<{ created: boolean; consent: ReturnType<typeof presentConsent> }> {
+    const errors: Record<string, string> = {};
+    const bad = body.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (bad.length > 0) errors.scopes = `unknown scope ${bad.join(', ')}; allowed: ${SCOPES.join(', ')}`;
+    if (body.scopes.length === 0) errors.scopes = `must name at least one of ${SCOPES.join(', ')}`;
+    const nowMs = this.deps.clock.nowMs();
+    let expiresAt: Date | null = null;
+    if (body.expires_at !== undefined) {
+      const t = Date.parse(body.expires_at);
+      if (!/(Z|[+-]\d{2}:\d{2})$/i.test(body.expires_at) || !Number.isFinite(t)) {
+        errors.expires_at = 'must be an ISO 8601 instant with an offset';
+      } else if (t <= nowMs) errors.expires_at = 'must be in the future';
+      else expiresAt = new Date(t);
+    }
+    if (!isUuid(body.grantee_id)) errors.grantee_id = 'must be a principal id (UUID)';
+    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    const grantor = await this.actor(caller, body.principal_id);
+    const granteeId = body.grantee_id.toLowerCase();
+    if (granteeId === grantor.id) throw new ValidationFailed({ grantee_id: 'cannot be the grantor itself' });
+    const grantee = (await this.deps.principals.profiles([granteeId])).get(granteeId);
+    if (!grantee) throw new NotFound('No principal with this grantee_id');
+    const scopes = [...new Set(body.scopes)].sort();
+    const now = new Date(nowMs);
+    return withTransaction(this.deps.db, async (trx) => {
+      // The active consent of the pair, locked; or a new one. A grant racing this one either waits on
+      // the lock or loses the insert on the partial unique index and merges into the winner's row.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const active = (await trx
+          .selectFrom('consents')
+          .selectAll()
+          .where('grantor_id', '=', grantor.id)
+          .where('grantee_id', '=', grantee.id)
+          .where('status', '=', 'active')
+          .forUpdate()
+          .executeTakeFirst()) as ConsentRow | undefined;
+        if (active) {
+          const merged = [...new Set([...active.scopes, ...scopes])].sort();
+          const later = expiresAt ?? active.expires_at;
+          const same =
+            merged.length === active.scopes.length &&
+            (later === null
+              ? active.expires_at === null
+              : new Date(later).getTime() === active.expires_at?.getTime());
+          if (same) return { created: false, consent: presentConsent(active, nowMs) };
+          const updated = (await trx
+            .updateTable('consents')
+            .set({ scopes: merged, expires_at: later, updated_at: now })
+            .where('id', '=', active.id)
+            .returningAll()
+            .executeTakeFirstOrThrow()) as ConsentRow;
+          await this.announce(trx, 'consent.granted', updated);
+          return { created: false, consent: presentConsent(updated, nowMs) };
+        }
+        const inserted = (await trx
+          .insertInto('consents')
+          .values({
+            id: prefixedId('cons', nowMs),
+            grantor_id: grantor.id,
+            grantee_id: grantee.id,
+            grantor_account_id: grantor.accountId,
+            grantee_account_id: grantee.accountId,
+            scopes,
+            status: 'active',
+            expires_at: expiresAt,
+            created_at: now,
+            updated_at: now,
+            revoked_at: null,
+          })
+          .onConflict((oc) =>
+            oc.columns(['grantor_id', 'grantee_id']).where('status', '=', 'active').doNothing(),
+          )
+          .returningAll()
+          .executeTakeFirst()) as ConsentRow | undefined;
+        if (inserted) {
+          await this.announce(trx, 'consent.granted', inserted);
+          return { created: true, consent: presentConsent(inserted, nowMs) };
+        }
+      }
+      throw new Conflict('The consent changed concurrently; retry', { code: 'consent_conflict' });
+    });
+  }
+
+  /** GET /v1/consents */
+  async listConsents(
+    caller: Actor,
+    q: {
+      role?: 'grantor' | 'grantee';
+      active_only: boolean;
+      limit: number;
+      cursor?: string;
+      principal_id?: string;
+    },
+  ) {
+    const me = await this.actor(caller, q.principal_id);
+    const after = decodeCursor(q.cursor, { prefix: 'cons' });
+    const now = this.deps.clock.now();
+    let query = this.deps.db.selectFrom('consents').selectAll();
+    if (q.role === 'grantor') query = query.where('grantor_id', '=', me.id);
+    else if (q.role === 'grantee') query = query.where('grantee_id', '=', me.id);
+    else query = query.where((eb) => eb.or([eb('grantor_id', '=', me.id), eb('grantee_id', '=', me.id)]));
+    if (q.active_only) {
+      query = query
+        .where('status', '=', 'active')
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    }
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '>', after.at),
+          eb.and([eb('created_at', '=', after.at), eb('id', '>', after.id)]),
+        ]),
+      );
+    }
+    const rows = (await query
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(q.limit + 1)
+      .execute()) as ConsentRow[];
+    const hasMore = rows.length > q.limit;
+    const items = hasMore ? rows.slice(0, q.limit) : rows;
+    const last = items[items.length - 1];
+    return {
+      consents: items.map((c) => presentConsent(c, now.getTime())),
+      pagination: {
+        next_cursor: hasMore && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+        has_more: hasMore,
+      },
+    };
+  }
+
+  /** GET /v1/consents/{id}: a party's consent; anything else is 404. */
+  async getConsent(caller: Actor, id: string) {
+    return { consent: presentConsent(await this.party(caller, id), this.deps.clock.nowMs()) };
+  }
+
+  /** DELETE /v1/consents/{id}: the grantor revokes, or the grantee gives it up; once. */
+  async revoke(caller: Actor, id: string) {
+    const c = await this.party(caller, id);
+    const nowMs = this.deps.clock.nowMs();
+    if (c.status !== 'active') return { consent: presentConsent(c, nowMs) };
+    const row = await withTransaction(this.deps.db, async (trx) => {
+      const revoked = (await trx
+        .updateTable('consents')
+        .set({ status: 'revoked', revoked_at: new Date(nowMs), updated_at: new Date(nowMs) })
+        .where('id', '=', id)
+        .where('status', '=', 'active')
+        .returningAll()
+        .executeTakeFirst()) as ConsentRow | undefined;
+      if (revoked) await this.announce(trx, 'consent.revoked', revoked);
+      return revoked;
+    });
+    return { consent: presentConsent(row ?? c, nowMs) };
+  }
+
+  /** Marks active consents past their end `expired`, with consent.revoked (the reaper, every 30 s). */
+  async expireConsents(): Promise<number> {
+    const now = this.deps.clock.now();
+    return withTransaction(this.deps.db, async (trx) => {
+      const rows = (await trx
+        .updateTable('consents')
+        .set({ status: 'expired', updated_at: now })
+        .where('status', '=', 'active')
+        .where('expires_at', '<=', now)
+        .returningAll()
+        .execute()) as ConsentRow[];
+      for (const r of rows) await this.announce(trx, 'consent.revoked', r);
+      return rows.length;
+    });
+  }
+
+  /** A consent the caller is a party of (acting for grantor or grantee), else 404. */
+  private async party(caller: Actor, id: string): Promise<ConsentRow> {
+    const c =
+      isPrefixedId(id) && id.startsWith('cons_')
+        ? ((await this.deps.db.selectFrom('consents').selectAll().where('id', '=', id).executeTakeFirst()) as
+            | ConsentRow
+            | undefined)
+        : undefined;
+    if (c) {
+      const [grantor, grantee] = await Promise.all([
+        this.deps.principals.access.actingFor(caller, c.grantor_id),
+        this.deps.principals.access.actingFor(caller, c.grantee_id),
+      ]);
+      if (grantor || grantee) return c;
+    }
+    throw new NotFound('No consent with this id');
+  }
+
+  /** consent.granted / consent.revoked to both parties' accounts (once when they share one). */
+  private async announce(trx: Tx, type: 'consent.granted' | 'consent.revoked', c: ConsentRow): Promise<void> {
+    const consent = presentConsent(c, this.deps.clock.nowMs());
+    for (const accountId of new Set([c.grantor_account_id, c.grantee_account_id])) {
+      await emitEvent(trx, this.deps.clock, { accountId, type, data: { consent } });
+    }
+  }
+
+  // ---- the access rule ---------------------------------------------------------------------------
+
+  /**
+   * Principals connected to the caller, and principals who granted it `availability:read:freebusy`
+   * (active, not past its end). With a `consent_id`, only that consent counts: the caller's own,
+   * active, of those principals.
+   */
+  readonly accessRule: AccessRule = async (caller: Caller, input) => {
+    const out = new Map<string, AccessGrant>();
+    const me = caller.principalId;
+    if (me === null || (caller.kind !== 'secret' && caller.kind !== 'session')) return out;
+    const ids = input.principals.map((p) => p.id);
+    const now = this.deps.clock.now();
+    if (input.consentId !== null) {
+      const c = isPrefixedId(input.consentId)
+        ? await this.deps.db
+            .selectFrom('consents')
+            .select(['id', 'grantor_id'])
+            .where('id', '=', input.consentId)
+            .where('grantee_id', '=', me)
+            .where('grantor_id', 'in', ids)
+            .where('status', '=', 'active')
+            .where(sql<boolean>`'availability:read:freebusy' = ANY(scopes)`)
+            .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+            .executeTakeFirst()
+        : undefined;
+      if (c) out.set(c.grantor_id, { basis: 'consent', consentId: c.id });
+      return out;
+    }
+    const { rows } = await sql<{ id: string; basis: 'network' | 'consent'; consent_id: string | null }>`
+      SELECT CASE WHEN principal_a = ${me}::uuid THEN principal_b ELSE principal_a END::text AS id,
+        'network' AS basis, NULL AS consent_id
+      FROM network_connections
+      WHERE (principal_a = ${me}::uuid AND principal_b = ANY(${ids}::uuid[]))
+         OR (principal_b = ${me}::uuid AND principal_a = ANY(${ids}::uuid[]))
+      UNION ALL
+      SELECT grantor_id::text, 'consent', id FROM consents
+      WHERE grantee_id = ${me}::uuid AND grantor_id = ANY(${ids}::uuid[]) AND status = 'active'
+        AND 'availability:read:freebusy' = ANY(scopes) AND (expires_at IS NULL OR expires_at > ${now})
+    `.execute(this.deps.db);
+    for (const r of rows) {
+      // The network first: a connection needs no consent id.
+      if (!out.has(r.id) || r.basis === 'network') out.set(r.id, { basis: r.basis, consentId: r.consent_id });
+    }
+    return out;
+  };
+
+  /** May `from` propose meetings to `to`: connected, or `to` granted `from` booking:propose. */
+  async mayPropose(from: string, to: string): Promise<boolean> {
+    const now = this.deps.clock.now();
+    const [a, b] = from < to ? [from, to] : [to, from];
+    const { rows } = await sql<{ ok: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM network_connections WHERE principal_a = ${a}::uuid AND principal_b = ${b}::uuid)
+        OR EXISTS (SELECT 1 FROM consents WHERE grantor_id = ${to}::uuid AND grantee_id = ${from}::uuid
+          AND status = 'active' AND 'booking:propose' = ANY(scopes)
+          AND (expires_at IS NULL OR expires_at > ${now})) AS ok`.execute(this.deps.db);
+    return rows[0]?.ok === true;
+  }
+
+  // ---- the network ---------------------------------------------------------------------------------
+
+  /** GET /v1/network */
+  async connections(caller: Actor, q: { limit: number; cursor?: string; principal_id?: string }) {
+    const me = await this.actor(caller, q.principal_id);
+    const after = decodeCursor(q.cursor, 'uuid');
+    const { rows } = await sql<{ principal_id: string; relationship_type: string; connected_at: Date }>`
+      SELECT * FROM (
+        SELECT CASE WHEN principal_a = ${me.id}::uuid THEN principal_b ELSE principal_a END::text AS principal_id,
+          relationship_type, connected_at
+        FROM network_connections WHERE principal_a = ${me.id}::uuid OR principal_b = ${me.id}::uuid
+      ) n
+      ${after ? sql`WHERE (connected_at, principal_id) > (${after.at}, ${after.id})` : sql``}
+      ORDER BY connected_at, principal_id LIMIT ${q.limit + 1}`.execute(this.deps.db);
+    const hasMore = rows.length > q.limit;
+    const items = hasMore ? rows.slice(0, q.limit) : rows;
+    const contacts = await this.deps.principals.contacts(items.map((r) => r.principal_id));
+    const last = items[items.length - 1];
+    return {
+      connections: items.map((r) => ({
+        principal_id: r.principal_id,
+        display_name: contacts.get(r.principal_id)?.name ?? '',
+        relationship_type: r.relationship_type,
+        connected_at: iso(r.connected_at) as string,
+      })),
+      pagination: {
+        next_cursor: hasMore && last ? encodeCursor({ at: last.connected_at, id: last.principal_id }) : null,
+        has_more: hasMore,
+      },
+    };
+  }
+
+  /** DELETE /v1/network/{principal_id}: the connection goes, both ways. */
+  async disconnect(caller: Actor, other: string, principalId?: string): Promise<void> {
+    const me = await this.actor(caller, principalId);
+    const id = other.toLowerCase();
+    const [a, b] = me.id < id ? [me.id, id] : [id, me.id];
+    const gone = isUuid(id)
+      ? await this.deps.db
+          .deleteFrom('network_connections')
+          .where('principal_a', '=', a)
+          .where('principal_b', '=', b)
+          .executeTakeFirst()
+      : undefined;
+    if (!gone || Number(gone.numDeletedRows) === 0) throw new NotFound('Not connected to this principal');
+  }
+
+  /**
+   * POST /v1/network/invitations: a new invitation, or the pending one to the same address sent again
+   * (a fresh token; the old link stops working). 409 when that address is already connected.
+   */
+  async invite(
+    caller: Actor,
+    body: {
+      invitee_email: string;
+      invitee_name?: string;
+      relationship_type: string;
+      message?: string;
+      principal_id?: string;
+    },
+    opts: { sendEmail: boolean } = { sendEmail: true },
+  ): Promise<{ created: boolean; invitation: ReturnType<typeof presentInvitation> }> {
+    const inviter = await this.actor(caller, body.principal_id);
+    const email = body.invitee_email.trim();
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 320) {
+      throw new ValidationFailed({ invitee_email: 'must be an e-mail address' });
+    }
+    const existing = await sql<{ id: string }>`
+      SELECT u.id::text FROM users u
+      JOIN network_connections n ON (n.principal_a = u.id AND n.principal_b = ${inviter.id}::uuid)
+        OR (n.principal_b = u.id AND n.principal_a = ${inviter.id}::uuid)
+      WHERE lower(u.email) = lower(${email})`.execute(this.deps.db);
+    if (existing.rows.length > 0) {
+      throw new Conflict('This address is already in your network', { code: 'already_connected' });
+    }
+    const token = randomToken(32);
+    const nowMs = this.deps.clock.nowMs();
+    const now = new Date(nowMs);
+    const expiresAt = new Date(nowMs + INVITATION_DAYS * DAY);
+    return withTransaction(this.deps.db, async (trx) => {
+      const { rows } = await sql<InvitationRow & { inserted: boolean }>`
+        INSERT INTO network_invitations AS i (id, inviter_id, inviter_account_id, invitee_email, invitee_name,
+          relationship_type, message, status, token_hash, expires_at, created_at)
+        VALUES (${prefixedId('inv', nowMs)}, ${inviter.id}, ${inviter.accountId}, ${email},
+          ${body.invitee_name ?? null}, ${body.relationship_type}, ${body.message ?? null}, 'pending',
+          ${tokenHash(token)}, ${expiresAt}, ${now})
+        ON CONFLICT (inviter_id, lower(invitee_email)) WHERE status = 'pending' DO UPDATE SET
+          token_hash = excluded.token_hash, expires_at = excluded.expires_at,
+          relationship_type = excluded.relationship_type, message = excluded.message,
+          invitee_name = coalesce(excluded.invitee_name, i.invitee_name)
+        RETURNING i.*, (xmax = 0) AS inserted`.execute(trx);
+      const { inserted, ...invitation } = rows[0]!;
+      if (opts.sendEmail) {
+        const inviterName =
+          (await this.deps.principals.contacts([inviter.id])).get(inviter.id)?.name ?? 'Someone';
+        await this.deps.mail.enqueue(trx, [
+          this.invitationMail(invitation as InvitationRow, inviterName, token),
+        ]);
+      }
+      return { created: inserted, invitation: presentInvitation(invitation as InvitationRow, nowMs) };
+    });
+  }
+
+  /** POST /v1/network/invitations/bulk */
+  async inviteMany(
+    caller: Actor,
+    body: {
+      contacts: { email: string; name?: string }[];
+      relationship_type: string;
+      send_emails: boolean;
+      message?: string;
+      principal_id?: string;
+    },
+  ) {
+    const invitations: ReturnType<typeof presentInvitation>[] = [];
+    const skipped: { email: string; reason: string }[] = [];
+    for (const c of body.contacts) {
+      try {
+        const r = await this.invite(
+          caller,
+          {
+            invitee_email: c.email,
+            ...(c.name !== undefined ? { invitee_name: c.name } : {}),
+            relationship_type: body.relationship_type,
+            ...(body.message !== undefined ? { message: body.message } : {}),
+            ...(body.principal_id !== undefined ? { principal_id: body.principal_id } : {}),
+          },
+          { sendEmail: body.send_emails },
+        );
+        invitations.push(r.invitation);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500 || err.status === 403) throw err;
+        skipped.push({
+          email: c.email,
+          reason: err.status === 409 ? 'already_connected' : 'invalid_email',
+        });
+      }
+    }
+    return { invitations, skipped };
+  }
+
+  /**
+   * POST /v1/network/invitations/{token}/accept|decline: only a user session whose e-mail is the
+   * invitation's (case-insensitively). A used or unknown token is 401, an expired one 410. The
+   * invitation row is locked, so two accepts of one token make one connection.
+   */
+  async respond(caller: Caller, token: string, action: 'accept' | 'decline') {
+    if (caller.kind !== 'session' || caller.userId === null) {
+      throw new Forbidden('Invitations are answered by the invited user, signed in (a user session)', {
+        code: 'auth_method_invalid',
+      });
+    }
+    const userId = caller.userId;
+    const user = await this.deps.db
+      .selectFrom('users')
+      .select(['id', 'email'])
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    const hash = /^[A-Za-z0-9_-]{43}$/.test(token) ? tokenHash(token) : null;
+    const nowMs = this.deps.clock.nowMs();
+    const now = new Date(nowMs);
+    return withTransaction(this.deps.db, async (trx) => {
+      const inv = hash
+        ? ((await trx
+            .selectFrom('network_invitations')
+            .selectAll()
+            .where('token_hash', '=', hash)
+            .forUpdate()
+            .executeTakeFirst()) as InvitationRow | undefined)
+        : undefined;
+      if (inv?.status !== 'pending') {
+        throw new AppError(401, 'unauthorized', 'This invitation link is not valid or was already used', {
+          code: 'invitation_invalid',
+        });
+      }
+      if (new Date(inv.expires_at).getTime() <= nowMs) {
+        await trx
+          .updateTable('network_invitations')
+          .set({ status: 'expired' })
+          .where('id', '=', inv.id)
+          .execute();
+        throw new AppError(410, 'gone', 'This invitation has expired; ask for a new one', {
+          code: 'invitation_expired',
+        });
+      }
+      if (!user || user.email.toLowerCase() !== inv.invitee_email.toLowerCase()) {
+        throw new Forbidden('This invitation was sent to another e-mail address', {
+          code: 'auth_email_mismatch',
+        });
+      }
+      if (user.id === inv.inviter_id) {
+        throw new ValidationFailed({ token: 'is your own invitation' });
+      }
+      const status = action === 'accept' ? 'accepted' : 'declined';
+      const updated = (await trx
+        .updateTable('network_invitations')
+        .set({ status, responded_at: now, accepted_by: action === 'accept' ? user.id : null })
+        .where('id', '=', inv.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()) as InvitationRow;
+      if (action === 'accept') {
+        const [a, b] = user.id < inv.inviter_id ? [user.id, inv.inviter_id] : [inv.inviter_id, user.id];
+        await trx
+          .insertInto('network_connections')
+          .values({
+            principal_a: a,
+            principal_b: b,
+            relationship_type: inv.relationship_type,
+            invitation_id: inv.id,
+            connected_at: now,
+          })
+          .onConflict((oc) => oc.columns(['principal_a', 'principal_b']).doNothing())
+          .execute();
+      }
+      return { invitation: presentInvitation(updated, nowMs) };
+    });
+  }
+
+  private invitationMail(inv: InvitationRow, inviterName: string, token: string): MailMessage {
+    const url = `${this.deps.config.baseUrl}/invitations/${token}`;
+    const lines = [
+      `Hello${inv.invitee_name ? ` ${inv.invitee_name}` : ''},`,
+      '',
+      `${inviterName} invites you to connect on Kairos (${inv.relationship_type}).`,
+      ...(inv.message ? ['', inv.message] : []),
+      '',
+      'Connected, you can see each other’s free time and propose meetings to each other.',
+      `Accept or decline (sign in with this address): ${url}`,
+      `The link works for ${INVITATION_DAYS} days.`,
+    ];
+    const body = lines.map((l) => (l === '' ? '<br>' : `<p>${escapeHtml(l)}</p>`)).join('\n');
+    return {
+      kind: 'network.invitation',
+      subjectId: inv.id,
+      to: inv.invitee_email,
+      subject: `${inviterName} invites you to connect on Kairos`,
+      text: lines.join('\n'),
+      html: `<!doctype html><html><body style="font-family:sans-serif">${body}\n<p><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p></body></html>`,
+      invite: null,
+    };
+  }
+}
