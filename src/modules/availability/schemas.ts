@@ -99,6 +99,13 @@ const Head = {
   stale: Stale,
 };
 
+const ConsentUsed = Type.Optional(
+  Type.Object(
+    { id: Type.String({ description: 'cons_…' }) },
+    { description: 'the consent that allowed this read (reads of principals who granted the caller one)' },
+  ),
+);
+
 export const SlotsAnswer = Type.Object({
   principal_id: Uuid,
   ...Head,
@@ -108,12 +115,14 @@ export const SlotsAnswer = Type.Object({
       description: 'slots grouped by local date in `timezone` (with group_by_day=true)',
     }),
   ),
+  consent: ConsentUsed,
 });
 
 export const NextAnswer = Type.Object({
   principal_id: Uuid,
   ...Head,
   slot: Type.Union([Slot, Type.Null()]),
+  consent: ConsentUsed,
 });
 
 export const MutualAnswer = Type.Object({

@@ -106,6 +106,8 @@ export interface NextAnswer {
   timezone: string;
   stale: boolean;
   slot: PresentedSlot | null;
+  /** The consent that allowed the read, when one did. */
+  consent?: { id: string };
 }
 
 /** Byte budgets of remembered answers (memo.ts), per process. */
@@ -173,7 +175,7 @@ export class AvailabilityService {
     const known = memo.get(key);
     if (known !== undefined) {
       this.counted.slots.remembered.inc();
-      return known;
+      return withConsent(known, p.access.consentId);
     }
     this.counted.slots.computed.inc();
     const slots = computeSlots({
@@ -195,10 +197,10 @@ export class AvailabilityService {
       group_by_day: groupByDay,
       slots,
     });
-    if (!memo.admit(key)) return json;
+    if (!memo.admit(key)) return withConsent(json, p.access.consentId);
     const bytes = Buffer.from(json);
     memo.set(key, bytes);
-    return bytes;
+    return withConsent(bytes, p.access.consentId);
   }
 
   /** GET /v1/availability/next (remembered like slots). */
@@ -236,7 +238,7 @@ export class AvailabilityService {
     const known = memo.get(key);
     if (known !== undefined) {
       this.counted.next.remembered.inc();
-      return known;
+      return p.access.consentId ? { ...known, consent: { id: p.access.consentId } } : known;
     }
     this.counted.next.computed.inc();
     const working = workingFor(p.schedule, window);
@@ -270,7 +272,7 @@ export class AvailabilityService {
       slot: slot ? presentSlot(slot) : null,
     };
     if (memo.admit(key)) memo.set(key, answer);
-    return answer;
+    return p.access.consentId ? { ...answer, consent: { id: p.access.consentId } } : answer;
   }
 
   /** GET /v1/availability/mutual */
@@ -687,4 +689,14 @@ function checkCommon(
   if (si !== undefined && !(Number.isInteger(si) && si >= 5 && si <= MAX_DURATION_MINUTES)) {
     problems.add('slot_interval', `must be an integer from 5 to ${MAX_DURATION_MINUTES} (minutes)`);
   }
+}
+
+/**
+ * A remembered slots answer (shared by every caller allowed to read it) with the consent that allowed
+ * this caller's read added (`consent`), when one did: only consent-based reads pay for the copy.
+ */
+function withConsent(json: Buffer | string, consentId: string | null): Buffer | string {
+  if (consentId === null) return json;
+  const text = typeof json === 'string' ? json : json.toString('utf8');
+  return `${text.slice(0, -1)},"consent":{"id":${JSON.stringify(consentId)}}}`;
 }
