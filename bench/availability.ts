@@ -1,5 +1,6 @@
 /**
- * HTTP availability benchmark: `GET /v1/availability/slots` over 30 days and `GET /v1/availability/next`
+ * HTTP availability benchmark: `GET /v1/availability/slots` over 30 days (also as another business
+ * allowed by a consent) and `GET /v1/availability/next`
  * with a warm busy-time cache (the host's calendar is an ICS feed of 1,000 busy blocks served by this
  * process, connected through the API and read once; requests are then answered by the real calendar busy
  * source from its in-memory copy of the cache), each beside a baseline route that sends a precomputed
@@ -37,6 +38,8 @@ const ROUNDS = 3;
 interface Ready {
   url: string;
   token: string;
+  /** Another account's key, allowed to read the host by a consent (the network module's access rule). */
+  consentToken: string;
   paths: { slots: string; slotsBaseline: string; next: string; nextBaseline: string };
   bytes: { slots: number; next: number };
   slotCount: number;
@@ -105,6 +108,23 @@ async function serveOn(url: string): Promise<void> {
       duration_minutes: '30',
       after: new Date(from).toISOString(),
     })}`;
+    // Another business, allowed by a consent of the host's account: its reads pass the access rule's query.
+    const reader = await ctx.modules.accounts.createAccount({
+      name: 'Bench reader',
+      plan: 'enterprise',
+      rateLimitPerHour: 1_000_000_000,
+    });
+    const consent = await app.inject({
+      method: 'POST',
+      url: '/v1/consents',
+      headers,
+      payload: {
+        grantee_id: reader.account.id,
+        scopes: ['availability:read:freebusy'],
+        principal_id: host.principal_id,
+      },
+    });
+    if (consent.statusCode !== 201) throw new Error(`granting the consent failed: ${consent.body}`);
     slotsBody = (await app.inject({ method: 'GET', url: slots, headers })).body;
     nextBody = (await app.inject({ method: 'GET', url: next, headers })).body;
     const slotCount = (JSON.parse(slotsBody) as { slots: unknown[] }).slots.length;
@@ -114,6 +134,7 @@ async function serveOn(url: string): Promise<void> {
     const ready: Ready = {
       url: address,
       token: api_key.key,
+      consentToken: reader.api_key.key,
       paths: {
         slots,
         slotsBaseline: '/v1/bench/baseline-slots',
@@ -174,13 +195,19 @@ export async function benchAvailability(): Promise<BenchRow[]> {
      * other processes on the machine falls on both alike instead of skewing their ratio.
      */
     const only = process.env.BENCH_ONLY;
-    const compare = async (label: string, target: Target, baseline: string, size: string) => {
+    const compare = async (
+      label: string,
+      target: Target,
+      baseline: string,
+      size: string,
+      token: string = ready.token,
+    ) => {
       if (only && !label.includes(only)) return;
-      await loadTarget(ready.url, target, ready.token, WARMUP_SECONDS);
+      await loadTarget(ready.url, target, token, WARMUP_SECONDS);
       await loadTarget(ready.url, baseline, ready.token, WARMUP_SECONDS);
       const runs: { route: Load; baseline: Load }[] = [];
       for (let i = 0; i < ROUNDS; i++) {
-        const route = await loadTarget(ready.url, target, ready.token, seconds / ROUNDS);
+        const route = await loadTarget(ready.url, target, token, seconds / ROUNDS);
         const baseRun = await loadTarget(ready.url, baseline, ready.token, seconds / ROUNDS);
         for (const [name, r] of [
           [label, route],
@@ -217,6 +244,15 @@ export async function benchAvailability(): Promise<BenchRow[]> {
       `${ready.slotCount} slots, ${ready.bytes.slots} B`,
     );
     await compare('availability.next', ready.paths.next, ready.paths.nextBaseline, `${ready.bytes.next} B`);
+    // Another business reading the host under a consent: one access query per request (nothing cached,
+    // so a revocation holds at once), the answer itself remembered as for the owner.
+    await compare(
+      'availability.slots 30d, read under a consent',
+      ready.paths.slots,
+      ready.paths.slotsBaseline,
+      `${ready.slotCount} slots + consent`,
+      ready.consentToken,
+    );
     // The same routes when every request asks something new (the window starts a minute later each
     // time, cycling through more questions than are remembered): the cost of computing the answer.
     // Paths are made up front, so that the load generator spends its CPU on sending them.
