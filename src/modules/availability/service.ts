@@ -697,6 +697,7 @@ function checkCommon(
  */
 function withConsent(json: Buffer | string, consentId: string | null): Buffer | string {
   if (consentId === null) return json;
-  const text = typeof json === 'string' ? json : json.toString('utf8');
-  return `${text.slice(0, -1)},"consent":{"id":${JSON.stringify(consentId)}}}`;
+  const tail = `,"consent":{"id":${JSON.stringify(consentId)}}}`;
+  if (typeof json === 'string') return `${json.slice(0, -1)}${tail}`;
+  return Buffer.concat([json.subarray(0, json.length - 1), Buffer.from(tail)]);
 }
