@@ -32,4 +32,15 @@ export interface BusySource {
    * source failed and nothing is cached: never "all free".
    */
   busy(principalId: string, window: Interval): Promise<BusyAnswer | null>;
+  /**
+   * The busy occurrences behind `busy` with their events' titles, for readers allowed to see details
+   * (`availability:read:details`); read from the source itself, never remembered. Optional: sources
+   * without titles leave it out.
+   */
+  titles?(principalId: string, window: Interval): Promise<readonly TitledInterval[]>;
+}
+
+/** A busy occurrence with its event's title. */
+export interface TitledInterval extends Interval {
+  title: string;
 }

@@ -103,7 +103,13 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
   app.get(
     '/v1/principals/:id/availability',
     {
-      config: { access: 'private' },
+      config: {
+        access: 'private',
+        problems: {
+          '403':
+            '`forbidden`: not accessible to this caller; code `details_not_granted` for details=true without the right',
+        },
+      },
       schema: {
         tags,
         summary: 'Normalized busy, free and outside-hours blocks of a principal (secret key or session only)',

@@ -85,7 +85,19 @@ export const MutualQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const BlocksQuery = Type.Object({ from: From, to: To }, { additionalProperties: false });
+export const BlocksQuery = Type.Object(
+  {
+    from: From,
+    to: To,
+    details: Type.Boolean({
+      default: false,
+      description:
+        'add the events’ titles to calendar blocks (read from the calendars now): the principal itself, ' +
+        'its account, or a consent with availability:read:details; others get 403 details_not_granted',
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export const PrincipalParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
@@ -155,6 +167,13 @@ export const BlocksAnswer = Type.Object({
       end: Timestamp,
       status: Type.Union([Type.Literal('busy'), Type.Literal('free'), Type.Literal('outside_hours')]),
       source: Type.Union([Type.Literal('calendar'), Type.Literal('booking'), Type.Literal('schedule')]),
+      titles: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'calendar blocks, for readers allowed to see details (the principal itself, its account, or ' +
+            'a consent with availability:read:details): the titles of the events behind the block',
+        }),
+      ),
     }),
     {
       description:

@@ -27,7 +27,7 @@ import {
   type PrincipalProfile,
   type PrincipalService,
 } from '../principals/api.js';
-import type { BusyAnswer, BusySource } from './busy-source.js';
+import type { BusyAnswer, BusySource, TitledInterval } from './busy-source.js';
 import { AnswerMemo } from './memo.js';
 import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsJson } from './present.js';
 
@@ -331,7 +331,7 @@ export class AvailabilityService {
   }
 
   /** GET /v1/principals/{id}/availability: normalized busy / free / outside_hours blocks. */
-  async blocks(caller: Caller, principalId: string, params: { from: string; to: string }) {
+  async blocks(caller: Caller, principalId: string, params: { from: string; to: string; details?: boolean }) {
     const problems = new Problems();
     const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
     problems.throwIfAny();
@@ -344,6 +344,14 @@ export class AvailabilityService {
     const working = workingFor(p.schedule, window!);
     const free = subtract(working, busyAll);
     const outside = subtract(subtract([window!], working), busyAll);
+    // Titles on request, for readers allowed to see details (itself, its account, a details consent),
+    // read from the sources now (never remembered): a provider call per request, so never by default.
+    if (params.details === true && !p.access.details) {
+      throw new Forbidden('Event details of this principal need a consent with availability:read:details', {
+        code: 'details_not_granted',
+      });
+    }
+    const titled = params.details === true ? await this.titlesOf(p.id, window!) : null;
     const blocks: { start: number; end: number; status: BlockStatus; source: BlockSource }[] = [
       ...booking.map((x) => ({ ...x, status: 'busy' as const, source: 'booking' as const })),
       ...calendar.map((x) => ({ ...x, status: 'busy' as const, source: 'calendar' as const })),
@@ -361,6 +369,7 @@ export class AvailabilityService {
         end: isoUtc(b.end),
         status: b.status,
         source: b.source,
+        ...(titled && b.source === 'calendar' ? { titles: titlesIn(titled, b) } : {}),
       })),
     };
   }
@@ -483,7 +492,9 @@ export class AvailabilityService {
     caller: Caller,
     asked: readonly string[],
     consentId: string | undefined,
-  ): Promise<(PrincipalProfile & { access: { basis: AccessBasis; consentId: string | null } })[]> {
+  ): Promise<
+    (PrincipalProfile & { access: { basis: AccessBasis; consentId: string | null; details: boolean } })[]
+  > {
     const ids = asked.map((id) => id.toLowerCase());
     const profiles = await this.deps.principals.profiles(ids);
     const decisions = await this.deps.access.canReadMany(caller, ids, {
@@ -500,8 +511,15 @@ export class AvailabilityService {
             : 'The principal does not exist or its availability is not accessible to this caller',
         );
       }
-      return { ...p, access: { basis: d.basis, consentId: d.consentId } };
+      return { ...p, access: { basis: d.basis, consentId: d.consentId, details: d.details } };
     });
+  }
+
+  /** The titled busy occurrences of every source that has titles (the calendar source). */
+  private async titlesOf(principalId: string, window: Interval): Promise<TitledInterval[]> {
+    const sources = this.deps.extensions.all('busySources').filter((s) => s.titles !== undefined);
+    const found = await Promise.all(sources.map((s) => s.titles!(principalId, window)));
+    return found.flat();
   }
 
   /**
@@ -700,4 +718,13 @@ function withConsent(json: Buffer | string, consentId: string | null): Buffer | 
   const tail = `,"consent":{"id":${JSON.stringify(consentId)}}}`;
   if (typeof json === 'string') return `${json.slice(0, -1)}${tail}`;
   return Buffer.concat([json.subarray(0, json.length - 1), Buffer.from(tail)]);
+}
+
+/** The distinct titles of the events overlapping a block, in start order ('' for untitled events). */
+function titlesIn(events: readonly TitledInterval[], block: Interval): string[] {
+  const out: string[] = [];
+  for (const e of events) {
+    if (e.end > block.start && e.start < block.end && !out.includes(e.title)) out.push(e.title);
+  }
+  return out;
 }

@@ -29,7 +29,7 @@ import type { Notifier } from '../../db/notify.js';
 import type { Db, Tx } from '../../db/store.js';
 import { enqueue, enqueueMany, type Job } from '../../jobs/runner.js';
 import type { JobContribution, ScheduleContribution } from '../module.js';
-import type { BusyAnswer, BusySource, Interval } from '../availability/api.js';
+import type { BusyAnswer, BusySource, Interval, TitledInterval } from '../availability/api.js';
 import { clip, normalize, union } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
@@ -40,6 +40,7 @@ import {
   busyReadRows,
   calendarsOfConnection,
   claimDueForRefresh,
+  connectionsOf,
   clearRefreshQueued,
   type ConnectionRow,
   deleteOldFlows,
@@ -178,6 +179,33 @@ export class CalendarBusySource implements BusySource {
     private readonly zoneOf: (principalId: string) => Promise<string>,
   ) {
     this.reads = new InvalidatedCache(clock, { channel: BUSY_CHANNEL });
+  }
+
+  /**
+   * Every busy occurrence of the principal's selected calendars in `window` with its event's title,
+   * read from the providers now (for readers allowed to see details; titles are never cached). A
+   * connection that cannot be read is left out: busy time itself still comes from the cache, so the
+   * blocks stay right and only some titles are missing.
+   */
+  async titles(principalId: string, window: Interval): Promise<readonly TitledInterval[]> {
+    const conns = (await connectionsOf(this.db, principalId)).filter((c) => c.status === 'connected');
+    if (conns.length === 0) return [];
+    const zone = await this.zoneOf(principalId);
+    const found = await Promise.all(
+      conns.map(async (conn) => {
+        const selected = (await calendarsOfConnection(this.db, conn.id)).filter((c) => c.selected);
+        try {
+          const r = await this.gateway.busy({ ...conn, time_zone: zone }, selected, window, {
+            withTitles: true,
+          });
+          return r.events ?? [];
+        } catch (err) {
+          this.log.error({ err, connection: conn.id }, 'reading event titles failed');
+          return [];
+        }
+      }),
+    );
+    return found.flat().sort((a, b) => a.start - b.start || a.end - b.end);
   }
 
   /** Background work: the refresh queue, the sweep that feeds it, and cleanup of old OAuth flows. */

@@ -30,6 +30,8 @@ import {
 } from './providers/index.js';
 import { caldavDeleteEvent, caldavPutEvent } from './providers/caldav.js';
 import type { EventSpec, WrittenEvent } from './providers/events.js';
+import { parseIcsEvents } from './providers/ics.js';
+import { type BusyResult, mergeIntervals, type TitledInterval } from './providers/types.js';
 import {
   googleDeleteEvent,
   googleEventsBusy,
@@ -97,6 +99,8 @@ export interface ListedCalendar {
 
 export interface BusyFetch {
   intervals: Interval[];
+  /** With `withTitles`: every busy occurrence with its event's title (unmerged). */
+  events?: TitledInterval[];
   /** Problems that did not make the answer wrong (e.g. unreadable objects skipped), per source key. */
   warnings: Map<string, string>;
 }
@@ -220,19 +224,26 @@ export class ProviderGateway {
    * Busy time of the given sources of one connection in `window`. Throws ConnectionLost,
    * CalendarReadError, ProviderError (rate_limited / unavailable / ...) or OAuthError (transient).
    */
-  async busy(conn: ConnectionRow, sources: readonly Source[], window: Interval): Promise<BusyFetch> {
+  async busy(
+    conn: ConnectionRow,
+    sources: readonly Source[],
+    window: Interval,
+    opts: { withTitles?: boolean } = {},
+  ): Promise<BusyFetch> {
     if (conn.status !== 'connected' || !conn.credentials_enc) {
       throw new ConnectionLost(conn.status_reason ?? 'disconnected');
     }
-    if (sources.length === 0) return { intervals: [], warnings: new Map() };
+    if (sources.length === 0)
+      return { intervals: [], warnings: new Map(), ...(opts.withTitles ? { events: [] } : {}) };
     const creds = this.decrypt(conn.credentials_enc);
-    let result: { busy: Interval[]; errors: { calendarId: string; reason: string }[] };
+    const withTitles = opts.withTitles === true;
+    let result: BusyResult;
     switch (conn.provider) {
       case 'google':
       case 'microsoft': {
         if (creds.kind !== 'oauth') throw new Error('stored credentials do not match the provider');
         result = await this.withAccessToken(conn, creds, (token) =>
-          this.oauthBusy(conn.provider, token, sources, window),
+          this.oauthBusy(conn.provider, token, sources, window, withTitles),
         );
         break;
       }
@@ -248,6 +259,7 @@ export class ProviderGateway {
             {
               defaultZone: conn.time_zone,
               clock: this.clock,
+              withTitles,
             },
           ),
         );
@@ -256,7 +268,12 @@ export class ProviderGateway {
       case 'ics': {
         if (creds.kind !== 'ics') throw new Error('stored credentials do not match the provider');
         const text = await this.lostOnUnauthorized(conn, () => this.readIcs(creds.url));
-        result = { busy: parseIcsBusy(text, window, conn.time_zone), errors: [] };
+        if (withTitles) {
+          const events = parseIcsEvents(text, window, conn.time_zone);
+          result = { busy: mergeIntervals(events), errors: [], events };
+        } else {
+          result = { busy: parseIcsBusy(text, window, conn.time_zone), errors: [] };
+        }
         break;
       }
     }
@@ -268,7 +285,7 @@ export class ProviderGateway {
       (SOFT_REASON.test(e.reason) ? warnings : hard).set(key, e.reason);
     }
     if (hard.size > 0) throw new CalendarReadError(hard);
-    return { intervals: result.busy, warnings };
+    return { intervals: result.busy, warnings, ...(result.events ? { events: result.events } : {}) };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -392,19 +409,27 @@ export class ProviderGateway {
    * Busy time from the calendars' events (not freeBusy/getSchedule, which cannot tell events apart):
    * the events Kairos wrote itself are skipped, since their meetings are busy time as bookings.
    */
-  private oauthBusy(provider: ProviderName, token: string, sources: readonly Source[], window: Interval) {
+  private oauthBusy(
+    provider: ProviderName,
+    token: string,
+    sources: readonly Source[],
+    window: Interval,
+    withTitles: boolean,
+  ) {
     const calendarIds = [...new Set(sources.map((s) => s.external_id))];
     if (provider === 'google') {
       return googleEventsBusy(this.googleCfg(), this.apiFetch, token, {
         calendarIds,
         timeMin: window.start,
         timeMax: window.end,
+        withTitles,
       });
     }
     return graphEventsBusy(this.graphCfg(), this.apiFetch, token, {
       calendarIds,
       start: window.start,
       end: window.end,
+      withTitles,
     });
   }
 

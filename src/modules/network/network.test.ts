@@ -3,8 +3,11 @@
  * (docs/api.md#consents, #network): grant, merge, list, revoke, expire (with their events, to both
  * parties' accounts), racing grants, invitations and their tokens, racing accepts, connections.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { vcalendar } from '../../../test/helpers/ics.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 
@@ -13,14 +16,30 @@ const clock = new FakeClock(T0);
 const DAY = 86_400_000;
 let t: TestApp;
 let sink: SmtpSink;
+let feed: Server;
+let feedUrl: string;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  t = await startTestApp({ clock, env: { SMTP_URL: sink.url } });
+  // A calendar with one titled event on Tuesday 3 March 10:00–11:00 UTC.
+  const ics = vcalendar('\r\n', [
+    'BEGIN:VEVENT',
+    'UID:dentist@test',
+    'DTSTAMP:20260101T000000Z',
+    'DTSTART:20260303T100000Z',
+    'DTEND:20260303T110000Z',
+    'SUMMARY:Dentist',
+    'END:VEVENT',
+  ]);
+  feed = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/calendar' }).end(ics));
+  await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
+  feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/cal.ics`;
+  t = await startTestApp({ clock, env: { SMTP_URL: sink.url, KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
 });
 afterAll(async () => {
   await t?.close();
   await sink?.close();
+  await new Promise<void>((resolve) => feed?.close(() => resolve()));
 });
 beforeEach(() => clock.set(T0));
 
@@ -326,5 +345,56 @@ describe('the network', () => {
     expect(body.skipped).toEqual([{ email: 'not-an-address', reason: 'invalid_email' }]);
     await t.ctx.jobs.drain();
     expect(sink.messages.length).toBe(before);
+  });
+});
+
+describe('event details', () => {
+  it('availability:read:details adds the events’ titles to calendar blocks on request; free/busy alone or a connection answer 403 details_not_granted', async () => {
+    const owner = await user();
+    const connected = await t.call('POST', '/v1/calendars/ics', {
+      token: owner.token,
+      body: { url: feedUrl },
+    });
+    expect(connected.status, await connected.clone().text()).toBe(201);
+    const reader = await user();
+    const blocks = (token: string, details: boolean) =>
+      t.call(
+        'GET',
+        `/v1/principals/${owner.id}/availability?from=2026-03-03T09:00:00Z&to=2026-03-03T12:00:00Z${details ? '&details=true' : ''}`,
+        { token },
+      );
+    const calendarBlock = async (res: Awaited<ReturnType<typeof blocks>>) =>
+      ((await res.json()).blocks as Json[]).find((b) => b.source === 'calendar');
+
+    // The principal itself.
+    const own = await blocks(owner.token, true);
+    expect(own.status).toBe(200);
+    expect(await calendarBlock(own)).toMatchObject({
+      start: '2026-03-03T10:00:00.000Z',
+      titles: ['Dentist'],
+    });
+
+    // Free/busy only: blocks without titles; asking for details is refused.
+    const c = (
+      await (
+        await grant(owner.token, { grantee_id: reader.id, scopes: ['availability:read:freebusy'] })
+      ).json()
+    ).consent;
+    const plain = await blocks(reader.token, false);
+    expect(plain.status).toBe(200);
+    expect((await calendarBlock(plain))?.titles).toBeUndefined();
+    const refused = await blocks(reader.token, true);
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).code).toBe('details_not_granted');
+
+    // With details.
+    await grant(owner.token, { grantee_id: reader.id, scopes: ['availability:read:details'] });
+    const detailed = await blocks(reader.token, true);
+    expect(detailed.status).toBe(200);
+    expect(await calendarBlock(detailed)).toMatchObject({ titles: ['Dentist'] });
+
+    // Revoked: nothing at all.
+    await t.call('DELETE', `/v1/consents/${c.id}`, { token: owner.token });
+    expect((await blocks(reader.token, true)).status).toBe(403);
   });
 });

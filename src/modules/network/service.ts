@@ -309,7 +309,7 @@ export class NetworkService {
       const c = isPrefixedId(input.consentId)
         ? await this.deps.db
             .selectFrom('consents')
-            .select(['id', 'grantor_id'])
+            .select(['id', 'grantor_id', 'scopes'])
             .where('id', '=', input.consentId)
             .where('grantee_id', '=', me)
             .where('grantor_id', 'in', ids)
@@ -318,23 +318,39 @@ export class NetworkService {
             .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
             .executeTakeFirst()
         : undefined;
-      if (c) out.set(c.grantor_id, { basis: 'consent', consentId: c.id });
+      if (c) {
+        out.set(c.grantor_id, {
+          basis: 'consent',
+          consentId: c.id,
+          details: c.scopes.includes('availability:read:details'),
+        });
+      }
       return out;
     }
-    const { rows } = await sql<{ id: string; basis: 'network' | 'consent'; consent_id: string | null }>`
+    const { rows } = await sql<{
+      id: string;
+      basis: 'network' | 'consent';
+      consent_id: string | null;
+      details: boolean;
+    }>`
       SELECT CASE WHEN principal_a = ${me}::uuid THEN principal_b ELSE principal_a END::text AS id,
-        'network' AS basis, NULL AS consent_id
+        'network' AS basis, NULL AS consent_id, false AS details
       FROM network_connections
       WHERE (principal_a = ${me}::uuid AND principal_b = ANY(${ids}::uuid[]))
          OR (principal_b = ${me}::uuid AND principal_a = ANY(${ids}::uuid[]))
       UNION ALL
-      SELECT grantor_id::text, 'consent', id FROM consents
+      SELECT grantor_id::text, 'consent', id, 'availability:read:details' = ANY(scopes) FROM consents
       WHERE grantee_id = ${me}::uuid AND grantor_id = ANY(${ids}::uuid[]) AND status = 'active'
         AND 'availability:read:freebusy' = ANY(scopes) AND (expires_at IS NULL OR expires_at > ${now})
     `.execute(this.deps.db);
     for (const r of rows) {
-      // The network first: a connection needs no consent id.
-      if (!out.has(r.id) || r.basis === 'network') out.set(r.id, { basis: r.basis, consentId: r.consent_id });
+      const had = out.get(r.id);
+      // Either way is enough to read; details come only with a consent that grants them.
+      out.set(r.id, {
+        basis: had?.basis === 'network' || r.basis === 'network' ? 'network' : 'consent',
+        consentId: had?.basis === 'network' || r.basis === 'network' ? null : r.consent_id,
+        details: (had?.details ?? false) || r.details,
+      });
     }
     return out;
   };

@@ -24,7 +24,12 @@ export function relationTo(actor: ActorLike, p: PrincipalRef): 'self' | 'managed
   return null;
 }
 
-const DENIED: AccessDecision = Object.freeze({ allowed: false, basis: null, consentId: null });
+const DENIED: AccessDecision = Object.freeze({
+  allowed: false,
+  basis: null,
+  consentId: null,
+  details: false,
+});
 
 export class PrincipalAccess {
   constructor(
@@ -78,7 +83,7 @@ export class PrincipalAccess {
       const p = known.get(id);
       if (!p) continue;
       const relation = relationTo(caller, p);
-      if (relation) out.set(id, { allowed: true, basis: relation, consentId: null });
+      if (relation) out.set(id, { allowed: true, basis: relation, consentId: null, details: true });
       else pending.push(p);
     }
     if (caller.kind === 'publishable') return out;
@@ -92,7 +97,13 @@ export class PrincipalAccess {
       const left: PrincipalRef[] = [];
       for (const p of pending) {
         const g = grants.get(p.id);
-        if (g) out.set(p.id, { allowed: true, basis: g.basis, consentId: g.consentId });
+        if (g)
+          out.set(p.id, {
+            allowed: true,
+            basis: g.basis,
+            consentId: g.consentId,
+            details: g.details === true,
+          });
         else left.push(p);
       }
       pending = left;

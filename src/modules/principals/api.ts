@@ -33,12 +33,16 @@ export interface AccessDecision {
   basis: AccessBasis | null;
   /** The consent that allowed the read (basis 'consent'), else null. */
   consentId: string | null;
+  /** May see event details (titles): itself and its hosts, or a consent with `availability:read:details`. */
+  details: boolean;
 }
 
 /** What a grant allows for one principal. */
 export interface AccessGrant {
   basis: AccessBasis;
   consentId: string | null;
+  /** Event details too (`availability:read:details`); default false. */
+  details?: boolean;
 }
 
 export interface AccessRuleInput {

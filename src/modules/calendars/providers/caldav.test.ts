@@ -131,6 +131,18 @@ describe('CalDAV against a real Radicale', () => {
     ]);
   });
 
+  it('answers the occurrences with their SUMMARY on request (withTitles), the moved one with its own', async () => {
+    const creds = { serverUrl: rad.url, username: rad.username, password: rad.password };
+    const res = await caldavBusy(creds, fetch, [workUrl], window, {
+      defaultZone: 'America/New_York',
+      withTitles: true,
+    });
+    const titles = (res.events ?? []).map((e) => e.title);
+    expect(titles).toContain('Standup');
+    expect(titles).toContain('Standup (moved)');
+    expect(res.events).toHaveLength(res.busy.length);
+  });
+
   it('merges several calendars; all-day in the default zone; transparent ignored', async () => {
     const creds = { serverUrl: rad.url, username: rad.username, password: rad.password };
     const res = await caldavBusy(creds, fetch, [workUrl, personalUrl], window, {

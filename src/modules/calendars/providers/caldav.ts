@@ -14,7 +14,7 @@ import ical, { ICalEventStatus, ICalEventTransparency } from 'ical-generator';
 import { type Clock, systemClock } from '../../../platform/clock.js';
 import { networkError, ProviderError, parseRetryAfter } from './errors.js';
 import { type EventSpec, ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX, type WrittenEvent } from './events.js';
-import { parseIcsBusy } from './ics.js';
+import { parseIcsEvents } from './ics.js';
 import {
   assertWindow,
   type BusyResult,
@@ -23,6 +23,7 @@ import {
   type Interval,
   mapLimit,
   mergeIntervals,
+  type TitledInterval,
 } from './types.js';
 import { child, children, descendants, escapeXml, parseXml, type XmlElement } from './xml.js';
 
@@ -43,6 +44,8 @@ export interface CaldavCalendar {
 }
 
 export interface CaldavOptions {
+  /** caldavBusy: also answer every busy occurrence with its SUMMARY (`events`). */
+  withTitles?: boolean;
   /** Zone for floating times and all-day events in the data (default UTC). */
   defaultZone?: string;
   clock?: Pick<Clock, 'nowMs'>;
@@ -127,7 +130,7 @@ export async function caldavBusy(
   assertWindow(window);
   const client = new DavClient(creds, fetch, opts);
   const zone = opts.defaultZone ?? 'UTC';
-  const busy: Interval[] = [];
+  const busy: TitledInterval[] = [];
   const errors: CalendarError[] = [];
   await mapLimit([...new Set(calendarUrls)], CONCURRENCY, async (calendarUrl) => {
     const url = client.resolve(calendarUrl, creds.serverUrl);
@@ -146,7 +149,7 @@ export async function caldavBusy(
       for (const prop of r.props) {
         if (prop.ns !== CALDAV || prop.name !== 'calendar-data' || prop.text.trim() === '') continue;
         try {
-          busy.push(...parseIcsBusy(prop.text, window, zone));
+          busy.push(...parseIcsEvents(prop.text, window, zone));
         } catch {
           unreadable++;
         }
@@ -155,7 +158,7 @@ export async function caldavBusy(
     // The other objects still count; the caller sees that some data was skipped.
     if (unreadable > 0) errors.push({ calendarId: calendarUrl, reason: `unreadable_objects:${unreadable}` });
   });
-  return { busy: mergeIntervals(busy), errors };
+  return { busy: mergeIntervals(busy), errors, ...(opts.withTitles ? { events: busy } : {}) };
 }
 
 /** What a PUT is conditioned on: create only, replace a known version, or replace whatever is there. */

@@ -255,6 +255,21 @@ describe('Google Calendar events against the emulator', () => {
       expect(fb.busy).toContainEqual({ start: T + 20 * H, end: T + 21 * H });
     });
 
+    it('answers each busy occurrence with its summary on request (withTitles), unmerged', async () => {
+      emu.addEvent(USER, { start: T + 9 * H, end: T + 10 * H, summary: 'Dentist' });
+      emu.addEvent(USER, { start: T + 9 * H + H / 2, end: T + 11 * H, summary: 'Call' });
+      const res = await googleEventsBusy(cfg(), fetch, token, {
+        calendarIds: [USER],
+        ...DAY_WINDOW,
+        withTitles: true,
+      });
+      expect(res.busy).toEqual([{ start: T + 9 * H, end: T + 11 * H }]);
+      expect(res.events).toEqual([
+        { start: T + 9 * H, end: T + 10 * H, title: 'Dentist' },
+        { start: T + 9 * H + H / 2, end: T + 11 * H, title: 'Call' },
+      ]);
+    });
+
     it('counts all-day events from midnight to midnight in the calendar’s time zone', async () => {
       const tokyo = 'tokyo@group.calendar.google.com';
       emu.addCalendar(tokyo, { timeZone: 'Asia/Tokyo' });

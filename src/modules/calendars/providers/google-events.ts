@@ -18,6 +18,8 @@ import {
   isoUtc,
   mapLimit,
   mergeIntervals,
+  clipTitled,
+  type TitledInterval,
   trimBase,
 } from './types.js';
 
@@ -28,11 +30,14 @@ const MAX_PAGES = 100;
 /** Only what the busy computation reads (Google partial-response syntax). */
 const LIST_FIELDS =
   'timeZone,nextPageToken,items(id,status,transparency,start,end,attendees(self,responseStatus),extendedProperties/private)';
+const LIST_FIELDS_TITLED = LIST_FIELDS.replace('items(id,', 'items(id,summary,');
 
 export interface GoogleEventsBusyQuery {
   calendarIds: readonly string[];
   timeMin: number;
   timeMax: number;
+  /** Also answer every busy occurrence with its summary (`events`). */
+  withTitles?: boolean;
 }
 
 /**
@@ -117,9 +122,9 @@ export async function googleEventsBusy(
   assertWindow(window);
   const ids = [...new Set(q.calendarIds)];
   if (ids.length === 0) return { busy: [], errors: [] };
-  const results = await mapLimit(ids, CONCURRENCY, async (id): Promise<Interval[] | CalendarError> => {
+  const results = await mapLimit(ids, CONCURRENCY, async (id): Promise<TitledInterval[] | CalendarError> => {
     try {
-      return await calendarBusy(cfg, fetch, accessToken, id, window);
+      return await calendarBusy(cfg, fetch, accessToken, id, window, q.withTitles === true);
     } catch (err) {
       if (
         err instanceof ProviderError &&
@@ -130,13 +135,17 @@ export async function googleEventsBusy(
       throw err;
     }
   });
-  const busy: Interval[] = [];
+  const busy: TitledInterval[] = [];
   const errors: CalendarError[] = [];
   for (const r of results) {
     if (Array.isArray(r)) busy.push(...r);
     else errors.push(r);
   }
-  return { busy: mergeIntervals(clipIntervals(busy, window)), errors };
+  const result: BusyResult = { busy: mergeIntervals(clipIntervals(busy, window)), errors };
+  if (q.withTitles) {
+    result.events = clipTitled(busy, window);
+  }
+  return result;
 }
 
 async function calendarBusy(
@@ -145,8 +154,9 @@ async function calendarBusy(
   accessToken: string,
   calendarId: string,
   window: Interval,
-): Promise<Interval[]> {
-  const busy: Interval[] = [];
+  withTitles: boolean,
+): Promise<TitledInterval[]> {
+  const busy: TitledInterval[] = [];
   let pageToken: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     const url = new URL(eventsUrl(cfg, calendarId));
@@ -155,7 +165,7 @@ async function calendarBusy(
     url.searchParams.set('singleEvents', 'true');
     url.searchParams.set('maxResults', String(PAGE_SIZE));
     url.searchParams.set('showDeleted', 'false');
-    url.searchParams.set('fields', LIST_FIELDS);
+    url.searchParams.set('fields', withTitles ? LIST_FIELDS_TITLED : LIST_FIELDS);
     if (pageToken) url.searchParams.set('pageToken', pageToken);
     const json = await request(cfg, fetch, url.toString(), accessToken, { method: 'GET' });
     const zone = calendarZone(isRecord(json) ? str(json.timeZone) : undefined);
@@ -171,7 +181,7 @@ async function calendarBusy(
 }
 
 /** The event's busy interval, or undefined when it does not block time (or is unreadable). */
-function busyInterval(ev: Record<string, unknown>, zone: string): Interval | undefined {
+function busyInterval(ev: Record<string, unknown>, zone: string): TitledInterval | undefined {
   if (ev.status === 'cancelled' || ev.transparency === 'transparent') return undefined;
   const ext = isRecord(ev.extendedProperties) ? ev.extendedProperties : undefined;
   if (ext && isRecord(ext.private) && ext.private[KAIROS_PROPERTY] !== undefined) return undefined;
@@ -181,7 +191,7 @@ function busyInterval(ev: Record<string, unknown>, zone: string): Interval | und
   const start = instant(ev.start, zone);
   const end = instant(ev.end, zone);
   if (start === undefined || end === undefined || end <= start) return undefined;
-  return { start, end };
+  return { start, end, title: (str(ev.summary) ?? '').slice(0, 500) };
 }
 
 /** `{dateTime}` (RFC 3339 with offset) or `{date}` (midnight in the calendar's zone) → epoch ms. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
 import { ProviderError } from './errors.js';
-import { fetchIcs, parseIcsBusy } from './ics.js';
+import { fetchIcs, parseIcsBusy, parseIcsEvents } from './ics.js';
 import type { Interval } from './types.js';
 
 const cal = (...body: (string | string[])[]): string => vcalendar('\r\n', ...body);
@@ -15,6 +15,35 @@ function vevent(...props: string[]): string[] {
 const w = (start: string, end: string): Interval => ({ start: Date.parse(start), end: Date.parse(end) });
 const iso = (xs: Interval[]): [string, string][] =>
   xs.map((x) => [new Date(x.start).toISOString(), new Date(x.end).toISOString()]);
+
+describe('parseIcsEvents', () => {
+  it('answers every occurrence with its SUMMARY, an override with its own, unmerged and clipped', () => {
+    const text = cal(
+      vevent(
+        'UID:standup',
+        'DTSTART:20260302T090000Z',
+        'DTEND:20260302T093000Z',
+        'RRULE:FREQ=DAILY;COUNT=3',
+        'SUMMARY:Standup',
+      ),
+      vevent(
+        'UID:standup',
+        'RECURRENCE-ID:20260303T090000Z',
+        'DTSTART:20260303T091500Z',
+        'DTEND:20260303T094500Z',
+        'SUMMARY:Standup (late)',
+      ),
+      vevent('UID:overlap', 'DTSTART:20260302T091500Z', 'DTEND:20260302T100000Z'),
+    );
+    const events = parseIcsEvents(text, w('2026-03-02T09:10:00Z', '2026-03-05T00:00:00Z'), 'UTC');
+    expect(events.map((e) => [new Date(e.start).toISOString(), e.title])).toEqual([
+      ['2026-03-02T09:10:00.000Z', 'Standup'],
+      ['2026-03-02T09:15:00.000Z', ''],
+      ['2026-03-03T09:15:00.000Z', 'Standup (late)'],
+      ['2026-03-04T09:00:00.000Z', 'Standup'],
+    ]);
+  });
+});
 
 describe('parseIcsBusy', () => {
   it('expands a weekly TZID series DST-correctly with its VTIMEZONE and applies EXDATE', () => {

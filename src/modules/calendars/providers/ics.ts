@@ -14,12 +14,13 @@ import { networkError, ProviderError, parseRetryAfter } from './errors.js';
 import { ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX } from './events.js';
 import {
   assertWindow,
-  clipIntervals,
   DAY_MS,
   type HttpFetch,
   type Interval,
   mergeIntervals,
   SECOND_MS,
+  clipTitled,
+  type TitledInterval,
 } from './types.js';
 import { resolveZoneName } from './zones.js';
 
@@ -39,8 +40,10 @@ type Zone = { kind: 'utc' } | { kind: 'vtz'; tz: Timezone } | { kind: 'iana'; na
 interface Ctx {
   window: Interval;
   defaultZone: string;
-  out: Interval[];
+  out: TitledInterval[];
   budget: number;
+  /** SUMMARY of the event being expanded. */
+  title: string;
 }
 
 /**
@@ -51,10 +54,18 @@ interface Ctx {
  * meeting is already busy time as a booking. ICS feeds go through here too; skipping there is fine.
  */
 export function parseIcsBusy(icsText: string, window: Interval, defaultZone: string): Interval[] {
+  return mergeIntervals(parseIcsEvents(icsText, window, defaultZone));
+}
+
+/**
+ * The busy occurrences behind parseIcsBusy, each with its event's SUMMARY (`title`, '' without one):
+ * clipped to the window, sorted, not merged. For readers allowed to see event details.
+ */
+export function parseIcsEvents(icsText: string, window: Interval, defaultZone: string): TitledInterval[] {
   assertWindow(window);
   const zoneName = resolveZoneName(defaultZone);
   if (!zoneName) throw new RangeError(`unknown time zone: ${defaultZone}`);
-  const ctx: Ctx = { window, defaultZone: zoneName, out: [], budget: MAX_OCCURRENCES };
+  const ctx: Ctx = { window, defaultZone: zoneName, out: [], budget: MAX_OCCURRENCES, title: '' };
   for (const vcal of parseCalendars(icsText)) {
     const byUid = new Map<string, { master?: Component; overrides: Component[] }>();
     let anon = 0;
@@ -71,7 +82,12 @@ export function parseIcsBusy(icsText: string, window: Interval, defaultZone: str
     }
     for (const { master, overrides } of byUid.values()) addEvent(ctx, master, overrides);
   }
-  return mergeIntervals(clipIntervals(ctx.out, window));
+  return clipTitled(ctx.out, window);
+}
+
+function summaryOf(ev: Component): string {
+  const v = ev.getFirstPropertyValue('summary');
+  return typeof v === 'string' ? v.slice(0, 500) : '';
 }
 
 function parseCalendars(text: string): Component[] {
@@ -209,7 +225,7 @@ function emit(ctx: Ctx, start: number, end: number): void {
   if (end <= start || end <= ctx.window.start || start >= ctx.window.end) return;
   if (ctx.budget <= 0) return;
   ctx.budget--;
-  ctx.out.push({ start, end });
+  ctx.out.push({ start, end, title: ctx.title });
 }
 
 function addEvent(ctx: Ctx, master: Component | undefined, overrides: Component[]): void {
@@ -219,9 +235,11 @@ function addEvent(ctx: Ctx, master: Component | undefined, overrides: Component[
     const ridProp = ov.getFirstProperty('recurrence-id');
     const rid = timeOf(ridProp);
     if (rid && ridProp) replaced.add(toMs(rid, zoneOf(ctx, ridProp, rid)));
+    ctx.title = summaryOf(ov);
     if (!isFree(ov)) addSingle(ctx, ov);
   }
   if (!master || isFree(master)) return;
+  ctx.title = summaryOf(master);
   const startProp = master.getFirstProperty('dtstart');
   const dtstart = timeOf(startProp);
   if (!dtstart || !startProp) return;

@@ -203,6 +203,17 @@ describe('Microsoft Graph event writes and calendarView busy reads against the e
     expect(res.busy).toEqual([0, 1, 2, 3, 9].map(at));
   });
 
+  it('graphEventsBusy answers each busy occurrence with its subject on request (withTitles)', async () => {
+    emu.addEvent(calendarId, { start: T0, end: T0 + HOUR, subject: 'Board meeting' });
+    const res = await graphEventsBusy(cfg(), fetch, token, {
+      calendarIds: [calendarId],
+      start: T0,
+      end: T0 + 2 * HOUR,
+      withTitles: true,
+    });
+    expect(res.events).toEqual([{ start: T0, end: T0 + HOUR, title: 'Board meeting' }]);
+  });
+
   it('graphEventsBusy clips to the window and merges overlaps across calendars', async () => {
     const second = emu.addCalendar(USER, 'Work');
     emu.addEvent(calendarId, { start: T0 - HOUR, end: T0 + HOUR });

@@ -25,6 +25,8 @@ import {
   type Interval,
   mapLimit,
   mergeIntervals,
+  clipTitled,
+  type TitledInterval,
   trimBase,
 } from './types.js';
 
@@ -33,6 +35,8 @@ export interface GraphEventsBusyQuery {
   calendarIds: readonly string[];
   start: number;
   end: number;
+  /** Also answer every busy occurrence with its subject (`events`). */
+  withTitles?: boolean;
 }
 
 const CONCURRENCY = 3;
@@ -111,15 +115,19 @@ export async function graphEventsBusy(
   const ids = [...new Set(q.calendarIds)];
   if (ids.length === 0) return { busy: [], errors: [] };
   const results = await mapLimit(ids, CONCURRENCY, (id) =>
-    calendarViewBusy(cfg, fetch, accessToken, id, window),
+    calendarViewBusy(cfg, fetch, accessToken, id, window, q.withTitles === true),
   );
-  const busy: Interval[] = [];
+  const busy: TitledInterval[] = [];
   const errors: CalendarError[] = [];
   for (const r of results) {
     if (r.error) errors.push(r.error);
     else busy.push(...r.busy);
   }
-  return { busy: mergeIntervals(clipIntervals(busy, window)), errors };
+  const result: BusyResult = { busy: mergeIntervals(clipIntervals(busy, window)), errors };
+  if (q.withTitles) {
+    result.events = clipTitled(busy, window);
+  }
+  return result;
 }
 
 async function calendarViewBusy(
@@ -128,20 +136,21 @@ async function calendarViewBusy(
   accessToken: string,
   calendarId: string,
   window: Interval,
-): Promise<{ busy: Interval[]; error?: CalendarError }> {
+  withTitles: boolean,
+): Promise<{ busy: TitledInterval[]; error?: CalendarError }> {
   const base = trimBase(cfg.graphUrl);
   const origin = new URL(base).origin;
   const expand = `singleValueExtendedProperties($filter=id eq '${GRAPH_KAIROS_PROPERTY_ID.replace(/'/g, "''")}')`;
   const query = [
     `startDateTime=${encodeURIComponent(new Date(window.start).toISOString())}`,
     `endDateTime=${encodeURIComponent(new Date(window.end).toISOString())}`,
-    `$select=${encodeURIComponent('showAs,start,end,isCancelled,isAllDay')}`,
+    `$select=${encodeURIComponent(`showAs,start,end,isCancelled,isAllDay${withTitles ? ',subject' : ''}`)}`,
     `$expand=${encodeURIComponent(expand)}`,
     `$top=${PAGE_SIZE}`,
   ].join('&');
   let url: string | undefined =
     `${base}/me/calendars/${encodeURIComponent(calendarId)}/calendarView?${query}`;
-  const busy: Interval[] = [];
+  const busy: TitledInterval[] = [];
   for (let page = 0; url && page < MAX_PAGES; page++) {
     let json: unknown;
     try {
@@ -162,7 +171,9 @@ async function calendarViewBusy(
       if (isKairosEvent(ev)) continue;
       const start = parseGraphDateTime(ev.start);
       const end = parseGraphDateTime(ev.end);
-      if (start !== undefined && end !== undefined && end > start) busy.push({ start, end });
+      if (start !== undefined && end !== undefined && end > start) {
+        busy.push({ start, end, title: (str(ev.subject) ?? '').slice(0, 500) });
+      }
     }
     const next = isRecord(json) ? str(json['@odata.nextLink']) : undefined;
     if (!next) return { busy };

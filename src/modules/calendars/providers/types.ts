@@ -12,6 +12,11 @@ export interface Interval {
   end: number;
 }
 
+/** A busy occurrence with its event's title (readers allowed to see details). */
+export interface TitledInterval extends Interval {
+  title: string;
+}
+
 /** A calendar that could not be read while the others could (unknown id, no access, ...). */
 export interface CalendarError {
   calendarId: string;
@@ -22,6 +27,8 @@ export interface CalendarError {
 export interface BusyResult {
   busy: Interval[];
   errors: CalendarError[];
+  /** With `withTitles`: every busy occurrence with its title (clipped, unmerged). */
+  events?: TitledInterval[];
 }
 
 export const SECOND_MS = 1000;
@@ -56,6 +63,17 @@ export function clipIntervals(intervals: readonly Interval[], window: Interval):
     if (end > start) out.push({ start, end });
   }
   return out;
+}
+
+/** Titled occurrences clipped to the window (empty ones dropped), sorted by start; never merged. */
+export function clipTitled(events: readonly TitledInterval[], window: Interval): TitledInterval[] {
+  const out: TitledInterval[] = [];
+  for (const x of events) {
+    const start = Math.max(x.start, window.start);
+    const end = Math.min(x.end, window.end);
+    if (end > start) out.push({ start, end, title: x.title });
+  }
+  return out.sort((a, b) => a.start - b.start || a.end - b.end);
 }
 
 /** Splits [start, end) into consecutive pieces no longer than maxMs. */
