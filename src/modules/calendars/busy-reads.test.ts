@@ -202,7 +202,14 @@ describe('remembered availability answers', () => {
 
     // Busy time moves to Wednesday (synced in A).
     feedBody = feedOf([1]);
-    await a.call('POST', '/v1/calendars/sync', { token: account.key, body: { principal_id: host } });
+    // principal_id in the query string, as GET and DELETE take it (the body works too).
+    const synced = await a.call('POST', `/v1/calendars/sync?principal_id=${host}`, { token: account.key });
+    expect(synced.status, await synced.clone().text()).toBe(200);
+    const mismatch = await a.call('POST', `/v1/calendars/sync?principal_id=${host}`, {
+      token: account.key,
+      body: { principal_id: account.id },
+    });
+    expect(mismatch.status).toBe(400);
     const second = await askUntilChanged(first);
     expect(hours(second)).toContain('06-02T09');
     expect(hours(second)).not.toContain('06-03T09');

@@ -28,7 +28,7 @@ import {
 } from './schemas.js';
 import type { BrowserOutcome, CalendarService, CallerRef } from './service.js';
 import { actorOf } from '../../platform/actor.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError, ValidationFailed } from '../../platform/errors.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 
 /** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
@@ -82,6 +82,21 @@ function cookiesOf(request: FastifyRequest): Record<string, string> {
     if (name && !(name in out)) out[name] = part.slice(eq + 1).trim();
   }
   return out;
+}
+
+/**
+ * `principal_id` from the body or the query string, as every calendar route takes it either way; the
+ * two must agree when both are given.
+ */
+function principalOf(fromBody: string | undefined, fromQuery: string | undefined): string | undefined {
+  if (
+    fromBody !== undefined &&
+    fromQuery !== undefined &&
+    fromBody.toLowerCase() !== fromQuery.toLowerCase()
+  ) {
+    throw new ValidationFailed({ principal_id: 'differs between the query string and the body' });
+  }
+  return fromBody ?? fromQuery;
 }
 
 function acceptsHtml(request: FastifyRequest): boolean {
@@ -159,12 +174,16 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
         tags,
         summary: 'Connect a CalDAV account (iCloud, Fastmail, Nextcloud …): discovers its calendars',
         body: CaldavBody,
+        querystring: PrincipalQuery,
         response: { 201: ConnectionAnswer },
       },
     },
     async (request, reply) => {
       const { principal_id, ...input } = request.body;
-      const actor = await calendars.actorFor(callerRef(request.caller), principal_id);
+      const actor = await calendars.actorFor(
+        callerRef(request.caller),
+        principalOf(principal_id, request.query.principal_id),
+      );
       const connection = await calendars.connectCaldav(actor, input);
       reply.code(201);
       return { connection };
@@ -179,12 +198,16 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
         tags,
         summary: 'Add a read-only ICS feed (fetched once now to check it)',
         body: IcsBody,
+        querystring: PrincipalQuery,
         response: { 201: ConnectionAnswer },
       },
     },
     async (request, reply) => {
       const { principal_id, ...input } = request.body;
-      const actor = await calendars.actorFor(callerRef(request.caller), principal_id);
+      const actor = await calendars.actorFor(
+        callerRef(request.caller),
+        principalOf(principal_id, request.query.principal_id),
+      );
       const connection = await calendars.connectIcs(actor, input);
       reply.code(201);
       return { connection };
@@ -253,11 +276,15 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
         tags,
         summary: 'Fetch busy time from every connected calendar now (503 when none could be read)',
         body: SyncBody,
+        querystring: PrincipalQuery,
         response: { 200: SyncAnswer },
       },
     },
     async (request) => {
-      const actor = await calendars.actorFor(callerRef(request.caller), request.body.principal_id);
+      const actor = await calendars.actorFor(
+        callerRef(request.caller),
+        principalOf(request.body.principal_id, request.query.principal_id),
+      );
       return calendars.sync(actor);
     },
   );

@@ -45,6 +45,7 @@ describe('hosts', () => {
       deleted_at: null,
     });
     expect(host.principal_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
+    expect(host.id).toBe(host.principal_id);
     expect(new Date(host.created_at).toISOString()).toBe(host.created_at);
     expect(res.headers.get('location')).toBe(`/v1/hosts/${host.principal_id}`);
     const row = await t.ctx.db

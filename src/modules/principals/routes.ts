@@ -117,14 +117,30 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
       validatorCompiler: scheduleBodyCompiler(),
       schema: {
         tags: ['Schedules'],
-        summary: 'Replace the working hours of the caller itself or a host its account manages',
+        summary:
+          'Replace the working hours of the caller itself or a host its account manages (the schedule, or GET’s {"schedule": …} sent back)',
         params: IdParams,
         body: PutScheduleBody,
         response: { 200: wrap('schedule', Schedule) },
       },
     },
     async (request) => ({
-      schedule: await principals.putSchedule(request.caller, request.params.id, request.body),
+      schedule: await principals.putSchedule(request.caller, request.params.id, unwrapSchedule(request.body)),
     }),
   );
+}
+
+/**
+ * The PUT body as given, or the schedule inside `{"schedule": …}`: what GET answers can be sent back
+ * as it is.
+ */
+function unwrapSchedule<T>(body: T): T {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const keys = Object.keys(body);
+    const inner = (body as Record<string, unknown>).schedule;
+    if (keys.length === 1 && keys[0] === 'schedule' && typeof inner === 'object' && inner !== null) {
+      return inner as T;
+    }
+  }
+  return body;
 }

@@ -78,6 +78,16 @@ describe('schedules', () => {
     });
   });
 
+  it('takes back what GET answers: {"schedule": …} round-trips through PUT', async () => {
+    const acc = await t.account();
+    const id = await host(acc.key, { timezone: 'Europe/Berlin' });
+    const read = await (await t.call('GET', `/v1/principals/${id}/schedule`, { token: acc.key })).json();
+    read.schedule.buffer_after_minutes = 15;
+    const put = await t.call('PUT', `/v1/principals/${id}/schedule`, { token: acc.key, body: read });
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect((await put.json()).schedule).toEqual(read.schedule);
+  });
+
   it('rejects invalid schedules with a message per field path', async () => {
     const acc = await t.account();
     const id = await host(acc.key);

@@ -6,6 +6,10 @@ import { Timestamp, Uuid } from '../../platform/schemas.js';
 const Zone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' });
 
 export const Host = Type.Object({
+  id: Type.String({
+    format: 'uuid',
+    description: 'the host’s id, the same as principal_id (paths take either)',
+  }),
   principal_id: Uuid,
   display_name: Type.String(),
   email: Type.Union([Type.String(), Type.Null()]),

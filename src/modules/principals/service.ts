@@ -281,6 +281,7 @@ export class PrincipalService {
 /** The API's view of a host (docs/api.md#hosts-and-schedules). */
 export function presentHost(row: repo.HostRow, calendarConnected: boolean) {
   return {
+    id: row.id,
     principal_id: row.id,
     display_name: row.display_name,
     email: row.email,
