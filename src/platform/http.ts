@@ -234,6 +234,15 @@ export function createPlatform(deps: PlatformDeps): {
         done(new AppError(400, 'bad-request', 'An HTTP/1.1 request must carry a Host header'));
         return;
       }
+      // A body-less request that names a JSON content type (clients often send it on every call) is
+      // not an empty JSON document: nothing is parsed.
+      if (
+        request.headers['content-type'] !== undefined &&
+        request.headers['transfer-encoding'] === undefined &&
+        (request.headers['content-length'] === undefined || request.headers['content-length'] === '0')
+      ) {
+        delete request.headers['content-type'];
+      }
       const access = request.is404
         ? accessForUnmatched(request.url)
         : (request.routeOptions.config.access as Access);

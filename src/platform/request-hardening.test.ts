@@ -258,3 +258,21 @@ describe("answers Fastify and Node's parser give are problem+json too", () => {
     expectProblem(parseRawAnswer(text), 400, 'bad-request');
   });
 });
+
+describe('a JSON content type without a body', () => {
+  it('is no body, not an empty JSON document: DELETE answers as without the header, a body-less POST is a field error', async () => {
+    const wh = await t.call('POST', '/v1/webhooks', {
+      token: key,
+      body: { url: 'https://hooks.example.com/delete-me', events: ['booking.created'] },
+    });
+    const id = (await wh.json()).id;
+    const del = await rawRequest(t.url, 'DELETE', `/v1/webhooks/${id}`, {
+      headers: { ...auth(), 'content-type': 'application/json', 'content-length': '0' },
+    });
+    expect(del.status).toBe(204);
+    const post = await rawRequest(t.url, 'POST', '/v1/hosts', {
+      headers: { ...auth(), 'content-type': 'application/json', 'content-length': '0' },
+    });
+    expectProblem(post, 400, 'validation-error');
+  });
+});
