@@ -82,8 +82,23 @@ describe('errors are problem+json (docs/api.md#errors)', () => {
     const res = await fetch(`${t.url}/errors/validation-error`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
-    expect(await res.text()).toContain('Validation Error');
+    const text = await res.text();
+    expect(text).toContain('Validation Error');
+    // Backticks in the descriptions are shown as code, not literally.
+    expect(text).toContain('<code>errors</code>');
+    expect(text).not.toContain('`');
     await expectProblem(await fetch(`${t.url}/errors/no-such-thing`), 404, 'not-found');
+  });
+
+  it('lists every error type at /errors, each linking to its page', async () => {
+    const res = await fetch(`${t.url}/errors`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    const text = await res.text();
+    for (const slug of ['validation-error', 'unauthorized', 'not-found', 'gone', 'rate-limit-exceeded']) {
+      expect(text).toContain(`href="/errors/${slug}"`);
+    }
+    expect(text).not.toContain('`');
   });
 });
 

@@ -71,10 +71,26 @@ export type AjvIssue = {
 /** Maps schema validation issues to `errors`: field (dot path) → message. */
 export function validationErrors(issues: AjvIssue[], context: string | undefined): Record<string, string> {
   const errors: Record<string, string> = {};
+  // A union of literals (or an enum) fails with one issue per allowed value: name them all at once.
+  const allowed = new Map<string, string[]>();
+  for (const issue of issues) {
+    const values =
+      issue.keyword === 'const'
+        ? [issue.params.allowedValue]
+        : issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)
+          ? issue.params.allowedValues
+          : null;
+    if (!values) continue;
+    const at = issue.instancePath ?? '';
+    allowed.set(at, [...(allowed.get(at) ?? []), ...values.map((v) => String(v))]);
+  }
   for (const issue of issues) {
     let field = fieldPath(issue.instancePath ?? '');
     let message = issue.message ?? 'is invalid';
-    if (issue.keyword === 'required') {
+    const choices = allowed.get(issue.instancePath ?? '');
+    if ((issue.keyword === 'const' || issue.keyword === 'enum' || issue.keyword === 'anyOf') && choices) {
+      message = `must be one of: ${[...new Set(choices)].join(', ')}`;
+    } else if (issue.keyword === 'required') {
       field = fieldPath(issue.instancePath ?? '', String(issue.params.missingProperty));
       message = 'is required';
     } else if (issue.keyword === 'additionalProperties') {

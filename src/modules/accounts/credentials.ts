@@ -1,4 +1,4 @@
-import { jwtVerify } from 'jose';
+import { errors, jwtVerify } from 'jose';
 import type { Caller, CredentialResolver, ResolvedCredential } from '../../platform/auth.js';
 import { Unauthorized } from '../../platform/errors.js';
 import type { AccountService } from './service.js';
@@ -18,13 +18,18 @@ export function sessionCredentials(
           issuer: 'kairos',
           currentDate: new Date(now),
         }));
-      } catch {
+      } catch (err) {
+        // A token whose signature verifies but whose time is over: say so; anything else is just invalid.
+        if (err instanceof errors.JWTExpired)
+          throw new Unauthorized('This session has expired; sign in again');
         throw new Unauthorized();
       }
       const { sub, sid, acc, exp } = claims;
       if (typeof sub !== 'string' || typeof sid !== 'string' || typeof acc !== 'string')
         throw new Unauthorized();
-      if (!(await accounts.sessionActive(sid))) throw new Unauthorized();
+      if (!(await accounts.sessionActive(sid))) {
+        throw new Unauthorized('This session was signed out or revoked; sign in again');
+      }
       const account = await accounts.getAccount(acc);
       const caller: Caller = {
         kind: 'session',

@@ -42,6 +42,8 @@ describe('GET /v1/me', () => {
       account: { id: acc.id },
     });
     expect((await t.call('DELETE', '/v1/sessions/current', { token: session.token })).status).toBe(204);
-    expect((await t.call('GET', '/v1/me', { token: session.token })).status).toBe(401);
+    const after = await t.call('GET', '/v1/me', { token: session.token });
+    expect(after.status).toBe(401);
+    expect((await after.json()).detail).toBe('This session was signed out or revoked; sign in again');
   });
 });

@@ -127,7 +127,7 @@ describe('API keys', () => {
     expect(body.api_key.revoked_at).not.toBeNull();
     const after = await t.call('GET', '/v1/me', { token: key });
     expect(after.status).toBe(401);
-    expect((await after.json()).detail).toBe('Missing or invalid API key');
+    expect((await after.json()).detail).toBe('This API key was revoked');
   });
 
   it("does not reveal or touch another account's keys", async () => {
@@ -151,7 +151,9 @@ describe('API keys', () => {
     const { api_key } = await res.json();
     expect((await t.call('GET', '/v1/me', { token: api_key.key })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1600));
-    expect((await t.call('GET', '/v1/me', { token: api_key.key })).status).toBe(401);
+    const expired = await t.call('GET', '/v1/me', { token: api_key.key });
+    expect(expired.status).toBe(401);
+    expect((await expired.json()).detail).toBe('This API key has expired');
   });
 
   it('reports usage stats per key', async () => {
@@ -180,10 +182,12 @@ describe('API keys', () => {
       remaining: 996,
     });
     expect(stats.last_used_at).not.toBeNull();
-    expect(
-      (await t.call('GET', `/v1/api-keys/${created.api_key.id}/stats?window=year`, { token: acc.key }))
-        .status,
-    ).toBe(400);
+    const year = await t.call('GET', `/v1/api-keys/${created.api_key.id}/stats?window=year`, {
+      token: acc.key,
+    });
+    expect(year.status).toBe(400);
+    // The message names the values the field takes.
+    expect((await year.json()).errors).toEqual({ window: 'must be one of: hour, day, week' });
   });
 
   it('lets only secret keys with the write scope create keys', async () => {

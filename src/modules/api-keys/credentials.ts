@@ -12,7 +12,9 @@ export function apiKeyCredentials(keys: Pick<ApiKeyService, 'resolve' | 'hash'>)
       const row = await keys.resolve(token);
       if (!row || !safeEqual(row.key_hash, keys.hash(token))) throw new Unauthorized();
       const expiresAt = row.expires_at ? new Date(row.expires_at).getTime() : null;
-      if (row.revoked_at !== null || (expiresAt !== null && expiresAt <= now)) throw new Unauthorized();
+      // Said only to whoever holds the key itself (its hash matched above).
+      if (row.revoked_at !== null) throw new Unauthorized('This API key was revoked');
+      if (expiresAt !== null && expiresAt <= now) throw new Unauthorized('This API key has expired');
       if (!token.startsWith(row.key_type === 'secret' ? SECRET_PREFIX : PUBLISHABLE_PREFIX))
         throw new Unauthorized();
       const caller: Caller = {
