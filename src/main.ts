@@ -14,6 +14,9 @@ Commands:
   migrate                                 apply database migrations and exit
   accounts create --name N [--plan free|premium|enterprise] [--rate-limit N]
                                           create an account and its first secret key
+  accounts list                           every account with its plan and hourly limit
+  accounts update ID [--plan free|premium|enterprise] [--rate-limit N|default]
+                                          change an account's plan or its own limit (enterprise)
   users create --account ID --email E --password-stdin
                                           create a user who can sign in (password read from stdin)
   keys create --account ID [--type secret|publishable] [--name N] [--allowed-domain D]…
@@ -111,6 +114,47 @@ export async function main(argv: string[]): Promise<number> {
         out,
         `Account ${out.account.name} (${out.account.id}), plan ${out.account.plan}\n` +
           `Secret key (shown once, store it now): ${out.api_key.key}`,
+      );
+      return 0;
+    }
+    case 'accounts list': {
+      const accounts = await withRuntime(config, (rt) => rt.modules.accounts.listAccounts());
+      print(
+        json,
+        { accounts },
+        accounts.length === 0
+          ? 'No accounts yet: kairos accounts create --name …'
+          : accounts
+              .map((a) => `${a.id}  ${a.name}  plan ${a.plan}, ${a.rate_limit_per_hour} requests/hour`)
+              .join('\n'),
+      );
+      return 0;
+    }
+    case 'accounts update': {
+      const id = need(arg, '--account');
+      const plan = values.plan as Plan | undefined;
+      if (plan !== undefined && !['free', 'premium', 'enterprise'].includes(plan))
+        throw new UsageError('--plan must be free, premium or enterprise');
+      const rawRate = values['rate-limit'];
+      let rate: number | null | undefined;
+      if (rawRate === 'default') rate = null;
+      else if (rawRate !== undefined) {
+        rate = Number(rawRate);
+        if (!Number.isInteger(rate) || rate < 1)
+          throw new UsageError('--rate-limit must be a positive integer (or "default")');
+      }
+      if (plan === undefined && rate === undefined) throw new UsageError('give --plan and/or --rate-limit');
+      const account = await withRuntime(config, (rt) =>
+        rt.modules.accounts.updateAccount(id, {
+          ...(plan !== undefined ? { plan } : {}),
+          ...(rate !== undefined ? { rateLimitPerHour: rate } : {}),
+        }),
+      );
+      print(
+        json,
+        { account },
+        `Account ${account.name} (${account.id}): plan ${account.plan}, ${account.rate_limit_per_hour} requests/hour ` +
+          '(running servers apply it within a minute)',
       );
       return 0;
     }

@@ -69,7 +69,10 @@ export function createGate(deps: GateDeps) {
       throw new AppError(
         429,
         'rate-limit-exceeded',
-        `Rate limit of ${decision.limit} requests per hour exceeded; retry after ${retryAt}`,
+        `Rate limit of ${decision.limit} requests per hour exceeded; retry after ${retryAt}. ` +
+          (request.caller.keyId !== null || request.caller.kind === 'session'
+            ? 'The operator raises an account’s limit with `kairos accounts update <account id> --plan premium|enterprise [--rate-limit N]`.'
+            : 'Anonymous calls are limited per client address (KAIROS_ANON_RATE_LIMIT_PER_HOUR).'),
         { retry_after: retryAt },
         { 'retry-after': String(seconds) },
       );

@@ -50,6 +50,29 @@ describe('kairos CLI', () => {
         headers: { authorization: `Bearer ${beta.api_key.key}` },
       });
       expect(me2.headers.get('x-ratelimit-limit')).toBe('1000');
+
+      // The operator raises the free account's limit, and lists the accounts.
+      const refused = await runCli(
+        ['accounts', 'update', created.account.id, '--rate-limit', '50000', '--json'],
+        env,
+      );
+      expect(refused.code).not.toBe(0);
+      expect(JSON.parse(refused.stdout).error.message).toMatch(/enterprise/);
+      const updated = await runCli(
+        ['accounts', 'update', created.account.id, '--plan', 'enterprise', '--rate-limit', '50000', '--json'],
+        env,
+      );
+      expect(updated.code, updated.stderr).toBe(0);
+      expect(JSON.parse(updated.stdout).account).toMatchObject({
+        plan: 'enterprise',
+        rate_limit_per_hour: 50000,
+      });
+      const listed = await runCli(['accounts', 'list', '--json'], env);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout).accounts.map((a: { name: string }) => a.name)).toEqual([
+        'Acme',
+        'Beta',
+      ]);
     });
   });
 

@@ -23,6 +23,18 @@ export async function insertAccount(db: Queryable, row: Insertable<AccountsTable
   await db.insertInto('accounts').values(row).execute();
 }
 
+export async function listAccounts(db: Queryable): Promise<AccountRow[]> {
+  return db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function updateAccount(
+  db: Queryable,
+  id: string,
+  set: { plan?: AccountRow['plan']; rate_limit_per_hour?: number | null },
+): Promise<AccountRow | undefined> {
+  return db.updateTable('accounts').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
 export async function findAccount(db: Queryable, id: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }

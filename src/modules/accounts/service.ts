@@ -17,7 +17,9 @@ import {
   insertAccount,
   insertSession,
   insertUser,
+  listAccounts,
   markSessionRevoked,
+  updateAccount,
 } from './repo.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -26,6 +28,22 @@ export interface SessionClaims {
   sub: string;
   sid: string;
   acc: string;
+}
+
+function presentAccount(a: {
+  id: string;
+  name: string;
+  plan: Plan;
+  rate_limit_per_hour: number | null;
+  created_at: Date | string;
+}) {
+  return {
+    id: a.id,
+    name: a.name,
+    plan: a.plan,
+    rate_limit_per_hour: planLimit(a.plan, a.rate_limit_per_hour),
+    created_at: new Date(a.created_at).toISOString(),
+  };
 }
 
 export class AccountService {
@@ -91,13 +109,30 @@ export class AccountService {
   async getAccount(id: string) {
     const a = await findAccount(this.db, id);
     if (!a) throw new NotFound('No account with this id');
-    return {
-      id: a.id,
-      name: a.name,
-      plan: a.plan,
-      rate_limit_per_hour: planLimit(a.plan, a.rate_limit_per_hour),
-      created_at: new Date(a.created_at).toISOString(),
-    };
+    return presentAccount(a);
+  }
+
+  /** Every account, oldest first (operators: `kairos accounts list`). */
+  async listAccounts() {
+    return (await listAccounts(this.db)).map(presentAccount);
+  }
+
+  /**
+   * Changes an account's plan and/or its own hourly limit (operators: `kairos accounts update`). A
+   * custom limit needs the enterprise plan; leaving enterprise drops it. Credentials cache the account
+   * for at most a minute: the new limit holds from then on in every process.
+   */
+  async updateAccount(id: string, change: { plan?: Plan; rateLimitPerHour?: number | null }) {
+    const a = await findAccount(this.db, id);
+    if (!a) throw new NotFound('No account with this id');
+    const plan = change.plan ?? a.plan;
+    const custom = change.rateLimitPerHour !== undefined ? change.rateLimitPerHour : a.rate_limit_per_hour;
+    if (custom !== null && plan !== 'enterprise') {
+      throw new ValidationFailed({ rate_limit: 'a custom account rate limit needs the enterprise plan' });
+    }
+    const row = await updateAccount(this.db, id, { plan, rate_limit_per_hour: custom });
+    if (!row) throw new NotFound('No account with this id');
+    return presentAccount(row);
   }
 
   async createUser(input: { accountId: string; email: string; password: string; displayName?: string }) {
