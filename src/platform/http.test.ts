@@ -152,3 +152,17 @@ describe('operations', () => {
     }
   });
 });
+
+describe('the hourly limit', () => {
+  it('answers 429 with Retry-After and says how the operator raises it', async () => {
+    const acc = await t.account({ plan: 'free' });
+    let last: Response | undefined;
+    for (let i = 0; i < 101; i++)
+      last = await fetch(`${t.url}/v1/me`, { headers: { authorization: `Bearer ${acc.key}` } });
+    expect(last!.status).toBe(429);
+    expect(last!.headers.get('retry-after')).toBeTruthy();
+    const problem = await last!.json();
+    expect(problem.type).toMatch(/\/errors\/rate-limit-exceeded$/);
+    expect(problem.detail).toContain('kairos accounts update');
+  });
+});
