@@ -161,7 +161,7 @@ describe('the hourly limit', () => {
       last = await fetch(`${t.url}/v1/me`, { headers: { authorization: `Bearer ${acc.key}` } });
     expect(last!.status).toBe(429);
     expect(last!.headers.get('retry-after')).toBeTruthy();
-    const problem = await last!.json();
+    const problem = (await last!.json()) as { type: string; detail: string };
     expect(problem.type).toMatch(/\/errors\/rate-limit-exceeded$/);
     expect(problem.detail).toContain('kairos accounts update');
   });

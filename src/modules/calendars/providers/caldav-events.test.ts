@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RadicaleServer, startRadicale } from '../../../../test/emulators/radicale.js';
+import {
+  type RadicaleServer,
+  radicaleAvailable,
+  startRadicale,
+} from '../../../../test/emulators/radicale.js';
 import { vcalendar } from '../../../../test/helpers/ics.js';
 import {
   buildKairosVevent,
@@ -51,7 +55,7 @@ function spec(meetingKey: string, over: Partial<EventSpec> = {}): EventSpec {
   };
 }
 
-describe('CalDAV event write-through against a real Radicale', () => {
+describe.skipIf(!radicaleAvailable())('CalDAV event write-through against a real Radicale', () => {
   let rad: RadicaleServer;
   let creds: CaldavCredentials;
   let auth: string;

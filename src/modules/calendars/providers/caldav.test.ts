@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
-import { type RadicaleServer, startRadicale } from '../../../../test/emulators/radicale.js';
+import {
+  type RadicaleServer,
+  radicaleAvailable,
+  startRadicale,
+} from '../../../../test/emulators/radicale.js';
 import { caldavBusy, caldavDiscover, caldavTime, ProviderError } from './caldav.js';
 import type { Interval } from './types.js';
 
@@ -12,7 +16,7 @@ const iso = (xs: Interval[]) =>
   xs.map((x) => [new Date(x.start).toISOString(), new Date(x.end).toISOString()]);
 const window = { start: Date.parse('2026-03-01T00:00:00Z'), end: Date.parse('2026-04-01T00:00:00Z') };
 
-describe('CalDAV against a real Radicale', () => {
+describe.skipIf(!radicaleAvailable())('CalDAV against a real Radicale', () => {
   let rad: RadicaleServer;
   let workUrl: string;
   let personalUrl: string;
