@@ -310,7 +310,7 @@ describe('delivery of an event', () => {
 });
 
 describe('secret rotation', () => {
-  it('signs with the new secret and, for 24 hours, with the old one too', async () => {
+  it('signs with both secrets for 24 hours (X-Webhook-Signature with the old one until the overlap ends), then with the new one', async () => {
     const { acc, hook } = await setup();
     const rotated = await t.call('POST', `/v1/webhooks/${hook.id}/rotate-secret`, { token: acc.key });
     const newSecret = ((await rotated.json()) as { webhook: { secret: string } }).webhook.secret;
@@ -322,8 +322,10 @@ describe('secret rotation', () => {
     expect(String(req!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(standardAccepts(newSecret, req!, clock.nowMs())).toBe(true);
     expect(standardAccepts(hook.secret, req!, clock.nowMs())).toBe(true);
-    // X-Webhook-Signature (docs/api.md#signatures-and-retries) carries one value: the current secret's.
-    expect(receiverAccepts(newSecret, req!.body, req!.headers['x-webhook-signature'] as string)).toBe(true);
+    // X-Webhook-Signature (docs/api.md#signatures-and-retries) carries one value: during the overlap the
+    // previous secret's, so a receiver using the README snippet keeps working until it switches.
+    expect(receiverAccepts(hook.secret, req!.body, req!.headers['x-webhook-signature'] as string)).toBe(true);
+    expect(receiverAccepts(newSecret, req!.body, req!.headers['x-webhook-signature'] as string)).toBe(false);
 
     clock.advance(24 * 60 * MINUTE + 1);
     const after = await emit(acc.id);
@@ -332,6 +334,7 @@ describe('secret rotation', () => {
     expect(String(late!.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(standardAccepts(newSecret, late!, clock.nowMs())).toBe(true);
     expect(standardAccepts(hook.secret, late!, clock.nowMs())).toBe(false);
+    expect(receiverAccepts(newSecret, late!.body, late!.headers['x-webhook-signature'] as string)).toBe(true);
   });
 });
 

@@ -112,14 +112,14 @@ describe('buildDeliveryHeaders', () => {
     expect(h['webhook-signature']).toBe(standardSignature(secret, 'evt_01J', Math.floor(nowMs / 1000), body));
   });
 
-  it('signs with every active secret during a rotation; X-Webhook-Signature with the newest only', () => {
+  it('signs with every active secret during a rotation; X-Webhook-Signature with the previous one only', () => {
     const newest = generateWebhookSecret();
     const old = generateWebhookSecret();
     const h = buildDeliveryHeaders({ eventId: 'evt_01J', body, secrets: [newest, old], nowMs });
     const entries = h['webhook-signature']!.split(' ');
     expect(entries).toHaveLength(2);
     for (const e of entries) expect(e).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
-    expect(h['x-webhook-signature']).toBe(signatureHeader(newest, body));
+    expect(h['x-webhook-signature']).toBe(signatureHeader(old, body));
     const base = {
       id: 'evt_01J',
       timestamp: h['webhook-timestamp']!,

@@ -3,7 +3,8 @@
  *
  * 1. `X-Webhook-Signature` (docs/api.md#signatures-and-retries): lowercase hex HMAC-SHA256 of the exact UTF-8
  *    request body, keyed with the subscription secret string used as-is (the whole `whsec_…`
- *    text, as UTF-8 bytes). Signed with the newest secret only.
+ *    text, as UTF-8 bytes). Signed with one secret: during a rotation's 24-hour overlap the previous
+ *    one (receivers that have not switched yet keep verifying), afterwards the new one.
  *
  * 2. Standard Webhooks (https://www.standardwebhooks.com, docs/api.md#signatures-and-retries): `webhook-id` (the `evt_`
  *    id, stable across retries), `webhook-timestamp` (unix seconds of this attempt, fresh on every
@@ -74,13 +75,16 @@ export interface DeliveryHeaderInput {
 
 /** All headers of one delivery attempt. */
 export function buildDeliveryHeaders(input: DeliveryHeaderInput): Record<string, string> {
-  const newest = input.secrets[0];
-  if (newest === undefined) throw new Error('buildDeliveryHeaders: at least one secret is required');
+  // X-Webhook-Signature carries one value: the oldest active secret's. Receivers verifying it (the
+  // README's snippet) keep working through a rotation's overlap and switch when it ends; the Standard
+  // Webhooks header carries every active secret, so they may switch at any time.
+  const oldest = input.secrets[input.secrets.length - 1];
+  if (oldest === undefined) throw new Error('buildDeliveryHeaders: at least one secret is required');
   const timestamp = Math.floor(input.nowMs / 1000);
   return {
     'content-type': 'application/json',
     'user-agent': WEBHOOK_USER_AGENT,
-    'x-webhook-signature': signatureHeader(newest, input.body),
+    'x-webhook-signature': signatureHeader(oldest, input.body),
     'webhook-id': input.eventId,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': input.secrets
