@@ -170,6 +170,11 @@ export function registerErrorHandler(app: FastifyInstance, config: ProblemConfig
       reply.header('retry-after', '5');
       return send(reply, request, 503, 'service-unavailable', 'The data store is unreachable; retry shortly');
     }
+    // Every pooled connection stayed busy past the pool's wait (overload): retry, not a server fault.
+    if (error.message === 'timeout exceeded when trying to connect') {
+      reply.header('retry-after', '2');
+      return send(reply, request, 503, 'service-unavailable', 'The server is overloaded; retry shortly');
+    }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return send(
         reply,

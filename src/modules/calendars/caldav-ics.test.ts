@@ -300,6 +300,82 @@ describe.skipIf(!HAS_RADICALE)('CalDAV (Radicale)', () => {
   });
 });
 
+describe('connect links without Google or Microsoft', () => {
+  async function link(host: string): Promise<string> {
+    const res = await t.call('POST', `/v1/hosts/${host}/connect-link`, { token: account.key, body: {} });
+    expect(res.status).toBe(201);
+    return (await res.json()).connect_link.url;
+  }
+  const form = (url: string, fields: Record<string, string>, accept = 'text/html') =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept },
+      body: new URLSearchParams(fields).toString(),
+    });
+
+  it('offer a CalDAV form and a feed form; the feed form connects the host’s calendar', async () => {
+    const host = await newHost();
+    const url = await link(host);
+    const page = await fetch(url, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain(`action="${url}/caldav"`);
+    expect(html).toContain(`action="${url}/ics"`);
+    expect(html).toContain('name="password" type="password"');
+
+    const bad = await form(`${url}/ics`, { url: 'ftp://example.com/x.ics' });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('Not connected');
+    const asJson = await form(`${url}/ics`, { url: 'ftp://example.com/x.ics' }, 'application/json');
+    expect(asJson.status).toBe(400);
+    expect(asJson.headers.get('content-type')).toContain('application/problem+json');
+
+    const ok = await form(`${url}/ics`, { url: feedUrl });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('Calendar connected');
+    const listed = await (
+      await t.call('GET', `/v1/calendars?principal_id=${host}`, { token: account.key })
+    ).json();
+    expect(listed.connections).toEqual([expect.objectContaining({ provider: 'ics', status: 'connected' })]);
+  });
+
+  it.skipIf(!HAS_RADICALE)(
+    'the CalDAV form connects a CalDAV account; a wrong password says so',
+    async () => {
+      const host = await newHost();
+      const url = await link(host);
+      const wrong = await form(`${url}/caldav`, {
+        server_url: `${radicale.url}/`,
+        username: radicale.username,
+        password: 'wrong',
+      });
+      expect(wrong.status).toBe(400);
+      expect(await wrong.text()).toMatch(/password/);
+      const ok = await form(`${url}/caldav`, {
+        server_url: `${radicale.url}/`,
+        username: radicale.username,
+        password: radicale.password,
+      });
+      expect(ok.status, await ok.clone().text()).toBe(200);
+      const listed = await (
+        await t.call('GET', `/v1/calendars?principal_id=${host}`, { token: account.key })
+      ).json();
+      expect(listed.connections).toEqual([
+        expect.objectContaining({ provider: 'caldav', status: 'connected' }),
+      ]);
+    },
+  );
+
+  it('refuses an invalid link with 404', async () => {
+    const res = await form(
+      `${t.url}/v1/public/connect/not-a-token/ics`,
+      { url: feedUrl },
+      'application/json',
+    );
+    expect(res.status).toBe(404);
+  });
+});
+
 describe('SSRF guard (KAIROS_ALLOW_PRIVATE_NETWORK=false)', () => {
   let strict: TestApp;
   let key: string;

@@ -55,6 +55,20 @@ export class ConnectLinks {
     };
   }
 
+  /** The page of a connect link. */
+  pageUrl(token: string): string {
+    return `${this.config.baseUrl}/v1/public/connect/${token}`;
+  }
+
+  /** The host a valid connect link is for, acting as itself in its account; else 404. */
+  async hostOf(token: string): Promise<{ accountId: string; principalId: string }> {
+    const link = verifyConnectLink(this.keys.linkKey, token, this.clock.nowMs());
+    if (!link || !(await this.directory.isManagedHost(link.accountId, link.hostId))) {
+      throw new NotFound('This connect link is invalid or has expired; ask for a new one');
+    }
+    return { accountId: link.accountId, principalId: link.hostId };
+  }
+
   /** A host opened their connect link: choose a provider, or start its OAuth flow for the host. */
   async openConnectLink(token: string, provider: OAuthProviderName | undefined): Promise<BrowserOutcome> {
     const link = verifyConnectLink(this.keys.linkKey, token, this.clock.nowMs());
@@ -63,15 +77,34 @@ export class ConnectLinks {
     }
     if (provider === undefined) {
       const base = `${this.config.baseUrl}/v1/public/connect/${token}`;
+      const oauth = this.oauth.configuredProviders();
       return {
         kind: 'page',
         status: 200,
         title: 'Connect your calendar',
-        message: 'Choose your calendar provider. Your credentials go to the provider only.',
-        links: this.oauth.configuredProviders().map((p) => ({
-          label: PROVIDER_TITLES[p],
-          url: `${base}?provider=${p}`,
-        })),
+        message:
+          oauth.length > 0
+            ? 'Choose your calendar provider (your Google or Microsoft password goes to them only), or connect a CalDAV account or a calendar feed below.'
+            : 'Connect a CalDAV account (iCloud, Fastmail, Nextcloud …; use an app-specific password) or a calendar feed (ICS) below.',
+        links: oauth.map((p) => ({ label: PROVIDER_TITLES[p], url: `${base}?provider=${p}` })),
+        forms: [
+          {
+            title: 'CalDAV',
+            action: `${base}/caldav`,
+            fields: [
+              { name: 'server_url', label: 'Server URL (https)', type: 'url' },
+              { name: 'username', label: 'User name', type: 'text' },
+              { name: 'password', label: 'App-specific password', type: 'password' },
+            ],
+            submit: 'Connect CalDAV',
+          },
+          {
+            title: 'Calendar feed (ICS)',
+            action: `${base}/ics`,
+            fields: [{ name: 'url', label: 'Feed URL (https or webcal)', type: 'url' }],
+            submit: 'Add the feed',
+          },
+        ],
       };
     }
     const started = await this.oauth.startViaLink(

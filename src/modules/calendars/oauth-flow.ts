@@ -39,6 +39,13 @@ export type BrowserOutcome = (
       title: string;
       message: string;
       links?: { label: string; url: string }[];
+      /** Forms posted back (application/x-www-form-urlencoded): CalDAV and ICS on a connect link. */
+      forms?: {
+        title: string;
+        action: string;
+        fields: { name: string; label: string; type: 'text' | 'url' | 'password' }[];
+        submit: string;
+      }[];
     }
 ) & { cookies?: string[] };
 

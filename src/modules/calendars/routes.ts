@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth.js';
 import { wrap } from '../../platform/schemas.js';
@@ -44,10 +45,24 @@ export function renderPage(outcome: Extract<BrowserOutcome, { kind: 'page' }>): 
   const links = (outcome.links ?? [])
     .map((l) => `<p><a href="${escapeHtml(l.url)}">${escapeHtml(l.label)}</a></p>`)
     .join('');
+  const forms = (outcome.forms ?? [])
+    .map(
+      (f) =>
+        `<form method="post" action="${escapeHtml(f.action)}"><h2>${escapeHtml(f.title)}</h2>` +
+        f.fields
+          .map(
+            (x) =>
+              `<p><label>${escapeHtml(x.label)}<br><input name="${escapeHtml(x.name)}" type="${x.type}" required ` +
+              `autocomplete="${x.type === 'password' ? 'current-password' : 'off'}" style="width:100%"></label></p>`,
+          )
+          .join('') +
+        `<p><button type="submit">${escapeHtml(f.submit)}</button></p></form>`,
+    )
+    .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(outcome.title)}</title></head>
 <body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;line-height:1.5">
-<h1>${escapeHtml(outcome.title)}</h1><p>${escapeHtml(outcome.message)}</p>${links}</body></html>`;
+<h1>${escapeHtml(outcome.title)}</h1><p>${escapeHtml(outcome.message)}</p>${links}${forms}</body></html>`;
 }
 
 /** The problem slug of a failed browser outcome, for clients that ask for JSON. */
@@ -333,6 +348,62 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       return { connect_link: link };
     },
   );
+
+  // The connect page's forms post application/x-www-form-urlencoded (as browsers do); JSON works too.
+  app.register(async (forms) => {
+    forms.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 16_384 },
+      (_request, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      },
+    );
+    for (const kind of ['caldav', 'ics'] as const) {
+      forms.post(
+        `/v1/public/connect/:token/${kind}`,
+        {
+          config: {
+            access: 'none',
+            problems: {
+              '400': '`validation-error` (a page for browsers): the server, account or feed was refused',
+              '404': '`not-found`: the link is invalid or has expired',
+            },
+          },
+          schema: {
+            tags: ['Hosts'],
+            summary:
+              kind === 'caldav'
+                ? 'A host connects a CalDAV account through its connect link (the page’s form)'
+                : 'A host adds a calendar feed (ICS) through its connect link (the page’s form)',
+            security: [],
+            params: PublicConnectParams,
+            body:
+              kind === 'caldav'
+                ? Type.Object(
+                    {
+                      server_url: Type.String({ maxLength: 2048 }),
+                      username: Type.String({ maxLength: 320 }),
+                      password: Type.String({ maxLength: 1024 }),
+                    },
+                    { additionalProperties: false },
+                  )
+                : Type.Object({ url: Type.String({ maxLength: 2048 }) }, { additionalProperties: false }),
+            response: { 200: HtmlPage },
+          },
+        },
+        async (request, reply) =>
+          sendOutcome(
+            request,
+            reply,
+            await calendars.connectViaLink(
+              (request.params as { token: string }).token,
+              kind,
+              request.body as Record<string, string | undefined>,
+            ),
+          ),
+      );
+    }
+  });
 
   app.get(
     '/v1/public/connect/:token',

@@ -11,6 +11,7 @@ import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/errors.js';
 import type { DerivedKeys } from '../../platform/keys.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 import { type BusyCacheOptions, CalendarBusySource } from './busy-cache.js';
@@ -239,6 +240,49 @@ export class CalendarService {
     input: { expires_in_hours?: number },
   ): Promise<{ url: string; expires_at: string; host_id: string; providers: OAuthProviderName[] }> {
     return this.links.createConnectLink(accountId, hostId, input);
+  }
+
+  /**
+   * A host connects a CalDAV account or an ICS feed through its connect link (the page's forms): the
+   * same checks and SSRF rules as the API; a refusal is a page that says why.
+   */
+  async connectViaLink(
+    token: string,
+    kind: 'caldav' | 'ics',
+    input: Record<string, string | undefined>,
+  ): Promise<BrowserOutcome> {
+    const host = await this.links.hostOf(token);
+    try {
+      if (kind === 'caldav') {
+        await this.connect.connectCaldav(host, {
+          server_url: input.server_url ?? '',
+          username: input.username ?? '',
+          password: input.password ?? '',
+        });
+      } else {
+        await this.connect.connectIcs(host, { url: input.url ?? '' });
+      }
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      const fields = err.extras.errors as Record<string, string> | undefined;
+      return {
+        kind: 'page',
+        status: err.status,
+        title: 'Not connected',
+        message: fields
+          ? Object.entries(fields)
+              .map(([f, m]) => `${f.replace('_', ' ')} ${m}`)
+              .join('; ')
+          : err.message,
+        links: [{ label: 'Try again', url: `${this.links.pageUrl(token)}` }],
+      };
+    }
+    return {
+      kind: 'page',
+      status: 200,
+      title: 'Calendar connected',
+      message: 'Your calendar is connected. You can close this page.',
+    };
   }
 
   /** A host opened their connect link: choose a provider, or start its OAuth flow for the host. */
