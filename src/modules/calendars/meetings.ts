@@ -453,7 +453,11 @@ export class MeetingWriter {
           }
         : null;
     if (!where) return;
-    const moved = row !== undefined && dest !== undefined && row.connection_id !== dest.conn.id;
+    // Another calendar than the row's: what was written there is not this calendar's event.
+    const moved =
+      row !== undefined &&
+      dest !== undefined &&
+      (row.connection_id !== dest.conn.id || row.calendar_external_id !== dest.calendarExternalId);
     const ref =
       moved || !row ? { external_id: null, etag: null } : { external_id: row.external_id, etag: row.etag };
     const failures = (row?.attempts ?? 0) + 1;
