@@ -11,14 +11,12 @@ import { type GoogleApiConfig, googleError } from './google.js';
 import {
   assertWindow,
   type BusyResult,
+  busyResultOf,
   type CalendarError,
-  clipIntervals,
   type HttpFetch,
   type Interval,
   isoUtc,
   mapLimit,
-  mergeIntervals,
-  clipTitled,
   type TitledInterval,
   trimBase,
 } from './types.js';
@@ -135,17 +133,7 @@ export async function googleEventsBusy(
       throw err;
     }
   });
-  const busy: TitledInterval[] = [];
-  const errors: CalendarError[] = [];
-  for (const r of results) {
-    if (Array.isArray(r)) busy.push(...r);
-    else errors.push(r);
-  }
-  const result: BusyResult = { busy: mergeIntervals(clipIntervals(busy, window)), errors };
-  if (q.withTitles) {
-    result.events = clipTitled(busy, window);
-  }
-  return result;
+  return busyResultOf(results, window, q.withTitles === true);
 }
 
 async function calendarBusy(

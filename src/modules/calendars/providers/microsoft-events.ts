@@ -19,13 +19,11 @@ import { type GraphConfig, graphDateTime, graphError, parseGraphDateTime } from 
 import {
   assertWindow,
   type BusyResult,
+  busyResultOf,
   type CalendarError,
-  clipIntervals,
   type HttpFetch,
   type Interval,
   mapLimit,
-  mergeIntervals,
-  clipTitled,
   type TitledInterval,
   trimBase,
 } from './types.js';
@@ -117,17 +115,7 @@ export async function graphEventsBusy(
   const results = await mapLimit(ids, CONCURRENCY, (id) =>
     calendarViewBusy(cfg, fetch, accessToken, id, window, q.withTitles === true),
   );
-  const busy: TitledInterval[] = [];
-  const errors: CalendarError[] = [];
-  for (const r of results) {
-    if (r.error) errors.push(r.error);
-    else busy.push(...r.busy);
-  }
-  const result: BusyResult = { busy: mergeIntervals(clipIntervals(busy, window)), errors };
-  if (q.withTitles) {
-    result.events = clipTitled(busy, window);
-  }
-  return result;
+  return busyResultOf(results, window, q.withTitles === true);
 }
 
 async function calendarViewBusy(
@@ -137,7 +125,7 @@ async function calendarViewBusy(
   calendarId: string,
   window: Interval,
   withTitles: boolean,
-): Promise<{ busy: TitledInterval[]; error?: CalendarError }> {
+): Promise<TitledInterval[] | CalendarError> {
   const base = trimBase(cfg.graphUrl);
   const origin = new URL(base).origin;
   const expand = `singleValueExtendedProperties($filter=id eq '${GRAPH_KAIROS_PROPERTY_ID.replace(/'/g, "''")}')`;
@@ -160,7 +148,7 @@ async function calendarViewBusy(
       });
     } catch (err) {
       if (err instanceof ProviderError && PER_CALENDAR_STATUS.has(err.status)) {
-        return { busy: [], error: { calendarId, reason: err.reason ?? `http_${err.status}` } };
+        return { calendarId, reason: err.reason ?? `http_${err.status}` };
       }
       throw err;
     }
@@ -176,13 +164,13 @@ async function calendarViewBusy(
       }
     }
     const next = isRecord(json) ? str(json['@odata.nextLink']) : undefined;
-    if (!next) return { busy };
+    if (!next) return busy;
     // Only follow links back to the configured Graph origin: the bearer token goes with them.
     const nextUrl = URL.canParse(next, base) ? new URL(next, base) : undefined;
-    if (nextUrl?.origin !== origin) return { busy: [], error: { calendarId, reason: 'foreign_next_link' } };
+    if (nextUrl?.origin !== origin) return { calendarId, reason: 'foreign_next_link' };
     url = nextUrl.toString();
   }
-  return { busy: [], error: { calendarId, reason: 'paging_did_not_end' } };
+  return { calendarId, reason: 'paging_did_not_end' };
 }
 
 /** Whether the event carries the Kairos marker (extended property ids compare case-insensitively). */

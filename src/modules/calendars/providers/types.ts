@@ -76,6 +76,26 @@ export function clipTitled(events: readonly TitledInterval[], window: Interval):
   return out.sort((a, b) => a.start - b.start || a.end - b.end);
 }
 
+/**
+ * One BusyResult from per-calendar answers (a calendar's busy occurrences, or its error): merged and
+ * clipped busy time, the errors, and with `withTitles` the titled occurrences themselves.
+ */
+export function busyResultOf(
+  perCalendar: readonly (TitledInterval[] | CalendarError)[],
+  window: Interval,
+  withTitles: boolean,
+): BusyResult {
+  const busy: TitledInterval[] = [];
+  const errors: CalendarError[] = [];
+  for (const r of perCalendar) {
+    if (Array.isArray(r)) busy.push(...r);
+    else errors.push(r);
+  }
+  const result: BusyResult = { busy: mergeIntervals(clipIntervals(busy, window)), errors };
+  if (withTitles) result.events = clipTitled(busy, window);
+  return result;
+}
+
 /** Splits [start, end) into consecutive pieces no longer than maxMs. */
 export function splitWindow(window: Interval, maxMs: number): Interval[] {
   if (!(maxMs > 0)) throw new RangeError('maxMs must be positive');
