@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 /** Constant-time string comparison; unequal lengths are rejected first (without leaking content). */
 export function safeEqual(a: string, b: string): boolean {
@@ -11,6 +18,11 @@ export function safeEqual(a: string, b: string): boolean {
 /** Keyed hash (HMAC-SHA256 with the server pepper), hex. Used to store API keys. */
 export function keyedHash(pepper: Buffer, value: string): string {
   return createHmac('sha256', pepper).update(value, 'utf8').digest('hex');
+}
+
+/** SHA-256 (hex) of a token: how single-use tokens of full entropy are stored and looked up. */
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
 }
 
 export function hmacSha256Hex(secret: string | Buffer, body: string | Buffer): string {

@@ -29,6 +29,13 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   };
 }
 
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The one e-mail shape accounts, users, hosts and invitations accept: something@domain.tld, no spaces. */
+export function isEmailAddress(value: string): boolean {
+  return EMAIL.test(value);
+}
+
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
 /** How deep a JSON body may nest: far more than any body of this API needs, far less than a stack. */

@@ -21,8 +21,7 @@ import {
   markSessionRevoked,
   updateAccount,
 } from './repo.js';
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+import { isEmailAddress } from '../../platform/validation.js';
 
 export interface SessionClaims {
   sub: string;
@@ -138,7 +137,7 @@ export class AccountService {
   async createUser(input: { accountId: string; email: string; password: string; displayName?: string }) {
     const errors: Record<string, string> = {};
     const email = input.email.trim();
-    if (!EMAIL.test(email)) errors.email = 'must be a valid e-mail address';
+    if (!isEmailAddress(email)) errors.email = 'must be a valid e-mail address';
     if (input.password.length < 10) errors.password = 'must be at least 10 characters';
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
     await this.getAccount(input.accountId);

@@ -7,7 +7,7 @@
  * Written into the mail outbox inside the booking's own transaction.
  */
 import type { InviteSpec, MailMessage } from '../mail/api.js';
-import { escapeHtml } from '../mail/api.js';
+import { htmlBody } from '../mail/api.js';
 import type { BookingRow } from './repo.js';
 
 export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';
@@ -121,7 +121,7 @@ export function bookingMails(input: BookingMailInput): MailMessage[] {
     to: b.customer_email,
     subject,
     text: customerLines.join('\n'),
-    html: htmlOf(customerLines, kind === 'cancellation' ? null : input.manageUrl),
+    html: htmlBody(customerLines, kind === 'cancellation' ? null : input.manageUrl),
     invite,
   });
   for (const h of hosts) {
@@ -159,7 +159,7 @@ export function bookingMails(input: BookingMailInput): MailMessage[] {
       to: h.email,
       subject,
       text: hostLines.join('\n'),
-      html: htmlOf(hostLines, null),
+      html: htmlBody(hostLines, null),
       invite: h.calendarWritten ? null : invite,
     });
   }
@@ -186,7 +186,7 @@ export function latePaymentMail(b: BookingRow): MailMessage {
     to: b.customer_email,
     subject: 'Your payment is being refunded',
     text: lines.join('\n'),
-    html: htmlOf(lines, null),
+    html: htmlBody(lines, null),
     invite: null,
   };
 }
@@ -217,7 +217,7 @@ export function offerMail(o: OfferMailInput): MailMessage {
     to: o.to,
     subject: `A time is free: ${o.title}`,
     text: lines.join('\n'),
-    html: htmlOf(lines, o.claimUrl),
+    html: htmlBody(lines, o.claimUrl),
     invite: null,
   };
 }
@@ -230,10 +230,4 @@ export function formatAmount(minor: number, currency: string): string {
   } catch {
     return `${minor} ${currency.toUpperCase()} (minor units)`;
   }
-}
-
-function htmlOf(lines: readonly string[], link: string | null): string {
-  const body = lines.map((l) => (l === '' ? '<br>' : `<p>${escapeHtml(l)}</p>`)).join('\n');
-  const button = link ? `\n<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` : '';
-  return `<!doctype html><html><body style="font-family:sans-serif">${body}${button}</body></html>`;
 }

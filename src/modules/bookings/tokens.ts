@@ -12,7 +12,8 @@
  * usable only for its booking or offer. Lookups go by the SHA-256, so no comparison of secrets runs
  * in variable time.
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { sha256Hex } from '../../platform/crypto.js';
 
 /** 128 random bits for a new booking's manage token (stored with the booking). */
 export function newManageNonce(): string {
@@ -29,7 +30,7 @@ export function newClaimToken(): string {
 }
 
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return sha256Hex(token);
 }
 
 /** A token as we issue them (43 base64url characters); anything else is not looked up. */

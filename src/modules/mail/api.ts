@@ -75,3 +75,13 @@ const HTML_ESCAPES: Record<string, string> = {
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
+
+/**
+ * The simple HTML body of a mail from its text lines ('' = a break), with `link` (if any) as a last
+ * paragraph: the same words as the plain-text part, escaped.
+ */
+export function htmlBody(lines: readonly string[], link: string | null): string {
+  const body = lines.map((l) => (l === '' ? '<br>' : `<p>${escapeHtml(l)}</p>`)).join('\n');
+  const button = link ? `\n<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` : '';
+  return `<!doctype html><html><body style="font-family:sans-serif">${body}${button}</body></html>`;
+}

@@ -9,19 +9,19 @@
  * `booking:propose` both ways and makes each readable to the other. Access is decided from the
  * database on every request: a revocation holds for the very next request in every process.
  */
-import { createHash } from 'node:crypto';
 import { type Selectable, sql } from 'kysely';
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { randomToken } from '../../platform/crypto.js';
+import { randomToken, sha256Hex } from '../../platform/crypto.js';
 import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
+import { isEmailAddress } from '../../platform/validation.js';
 import type { MailApi, MailMessage } from '../mail/api.js';
-import { escapeHtml } from '../mail/api.js';
+import { htmlBody } from '../mail/api.js';
 import type { AccessGrant, AccessRule, PrincipalRef, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
 import type { ConsentsTable, NetworkInvitationsTable } from './tables.js';
@@ -46,10 +46,6 @@ export interface NetworkDeps {
 }
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
-
-function tokenHash(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
 
 /** A consent as the API shows it; an active consent past its end shows `expired`. */
 export function presentConsent(c: ConsentRow, nowMs: number) {
@@ -431,7 +427,7 @@ export class NetworkService {
   ): Promise<{ created: boolean; invitation: ReturnType<typeof presentInvitation> }> {
     const inviter = await this.actor(caller, body.principal_id);
     const email = body.invitee_email.trim();
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || email.length > 320) {
+    if (!isEmailAddress(email) || email.length > 320) {
       throw new ValidationFailed({ invitee_email: 'must be an e-mail address' });
     }
     const existing = await sql<{ id: string }>`
@@ -452,7 +448,7 @@ export class NetworkService {
           relationship_type, message, status, token_hash, expires_at, created_at)
         VALUES (${prefixedId('inv', nowMs)}, ${inviter.id}, ${inviter.accountId}, ${email},
           ${body.invitee_name ?? null}, ${body.relationship_type}, ${body.message ?? null}, 'pending',
-          ${tokenHash(token)}, ${expiresAt}, ${now})
+          ${sha256Hex(token)}, ${expiresAt}, ${now})
         ON CONFLICT (inviter_id, lower(invitee_email)) WHERE status = 'pending' DO UPDATE SET
           token_hash = excluded.token_hash, expires_at = excluded.expires_at,
           relationship_type = excluded.relationship_type, message = excluded.message,
@@ -525,7 +521,7 @@ export class NetworkService {
       .select(['id', 'email'])
       .where('id', '=', userId)
       .executeTakeFirst();
-    const hash = /^[A-Za-z0-9_-]{43}$/.test(token) ? tokenHash(token) : null;
+    const hash = /^[A-Za-z0-9_-]{43}$/.test(token) ? sha256Hex(token) : null;
     const nowMs = this.deps.clock.nowMs();
     const now = new Date(nowMs);
     return withTransaction(this.deps.db, async (trx) => {
@@ -597,14 +593,13 @@ export class NetworkService {
       `Accept or decline (sign in with this address): ${url}`,
       `The link works for ${INVITATION_DAYS} days.`,
     ];
-    const body = lines.map((l) => (l === '' ? '<br>' : `<p>${escapeHtml(l)}</p>`)).join('\n');
     return {
       kind: 'network.invitation',
       subjectId: inv.id,
       to: inv.invitee_email,
       subject: `${inviterName} invites you to connect on Kairos`,
       text: lines.join('\n'),
-      html: `<!doctype html><html><body style="font-family:sans-serif">${body}\n<p><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p></body></html>`,
+      html: htmlBody(lines, url),
       invite: null,
     };
   }

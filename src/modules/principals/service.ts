@@ -12,8 +12,7 @@ import type { Extensions } from '../module.js';
 import { type ActorLike, PrincipalAccess } from './access.js';
 import type { PrincipalRef } from './api.js';
 import * as repo from './repo.js';
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+import { isEmailAddress } from '../../platform/validation.js';
 
 /** A live principal with its effective schedule (the stored one or the default). */
 export interface PrincipalProfile extends PrincipalRef {
@@ -298,7 +297,7 @@ export type PresentedHost = ReturnType<typeof presentHost>;
 function normalizeEmail(raw: string | null | undefined, errors: Record<string, string>): string | null {
   if (raw === undefined || raw === null) return null;
   const email = raw.trim();
-  if (!EMAIL.test(email)) errors.email = 'must be a valid e-mail address';
+  if (!isEmailAddress(email)) errors.email = 'must be a valid e-mail address';
   return email;
 }
 
