@@ -24,7 +24,6 @@ import {
   type OAuthConfig,
   OAuthError,
   ProviderError,
-  parseIcsBusy,
   refreshToken,
   revokeToken,
 } from './providers/index.js';
@@ -230,37 +229,27 @@ export class ProviderGateway {
     window: Interval,
     opts: { withTitles?: boolean } = {},
   ): Promise<BusyFetch> {
-    if (conn.status !== 'connected' || !conn.credentials_enc) {
-      throw new ConnectionLost(conn.status_reason ?? 'disconnected');
-    }
+    const creds = this.usable(conn);
     if (sources.length === 0)
       return { intervals: [], warnings: new Map(), ...(opts.withTitles ? { events: [] } : {}) };
-    const creds = this.decrypt(conn.credentials_enc);
     const withTitles = opts.withTitles === true;
     let result: BusyResult;
     switch (conn.provider) {
       case 'google':
-      case 'microsoft': {
-        if (creds.kind !== 'oauth') throw new Error('stored credentials do not match the provider');
-        result = await this.withAccessToken(conn, creds, (token) =>
+      case 'microsoft':
+        result = await this.withOAuth(conn, creds, (token) =>
           this.oauthBusy(conn.provider, token, sources, window, withTitles),
         );
         break;
-      }
       case 'caldav': {
-        if (creds.kind !== 'caldav' || !conn.server_url) throw new Error('stored credentials do not match');
-        const c = { serverUrl: conn.server_url, username: creds.username, password: creds.password };
+        const c = this.caldavCreds(conn, creds);
         result = await this.lostOnUnauthorized(conn, () =>
           caldavBusy(
             c,
             this.userFetch,
             sources.map((s) => s.external_id),
             window,
-            {
-              defaultZone: conn.time_zone,
-              clock: this.clock,
-              withTitles,
-            },
+            { defaultZone: conn.time_zone, clock: this.clock, withTitles },
           ),
         );
         break;
@@ -268,12 +257,8 @@ export class ProviderGateway {
       case 'ics': {
         if (creds.kind !== 'ics') throw new Error('stored credentials do not match the provider');
         const text = await this.lostOnUnauthorized(conn, () => this.readIcs(creds.url));
-        if (withTitles) {
-          const events = parseIcsEvents(text, window, conn.time_zone);
-          result = { busy: mergeIntervals(events), errors: [], events };
-        } else {
-          result = { busy: parseIcsBusy(text, window, conn.time_zone), errors: [] };
-        }
+        const events = parseIcsEvents(text, window, conn.time_zone);
+        result = { busy: mergeIntervals(events), errors: [], ...(withTitles ? { events } : {}) };
         break;
       }
     }
