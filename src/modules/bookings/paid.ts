@@ -21,7 +21,13 @@ import { enqueue, type Job } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { MailApi } from '../mail/api.js';
-import type { Payee, PaymentsApi, Stripe, StripeEventHandler } from '../payments/api.js';
+import {
+  type Payee,
+  type PaymentsApi,
+  type Stripe,
+  type StripeEventHandler,
+  sessionState,
+} from '../payments/api.js';
 import type { PrincipalContact, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
 import type { BookingBusySource } from './busy.js';
@@ -376,11 +382,6 @@ function sessionRef(event: Stripe.Event): {
   const session = event.data.object as Stripe.Checkout.Session;
   const bookingId = session.metadata?.booking_id ?? session.client_reference_id ?? null;
   if (!bookingId?.startsWith('booking_')) return null;
-  const pi = session.payment_intent;
-  return {
-    bookingId,
-    sessionId: session.id,
-    paymentIntent: typeof pi === 'string' ? pi : (pi?.id ?? null),
-    paid: session.payment_status === 'paid',
-  };
+  const { paymentIntent, paid } = sessionState(session);
+  return { bookingId, sessionId: session.id, paymentIntent, paid };
 }

@@ -42,6 +42,18 @@ export interface SessionState {
   paymentIntent: string | null;
 }
 
+/** What a Checkout Session says about its payment (from Stripe's answer or an event's object). */
+export function sessionState(session: Stripe.Checkout.Session): SessionState {
+  const status =
+    session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
+  const pi = session.payment_intent;
+  return {
+    status,
+    paid: session.payment_status === 'paid',
+    paymentIntent: typeof pi === 'string' ? pi : (pi?.id ?? null),
+  };
+}
+
 export interface RefundInput {
   bookingId: string;
   paymentIntent: string;

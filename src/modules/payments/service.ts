@@ -28,6 +28,7 @@ import {
   type RefundInput,
   type RefundOutcome,
   type SessionState,
+  sessionState,
   type StripeEventHandler,
 } from './api.js';
 
@@ -172,7 +173,7 @@ export class PaymentsService implements PaymentsApi {
       if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw err;
       session = await stripe.checkout.sessions.retrieve(sessionId, {}, opts);
     }
-    return stateOf(session);
+    return sessionState(session);
   }
 
   async refund(input: RefundInput): Promise<RefundOutcome> {
@@ -363,15 +364,4 @@ export class PaymentsService implements PaymentsApi {
       .where('account_id', '=', accountId)
       .executeTakeFirst();
   }
-}
-
-function stateOf(session: Stripe.Checkout.Session): SessionState {
-  const status =
-    session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
-  const pi = session.payment_intent;
-  return {
-    status,
-    paid: session.payment_status === 'paid',
-    paymentIntent: typeof pi === 'string' ? pi : (pi?.id ?? null),
-  };
 }
