@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
-import { type ServerProcess, startTwoServers } from '../helpers/process.js';
+import { type ServerProcess, callServer, startTwoServers } from '../helpers/process.js';
 
 /**
  * Bookings across two `kairos serve` processes on one database, as in a horizontally scaled deployment:
@@ -21,17 +21,6 @@ afterAll(async () => {
   await stop?.();
 });
 
-function call(base: string, method: string, path: string, token?: string, body?: unknown) {
-  return fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-}
-
 /** The first Tuesday at least two days after now, at `hour`:00 UTC (inside the default Mon–Fri 09–17). */
 function nextTuesdayAt(hour: number): Date {
   const d = new Date(Date.now() + 2 * 86_400_000);
@@ -41,7 +30,7 @@ function nextTuesdayAt(hour: number): Date {
 }
 
 async function newHost(key: string, name: string): Promise<string> {
-  const res = await call(a.url, 'POST', '/v1/hosts', key, { display_name: name, timezone: 'UTC' });
+  const res = await callServer(a.url, 'POST', '/v1/hosts', key, { display_name: name, timezone: 'UTC' });
   expect(res.status).toBe(201);
   return ((await res.json()) as Json).host.principal_id;
 }
@@ -55,7 +44,7 @@ describe('bookings across two server processes on one database', () => {
     const body = { principal_id: host, start_time: nextTuesdayAt(10).toISOString(), ...customer };
     const results = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        call(i % 2 ? a.url : b.url, 'POST', '/v1/bookings', acc.key, body),
+        callServer(i % 2 ? a.url : b.url, 'POST', '/v1/bookings', acc.key, body),
       ),
     );
     const answers = await Promise.all(
@@ -95,7 +84,7 @@ describe('bookings across two server processes on one database', () => {
     const acc = await t.account();
     const host = await newHost(acc.key, 'Visible host');
     const slug = `two-proc-${Date.now()}`;
-    const made = await call(a.url, 'POST', '/v1/booking-links', acc.key, {
+    const made = await callServer(a.url, 'POST', '/v1/booking-links', acc.key, {
       slug,
       title: 'Intro call',
       host_ids: [host],
@@ -107,7 +96,7 @@ describe('bookings across two server processes on one database', () => {
     const day = nextTuesdayAt(9);
     const window = `from=${day.toISOString()}&to=${new Date(day.getTime() + 8 * 3_600_000).toISOString()}`;
     const slotsInB = async (): Promise<string[]> => {
-      const res = await call(b.url, 'GET', `/v1/public/links/${slug}/availability?${window}`);
+      const res = await callServer(b.url, 'GET', `/v1/public/links/${slug}/availability?${window}`);
       expect(res.status).toBe(200);
       return ((await res.json()) as Json).slots.map((s: { start: string }) => s.start);
     };
@@ -131,7 +120,7 @@ describe('bookings across two server processes on one database', () => {
     const others = before.filter((s) => Math.abs(Date.parse(s) - at) >= 30 * 60_000);
     expect(others.length).toBeGreaterThan(10);
 
-    const booked = await call(a.url, 'POST', `/v1/public/links/${slug}/bookings`, undefined, {
+    const booked = await callServer(a.url, 'POST', `/v1/public/links/${slug}/bookings`, undefined, {
       start_time: chosen,
       ...customer,
     });
@@ -140,7 +129,7 @@ describe('bookings across two server processes on one database', () => {
     const gone = await pollB((slots) => !slots.includes(chosen));
     expect(gone.slots, `B still offered ${chosen} after ${gone.ms} ms`).toEqual(others);
 
-    expect((await call(a.url, 'DELETE', `/v1/bookings/${bookingId}`, acc.key)).status).toBe(200);
+    expect((await callServer(a.url, 'DELETE', `/v1/bookings/${bookingId}`, acc.key)).status).toBe(200);
     const back = await pollB((slots) => slots.includes(chosen));
     expect(back.slots, `B still lacked ${chosen} after ${back.ms} ms`).toEqual(before);
   });

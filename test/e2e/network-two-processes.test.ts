@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
 import { vcalendar } from '../helpers/ics.js';
-import { type ServerProcess, startTwoServers } from '../helpers/process.js';
+import { type ServerProcess, callServer, startTwoServers } from '../helpers/process.js';
 
 /**
  * Consents across two `kairos serve` processes on one database: a revocation made through one
@@ -29,17 +29,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => feed.close(() => resolve()));
 });
 
-function call(base: string, method: string, path: string, token: string, body?: unknown) {
-  return fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-}
-
 describe('consents across two server processes', () => {
   it('a consent revoked through process A is refused by process B on the very next read, 20 times in a row', async () => {
     const reader = await t.account();
@@ -47,14 +36,16 @@ describe('consents across two server processes', () => {
     const from = new Date(Date.now() + 2 * 86_400_000).toISOString();
     const to = new Date(Date.now() + 9 * 86_400_000).toISOString();
     for (let round = 0; round < 20; round++) {
-      const hostRes = await call(a.url, 'POST', '/v1/hosts', owner.key, { display_name: `Host ${round}` });
+      const hostRes = await callServer(a.url, 'POST', '/v1/hosts', owner.key, {
+        display_name: `Host ${round}`,
+      });
       const host = ((await hostRes.json()) as Json).host.principal_id as string;
-      const conn = await call(a.url, 'POST', '/v1/calendars/ics', owner.key, {
+      const conn = await callServer(a.url, 'POST', '/v1/calendars/ics', owner.key, {
         url: feedUrl,
         principal_id: host,
       });
       expect(conn.status).toBe(201);
-      const granted = await call(a.url, 'POST', '/v1/consents', owner.key, {
+      const granted = await callServer(a.url, 'POST', '/v1/consents', owner.key, {
         grantee_id: reader.id,
         scopes: ['availability:read:freebusy'],
         principal_id: host,
@@ -62,13 +53,13 @@ describe('consents across two server processes', () => {
       expect(granted.status).toBe(201);
       const consentId = ((await granted.json()) as Json).consent.id as string;
       const slots = `/v1/availability/slots?principal_id=${host}&duration_minutes=30&from=${from}&to=${to}`;
-      const before = await call(b.url, 'GET', slots, reader.key);
+      const before = await callServer(b.url, 'GET', slots, reader.key);
       expect(before.status).toBe(200);
       expect(((await before.json()) as Json).consent).toEqual({ id: consentId });
 
-      const revoked = await call(a.url, 'DELETE', `/v1/consents/${consentId}`, owner.key);
+      const revoked = await callServer(a.url, 'DELETE', `/v1/consents/${consentId}`, owner.key);
       expect(revoked.status).toBe(200);
-      const after = await call(b.url, 'GET', slots, reader.key);
+      const after = await callServer(b.url, 'GET', slots, reader.key);
       expect(after.status).toBe(403);
       expect(after.headers.get('content-type')).toContain('application/problem+json');
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StripeEmulator, startStripeEmulator } from '../emulators/stripe.js';
 import type { Json, TestApp } from '../helpers/app.js';
-import { type ServerProcess, startTwoServers } from '../helpers/process.js';
+import { type ServerProcess, callServer, startTwoServers } from '../helpers/process.js';
 
 /**
  * Paid bookings across two `kairos serve` processes on one database, with the real `stripe` package
@@ -29,17 +29,6 @@ afterAll(async () => {
   await stripe?.close();
 });
 
-function call(base: string, method: string, path: string, token?: string, body?: unknown) {
-  return fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-}
-
 /** The first Wednesday at least two days after now, at `hour`:00 UTC (inside the default Mon–Fri 09–17). */
 function nextWednesdayAt(hour: number): string {
   const d = new Date(Date.now() + 2 * 86_400_000);
@@ -51,9 +40,12 @@ function nextWednesdayAt(hour: number): string {
 const customer = { customer_email: 'ada@example.com', customer_name: 'Ada' };
 
 async function pricedLink(key: string, slug: string): Promise<string> {
-  const res = await call(a.url, 'POST', '/v1/hosts', key, { display_name: 'Paid host', timezone: 'UTC' });
+  const res = await callServer(a.url, 'POST', '/v1/hosts', key, {
+    display_name: 'Paid host',
+    timezone: 'UTC',
+  });
   const host = ((await res.json()) as Json).host.principal_id as string;
-  const link = await call(a.url, 'POST', '/v1/booking-links', key, {
+  const link = await callServer(a.url, 'POST', '/v1/booking-links', key, {
     slug,
     title: 'Paid call',
     host_ids: [host],
@@ -73,11 +65,11 @@ describe('paid bookings across two server processes', () => {
     const results = await Promise.all(
       Array.from({ length: 60 }, (_, i) =>
         i % 2
-          ? call(a.url, 'POST', `/v1/public/links/${slug}/bookings`, undefined, {
+          ? callServer(a.url, 'POST', `/v1/public/links/${slug}/bookings`, undefined, {
               start_time: start,
               ...customer,
             })
-          : call(b.url, 'POST', '/v1/bookings', acc.key, {
+          : callServer(b.url, 'POST', '/v1/bookings', acc.key, {
               principal_id: host,
               start_time: start,
               ...customer,
@@ -106,7 +98,7 @@ describe('paid bookings across two server processes', () => {
     const acc = await t.account();
     const slug = `paid-once-${Date.now()}`;
     await pricedLink(acc.key, slug);
-    const res = await call(a.url, 'POST', `/v1/public/links/${slug}/bookings`, undefined, {
+    const res = await callServer(a.url, 'POST', `/v1/public/links/${slug}/bookings`, undefined, {
       start_time: nextWednesdayAt(14),
       ...customer,
     });

@@ -100,3 +100,15 @@ export async function startTwoServers(extraEnv: Record<string, string> = {}): Pr
     },
   };
 }
+
+/** A JSON request to a server process, with an optional bearer token (the two-process suites). */
+export function callServer(base: string, method: string, path: string, token?: string, body?: unknown) {
+  return fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+}
