@@ -10,6 +10,7 @@ import { bookingsModule } from './bookings/module.js';
 import { calendarsModule } from './calendars/module.js';
 import { mailModule } from './mail/module.js';
 import { networkModule } from './network/module.js';
+import { pagesModule } from './pages/module.js';
 import { paymentsModule } from './payments/module.js';
 import {
   type ExtensionPoint,
@@ -35,6 +36,7 @@ export const MODULES = [
   paymentsModule,
   bookingsModule,
   networkModule,
+  pagesModule,
 ] as const;
 
 type Listed = (typeof MODULES)[number];

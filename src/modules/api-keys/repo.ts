@@ -61,6 +61,22 @@ export async function findKey(db: Queryable, accountId: string, id: string) {
   return selectKeys(db).where('k.account_id', '=', accountId).where('k.id', '=', id).executeTakeFirst();
 }
 
+/**
+ * The distinct hostnames in `allowed_domains` of the account's publishable keys that are neither
+ * revoked nor expired at `now`, sorted.
+ */
+export async function liveAllowedDomains(db: Queryable, accountId: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .select(sql<string>`unnest(allowed_domains)`.as('domain'))
+    .where('account_id', '=', accountId)
+    .where('key_type', '=', 'publishable')
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .execute();
+  return [...new Set(rows.map((r) => r.domain))].sort();
+}
+
 /** Sets `revoked_at` on the account's key unless it is already revoked; whether a row changed. */
 export async function revokeKey(db: Queryable, accountId: string, id: string, now: Date): Promise<boolean> {
   const res = await db

@@ -14,6 +14,7 @@ import {
   insertKey,
   keyExists,
   listKeys,
+  liveAllowedDomains,
   revokeKey,
 } from './repo.js';
 
@@ -196,6 +197,14 @@ export class ApiKeyService {
     // This process stops accepting the key before it answers; the others when the NOTIFY arrives.
     this.revocations.revoked(`key:${id}`);
     return this.get(accountId, id);
+  }
+
+  /**
+   * The account's allowed domains: every hostname its live publishable keys are locked to (an empty
+   * list: none is locked, so any origin). Pages of the account's links take `frame-ancestors` from it.
+   */
+  async allowedDomains(accountId: string): Promise<string[]> {
+    return liveAllowedDomains(this.db, accountId, this.clock.now());
   }
 
   /** The account a key belongs to, or null (operators revoke keys by id alone: `kairos keys revoke`). */

@@ -1,0 +1,95 @@
+/**
+ * The HTML around the pages' client code, and the headers every page carries
+ * (docs/architecture.md#pages): a strict Content-Security-Policy (scripts and styles from Kairos
+ * itself only, no inline script, no style attribute), no Referer (tokens sit in the paths), and
+ * `frame-ancestors` from the account's allowed domains.
+ */
+import type { FastifyReply } from 'fastify';
+import type { Assets } from './assets.js';
+
+const HOSTNAME =
+  /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * Who may frame a page: the account's allowed domains (each hostname and its subdomains, on the
+ * page's own scheme or https), or anyone when the account has none; `'none'` for pages of no account.
+ */
+export function frameAncestors(domains: readonly string[] | null): string {
+  if (domains === null) return "'none'";
+  const valid = domains.filter((d) => HOSTNAME.test(d));
+  if (valid.length === 0) return '*';
+  return ["'self'", ...valid.flatMap((d) => [d, `*.${d}`])].join(' ');
+}
+
+export function contentSecurityPolicy(ancestors: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    `frame-ancestors ${ancestors}`,
+  ].join('; ');
+}
+
+/** The headers of every page; `store: false` pages (tokens) are never cached. */
+export function pageHeaders(reply: FastifyReply, ancestors: string, cache: 'no-store' | 'no-cache'): void {
+  reply
+    .header('content-security-policy', contentSecurityPolicy(ancestors))
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', cache)
+    .type('text/html; charset=utf-8');
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** JSON for a `<script type="application/json">` data block: never closes the element. */
+function dataBlock(data: unknown): string {
+  const json = JSON.stringify(data).replace(/</g, '\\u003c');
+  return `<script type="application/json" id="kairos-data">${json}</script>`;
+}
+
+export function page(o: {
+  assets: Assets;
+  title: string;
+  script?: 'book' | 'manage';
+  attrs?: Record<string, string>;
+  data?: unknown;
+  body: string;
+}): string {
+  const script = o.script ? `<script type="module" src="${o.assets[o.script].path}"></script>` : '';
+  const attrs = Object.entries(o.attrs ?? {})
+    .map(([k, v]) => ` data-${k}="${escapeHtml(v)}"`)
+    .join('');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(o.title)}</title>
+<link rel="stylesheet" href="${o.assets.css.path}">
+${script}</head>
+<body><div id="app"${attrs}>${o.body}</div>
+${o.data === undefined ? '' : dataBlock(o.data)}
+</body></html>`;
+}
+
+/** The wait before the script runs, and what a browser without JavaScript is told. */
+export function loading(what: string): string {
+  return `<div class="card"><main class="body"><p>Loading ${escapeHtml(what)}…</p>
+<noscript><p>This page needs JavaScript to show free times and book.</p></noscript></main></div>`;
+}
+
+/** A page that says why there is nothing to show (404, 410), with no script at all. */
+export function errorPage(assets: Assets, title: string, message: string): string {
+  return page({
+    assets,
+    title,
+    body: `<div class="card page-error"><main class="body"><h1>${escapeHtml(title)}</h1>
+<p>${escapeHtml(message)}</p></main></div>`,
+  });
+}

@@ -1,0 +1,30 @@
+import type { ApiKeysApi } from '../api-keys/api.js';
+import type { BookingLinksApi } from '../booking-links/api.js';
+import type { BookingsApi } from '../bookings/api.js';
+import { defineModule } from '../module.js';
+import { pageRoutes } from './routes.js';
+import { PageService } from './service.js';
+
+export interface PagesNeeds {
+  apiKeys: Pick<ApiKeysApi, 'allowedDomains'>;
+  bookingLinks: Pick<BookingLinksApi, 'get'>;
+  bookings: Pick<BookingsApi, 'publicLink' | 'publicLinkView' | 'byToken'>;
+}
+
+/**
+ * The pages Kairos serves to people: the booking page and the attendee's page, with their client
+ * code bundled from src/web at first use (docs/architecture.md#pages). No API of its own.
+ */
+export const pagesModule = defineModule<PagesNeeds>()({
+  name: 'pages',
+  needs: ['apiKeys', 'bookingLinks', 'bookings'],
+  create({ platform, needs }) {
+    const pages = new PageService({
+      db: platform.db,
+      bookingLinks: needs.bookingLinks,
+      bookings: needs.bookings,
+      apiKeys: needs.apiKeys,
+    });
+    return { api: {}, routes: (app) => pageRoutes(app, pages) };
+  },
+});

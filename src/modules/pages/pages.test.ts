@@ -1,0 +1,232 @@
+/**
+ * The pages over HTTP, without a browser (docs/api.md#e-mail-and-pages; the browser tests are in
+ * test/browser): headers (CSP, frame-ancestors from the account's allowed domains, no Referer,
+ * caching), the bundles and their size budget, 404 and 410 for links that do not work (a page for a
+ * browser, problem+json for anyone else), nothing of other parties on the pages, no token in the logs.
+ */
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
+import { Kysely, PostgresDialect } from 'kysely';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { createTestDatabase } from '../../../test/helpers/db.js';
+import { loadConfig } from '../../config.js';
+import { createPool } from '../../db/store.js';
+import type { DB } from '../../db/types.js';
+import { startRuntime } from '../../runtime.js';
+
+let t: TestApp;
+let key: string;
+let accountId: string;
+let hostId: string;
+const HTML = { accept: 'text/html,application/xhtml+xml' };
+
+beforeAll(async () => {
+  t = await startTestApp();
+  const acc = await t.account();
+  key = acc.key;
+  accountId = acc.id;
+  const h = await t.call('POST', '/v1/hosts', {
+    token: key,
+    body: { display_name: 'Grace Hopper', timezone: 'UTC', email: 'grace@example.com' },
+  });
+  hostId = (await h.json()).host.principal_id;
+  await link('intro-call');
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function link(slug: string, body: Record<string, unknown> = {}): Promise<Json> {
+  const res = await t.call('POST', '/v1/booking-links', {
+    token: key,
+    body: { slug, title: 'Intro <call>', host_ids: [hostId], ...body },
+  });
+  expect(res.status).toBe(201);
+  return (await res.json()).booking_link;
+}
+
+async function book(slug: string): Promise<{ token: string; id: string }> {
+  const from = new Date().toISOString();
+  const to = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const slots = await (
+    await t.call('GET', `/v1/public/links/${slug}/availability?from=${from}&to=${to}`)
+  ).json();
+  const res = await t.call('POST', `/v1/public/links/${slug}/bookings`, {
+    body: { customer_name: 'Ada', customer_email: 'ada@example.com', start_time: slots.slots[0].start },
+  });
+  expect(res.status).toBe(201);
+  const { booking } = await res.json();
+  return { token: booking.manage_url.split('/').pop(), id: booking.id };
+}
+
+const frameAncestors = (res: Response) =>
+  /frame-ancestors ([^;]*)/.exec(res.headers.get('content-security-policy') ?? '')?.[1];
+
+describe('/book/{slug}', () => {
+  it('is a page with a strict CSP, no Referer, and the link’s public view inline (no ids, no e-mails)', async () => {
+    const res = await t.call('GET', '/book/intro-call', { headers: HTML });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+        "form-action 'self'; base-uri 'none'; frame-ancestors *",
+    );
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await res.text();
+    expect(html).toMatch(/<script type="module" src="\/assets\/book-[A-Z0-9]+\.js"><\/script>/);
+    // The only inline <script> is a JSON data block, which browsers never run.
+    expect([...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>/g)].map((m) => m[0])).toEqual([
+      '<script type="application/json" id="kairos-data">',
+    ]);
+    expect(html).toContain('<title>Intro &#60;call&#62; · Book a time</title>');
+    expect(html).toContain('"title":"Intro \\u003ccall>"');
+    expect(html).toContain('"display_name":"Grace Hopper"');
+    for (const secret of [hostId, accountId, 'grace@example.com']) expect(html).not.toContain(secret);
+  });
+
+  it('may be framed by the account’s allowed domains (live publishable keys), by anyone when none are set', async () => {
+    expect(frameAncestors(await t.call('GET', '/book/intro-call'))).toBe('*');
+    const pk = await t.call('POST', '/v1/api-keys', {
+      token: key,
+      body: { name: 'Widget', key_type: 'publishable', allowed_domains: ['Example.com', 'shop.test'] },
+    });
+    const { api_key } = await pk.json();
+    await t.call('POST', '/v1/api-keys', { token: key, body: { name: 'Server' } }); // secret keys have none
+    expect(frameAncestors(await t.call('GET', '/book/intro-call'))).toBe(
+      "'self' example.com *.example.com shop.test *.shop.test",
+    );
+    await t.call('DELETE', `/v1/api-keys/${api_key.id}`, { token: key });
+    expect(frameAncestors(await t.call('GET', '/book/intro-call'))).toBe('*');
+  });
+
+  it('is a 404 page for an unknown or switched-off link, and problem+json for a client that is not a browser', async () => {
+    await link('switched-off', { active: false });
+    for (const slug of ['no-such-link', 'switched-off', 'UPPER', 'x']) {
+      const page = await t.call('GET', `/book/${slug}`, { headers: HTML });
+      expect(page.status, slug).toBe(404);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(frameAncestors(page)).toBe("'none'");
+      const html = await page.text();
+      expect(html).toContain('<h1>Booking page not found</h1>');
+      expect(html).not.toContain('<script');
+      const api = await t.call('GET', `/book/${slug}`);
+      expect(api.status).toBe(404);
+      expect(api.headers.get('content-type')).toContain('application/problem+json');
+      expect((await api.json()).request_id).toMatch(/^req_/);
+    }
+  });
+});
+
+describe('/assets', () => {
+  it('serves the bundles immutable, gzipped when asked, the booking page’s JavaScript within 30 KB gzipped', async () => {
+    const html = await (await t.call('GET', '/book/intro-call')).text();
+    const paths = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(paths).toHaveLength(2);
+    for (const path of paths) {
+      const plain = await t.call('GET', path, { headers: { 'accept-encoding': 'identity' } });
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expect(plain.headers.get('content-type')).toMatch(/^text\/(javascript|css); charset=utf-8$/);
+      const body = Buffer.from(await plain.arrayBuffer());
+      // fetch itself asks for gzip and decodes; read the raw size from a plain request.
+      const { request } = await import('node:http');
+      const gz = await new Promise<Buffer>((resolve, reject) => {
+        request(`${t.url}${path}`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+          expect(res.headers['content-encoding']).toBe('gzip');
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks)));
+        })
+          .on('error', reject)
+          .end();
+      });
+      expect(gunzipSync(gz).equals(body)).toBe(true);
+      if (path.endsWith('.js')) expect(gz.length).toBeLessThanOrEqual(30 * 1024);
+    }
+    expect((await t.call('GET', '/assets/book-NOPE.js')).status).toBe(404);
+    expect(await (await t.call('GET', '/assets/licenses.txt')).text()).toContain('preact');
+  });
+});
+
+describe('/b/{token}', () => {
+  it('is the attendee’s page for a live token (no-store, the link’s slug for rescheduling)', async () => {
+    const { token } = await book('intro-call');
+    const res = await t.call('GET', `/b/${token}`, { headers: HTML });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(frameAncestors(res)).toBe('*');
+    const html = await res.text();
+    expect(html).toMatch(/<script type="module" src="\/assets\/manage-[A-Z0-9]+\.js"><\/script>/);
+    expect(html).toContain('{"slug":"intro-call"}');
+    expect(html).not.toContain(token);
+  });
+
+  it('is 404 for an unknown token and 410 once the booking’s link has expired; problem+json for non-browsers', async () => {
+    const { token, id } = await book('intro-call');
+    for (const bad of ['x'.repeat(43), 'short', `${token.slice(0, -1)}A`]) {
+      const page = await t.call('GET', `/b/${bad}`, { headers: HTML });
+      expect(page.status, bad).toBe(404);
+      expect(await page.text()).toContain('<h1>Booking link not valid</h1>');
+    }
+    const ago = Date.now() - 40 * 86_400_000;
+    await t.ctx.db
+      .updateTable('bookings')
+      .set({ start_time: new Date(ago), end_time: new Date(ago + 1_800_000) })
+      .where('id', '=', id)
+      .execute();
+    const page = await t.call('GET', `/b/${token}`, { headers: HTML });
+    expect(page.status).toBe(410);
+    expect(await page.text()).toContain('<h1>Booking link expired</h1>');
+    const api = await t.call('GET', `/b/${token}`);
+    expect(api.status).toBe(410);
+    expect(await api.json()).toMatchObject({ status: 410, type: expect.stringMatching(/\/errors\/gone$/) });
+  });
+});
+
+describe('logs', () => {
+  it('name the route of a page, never its token', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const database = await createTestDatabase();
+    const masterKey = randomBytes(32).toString('base64');
+    const config = {
+      ...loadConfig({ DATABASE_URL: database.url, KAIROS_MASTER_KEY: masterKey, LOG_LEVEL: 'info' }),
+      port: 0,
+      host: '127.0.0.1',
+    };
+    const pool = createPool(database.url, 4);
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const runtime = await startRuntime({
+      config,
+      log: { info: () => {}, warn: () => {}, error: () => {} },
+      httpLogger: pino({ level: 'info' }, sink),
+      store: { db, pool, url: database.url, masterKey },
+      workers: false,
+      listen: true,
+    });
+    try {
+      const token = randomBytes(32).toString('base64url');
+      for (const path of [`/b/${token}`, `/b/${token}?x=1`, `/w/${token}`, `/book/${token.slice(0, 20)}`]) {
+        await fetch(`${runtime.url}${path}`, { headers: HTML });
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      const log = lines.join('');
+      expect(log).toContain('"route":"/b/:token"');
+      expect(log).not.toContain(token);
+      expect(log).not.toContain(token.slice(0, 20));
+    } finally {
+      await runtime.close();
+      await db.destroy();
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,346 @@
+/**
+ * The booking page, `/book/{slug}` (docs/api.md#e-mail-and-pages): pick a day and a time in the
+ * visitor's zone, answer the link's questions, book. Talks to the public booking surface only:
+ * `/v1/public/links/{slug}` (served inline with the page), `/availability`, `/bookings`, `/waitlist`.
+ * A priced link goes to Stripe Checkout and comes back here (`?booking=…&payment=success|cancelled`).
+ */
+import { html } from 'htm/preact';
+import { render, type VNode } from 'preact';
+import { useState } from 'preact/hooks';
+import {
+  api,
+  linkPath,
+  type Problem,
+  type PublicBooking,
+  type PublicLink,
+  type Slot,
+  slotTaken,
+} from './shared/api.js';
+import { type EmptyRange, SlotPicker } from './shared/picker.js';
+import { detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
+import { CalendarLink, Field, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
+
+type Step =
+  | { kind: 'pick' }
+  | { kind: 'form'; slot: Slot }
+  | { kind: 'done'; booking: PublicBooking }
+  | { kind: 'waitlisted'; range: EmptyRange }
+  | { kind: 'paid'; booking: PublicBooking | null; manageUrl: string | undefined }
+  | { kind: 'redirect' };
+
+const STORE = 'kairos:checkout:';
+
+/** What a paid booking leaves behind for the page Checkout returns to (this tab only). */
+interface Pending {
+  booking: PublicBooking;
+  manageUrl: string | undefined;
+}
+
+function tokenOf(manageUrl: string | undefined): string | null {
+  const m = manageUrl && /\/b\/([A-Za-z0-9_-]+)$/.exec(manageUrl);
+  return m ? (m[1] ?? null) : null;
+}
+
+function App(p: { link: PublicLink; returned: Step | null; notice: string }): VNode {
+  const { link } = p;
+  const [zone, setZone] = useState(detectedZone);
+  const [duration, setDuration] = useState(link.duration_minutes);
+  const [step, setStep] = useState<Step>(p.returned ?? { kind: 'pick' });
+  const [refresh, setRefresh] = useState(0);
+  const [notice, setNotice] = useState(p.notice);
+  const [empty, setEmpty] = useState<EmptyRange | null>(null);
+  const hosts = link.hosts.map((h) => h.display_name).filter(Boolean);
+
+  const header = html`<header class="head">
+    <p class="eyebrow">${hosts.join(', ') || 'Booking'}</p>
+    <h1 id="title">${link.title}</h1>
+    ${link.description && html`<p class="description">${link.description}</p>`}
+    <p class="facts">
+      <span>${durationLabel(duration)}</span>
+      ${link.price_amount !== null && link.price_currency && html`<span>${money(link.price_amount, link.price_currency)}</span>`}
+    </p>
+  </header>`;
+
+  let body: VNode;
+  if (step.kind === 'form') {
+    body = html`<${BookingForm} link=${link} slot=${step.slot} zone=${zone} duration=${duration}
+      onBack=${() => {
+        setStep({ kind: 'pick' });
+        focusSoon('month-h');
+      }}
+      onTaken=${(slot: Slot) => {
+        setNotice(
+          `Someone booked ${timeLabel(slot.start, zone)} just before you. The times shown are still free: please pick another.`,
+        );
+        setRefresh((n) => n + 1);
+        setStep({ kind: 'pick' });
+        focusSoon('month-h');
+      }}
+      onBooked=${(b: PublicBooking) => {
+        if (b.status === 'pending_payment' && b.checkout_url) {
+          try {
+            sessionStorage.setItem(STORE + b.id, JSON.stringify({ booking: b, manageUrl: b.manage_url }));
+          } catch {
+            // private mode: the return page says to look for the e-mail instead
+          }
+          setStep({ kind: 'redirect' });
+          location.assign(b.checkout_url);
+          return;
+        }
+        setStep({ kind: 'done', booking: b });
+        focusSoon('done-h');
+      }} />`;
+  } else if (step.kind === 'done') {
+    body = html`<${Done} booking=${step.booking} manageUrl=${step.booking.manage_url} zone=${zone} paid=${false} />`;
+  } else if (step.kind === 'paid') {
+    body = step.booking
+      ? html`<${Done} booking=${step.booking} manageUrl=${step.manageUrl} zone=${zone} paid=${true} />`
+      : html`<section class="done"><h2 id="done-h" tabindex="-1">Payment received</h2>
+          <p>Thank you. Your confirmation e-mail has the details and a link to reschedule or cancel.</p></section>`;
+  } else if (step.kind === 'redirect') {
+    body = html`<p role="status">Taking you to the payment page…</p>`;
+  } else if (step.kind === 'waitlisted') {
+    body = html`<section class="done"><h2 id="done-h" tabindex="-1">You are on the waitlist</h2>
+      <p>If time frees up between ${whenRange(step.range, zone)}, we will e-mail you a link to claim it.</p>
+      <button type="button" class="secondary" onClick=${() => setStep({ kind: 'pick' })}>Back to the calendar</button></section>`;
+  } else {
+    body = html`<section aria-labelledby="pick-h">
+      <h2 id="pick-h" class="sr-only">Choose a time</h2>
+      <div class="options">
+        ${
+          link.durations.length > 1 &&
+          html`<fieldset class="durations"><legend>Duration</legend>
+          ${link.durations.map(
+            (
+              d,
+            ) => html`<label class="radio"><input type="radio" name="duration" value=${d} checked=${d === duration}
+              onChange=${() => setDuration(d)} /> ${durationLabel(d)}</label>`,
+          )}
+        </fieldset>`
+        }
+        <${ZoneSelect} zone=${zone} onChange=${setZone} />
+      </div>
+      <${SlotPicker} slug=${link.slug} duration=${duration} zone=${zone} refresh=${refresh} notice=${notice}
+        onEmpty=${setEmpty}
+        onPick=${(slot: Slot) => {
+          setNotice('');
+          setStep({ kind: 'form', slot });
+          focusSoon('form-h');
+        }} />
+      ${
+        empty &&
+        html`<${Waitlist} link=${link} range=${empty} zone=${zone}
+        onJoined=${() => {
+          setStep({ kind: 'waitlisted', range: empty });
+          focusSoon('done-h');
+        }} />`
+      }
+    </section>`;
+  }
+  return html`<div class="card">${header}<main class="body">${body}</main></div>`;
+}
+
+function durationLabel(minutes: number): string {
+  if (minutes < 60 || minutes % 60) return `${minutes} min`;
+  return minutes === 60 ? '1 hour' : `${minutes / 60} hours`;
+}
+
+function whenRange(r: EmptyRange, zone: string): string {
+  const f = new Intl.DateTimeFormat(undefined, { timeZone: zone, day: 'numeric', month: 'long' });
+  return `${f.format(r.from)} and ${f.format(r.to - 1)}`;
+}
+
+/** Field errors of a 400 (`errors.customer_email`, `errors["answers.<id>"]`), by input id. */
+function fieldErrors(p: Problem): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(p.errors ?? {})) {
+    const id = k.startsWith('answers.') ? `q-${k.slice(8)}` : k;
+    out[id] = v.charAt(0).toUpperCase() + v.slice(1);
+  }
+  return out;
+}
+
+function formValues(form: HTMLFormElement): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (const el of Array.from(form.elements)) {
+    if (
+      !(
+        el instanceof HTMLInputElement ||
+        el instanceof HTMLTextAreaElement ||
+        el instanceof HTMLSelectElement
+      )
+    )
+      continue;
+    if (!el.name) continue;
+    out[el.name] = el instanceof HTMLInputElement && el.type === 'checkbox' ? el.checked : el.value.trim();
+  }
+  return out;
+}
+
+function BookingForm(p: {
+  link: PublicLink;
+  slot: Slot;
+  zone: string;
+  duration: number;
+  onBack(): void;
+  onTaken(slot: Slot): void;
+  onBooked(b: PublicBooking): void;
+}): VNode {
+  const [busy, setBusy] = useState(false);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState('');
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const values = formValues(e.currentTarget as HTMLFormElement);
+    const answers: Record<string, string | boolean> = {};
+    for (const q of p.link.questions) {
+      const v = values[`q-${q.id}`];
+      if (v !== undefined && v !== '') answers[q.id] = v;
+    }
+    setBusy(true);
+    setFailure('');
+    const a = await api<{ booking: PublicBooking }>('POST', linkPath(p.link.slug, '/bookings'), {
+      customer_name: values.customer_name,
+      customer_email: values.customer_email,
+      start_time: p.slot.start,
+      duration_minutes: p.duration,
+      customer_timezone: p.zone,
+      ...(values.notes ? { notes: values.notes } : {}),
+      answers,
+    });
+    setBusy(false);
+    if (a.ok) return p.onBooked(a.data.booking);
+    if (slotTaken(a.problem)) return p.onTaken(p.slot);
+    const fields = fieldErrors(a.problem);
+    setErrors(fields);
+    setFailure(
+      Object.keys(fields).length
+        ? 'Please correct the fields marked below.'
+        : (a.problem.detail ?? 'Booking failed.'),
+    );
+    focusSoon('form-error');
+  };
+
+  return html`<form class="book-form" onSubmit=${submit}>
+    <h2 id="form-h" tabindex="-1">Your details</h2>
+    <p class="chosen">${whenLabel(p.slot.start, p.slot.end, p.zone)} <span class="muted">(${zoneLabel(p.zone)})</span>
+      <button type="button" class="link" onClick=${p.onBack}>Change time</button></p>
+    ${failure && html`<p class="error" id="form-error" role="alert" tabindex="-1">${failure}</p>`}
+    <${Field} id="customer_name" label="Name" required=${true} autocomplete="name" error=${errors.customer_name} />
+    <${Field} id="customer_email" label="E-mail" type="email" required=${true} autocomplete="email" error=${errors.customer_email} />
+    ${p.link.questions.map(
+      (q) => html`<${Field} id=${`q-${q.id}`} label=${q.label} type=${q.type === 'phone' ? 'tel' : q.type}
+        required=${q.required} options=${q.options} error=${errors[`q-${q.id}`]} />`,
+    )}
+    <${Field} id="notes" label="Anything we should know? (optional)" type="textarea" error=${errors.notes} />
+    <div class="actions">
+      <button type="submit" disabled=${busy}>${busy ? 'Booking…' : p.link.price_amount !== null ? 'Continue to payment' : 'Book'}</button>
+      <button type="button" class="secondary" onClick=${p.onBack}>Back</button>
+    </div>
+  </form>`;
+}
+
+function Done(p: {
+  booking: PublicBooking;
+  manageUrl: string | undefined;
+  zone: string;
+  paid: boolean;
+}): VNode {
+  const b = p.booking;
+  const confirmed = b.status === 'confirmed';
+  return html`<section class="done">
+    <h2 id="done-h" tabindex="-1">${confirmed ? 'You are booked' : p.paid ? 'Payment received' : 'Booking received'}</h2>
+    <p>${
+      confirmed
+        ? html`A confirmation is on its way to <strong>${b.customer_email}</strong>.`
+        : 'Your payment is being confirmed; the confirmation e-mail follows as soon as it is.'
+    }</p>
+    <${Summary} booking=${b} zone=${p.zone} status=${!confirmed} />
+    <div class="actions">
+      <${CalendarLink} booking=${b} manageUrl=${p.manageUrl} />
+      ${p.manageUrl && html`<a class="button secondary" href=${p.manageUrl}>Reschedule or cancel</a>`}
+    </div>
+  </section>`;
+}
+
+function Waitlist(p: { link: PublicLink; range: EmptyRange; zone: string; onJoined(): void }): VNode {
+  const [busy, setBusy] = useState(false);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState('');
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const v = formValues(e.currentTarget as HTMLFormElement);
+    setBusy(true);
+    const a = await api('POST', linkPath(p.link.slug, '/waitlist'), {
+      customer_name: v['wl-name'],
+      customer_email: v['wl-email'],
+      preferred_from: new Date(p.range.from).toISOString(),
+      preferred_to: new Date(p.range.to).toISOString(),
+    });
+    setBusy(false);
+    if (a.ok) return p.onJoined();
+    const e2 = fieldErrors(a.problem);
+    setErrors({ 'wl-name': e2.customer_name ?? '', 'wl-email': e2.customer_email ?? '' });
+    setFailure(a.problem.detail ?? 'Could not join the waitlist.');
+  };
+  return html`<form class="waitlist" onSubmit=${submit} aria-labelledby="wl-h">
+    <h2 id="wl-h">Join the waitlist</h2>
+    <p>No free time between ${whenRange(p.range, p.zone)}. Leave your name and e-mail: if time frees up, we will offer it to you.</p>
+    ${failure && html`<p class="error" role="alert">${failure}</p>`}
+    <${Field} id="wl-name" label="Name" required=${true} autocomplete="name" error=${errors['wl-name'] || undefined} />
+    <${Field} id="wl-email" label="E-mail" type="email" required=${true} autocomplete="email" error=${errors['wl-email'] || undefined} />
+    <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Joining…' : 'Join the waitlist'}</button></div>
+  </form>`;
+}
+
+/** Back from Stripe Checkout: what this tab stored before it left, and the booking's state now. */
+async function returned(params: URLSearchParams): Promise<{ step: Step | null; notice: string }> {
+  const payment = params.get('payment');
+  const id = params.get('booking') ?? '';
+  if (payment !== 'success' && payment !== 'cancelled') return { step: null, notice: '' };
+  let pending: Pending | null = null;
+  try {
+    pending = JSON.parse(sessionStorage.getItem(STORE + id) ?? 'null') as Pending | null;
+  } catch {
+    pending = null;
+  }
+  const token = tokenOf(pending?.manageUrl);
+  history.replaceState(null, '', location.pathname);
+  if (payment === 'cancelled') {
+    // Free the held time at once instead of leaving it held until the hold ends.
+    if (token) await api('POST', `/v1/public/bookings/${token}/cancel`, { reason: 'Payment cancelled' });
+    sessionStorage.removeItem(STORE + id);
+    return {
+      step: null,
+      notice: 'The payment was cancelled, so nothing was booked. Pick a time to try again.',
+    };
+  }
+  if (!pending || !token) return { step: { kind: 'paid', booking: null, manageUrl: undefined }, notice: '' };
+  const a = await api<{ booking: PublicBooking }>('GET', `/v1/public/bookings/${token}`);
+  return {
+    step: { kind: 'paid', booking: a.ok ? a.data.booking : pending.booking, manageUrl: pending.manageUrl },
+    notice: '',
+  };
+}
+
+async function main(): Promise<void> {
+  const root = document.getElementById('app');
+  if (!root) return;
+  const slug = root.dataset.slug ?? '';
+  let link = pageData<{ booking_link: PublicLink }>()?.booking_link;
+  if (!link) {
+    const a = await api<{ booking_link: PublicLink }>('GET', linkPath(slug));
+    if (!a.ok) {
+      root.textContent = a.problem.detail ?? 'This booking page is not available.';
+      return;
+    }
+    link = a.data.booking_link;
+  }
+  const back = await returned(new URLSearchParams(location.search));
+  root.textContent = '';
+  render(html`<${App} link=${link} returned=${back.step} notice=${back.notice} />`, root);
+  if (back.step) focusSoon('done-h');
+}
+
+void main();

@@ -1,0 +1,111 @@
+/**
+ * The public booking API as the pages call it (docs/api.md#public-booking-surface): same origin,
+ * JSON in and out, problem+json on failure. Never throws: a network failure is status 0.
+ */
+
+export interface Problem {
+  status: number;
+  title?: string;
+  detail?: string;
+  code?: string;
+  reason?: string;
+  errors?: Record<string, string>;
+}
+
+export type Answer<T> =
+  | { ok: true; status: number; data: T }
+  | { ok: false; status: number; problem: Problem };
+
+export interface Slot {
+  start: string;
+  end: string;
+}
+
+export interface SlotsAnswer {
+  duration_minutes: number;
+  timezone: string;
+  slots: Slot[];
+}
+
+export interface Question {
+  id: string;
+  label: string;
+  type: string;
+  required: boolean;
+  options?: string[];
+}
+
+export interface PublicLink {
+  slug: string;
+  title: string;
+  description: string;
+  duration_minutes: number;
+  durations: number[];
+  hosts: { display_name: string }[];
+  questions: Question[];
+  price_amount: number | null;
+  price_currency: string | null;
+}
+
+export interface PublicBooking {
+  id: string;
+  status: 'pending_payment' | 'confirmed' | 'cancelled' | 'expired';
+  title: string;
+  start_time: string;
+  end_time: string;
+  customer_name: string;
+  customer_email: string;
+  hosts: { display_name: string }[];
+  checkout_url: string | null;
+  payment_amount: number | null;
+  payment_currency: string | null;
+  cancellation_reason: string | null;
+  manage_url?: string;
+}
+
+/** A fresh Idempotency-Key: one per submission, so a repeated request cannot book twice. */
+function newKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer<T>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  let payload: string | undefined;
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  if (method === 'POST') headers['idempotency-key'] = newKey();
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: payload, credentials: 'omit' });
+  } catch {
+    return {
+      ok: false,
+      status: 0,
+      problem: { status: 0, detail: 'The server could not be reached. Check your connection and try again.' },
+    };
+  }
+  let json: unknown = null;
+  try {
+    json = await res.json();
+  } catch {
+    // an empty or non-JSON body: judged by the status alone
+  }
+  if (res.ok) return { ok: true, status: res.status, data: json as T };
+  const problem = (json && typeof json === 'object' ? json : {}) as Problem;
+  problem.status = res.status;
+  problem.detail ??= `The request failed (HTTP ${res.status}).`;
+  return { ok: false, status: res.status, problem };
+}
+
+/** A 409 that means "someone took this time first" (the slot, or the host's calendar, changed). */
+export function slotTaken(p: Problem): boolean {
+  return p.status === 409 && p.code === 'slot_unavailable';
+}
+
+/** The path of the link's public API. */
+export function linkPath(slug: string, rest = ''): string {
+  return `/v1/public/links/${encodeURIComponent(slug)}${rest}`;
+}

@@ -1,0 +1,60 @@
+/**
+ * "Add to calendar": an iCalendar file of the booking, made in the browser (RFC 5545). Its UID is the
+ * one the booking's e-mail invites carry (`<booking id>@kairos`), so a calendar that already has the
+ * invite updates that event instead of adding a second one.
+ */
+import type { PublicBooking } from './api.js';
+
+const stamp = (iso: string) => new Date(iso).toISOString().replace(/[-:]|\.\d{3}/g, '');
+
+function text(value: string): string {
+  return value.replace(/[\\;,]/g, (c) => `\\${c}`).replace(/\r?\n/g, '\\n');
+}
+
+/** Folds a content line at 75 octets (continuation lines start with a space). */
+function fold(line: string): string {
+  const bytes = new TextEncoder();
+  const out: string[] = [];
+  let current = '';
+  for (const ch of line) {
+    if (bytes.encode(current + ch).length > (out.length ? 74 : 75)) {
+      out.push(current);
+      current = '';
+    }
+    current += ch;
+  }
+  out.push(current);
+  return out.join('\r\n ');
+}
+
+export function icsOf(b: PublicBooking, manageUrl: string | undefined): string {
+  const hosts = b.hosts.map((h) => h.display_name).filter(Boolean);
+  const description = [
+    hosts.length ? `With ${hosts.join(', ')}` : '',
+    manageUrl ? `Reschedule or cancel: ${manageUrl}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+  const lines = [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//Kairos//Booking page//EN',
+    'CALSCALE:GREGORIAN',
+    'BEGIN:VEVENT',
+    `UID:${b.id}@kairos`,
+    `DTSTAMP:${stamp(new Date().toISOString())}`,
+    `DTSTART:${stamp(b.start_time)}`,
+    `DTEND:${stamp(b.end_time)}`,
+    `SUMMARY:${text(b.title)}`,
+    ...(description ? [`DESCRIPTION:${text(description)}`] : []),
+    ...(manageUrl ? [`URL:${manageUrl}`] : []),
+    'END:VEVENT',
+    'END:VCALENDAR',
+  ];
+  return `${lines.map(fold).join('\r\n')}\r\n`;
+}
+
+/** An object URL of the file, for an `<a download>` (revoked when the page goes). */
+export function icsHref(b: PublicBooking, manageUrl: string | undefined): string {
+  return URL.createObjectURL(new Blob([icsOf(b, manageUrl)], { type: 'text/calendar;charset=utf-8' }));
+}

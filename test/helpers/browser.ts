@@ -1,0 +1,52 @@
+/**
+ * A real browser for the page tests: Debian's Chromium (`apt-get install chromium`) driven by
+ * playwright-core (which downloads no browser of its own). Where Chromium is absent the browser tests
+ * are skipped with one line saying why; with KAIROS_REQUIRE_CHROMIUM=1 (set by `.ci/run`, which
+ * installs it) its absence fails them instead, so CI always runs them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.KAIROS_CHROMIUM ?? '/usr/lib/chromium/chromium';
+export const CHROMIUM_INSTALL_HINT = `Chromium is required for the browser tests but ${CHROMIUM} does not exist. Install it with \`sudo apt-get install -y chromium\` (Debian), or set KAIROS_CHROMIUM to a Chromium binary.`;
+
+let warned = false;
+
+export function chromiumAvailable(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.KAIROS_REQUIRE_CHROMIUM === '1') throw new Error(CHROMIUM_INSTALL_HINT);
+  if (!warned) {
+    warned = true;
+    console.warn(`skipping the browser tests: chromium not found (${CHROMIUM_INSTALL_HINT})`);
+  }
+  return false;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    // Small machines (CI: 2 cores): no GPU process, no /dev/shm-sized surprises.
+    args: ['--disable-gpu', '--disable-dev-shm-usage'],
+  });
+}
+
+let axeSource: string | null = null;
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** axe-core's violations of impact serious or critical on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not apply.
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(axeSource);
+  const violations = (await page.evaluate(`window.axe.run(document, { resultTypes: ['violations'] })
+    .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map((n) => n.target.join(' ')) })))`)) as AxeViolation[];
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
