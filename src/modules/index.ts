@@ -21,6 +21,7 @@ import {
   type Platform,
 } from './module.js';
 import { principalsModule } from './principals/module.js';
+import { proposalsModule } from './proposals/module.js';
 import { isEventType } from './webhooks/api.js';
 import { webhooksModule } from './webhooks/module.js';
 
@@ -37,6 +38,7 @@ export const MODULES = [
   bookingsModule,
   networkModule,
   pagesModule,
+  proposalsModule,
 ] as const;
 
 type Listed = (typeof MODULES)[number];
