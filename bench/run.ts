@@ -3,6 +3,7 @@ import { availableParallelism, cpus } from 'node:os';
 import type { Row } from './lib.js';
 import { benchAvailability } from './availability.js';
 import { benchBookingCreate, benchBusySlots } from './bookings.js';
+import { benchPages } from './pages.js';
 import { benchPlatform } from './platform.js';
 import { benchSlots } from './slots.js';
 import { benchWebhooks } from './webhooks.js';
@@ -14,6 +15,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['webhooks', benchWebhooks],
   ['bookings', benchBookingCreate],
   ['bookings-slots', benchBusySlots],
+  ['pages', benchPages],
 ];
 
 const only = process.argv[2];

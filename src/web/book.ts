@@ -16,7 +16,7 @@ import {
   type Slot,
   slotTaken,
 } from './shared/api.js';
-import { type EmptyRange, SlotPicker } from './shared/picker.js';
+import { type EmptyRange, preloadSlots, SlotPicker } from './shared/picker.js';
 import { detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
 import { CalendarLink, Field, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
 
@@ -337,7 +337,9 @@ async function main(): Promise<void> {
     }
     link = a.data.booking_link;
   }
-  const back = await returned(new URLSearchParams(location.search));
+  const params = new URLSearchParams(location.search);
+  if (!params.has('payment')) preloadSlots(link.slug, link.duration_minutes, detectedZone());
+  const back = await returned(params);
   root.textContent = '';
   render(html`<${App} link=${link} returned=${back.step} notice=${back.notice} />`, root);
   if (back.step) focusSoon('done-h');

@@ -54,9 +54,35 @@ function dataBlock(data: unknown): string {
   return `<script type="application/json" id="kairos-data">${json}</script>`;
 }
 
+const HOUR = 3_600_000;
+
+/**
+ * `<link rel="preload">` of the free times the booking page asks for first, so the browser fetches
+ * them while it loads the script: this UTC month's window widened by 14 hours each side (every zone's
+ * month, as src/web/shared/time.ts monthWindow computes it) from this minute on. The script uses the
+ * link's URL as is when the visitor's month is the one named here.
+ */
+export function slotsPreload(slug: string, duration: number, nowMs: number): string {
+  const now = new Date(nowMs);
+  const y = now.getUTCFullYear();
+  const m = now.getUTCMonth();
+  const from = Math.max(Date.UTC(y, m, 1) - 14 * HOUR, Math.floor(nowMs / 60_000) * 60_000);
+  const to = Date.UTC(y, m + 1, 1) + 14 * HOUR;
+  const q = new URLSearchParams({
+    from: new Date(from).toISOString(),
+    to: new Date(to).toISOString(),
+    duration_minutes: String(duration),
+  });
+  const href = `/v1/public/links/${encodeURIComponent(slug)}/availability?${q}`;
+  const month = `${y}-${String(m + 1).padStart(2, '0')}`;
+  return `<link rel="preload" as="fetch" crossorigin="anonymous" id="slots-preload" href="${escapeHtml(href)}" data-month="${month}" data-duration="${duration}">`;
+}
+
 export function page(o: {
   assets: Assets;
   title: string;
+  /** More of <head> (already HTML). */
+  head?: string;
   script?: 'book' | 'manage';
   attrs?: Record<string, string>;
   data?: unknown;
@@ -72,7 +98,7 @@ export function page(o: {
 <meta name="robots" content="noindex">
 <title>${escapeHtml(o.title)}</title>
 <link rel="stylesheet" href="${o.assets.css.path}">
-${script}</head>
+${script}${o.head ?? ''}</head>
 <body><div id="app"${attrs}>${o.body}</div>
 ${o.data === undefined ? '' : dataBlock(o.data)}
 </body></html>`;

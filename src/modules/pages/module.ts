@@ -21,6 +21,7 @@ export const pagesModule = defineModule<PagesNeeds>()({
   create({ platform, needs }) {
     const pages = new PageService({
       db: platform.db,
+      clock: platform.clock,
       bookingLinks: needs.bookingLinks,
       bookings: needs.bookings,
       apiKeys: needs.apiKeys,

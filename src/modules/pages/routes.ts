@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, NotFound } from '../../platform/errors.js';
 import type { TypedApp } from '../../platform/routes.js';
 import { type Assets, licenses, prepareAssets } from './assets.js';
-import { errorPage, frameAncestors, loading, page, pageHeaders } from './html.js';
+import { errorPage, frameAncestors, loading, page, pageHeaders, slotsPreload } from './html.js';
 import type { PageService } from './service.js';
 
 function acceptsHtml(request: FastifyRequest): boolean {
@@ -56,6 +56,11 @@ export function pageRoutes(app: TypedApp, pages: PageService): void {
           assets,
           title: `${found.view.booking_link.title} · Book a time`,
           script: 'book',
+          head: slotsPreload(
+            found.view.booking_link.slug,
+            found.view.booking_link.duration_minutes,
+            pages.nowMs(),
+          ),
           attrs: { slug: found.view.booking_link.slug },
           data: found.view,
           body: loading('free times'),

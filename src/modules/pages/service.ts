@@ -4,6 +4,7 @@
  */
 import type { Db } from '../../db/store.js';
 import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
 import { sha256Hex } from '../../platform/crypto.js';
 import { AppError } from '../../platform/errors.js';
 import type { ApiKeysApi } from '../api-keys/api.js';
@@ -12,6 +13,7 @@ import type { BookingsApi } from '../bookings/api.js';
 
 export interface PagesDeps {
   db: Db;
+  clock: Clock;
   bookingLinks: Pick<BookingLinksApi, 'get'>;
   bookings: Pick<BookingsApi, 'publicLink' | 'publicLinkView' | 'byToken'>;
   apiKeys: Pick<ApiKeysApi, 'allowedDomains'>;
@@ -26,6 +28,10 @@ const isNotFound = (err: unknown) => err instanceof AppError && err.status === 4
 
 export class PageService {
   constructor(private readonly deps: PagesDeps) {}
+
+  nowMs(): number {
+    return this.deps.clock.nowMs();
+  }
 
   /** The link's public view (what GET /v1/public/links/{slug} answers) and its account's domains; null: 404. */
   async bookingPage(caller: Caller, slug: string) {

@@ -70,7 +70,8 @@ function newKey(): string {
 }
 
 export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer<T>> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  // A GET is sent bare, so that it matches the page's <link rel="preload"> of the same URL.
+  const headers: Record<string, string> = {};
   let payload: string | undefined;
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
@@ -79,7 +80,7 @@ export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknow
   if (method === 'POST') headers['idempotency-key'] = newKey();
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, body: payload, credentials: 'omit' });
+    res = await fetch(path, { method, headers, body: payload });
   } catch {
     return {
       ok: false,

@@ -48,14 +48,16 @@ export function validZone(zone: string): boolean {
 
 /** The day (`YYYY-MM-DD`) an instant falls on in `zone`. */
 export function dayKey(ms: number, zone: string): string {
-  const parts = format(
+  // en-CA writes dates as YYYY-MM-DD: one format() instead of formatToParts() for every slot.
+  const text = format(
     `day:${zone}`,
-    {
-      timeZone: zone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-    },
+    { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' },
+    'en-CA',
+  ).format(ms);
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
+  const parts = format(
+    `dayp:${zone}`,
+    { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' },
     'en-US',
   ).formatToParts(ms);
   const get = (t: string) => parts.find((p) => p.type === t)?.value ?? '';

@@ -1,16 +1,28 @@
 /** Small pieces both pages use: the time-zone choice, labelled fields, the booking's summary. */
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useMemo } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { PublicBooking } from './api.js';
 import { icsHref } from './ics.js';
 import { whenLabel, zoneLabel, zones } from './time.js';
 
+/**
+ * The visitor's time zone, changeable. The full list (~430 zones) costs a browser tens of
+ * milliseconds to lay out, so it is filled in when the control is first used (or two seconds after
+ * the page is drawn), not while the page's free times are on their way.
+ */
 export function ZoneSelect(p: { zone: string; onChange(zone: string): void }): VNode {
-  const list = useMemo(() => zones(p.zone), [p.zone]);
+  const [full, setFull] = useState(false);
+  const list = useMemo(() => (full ? zones(p.zone) : [p.zone]), [full, p.zone]);
+  useEffect(() => {
+    const id = setTimeout(() => setFull(true), 2000);
+    return () => clearTimeout(id);
+  }, []);
+  const fill = () => setFull(true);
   return html`<div class="zone">
     <label for="zone">Time zone</label>
-    <select id="zone" value=${p.zone} onChange=${(e: Event) => p.onChange((e.target as HTMLSelectElement).value)}>
+    <select id="zone" value=${p.zone} onFocus=${fill} onPointerDown=${fill}
+      onChange=${(e: Event) => p.onChange((e.target as HTMLSelectElement).value)}>
       ${list.map((z) => html`<option value=${z}>${zoneLabel(z)}</option>`)}
     </select>
   </div>`;
