@@ -1,0 +1,241 @@
+/**
+ * The mails of proposals and polls (docs/api.md#proposals-and-polls): invitations with their magic
+ * link, the requester's notices (declined, expired, consent revoked), the booked or cancelled meeting
+ * with its invite (`UID: prop_…@kairos`), and a poll's result. Built inside the change's transaction
+ * and written to the outbox there.
+ */
+import type { Config } from '../../config.js';
+import type { Transition } from '../../lib/proposals.js';
+import type { InviteSpec, MailMessage } from '../mail/api.js';
+import { htmlBody } from '../mail/api.js';
+import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
+import { type Loaded, type ParticipantRow, partiesOf, type SlotRow } from './present.js';
+
+/** What a change's mails are made from. */
+export interface MailContext {
+  l: Loaded;
+  row: Pick<Transition, 'to' | 'answer'>;
+  pre: { profiles: Map<string, PrincipalProfile>; contacts: Map<string, PrincipalContact> };
+  responder: ParticipantRow | null;
+  message: string | null;
+  reason: string | null;
+}
+
+export class ProposalMails {
+  constructor(private readonly config: Pick<Config, 'baseUrl' | 'mailFrom'>) {}
+
+  link(token: string): string {
+    return `${this.config.baseUrl}/p/${token}`;
+  }
+
+  invitationMail(
+    l: Loaded,
+    requesterName: string,
+    to: string | null,
+    name: string,
+    token: string,
+    recipient?: string,
+  ): MailMessage {
+    const url = this.link(token);
+    const poll = l.p.mode === 'poll';
+    const lines = [
+      `Hello${name ? ` ${name}` : ''},`,
+      '',
+      poll
+        ? `${requesterName} asks when you can meet: "${titleOf(l)}". Vote for the time that suits you.`
+        : `${requesterName} proposes a meeting: "${titleOf(l)}".`,
+      ...(l.p.message ? ['', l.p.message] : []),
+      '',
+      'Times offered (UTC):',
+      ...l.slots.map((s) => `- ${describe(s.start_time, s.end_time, 'UTC')}`),
+      '',
+      poll ? `Vote: ${url}` : `Accept, propose another time or decline: ${url}`,
+      `The link works until ${describe(l.p.expires_at, null, 'UTC')}.`,
+    ];
+    return {
+      kind: poll ? 'proposal.poll_invitation' : 'proposal.invitation',
+      subjectId: l.p.id,
+      to,
+      ...(recipient ? { recipient } : {}),
+      subject: poll ? `${requesterName} asks when you can meet` : `${requesterName} proposes a meeting`,
+      text: lines.join('\n'),
+      html: htmlBody(lines, url),
+      invite: null,
+    };
+  }
+
+  /** To the requester: rejected, expired, or expired because a consent was revoked (SPEC 3.1). */
+  requesterMail(c: MailContext): MailMessage {
+    const { l } = c;
+    const who = c.responder?.name || 'A participant';
+    const title = titleOf(l);
+    const [subject, lead] =
+      c.row.answer?.code === 'consent_revoked'
+        ? [
+            `Expired: ${title}`,
+            `${who} accepted, but no longer lets you propose meetings (the consent was revoked), so the proposal has expired. No meeting was booked.`,
+          ]
+        : c.row.to === 'rejected'
+          ? [
+              `Declined: ${title}`,
+              `${who} declined your proposal.${c.message ? ` Message: ${c.message}` : ''}`,
+            ]
+          : [
+              `Expired: ${title}`,
+              'Nobody answered in time; the proposal has expired. No meeting was booked.',
+            ];
+    const requester = c.pre.contacts.get(l.p.requester_id);
+    const lines = [`Hello${requester?.name ? ` ${requester.name}` : ''},`, '', lead];
+    return {
+      kind: `proposal.${c.row.answer?.code ?? c.row.to}`,
+      subjectId: l.p.id,
+      to: requester?.email ?? null,
+      recipient: `principal ${l.p.requester_id}`,
+      subject,
+      text: lines.join('\n'),
+      html: htmlBody(lines, null),
+      invite: null,
+    };
+  }
+
+  /** Accepted or cancelled: everyone booked gets the meeting (an invite, or its cancellation). */
+  everyoneMails(c: MailContext): MailMessage[] {
+    const { l } = c;
+    const cancelled = c.row.to === 'cancelled';
+    const slot = selectedSlot(l);
+    const ids = partiesOf(l);
+    const people = ids.map((id) => ({ id, ...(c.pre.contacts.get(id) ?? { name: '', email: null }) }));
+    const invite = this.invite(
+      c,
+      cancelled ? 'CANCEL' : 'REQUEST',
+      people.flatMap((x) => (x.email ? [{ name: x.name, email: x.email }] : [])),
+    );
+    const title = titleOf(l);
+    return people.map((x) => {
+      const zone = c.pre.profiles.get(x.id)?.timezone ?? 'UTC';
+      const lines = [
+        `Hello${x.name ? ` ${x.name}` : ''},`,
+        '',
+        cancelled
+          ? `The meeting "${title}" has been cancelled.${c.reason ? ` Reason: ${c.reason}` : ''}`
+          : `Everyone accepted: "${title}" is booked.`,
+        `When: ${describe(slot.start_time, slot.end_time, zone)}`,
+        `With: ${people
+          .filter((y) => y.id !== x.id)
+          .map((y) => y.name || 'a participant')
+          .join(', ')}`,
+      ];
+      return {
+        kind: cancelled ? 'proposal.cancelled' : 'proposal.accepted',
+        subjectId: l.p.id,
+        to: x.email,
+        recipient: `principal ${x.id}`,
+        subject: `${cancelled ? 'Cancelled' : 'Booked'}: ${title}`,
+        text: lines.join('\n'),
+        html: htmlBody(lines, null),
+        invite,
+      };
+    });
+  }
+
+  /** A resolved poll: the result with an invite to every voter who left an address, and the requester. */
+  resultMails(c: MailContext): MailMessage[] {
+    const { l } = c;
+    const slot = selectedSlot(l);
+    const r = l.p.resolution!;
+    const requester = c.pre.contacts.get(l.p.requester_id);
+    const voters = l.participants.filter((x) => x.email !== null && x.response === 'voted');
+    const everyone = [
+      ...(requester?.email ? [{ name: requester.name, email: requester.email }] : []),
+      ...voters.map((x) => ({ name: x.name, email: x.email as string })),
+    ];
+    const invite = this.invite(c, 'REQUEST', everyone);
+    const title = titleOf(l);
+    const lines = (name: string, zone: string) => [
+      `Hello${name ? ` ${name}` : ''},`,
+      '',
+      `The poll "${title}" is decided: ${describe(slot.start_time, slot.end_time, zone)}.`,
+      `${r.vote_count} of ${r.total_votes} votes${r.tie_count > 1 ? ` (a tie of ${r.tie_count} slots, broken by the earliest start)` : ''}.`,
+      ...(l.p.booking_error
+        ? ['', 'The time could not be booked for the organiser: it was taken meanwhile.']
+        : []),
+    ];
+    const reqZone = c.pre.profiles.get(l.p.requester_id)?.timezone ?? 'UTC';
+    return [
+      {
+        kind: 'proposal.resolved',
+        subjectId: l.p.id,
+        to: requester?.email ?? null,
+        recipient: `principal ${l.p.requester_id}`,
+        subject: `Decided: ${title}`,
+        text: lines(requester?.name ?? '', reqZone).join('\n'),
+        html: htmlBody(lines(requester?.name ?? '', reqZone), null),
+        invite,
+      },
+      ...voters.map((x) => ({
+        kind: 'proposal.resolved',
+        subjectId: l.p.id,
+        to: x.email,
+        subject: `Decided: ${title}`,
+        text: lines(x.name, 'UTC').join('\n'),
+        html: htmlBody(lines(x.name, 'UTC'), null),
+        invite,
+      })),
+    ];
+  }
+
+  invite(c: MailContext, method: 'REQUEST' | 'CANCEL', attendees: InviteSpec['attendees']): InviteSpec {
+    const { l } = c;
+    const slot = selectedSlot(l);
+    const requester = c.pre.contacts.get(l.p.requester_id);
+    return {
+      method,
+      uid: `${l.p.id}@kairos`,
+      sequence: method === 'CANCEL' ? 1 : 0,
+      start: slot.start_time,
+      end: slot.end_time,
+      summary: titleOf(l),
+      description: l.p.message,
+      url: null,
+      timezone: c.pre.profiles.get(l.p.requester_id)?.timezone ?? null,
+      organizer: {
+        name: requester?.name || 'Kairos',
+        email: requester?.email ?? addressOf(this.config.mailFrom),
+      },
+      attendees,
+    };
+  }
+}
+
+/** The slot an accepted proposal or resolved poll settled on. */
+export function selectedSlot(l: Loaded): SlotRow {
+  const s = l.slots.find((x) => x.id === l.p.selected_slot_id);
+  if (!s) throw new Error(`proposal ${l.p.id} has no selected slot`);
+  return s;
+}
+
+/** What a meeting is called in mails, invites and calendars. */
+export function titleOf(l: Loaded): string {
+  return l.p.title ?? (l.p.mode === 'poll' ? 'Meeting (poll)' : 'Meeting');
+}
+
+/** `a@b` out of `Name <a@b>`. */
+export function addressOf(from: string): string {
+  const m = /<([^>]+)>/.exec(from);
+  return (m ? m[1]! : from).trim();
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+/** A time as a person reads it in `zone` (with the end's time of day when given). */
+function describe(start: Date, end: Date | null, zone: string): string {
+  let f = formats.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'full', timeStyle: 'short' });
+    if (formats.size > 200) formats.clear();
+    formats.set(zone, f);
+  }
+  const endText = end
+    ? `–${new Intl.DateTimeFormat('en-GB', { timeZone: zone, timeStyle: 'short' }).format(end)}`
+    : '';
+  return `${f.format(start)}${endText} (${zone})`;
+}
