@@ -1,13 +1,14 @@
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { sql } from 'kysely';
 import type { Db } from './db/store.js';
+import { registerApiReference } from './platform/api-reference.js';
 import { DESCRIPTIONS, TITLES } from './platform/errors.js';
 import { createPlatform, type PlatformDeps } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import type { Metrics } from './platform/metrics.js';
+import { guides, TAG_GROUPS, TAGS } from './platform/openapi.js';
 import { sendProblem } from './platform/problems.js';
 import type { TypedApp } from './platform/routes.js';
 import { Problem } from './platform/schemas.js';
@@ -76,10 +77,13 @@ export async function buildApp(
       info: {
         title: 'Kairos API',
         version: '1.0.0',
-        description:
-          'Scheduling and booking API. Errors are application/problem+json (RFC 9457) with a request_id; ' +
-          'every response carries X-Request-Id and X-RateLimit-* headers.',
+        summary: 'Scheduling and booking: availability, bookings, booking links, calendars, webhooks',
+        description: guides(ctx.config.baseUrl),
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
+      tags: TAGS.map((t) => ({ ...t })),
+      // Sidebar groups (an extension both Scalar and Redocly read; fastify-swagger's types omit x- keys).
+      ...{ 'x-tagGroups': TAG_GROUPS.map((g) => ({ ...g, tags: [...g.tags] })) },
       servers: [{ url: ctx.config.baseUrl }],
       components: {
         securitySchemes: {
@@ -96,6 +100,18 @@ export async function buildApp(
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => {
       const s = { ...(schema ?? {}) } as Record<string, unknown>;
+      // A query parameter with a default may be left out: the document must not call it required.
+      const query = s.querystring as {
+        properties?: Record<string, { default?: unknown }>;
+        required?: string[];
+      };
+      if (query?.required && query.properties) {
+        const properties = query.properties;
+        s.querystring = {
+          ...query,
+          required: query.required.filter((k) => properties[k]?.default === undefined),
+        };
+      }
       const responses = { ...((s.response as Record<string, unknown>) ?? {}) };
       const problemRef = (description: string) => ({
         description,
@@ -131,13 +147,8 @@ export async function buildApp(
     },
   });
   platform.register(app);
-  // The API reference pages: static, no credential, not rate-limited (the plugin's own routes).
-  await app.register(async (docs) => {
-    docs.addHook('onRoute', (route) => {
-      route.config = { ...route.config, access: 'unmetered' };
-    });
-    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
-  });
+  // The API reference (/docs): static, no credential, not rate-limited.
+  registerApiReference(app, { specUrl: '/v1/openapi.json', baseUrl: ctx.config.baseUrl });
 
   app.get('/v1/openapi.json', { config: { access: 'none' }, schema: { hide: true } }, async () =>
     app.swagger(),

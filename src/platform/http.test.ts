@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getJson, startTestApp, type TestApp, type TestResponse } from '../../test/helpers/app.js';
+import { getJson, type Json, startTestApp, type TestApp, type TestResponse } from '../../test/helpers/app.js';
 
 let t: TestApp;
 let key: string;
@@ -135,8 +135,73 @@ describe('operations', () => {
     expect(
       doc.paths['/v1/api-keys'].post.parameters?.some((p: { name: string }) => p.name === 'idempotency-key'),
     ).toBe(true);
-    const docs = await fetch(`${t.url}/docs`, { redirect: 'follow' });
-    expect(docs.status).toBe(200);
+  });
+
+  // docs/architecture.md#openapi: what every route must give the document (the lint checks it too).
+  it('gives every operation an operationId, a known tag, described answers and examples', async () => {
+    const doc = await getJson(`${t.url}/v1/openapi.json`);
+    const tags = new Set((doc.tags as { name: string }[]).map((tag) => tag.name));
+    const grouped = new Set((doc['x-tagGroups'] as { tags: string[] }[]).flatMap((g) => g.tags));
+    const ids = new Set<string>();
+    const missing: string[] = [];
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const at = `${method.toUpperCase()} ${path}`;
+        if (typeof op.operationId !== 'string' || !/^[a-z][A-Za-z0-9]+$/.test(op.operationId))
+          missing.push(`${at}: operationId (camelCase)`);
+        else if (ids.has(op.operationId)) missing.push(`${at}: operationId ${op.operationId} is not unique`);
+        ids.add(op.operationId);
+        if (!op.summary) missing.push(`${at}: summary`);
+        if (!op.tags?.length || !op.tags.every((tag: string) => tags.has(tag) && grouped.has(tag)))
+          missing.push(`${at}: a tag listed in tags and x-tagGroups (platform/openapi.ts)`);
+        for (const [status, res] of Object.entries(op.responses as Record<string, Json>)) {
+          if (!res.description || res.description === 'Default Response')
+            missing.push(`${at} ${status}: description`);
+          if (/^2/.test(status)) {
+            for (const [type, media] of Object.entries((res.content ?? {}) as Record<string, Json>))
+              if (media.example === undefined) missing.push(`${at} ${status} ${type}: example`);
+          }
+        }
+        if (!Object.keys(op.responses).some((s) => /^2/.test(s))) missing.push(`${at}: a 2xx response`);
+        for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Record<string, Json>))
+          if (media.example === undefined) missing.push(`${at} request ${type}: example`);
+        for (const p of (op.parameters ?? []) as Json[])
+          if (p.in === 'query' && p.required && p.schema?.default !== undefined)
+            missing.push(`${at}: query parameter ${p.name} has a default, so it is not required`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(ids.has('createBooking') && ids.has('listHosts') && ids.has('cancelBooking')).toBe(true);
+    const slots = doc.paths['/v1/availability/slots'].get.parameters as Json[];
+    expect(slots.find((p) => p.name === 'group_by_day')).toMatchObject({ required: false });
+    expect(slots.find((p) => p.name === 'from')).toMatchObject({ required: true });
+  });
+
+  it('serves the API reference at /docs from the installed renderer, under a nonce-based CSP', async () => {
+    const page = await fetch(`${t.url}/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    expect(html).toContain('<title>Kairos API reference</title>');
+    expect(html).toContain('/v1/openapi.json');
+    expect(html).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/); // nothing from elsewhere (no CDN)
+    const csp = page.headers.get('content-security-policy') ?? '';
+    const nonce = /script-src 'self' 'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+    expect(csp).toContain("frame-ancestors 'none'");
+    // Every inline script carries this response's nonce; the renderer comes from this server.
+    const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1] ?? '');
+    for (const attrs of scripts)
+      expect(attrs.includes(`nonce="${nonce}"`) || /src="\/docs\//.test(attrs)).toBe(true);
+    const src = /<script src="([^"]+)"/.exec(html)?.[1];
+    const bundle = await fetch(`${t.url}${src}`);
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect((await bundle.text()).length).toBeGreaterThan(100_000);
+    // Another request, another nonce.
+    const again = (await fetch(`${t.url}/docs`)).headers.get('content-security-policy');
+    expect(again).not.toBe(csp);
   });
 
   it('sends X-Request-Id and the rate-limit headers on every response, errors included', async () => {

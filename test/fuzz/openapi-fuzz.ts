@@ -2120,7 +2120,7 @@ function requestText(req: FuzzRequest): string {
 
 /** Operations a person's browser visits (OAuth callback, a host's connect link): pages for browsers. */
 const BROWSER_PAGES =
-  /^(GET \/v1\/(calendars\/\{provider\}\/callback|public\/connect\/\{token\})|POST \/v1\/public\/connect\/\{token\}\/(caldav|ics))$/;
+  /^(GET \/v1\/(calendars\/(google|microsoft)\/callback|public\/connect\/\{token\})|POST \/v1\/public\/connect\/\{token\}\/(caldav|ics))$/;
 
 function acceptsHtml(req: FuzzRequest): boolean {
   return req.headers.some(([name, value]) => name.toLowerCase() === 'accept' && /text\/html/i.test(value));

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { AccountService } from './service.js';
 import { actorOf } from '../../platform/actor.js';
 import { Forbidden } from '../../platform/errors.js';
+import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { Timestamp, Uuid, wrap } from '../../platform/schemas.js';
 import type { TypedApp } from '../../platform/routes.js';
 
@@ -40,17 +41,47 @@ const Me = Type.Object({
   user: Type.Union([User, Type.Null()]),
 });
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const ACCOUNT = {
+  id: '0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d',
+  name: 'Acme Physiotherapy',
+  plan: 'premium' as const,
+  rate_limit_per_hour: 1000,
+  created_at: '2026-05-28T10:02:11.417Z',
+};
+const USER = {
+  id: '0190a4b9-0c1d-7e2f-9a3b-4c5d6e7f8a9b',
+  account_id: ACCOUNT.id,
+  email: 'ops@acme-physio.example',
+  display_name: 'Jordan Ops',
+  created_at: '2026-05-28T10:05:40.002Z',
+};
+
 export function accountRoutes(app: TypedApp, accounts: AccountService): void {
   app.post(
     '/v1/sessions',
     {
       config: { access: 'none' },
       schema: {
+        operationId: 'createSession',
         tags: ['Sessions'],
         summary: 'Sign in with e-mail and password; returns a short-lived session token (JWT)',
         security: [],
-        body: SessionBody,
-        response: { 201: wrap('session', Session) },
+        body: withExample(SessionBody, {
+          email: 'ops@acme-physio.example',
+          password: 'correct horse battery',
+        }),
+        response: {
+          201: answer('Signed in: the session token and the user', wrap('session', Session), {
+            session: {
+              token:
+                'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkwYTRiOS0wYzFkIiwic2lkIjoic2Vzc18wMW04NDcifQ.' +
+                'x3Jd0kq8S7bZkzq1y2mQYwQ0n3xq7V1g4p8n2Lw5b0M',
+              expires_at: '2026-06-10T15:00:00.000Z',
+              user: USER,
+            },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -65,9 +96,10 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'deleteCurrentSession',
         tags: ['Sessions'],
         summary: 'Sign out: revoke the session whose token authenticates this request',
-        response: { 204: Type.Null() },
+        response: { 204: noContent('Signed out: the token answers 401 from now on') },
       },
     },
     async (request, reply) => {
@@ -84,9 +116,19 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getMe',
         tags: ['Sessions'],
         summary: 'The caller: principal, account, credential type, user',
-        response: { 200: Me },
+        response: {
+          200: answer('Who the credential belongs to', Me, {
+            principal_id: ACCOUNT.id,
+            credential: 'secret',
+            account: ACCOUNT,
+            key_id: '0190a4ba-5d6e-7f80-9a1b-2c3d4e5f6a7b',
+            scopes: ['read', 'write'],
+            user: null,
+          }),
+        },
       },
     },
     async (request) => {

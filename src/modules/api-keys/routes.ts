@@ -3,6 +3,7 @@ import type { ApiKeyService } from './service.js';
 import { IdParams, ListQuery, Pagination, Timestamp, Uuid, wrap } from '../../platform/schemas.js';
 import type { ApiKeyStatsService } from './stats.js';
 import { actorOf } from '../../platform/actor.js';
+import { answer, withExample } from '../../platform/openapi.js';
 import type { TypedApp } from '../../platform/routes.js';
 
 export const ApiKey = Type.Object({
@@ -57,6 +58,23 @@ const Stats = Type.Object({
   remaining: Type.Integer({ description: 'requests left in the current hourly rate-limit window' }),
 });
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const KEY = {
+  id: '0190a4ba-5d6e-7f80-9a1b-2c3d4e5f6a7b',
+  name: 'Booking widget',
+  description: 'Embedded on acme-physio.example',
+  key_type: 'publishable' as const,
+  scopes: ['read:availability', 'create:booking'],
+  prefix: 'svc_pk_live_Q7xM',
+  last4: 'k2Vd',
+  rate_limit_per_hour: 1000,
+  allowed_domains: ['acme-physio.example'],
+  created_at: '2026-06-02T11:20:00.000Z',
+  expires_at: null,
+  revoked_at: null,
+  status: 'active' as const,
+};
+
 export function apiKeyRoutes(
   app: TypedApp,
   { keys, stats }: { keys: ApiKeyService; stats: ApiKeyStatsService },
@@ -68,10 +86,20 @@ export function apiKeyRoutes(
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'createApiKey',
         tags,
         summary: 'Create an API key (secret or publishable); the full key is shown only here',
-        body: CreateBody,
-        response: { 201: wrap('api_key', CreatedApiKey) },
+        body: withExample(CreateBody, {
+          name: 'Booking widget',
+          description: 'Embedded on acme-physio.example',
+          key_type: 'publishable',
+          allowed_domains: ['acme-physio.example'],
+        }),
+        response: {
+          201: answer('The new key, with its full value (shown only here)', wrap('api_key', CreatedApiKey), {
+            api_key: { ...KEY, key: 'svc_pk_live_Q7xM2bN9cR4tW8yZ1aD5fG3hJ6kL0pS7uV2xB4nk2Vd' },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -96,10 +124,17 @@ export function apiKeyRoutes(
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listApiKeys',
         tags,
         summary: 'List the account’s API keys (never the secret values)',
         querystring: ListQuery,
-        response: { 200: Type.Object({ api_keys: Type.Array(ApiKey), pagination: Pagination }) },
+        response: {
+          200: answer(
+            'One page of keys, newest first',
+            Type.Object({ api_keys: Type.Array(ApiKey), pagination: Pagination }),
+            { api_keys: [KEY], pagination: { next_cursor: null, has_more: false } },
+          ),
+        },
       },
     },
     async (request) => keys.list(actorOf(request.caller).accountId, request.query),
@@ -110,10 +145,11 @@ export function apiKeyRoutes(
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getApiKey',
         tags,
         summary: 'Read an API key',
         params: IdParams,
-        response: { 200: wrap('api_key', ApiKey) },
+        response: { 200: answer('The key (never its value)', wrap('api_key', ApiKey), { api_key: KEY }) },
       },
     },
     async (request) => ({ api_key: await keys.get(actorOf(request.caller).accountId, request.params.id) }),
@@ -124,10 +160,15 @@ export function apiKeyRoutes(
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'revokeApiKey',
         tags,
         summary: 'Revoke an API key; it answers 401 at once, in every process',
         params: IdParams,
-        response: { 200: wrap('api_key', ApiKey) },
+        response: {
+          200: answer('The revoked key', wrap('api_key', ApiKey), {
+            api_key: { ...KEY, status: 'revoked', revoked_at: '2026-06-12T16:45:09.330Z' },
+          }),
+        },
       },
     },
     async (request) => ({ api_key: await keys.revoke(actorOf(request.caller).accountId, request.params.id) }),
@@ -138,11 +179,27 @@ export function apiKeyRoutes(
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getApiKeyStats',
         tags,
         summary: 'Usage of an API key over the last hour, day or week',
         params: IdParams,
         querystring: StatsQuery,
-        response: { 200: wrap('stats', Stats) },
+        response: {
+          200: answer('Requests made with the key in the window', wrap('stats', Stats), {
+            stats: {
+              key_id: KEY.id,
+              window: 'day',
+              window_start: '2026-06-11T16:00:00.000Z',
+              window_end: '2026-06-12T16:00:00.000Z',
+              requests: 1423,
+              rate_limited: 0,
+              by_status: { '2xx': 1390, '4xx': 33, '5xx': 0 },
+              last_used_at: '2026-06-12T15:58:31.872Z',
+              rate_limit_per_hour: 1000,
+              remaining: 912,
+            },
+          }),
+        },
       },
     },
     async (request) => {

@@ -11,7 +11,16 @@ import {
   SlotsQuery,
 } from './schemas.js';
 import type { AvailabilityService } from './service.js';
+import { answer } from '../../platform/openapi.js';
 import type { TypedApp } from '../../platform/routes.js';
+
+/** What the OpenAPI document shows (platform/openapi.ts): a host in Paris (UTC+2 in June). */
+const HOST_ID = '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03';
+const SLOTS = [
+  { start: '2026-06-10T07:00:00.000Z', end: '2026-06-10T07:30:00.000Z' },
+  { start: '2026-06-10T07:30:00.000Z', end: '2026-06-10T08:00:00.000Z' },
+  { start: '2026-06-10T09:00:00.000Z', end: '2026-06-10T09:30:00.000Z' },
+];
 
 export function availabilityRoutes(app: TypedApp, availability: AvailabilityService): void {
   const tags = ['Availability'];
@@ -22,9 +31,18 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
       config: { access: 'availability' },
       schema: {
         tags,
+        operationId: 'listAvailableSlots',
         summary: 'Bookable slots of a principal in a window (publishable keys: own account and its hosts)',
         querystring: SlotsQuery,
-        response: { 200: SlotsAnswer },
+        response: {
+          200: answer('Bookable slots by start (or by local day with group_by_day=true)', SlotsAnswer, {
+            principal_id: HOST_ID,
+            duration_minutes: 30,
+            timezone: 'Europe/Paris',
+            stale: false,
+            slots: SLOTS,
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -55,9 +73,18 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
       config: { access: 'availability' },
       schema: {
         tags,
+        operationId: 'getNextAvailableSlot',
         summary: 'The first bookable slot of a principal (publishable keys: own account and its hosts)',
         querystring: NextQuery,
-        response: { 200: NextAnswer },
+        response: {
+          200: answer('The first bookable slot, or null when none is free within days_ahead', NextAnswer, {
+            principal_id: HOST_ID,
+            duration_minutes: 30,
+            timezone: 'Europe/Paris',
+            stale: false,
+            slot: SLOTS[0]!,
+          }),
+        },
       },
     },
     async (request) => {
@@ -81,9 +108,26 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
       config: { access: 'private' },
       schema: {
         tags,
+        operationId: 'listMutualSlots',
         summary: 'Slots free for every one of 2–5 principals (secret key or user session only)',
         querystring: MutualQuery,
-        response: { 200: MutualAnswer },
+        response: {
+          200: answer('Slots every principal is free for, and what allowed each read', MutualAnswer, {
+            principal_ids: [HOST_ID, '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f'],
+            duration_minutes: 30,
+            timezone: 'Europe/Paris',
+            stale: false,
+            slots: SLOTS.slice(1),
+            consents: [
+              { principal_id: HOST_ID, consent_id: null, basis: 'managed_host' },
+              {
+                principal_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
+                consent_id: 'cons_01jxk8d4e5f6g7h8j9k0m1n2p3',
+                basis: 'consent',
+              },
+            ],
+          }),
+        },
       },
     },
     async (request) => {
@@ -112,10 +156,64 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
       },
       schema: {
         tags,
+        operationId: 'listAvailabilityBlocks',
         summary: 'Normalized busy, free and outside-hours blocks of a principal (secret key or session only)',
         params: PrincipalParams,
         querystring: BlocksQuery,
-        response: { 200: BlocksAnswer },
+        response: {
+          200: answer('Sorted, non-overlapping blocks covering the window', BlocksAnswer, {
+            principal_id: HOST_ID,
+            from: '2026-06-10T06:00:00.000Z',
+            to: '2026-06-10T16:00:00.000Z',
+            timezone: 'Europe/Paris',
+            stale: false,
+            blocks: [
+              {
+                start: '2026-06-10T06:00:00.000Z',
+                end: '2026-06-10T07:00:00.000Z',
+                status: 'outside_hours',
+                source: 'schedule',
+              },
+              {
+                start: '2026-06-10T07:00:00.000Z',
+                end: '2026-06-10T08:00:00.000Z',
+                status: 'free',
+                source: 'schedule',
+              },
+              {
+                start: '2026-06-10T08:00:00.000Z',
+                end: '2026-06-10T09:00:00.000Z',
+                status: 'busy',
+                source: 'calendar',
+                titles: ['Team stand-up'],
+              },
+              {
+                start: '2026-06-10T09:00:00.000Z',
+                end: '2026-06-10T12:00:00.000Z',
+                status: 'free',
+                source: 'schedule',
+              },
+              {
+                start: '2026-06-10T12:00:00.000Z',
+                end: '2026-06-10T12:30:00.000Z',
+                status: 'busy',
+                source: 'booking',
+              },
+              {
+                start: '2026-06-10T12:30:00.000Z',
+                end: '2026-06-10T15:00:00.000Z',
+                status: 'free',
+                source: 'schedule',
+              },
+              {
+                start: '2026-06-10T15:00:00.000Z',
+                end: '2026-06-10T16:00:00.000Z',
+                status: 'outside_hours',
+                source: 'schedule',
+              },
+            ],
+          }),
+        },
       },
     },
     async (request) => availability.blocks(request.caller, request.params.id, request.query),

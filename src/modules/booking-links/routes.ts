@@ -1,4 +1,5 @@
 import { actorOf } from '../../platform/actor.js';
+import { answer, withExample } from '../../platform/openapi.js';
 import type { TypedApp } from '../../platform/routes.js';
 import { ListQuery, wrap } from '../../platform/schemas.js';
 import { BookingLinkList, BookingLinkSchema, CreateLinkBody, LinkParams, UpdateLinkBody } from './schemas.js';
@@ -6,6 +7,37 @@ import type { BookingLinkService } from './service.js';
 
 /** The route-specific error answers of the OpenAPI document (src/app.ts adds 400/401/403/404/429/5xx). */
 const SLUG_TAKEN = '`conflict` with `code: slug_taken`: another live booking link uses the slug';
+
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const LINK = {
+  id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
+  slug: 'physio-assessment',
+  title: 'Physiotherapy assessment',
+  description: 'A first assessment with one of our physiotherapists.',
+  duration_minutes: 45,
+  durations: [30, 45, 60],
+  host_ids: ['0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03', '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f'],
+  assignment: 'round_robin' as const,
+  questions: [
+    { id: 'reason', label: 'What brings you in?', type: 'textarea' as const, required: true },
+    {
+      id: 'first_visit',
+      label: 'First visit?',
+      type: 'select' as const,
+      required: false,
+      options: ['Yes', 'No'],
+    },
+  ],
+  price_amount: 6500,
+  price_currency: 'eur',
+  minimum_notice_minutes: 240,
+  max_days_ahead: 60,
+  active: true,
+  url: 'https://kairos.acme-physio.example/book/physio-assessment',
+  created_at: '2026-06-02T12:00:00.000Z',
+  updated_at: '2026-06-02T12:00:00.000Z',
+  deleted_at: null,
+};
 
 /** docs/api.md#booking-links: secret keys and sessions only (publishable keys get the platform's 403). */
 export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): void {
@@ -21,11 +53,25 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
         problems: { '409': `${SLUG_TAKEN}; or \`idempotency-key-in-use\`` },
       },
       schema: {
+        operationId: 'createBookingLink',
         tags,
         summary:
           'Create a booking link: a public page ({base_url}/book/{slug}) where customers book its hosts',
-        body: CreateLinkBody,
-        response: { 201: Link },
+        body: withExample(CreateLinkBody, {
+          slug: LINK.slug,
+          title: LINK.title,
+          description: LINK.description,
+          durations: LINK.durations,
+          duration_minutes: 45,
+          host_ids: LINK.host_ids,
+          assignment: 'round_robin',
+          questions: LINK.questions,
+          price_amount: 6500,
+          price_currency: 'eur',
+          minimum_notice_minutes: 240,
+          max_days_ahead: 60,
+        }),
+        response: { 201: answer('The new booking link', Link, { booking_link: LINK }) },
       },
     },
     async (request, reply) => {
@@ -40,10 +86,16 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listBookingLinks',
         tags,
         summary: 'List the account’s booking links, newest first',
         querystring: ListQuery,
-        response: { 200: BookingLinkList },
+        response: {
+          200: answer('One page of booking links', BookingLinkList, {
+            booking_links: [LINK],
+            pagination: { next_cursor: null, has_more: false },
+          }),
+        },
       },
     },
     async (request) => links.list(actorOf(request.caller).accountId, request.query),
@@ -54,10 +106,11 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getBookingLink',
         tags,
         summary: 'Read a booking link',
         params: LinkParams,
-        response: { 200: Link },
+        response: { 200: answer('The booking link', Link, { booking_link: LINK }) },
       },
     },
     async (request) => ({
@@ -70,11 +123,16 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
     {
       config: { access: 'private', problems: { '409': SLUG_TAKEN } },
       schema: {
+        operationId: 'updateBookingLink',
         tags,
         summary: 'Change any field of a booking link; the result is validated as a whole',
         params: LinkParams,
-        body: UpdateLinkBody,
-        response: { 200: Link },
+        body: withExample(UpdateLinkBody, { price_amount: 7500, active: true }),
+        response: {
+          200: answer('The booking link as updated', Link, {
+            booking_link: { ...LINK, price_amount: 7500, updated_at: '2026-06-04T09:30:00.000Z' },
+          }),
+        },
       },
     },
     async (request) => ({
@@ -87,11 +145,20 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'deleteBookingLink',
         tags,
         summary:
           'Delete a booking link (soft: it leaves lists and the public surface, its slug is free again); answers its final state',
         params: LinkParams,
-        response: { 200: Link },
+        response: {
+          200: answer('The deleted booking link, in its final state', Link, {
+            booking_link: {
+              ...LINK,
+              updated_at: '2026-06-30T17:00:00.000Z',
+              deleted_at: '2026-06-30T17:00:00.000Z',
+            },
+          }),
+        },
       },
     },
     async (request) => ({

@@ -1,6 +1,7 @@
 /** Routes of the bookings module: the authenticated API and the public booking surface. */
 import type { Static } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
+import { answer, withExample } from '../../platform/openapi.js';
 import type { TypedApp } from '../../platform/routes.js';
 import {
   BookingAnswer,
@@ -35,6 +36,74 @@ const CONFLICT =
 const PAST =
   '`unprocessable`: code `start_in_past` (start_time in the past) or `payments_not_configured` (a priced link)';
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const HOST_ID = '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03';
+const BOOKED = {
+  id: 'booking_01jxk9c2e1d3f5g7h9j1k3m5n7',
+  status: 'confirmed' as const,
+  start_time: '2026-06-10T14:00:00.000Z',
+  end_time: '2026-06-10T14:45:00.000Z',
+  customer_email: 'ada@example.com',
+  customer_name: 'Ada Lovelace',
+  customer_timezone: 'Europe/London',
+  notes: 'Left knee, after running',
+  answers: { reason: 'Knee pain when running', first_visit: 'Yes' },
+  payment_amount: null,
+  payment_currency: null,
+  checkout_url: null,
+  payment_expires_at: null,
+  refund_status: null,
+  cancellation_reason: null,
+  cancelled_at: null,
+  created_at: '2026-06-08T09:15:02.310Z',
+  updated_at: '2026-06-08T09:15:02.310Z',
+};
+const BOOKING = {
+  ...BOOKED,
+  principal_id: HOST_ID,
+  host_ids: [HOST_ID],
+  booking_link_id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
+  metadata: { crm_contact_id: 'C-20931' },
+};
+const SYNCED = [
+  {
+    principal_id: HOST_ID,
+    provider: 'google' as const,
+    status: 'synced' as const,
+    error: null,
+    updated_at: '2026-06-08T09:15:03.004Z',
+  },
+];
+const MANAGE_URL = 'https://kairos.acme-physio.example/b/bm_Yk3xQ9vN2rT7wL5pZ8cF1hJ4dS6gA0mE';
+const PUBLIC_BOOKING = {
+  ...BOOKED,
+  title: 'Physiotherapy assessment',
+  hosts: [{ display_name: 'Dr. Maya Chen' }],
+};
+const CANCELLED = {
+  status: 'cancelled' as const,
+  cancellation_reason: 'Feeling better',
+  cancelled_at: '2026-06-09T18:02:44.120Z',
+  updated_at: '2026-06-09T18:02:44.120Z',
+};
+const ENTRY = {
+  id: 'wl_01jxka1b2c3d4e5f6g7h8j9k0m',
+  status: 'waiting' as const,
+  preferred_from: '2026-06-11T07:00:00.000Z',
+  preferred_to: '2026-06-12T16:00:00.000Z',
+  created_at: '2026-06-08T12:40:00.000Z',
+};
+const WAITLIST_ENTRY = {
+  ...ENTRY,
+  booking_link_id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
+  customer_email: 'grace@example.com',
+  customer_name: 'Grace Hopper',
+  notes: 'Mornings preferred',
+  offer: null,
+  booking_id: null,
+  updated_at: '2026-06-08T12:40:00.000Z',
+};
+
 export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist: WaitlistService): void {
   const tags = ['Bookings'];
 
@@ -43,11 +112,27 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'private', idempotent: true, problems: { '409': CONFLICT, '422': PAST } },
       schema: {
+        operationId: 'createBooking',
         tags,
         summary:
           'Book a time for the caller or one of its hosts (directly, or through one of its booking links)',
-        body: CreateBody,
-        response: { 201: BookingAnswer },
+        body: withExample(CreateBody, {
+          principal_id: HOST_ID,
+          booking_link_id: BOOKING.booking_link_id,
+          start_time: '2026-06-10T16:00:00+02:00',
+          duration_minutes: 45,
+          customer_email: 'ada@example.com',
+          customer_name: 'Ada Lovelace',
+          customer_timezone: 'Europe/London',
+          notes: 'Left knee, after running',
+          answers: BOOKING.answers,
+          metadata: BOOKING.metadata,
+        }),
+        response: {
+          201: answer('The booking, with the attendee’s manage_url (shown only here)', BookingAnswer, {
+            booking: { ...BOOKING, manage_url: MANAGE_URL },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -62,10 +147,19 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listBookings',
         tags,
         summary: 'List the account’s bookings by start time',
         querystring: ListQuery,
-        response: { 200: BookingList },
+        response: {
+          200: answer('One page of bookings', BookingList, {
+            bookings: [{ ...BOOKING, calendar_sync: SYNCED }],
+            pagination: {
+              next_cursor: 'MjAyNi0wNi0xMFQxNDowMDowMC4wMDBafGJvb2tpbmdfMDFqeGs5YzJlMWQzZjVnN2g5ajFrM201bjc',
+              has_more: true,
+            },
+          }),
+        },
       },
     },
     async (request) => bookings.list(actorOf(request.caller).accountId, request.query),
@@ -75,7 +169,17 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     '/v1/bookings/:id',
     {
       config: { access: 'private' },
-      schema: { tags, summary: 'Read a booking', params: BookingParams, response: { 200: BookingAnswer } },
+      schema: {
+        operationId: 'getBooking',
+        tags,
+        summary: 'Read a booking',
+        params: BookingParams,
+        response: {
+          200: answer('The booking and where it stands in each host’s calendar', BookingAnswer, {
+            booking: { ...BOOKING, calendar_sync: SYNCED },
+          }),
+        },
+      },
     },
     async (request) => bookings.get(actorOf(request.caller).accountId, request.params.id),
   );
@@ -91,11 +195,24 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         },
       },
       schema: {
+        operationId: 'updateBooking',
         tags,
         summary: 'Change notes or metadata; a new start_time / end_time reschedules (booking.updated)',
         params: BookingParams,
-        body: UpdateBody,
-        response: { 200: BookingAnswer },
+        body: withExample(UpdateBody, {
+          start_time: '2026-06-11T09:00:00Z',
+          end_time: '2026-06-11T09:45:00Z',
+        }),
+        response: {
+          200: answer('The booking as changed', BookingAnswer, {
+            booking: {
+              ...BOOKING,
+              start_time: '2026-06-11T09:00:00.000Z',
+              end_time: '2026-06-11T09:45:00.000Z',
+              updated_at: '2026-06-09T08:30:00.000Z',
+            },
+          }),
+        },
       },
     },
     async (request) => bookings.update(actorOf(request.caller).accountId, request.params.id, request.body),
@@ -106,11 +223,14 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'cancelBooking',
         tags,
         summary: 'Cancel a booking (booking.cancelled once; a repeat answers the cancelled booking)',
         params: BookingParams,
         querystring: CancelQuery,
-        response: { 200: BookingAnswer },
+        response: {
+          200: answer('The cancelled booking', BookingAnswer, { booking: { ...BOOKING, ...CANCELLED } }),
+        },
       },
     },
     async (request) =>
@@ -123,11 +243,17 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listWaitlistEntries',
         tags: linkTags,
         summary: 'List a booking link’s waitlist, oldest first (the order offers follow)',
         params: LinkParams,
         querystring: EntryListQuery,
-        response: { 200: EntryList },
+        response: {
+          200: answer('One page of waitlist entries', EntryList, {
+            waitlist_entries: [WAITLIST_ENTRY],
+            pagination: { next_cursor: null, has_more: false },
+          }),
+        },
       },
     },
     async (request) => waitlist.list(actorOf(request.caller).accountId, request.params.id, request.query),
@@ -138,10 +264,15 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'removeWaitlistEntry',
         tags: linkTags,
         summary: 'Remove a waitlist entry (a time held for it passes to the next entry)',
         params: EntryParams,
-        response: { 200: EntryAnswer },
+        response: {
+          200: answer('The removed entry', EntryAnswer, {
+            waitlist_entry: { ...WAITLIST_ENTRY, status: 'removed', updated_at: '2026-06-09T10:00:00.000Z' },
+          }),
+        },
       },
     },
     async (request) =>
@@ -156,10 +287,34 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'public' },
       schema: {
+        operationId: 'getPublicBookingLink',
         tags: publicTags,
         summary: 'Resolve an active booking link (no ids, no e-mail addresses)',
         params: SlugParams,
-        response: { 200: PublicLinkAnswer },
+        response: {
+          200: answer('What a booking page shows', PublicLinkAnswer, {
+            booking_link: {
+              slug: 'physio-assessment',
+              title: 'Physiotherapy assessment',
+              description: 'A first assessment with one of our physiotherapists.',
+              duration_minutes: 45,
+              durations: [30, 45, 60],
+              hosts: [{ display_name: 'Dr. Maya Chen' }, { display_name: 'Sam Okafor' }],
+              questions: [
+                { id: 'reason', label: 'What brings you in?', type: 'textarea', required: true },
+                {
+                  id: 'first_visit',
+                  label: 'First visit?',
+                  type: 'select',
+                  required: false,
+                  options: ['Yes', 'No'],
+                },
+              ],
+              price_amount: null,
+              price_currency: null,
+            },
+          }),
+        },
       },
     },
     async (request) => bookings.publicLinkView(request.caller, request.params.slug),
@@ -170,11 +325,23 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'public' },
       schema: {
+        operationId: 'listPublicSlots',
         tags: publicTags,
         summary: 'Bookable slots of a link (round robin: any host free; collective: all free)',
         params: SlugParams,
         querystring: PublicAvailabilityQuery,
-        response: { 200: PublicSlots },
+        response: {
+          200: answer('Bookable slots by start', PublicSlots, {
+            duration_minutes: 45,
+            timezone: 'Europe/London',
+            stale: false,
+            slots: [
+              { start: '2026-06-10T07:00:00.000Z', end: '2026-06-10T07:45:00.000Z' },
+              { start: '2026-06-10T07:15:00.000Z', end: '2026-06-10T08:00:00.000Z' },
+              { start: '2026-06-10T14:00:00.000Z', end: '2026-06-10T14:45:00.000Z' },
+            ],
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -191,11 +358,23 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'public', idempotent: true, problems: { '409': CONFLICT, '422': PAST } },
       schema: {
+        operationId: 'createPublicBooking',
         tags: publicTags,
         summary: 'Book a link; the answer carries manage_url, the attendee’s self-service link (once)',
         params: SlugParams,
-        body: PublicCreateBody,
-        response: { 201: PublicBookingAnswer },
+        body: withExample(PublicCreateBody, {
+          start_time: '2026-06-10T15:00:00+01:00',
+          duration_minutes: 45,
+          customer_email: 'ada@example.com',
+          customer_name: 'Ada Lovelace',
+          customer_timezone: 'Europe/London',
+          answers: { reason: 'Knee pain when running', first_visit: 'Yes' },
+        }),
+        response: {
+          201: answer('The booking, with manage_url (shown only here)', PublicBookingAnswer, {
+            booking: { ...PUBLIC_BOOKING, notes: null, manage_url: MANAGE_URL },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -209,11 +388,18 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'public', idempotent: true },
       schema: {
+        operationId: 'joinWaitlist',
         tags: publicTags,
         summary: 'Join a link’s waitlist for a window of time',
         params: SlugParams,
-        body: JoinBody,
-        response: { 201: PublicEntryAnswer },
+        body: withExample(JoinBody, {
+          customer_email: 'grace@example.com',
+          customer_name: 'Grace Hopper',
+          preferred_from: '2026-06-11T08:00:00+01:00',
+          preferred_to: '2026-06-12T17:00:00+01:00',
+          notes: 'Mornings preferred',
+        }),
+        response: { 201: answer('The new waitlist entry', PublicEntryAnswer, { waitlist_entry: ENTRY }) },
       },
     },
     async (request, reply) => {
@@ -234,10 +420,28 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         },
       },
       schema: {
+        operationId: 'claimWaitlistOffer',
         tags: publicTags,
         summary: 'Claim a held waitlist offer: it becomes a booking',
         params: TokenParams,
-        response: { 201: PublicBookingAnswer },
+        response: {
+          201: answer('The booking made from the offer, with its manage_url', PublicBookingAnswer, {
+            booking: {
+              ...PUBLIC_BOOKING,
+              id: 'booking_01jxkb7c8d9e0f1g2h3j4k5m6n',
+              start_time: '2026-06-11T08:00:00.000Z',
+              end_time: '2026-06-11T08:45:00.000Z',
+              customer_email: 'grace@example.com',
+              customer_name: 'Grace Hopper',
+              customer_timezone: null,
+              notes: 'Mornings preferred',
+              answers: {},
+              created_at: '2026-06-10T07:05:00.000Z',
+              updated_at: '2026-06-10T07:05:00.000Z',
+              manage_url: 'https://kairos.acme-physio.example/b/bm_Pq7rS2tU9vW4xY6zA1bC3dE5fG8hJ0kL',
+            },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -251,10 +455,11 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'public' },
       schema: {
+        operationId: 'getPublicBooking',
         tags: publicTags,
         summary: 'The attendee’s booking, by its self-service token',
         params: TokenParams,
-        response: { 200: PublicBookingAnswer },
+        response: { 200: answer('The booking', PublicBookingAnswer, { booking: PUBLIC_BOOKING }) },
       },
     },
     async (request) => bookings.publicView(request.params.token),
@@ -265,11 +470,16 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     {
       config: { access: 'public', problems: { '422': '`unprocessable`: code `booking_started`' } },
       schema: {
+        operationId: 'cancelPublicBooking',
         tags: publicTags,
         summary: 'Cancel by self-service token (booking.cancelled once)',
         params: TokenParams,
-        body: CancelBody,
-        response: { 200: PublicBookingAnswer },
+        body: withExample(CancelBody, { reason: 'Feeling better' }),
+        response: {
+          200: answer('The cancelled booking', PublicBookingAnswer, {
+            booking: { ...PUBLIC_BOOKING, ...CANCELLED },
+          }),
+        },
       },
     },
     async (request) => bookings.publicCancel(request.params.token, request.body?.reason),
@@ -286,11 +496,21 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         },
       },
       schema: {
+        operationId: 'reschedulePublicBooking',
         tags: publicTags,
         summary: 'Move the booking to a new start, same length (booking.updated)',
         params: TokenParams,
-        body: RescheduleBody,
-        response: { 200: PublicBookingAnswer },
+        body: withExample(RescheduleBody, { start_time: '2026-06-11T10:00:00+01:00' }),
+        response: {
+          200: answer('The booking at its new time', PublicBookingAnswer, {
+            booking: {
+              ...PUBLIC_BOOKING,
+              start_time: '2026-06-11T09:00:00.000Z',
+              end_time: '2026-06-11T09:45:00.000Z',
+              updated_at: '2026-06-09T08:30:00.000Z',
+            },
+          }),
+        },
       },
     },
     async (request) => bookings.publicReschedule(request.params.token, request.body.start_time),

@@ -180,8 +180,10 @@ describe('Google OAuth round trip', () => {
   it('documents every calendar route in the OpenAPI document', async () => {
     const doc = (await (await fetch(`${t.url}/v1/openapi.json`)).json()) as Json;
     for (const path of [
-      '/v1/calendars/{provider}/connect',
-      '/v1/calendars/{provider}/callback',
+      '/v1/calendars/google/connect',
+      '/v1/calendars/microsoft/connect',
+      '/v1/calendars/google/callback',
+      '/v1/calendars/microsoft/callback',
       '/v1/calendars/caldav/connect',
       '/v1/calendars/ics',
       '/v1/calendars',

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth.js';
+import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { wrap } from '../../platform/schemas.js';
 import {
   AuthorizeAnswer,
@@ -19,10 +20,8 @@ import {
   HtmlPage,
   IcsBody,
   PrincipalQuery,
-  ProviderParams,
   PublicConnectParams,
   PublicConnectQuery,
-  Redirect,
   CalendarUpdateBody,
   SyncAnswer,
   SyncBody,
@@ -122,75 +121,163 @@ function wantsJson(request: FastifyRequest): boolean {
   return (request.headers.accept ?? '').toLowerCase().includes('application/json');
 }
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const CALENDAR = {
+  id: 'cal_01jxk4a1b2c3d4e5f6g7h8j9k0',
+  name: 'maya.chen@example.com',
+  provider: 'google' as const,
+  primary: true,
+  selected: true,
+  destination: true,
+  connection_id: 'conn_01jxk4a0z9y8x7w6v5t4s3r2q1',
+  error: null,
+};
+const CONNECTION = {
+  id: CALENDAR.connection_id,
+  provider: 'google' as const,
+  status: 'connected' as const,
+  status_reason: null,
+  account: 'maya.chen@example.com',
+  last_sync: '2026-06-08T09:00:12.514Z',
+  last_error: null,
+  retry_at: null,
+  created_at: '2026-06-01T09:30:05.771Z',
+  calendars: [
+    CALENDAR,
+    {
+      ...CALENDAR,
+      id: 'cal_01jxk4a1b2c3d4e5f6g7h8j9k1',
+      name: 'Team rota',
+      primary: false,
+      destination: false,
+    },
+  ],
+};
+const CALDAV_CONNECTION = {
+  ...CONNECTION,
+  id: 'conn_01jxk6p2q3r4s5t6v7w8x9y0z1',
+  provider: 'caldav' as const,
+  account: 'maya@caldav.fastmail.com',
+  last_sync: '2026-06-08T09:20:40.118Z',
+  created_at: '2026-06-08T09:20:39.902Z',
+  calendars: [
+    {
+      ...CALENDAR,
+      id: 'cal_01jxk6p2q3r4s5t6v7w8x9y0z2',
+      name: 'Personal',
+      provider: 'caldav' as const,
+      destination: false,
+      connection_id: 'conn_01jxk6p2q3r4s5t6v7w8x9y0z1',
+    },
+  ],
+};
+const PAGE_EXAMPLE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Calendar connected</title></head>' +
+  '<body><h1>Calendar connected</h1><p>Your calendar is connected. You can close this page.</p></body></html>';
+
+/** The OAuth providers: each has its own connect and callback path (no path template to collide with others). */
+const OAUTH_PROVIDERS = [
+  { provider: 'google', name: 'Google' },
+  { provider: 'microsoft', name: 'Microsoft' },
+] as const;
+
 export function calendarRoutes(app: TypedApp, calendars: CalendarService): void {
   const tags = ['Calendars'];
 
-  app.get(
-    '/v1/calendars/:provider/connect',
-    {
-      config: { access: 'private' },
-      schema: {
-        tags,
-        summary:
-          'Start connecting a Google or Microsoft calendar (OAuth with PKCE): 302 to the provider, or ' +
-          '{authorize_url} with Accept: application/json',
-        params: ProviderParams,
-        querystring: ConnectQuery,
-        response: { 200: AuthorizeAnswer, 302: Redirect },
-      },
-    },
-    async (request, reply) => {
-      const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
-      const started = await calendars.startOAuth(actor, request.params.provider, {
-        ...(request.query.redirect_uri ? { redirectUri: request.query.redirect_uri } : {}),
-        ...(request.query.state !== undefined ? { clientState: request.query.state } : {}),
-      });
-      reply.header('cache-control', 'no-store');
-      if (wantsJson(request)) return started;
-      return reply.redirect(started.authorize_url, 302);
-    },
-  );
-
-  app.get(
-    '/v1/calendars/:provider/callback',
-    {
-      config: { access: 'none' },
-      schema: {
-        tags,
-        summary:
-          'Where the provider sends the browser back: stores the connection, then redirects to your ' +
-          'redirect_uri with ?status=connected|error&state=… (no credential: the signed state is one)',
-        security: [],
-        params: ProviderParams,
-        querystring: CallbackQuery,
-        response: { 200: HtmlPage, 302: Redirect },
-      },
-    },
-    async (request, reply) => {
-      const q = request.query;
-      const outcome = await calendars.finishOAuth(
-        request.params.provider,
-        {
-          ...(typeof q.code === 'string' ? { code: q.code } : {}),
-          ...(typeof q.state === 'string' ? { state: q.state } : {}),
-          ...(typeof q.error === 'string' ? { error: q.error } : {}),
+  for (const { provider, name } of OAUTH_PROVIDERS) {
+    app.get(
+      `/v1/calendars/${provider}/connect`,
+      {
+        config: { access: 'private' },
+        schema: {
+          operationId: `connect${name}Calendar`,
+          tags,
+          summary:
+            `Start connecting a ${name} calendar (OAuth with PKCE): 302 to ${name}’s consent screen, or ` +
+            '{authorize_url} with Accept: application/json',
+          querystring: ConnectQuery,
+          response: {
+            200: answer('With Accept: application/json, where to send the user’s browser', AuthorizeAnswer, {
+              authorize_url:
+                provider === 'google'
+                  ? 'https://accounts.google.com/o/oauth2/v2/auth?client_id=1234.apps.googleusercontent.com&response_type=code&code_challenge_method=S256&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&state=eyJmIjoiYSJ9.c2ln'
+                  : 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=6731de76-14a6-49ae-97bc-6eba6914391e&response_type=code&code_challenge_method=S256&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&state=eyJmIjoiYSJ9.c2ln',
+              expires_at: '2026-06-08T09:45:00.000Z',
+            }),
+            302: noContent(`Otherwise a redirect to ${name}’s consent screen (Location header)`),
+          },
         },
-        cookiesOf(request),
-      );
-      return sendOutcome(request, reply, outcome);
-    },
-  );
+      },
+      async (request, reply) => {
+        const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
+        const started = await calendars.startOAuth(actor, provider, {
+          ...(request.query.redirect_uri ? { redirectUri: request.query.redirect_uri } : {}),
+          ...(request.query.state !== undefined ? { clientState: request.query.state } : {}),
+        });
+        reply.header('cache-control', 'no-store');
+        if (wantsJson(request)) return started;
+        return reply.redirect(started.authorize_url, 302);
+      },
+    );
+
+    app.get(
+      `/v1/calendars/${provider}/callback`,
+      {
+        config: { access: 'none' },
+        schema: {
+          operationId: `finish${name}Connect`,
+          tags,
+          summary:
+            `Where ${name} sends the browser back: stores the connection, then redirects to your ` +
+            'redirect_uri with ?status=connected|error&state=… (no credential: the signed state is one)',
+          security: [],
+          produces: ['text/html'],
+          querystring: CallbackQuery,
+          response: {
+            200: answer(
+              'A page for the person in the browser (flows started from a connect link, and failures)',
+              HtmlPage,
+              PAGE_EXAMPLE,
+            ),
+            302: noContent('A redirect to your redirect_uri with ?status=connected|error&state=…'),
+          },
+        },
+      },
+      async (request, reply) => {
+        const q = request.query;
+        const outcome = await calendars.finishOAuth(
+          provider,
+          {
+            ...(typeof q.code === 'string' ? { code: q.code } : {}),
+            ...(typeof q.state === 'string' ? { state: q.state } : {}),
+            ...(typeof q.error === 'string' ? { error: q.error } : {}),
+          },
+          cookiesOf(request),
+        );
+        return sendOutcome(request, reply, outcome);
+      },
+    );
+  }
 
   app.post(
     '/v1/calendars/caldav/connect',
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'connectCaldavCalendar',
         tags,
         summary: 'Connect a CalDAV account (iCloud, Fastmail, Nextcloud …): discovers its calendars',
-        body: CaldavBody,
+        body: withExample(CaldavBody, {
+          server_url: 'https://caldav.fastmail.com/',
+          username: 'maya@fastmail.com',
+          password: 'abcd-efgh-ijkl-mnop',
+        }),
         querystring: PrincipalQuery,
-        response: { 201: ConnectionAnswer },
+        response: {
+          201: answer('The connection with the calendars it found', ConnectionAnswer, {
+            connection: CALDAV_CONNECTION,
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -210,11 +297,34 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'addIcsFeed',
         tags,
         summary: 'Add a read-only ICS feed (fetched once now to check it)',
-        body: IcsBody,
+        body: withExample(IcsBody, {
+          url: 'https://calendar.example.org/feeds/7f3a9c1e/basic.ics',
+          name: 'Clinic holidays',
+        }),
         querystring: PrincipalQuery,
-        response: { 201: ConnectionAnswer },
+        response: {
+          201: answer('The feed’s connection and its one calendar', ConnectionAnswer, {
+            connection: {
+              ...CONNECTION,
+              id: 'conn_01jxk7b3c4d5e6f7g8h9j0k1m2',
+              provider: 'ics',
+              account: 'calendar.example.org',
+              calendars: [
+                {
+                  ...CALENDAR,
+                  id: 'cal_01jxk7b3c4d5e6f7g8h9j0k1m3',
+                  name: 'Clinic holidays',
+                  provider: 'ics',
+                  destination: false,
+                  connection_id: 'conn_01jxk7b3c4d5e6f7g8h9j0k1m2',
+                },
+              ],
+            },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -234,10 +344,22 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listCalendars',
         tags,
         summary: 'Calendars, provider status and connections of the caller (or one of its hosts)',
         querystring: PrincipalQuery,
-        response: { 200: CalendarList },
+        response: {
+          200: answer('Every calendar, each provider’s status and every connection', CalendarList, {
+            calendars: [...CONNECTION.calendars, ...CALDAV_CONNECTION.calendars],
+            providers: [
+              { name: 'google', connected: true, status: 'connected', calendar_count: 2 },
+              { name: 'microsoft', connected: false, status: 'not_connected', calendar_count: 0 },
+              { name: 'caldav', connected: true, status: 'connected', calendar_count: 1 },
+              { name: 'ics', connected: false, status: 'not_connected', calendar_count: 0 },
+            ],
+            connections: [CONNECTION, CALDAV_CONNECTION],
+          }),
+        },
       },
     },
     async (request) => {
@@ -251,10 +373,11 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getCalendar',
         tags,
         summary: 'Read one calendar',
         params: CalendarParams,
-        response: { 200: wrap('calendar', Calendar) },
+        response: { 200: answer('The calendar', wrap('calendar', Calendar), { calendar: CALENDAR }) },
       },
     },
     async (request) => ({
@@ -270,11 +393,16 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
         problems: { '422': '`unprocessable`: code `calendar_read_only` (an ICS feed as destination)' },
       },
       schema: {
+        operationId: 'updateCalendar',
         tags,
         summary: 'Select a calendar for busy checking, or make it where meetings are written',
         params: CalendarParams,
-        body: CalendarUpdateBody,
-        response: { 200: wrap('calendar', Calendar) },
+        body: withExample(CalendarUpdateBody, { selected: true, destination: true }),
+        response: {
+          200: answer('The calendar as updated', wrap('calendar', Calendar), {
+            calendar: { ...CONNECTION.calendars[1]!, selected: true, destination: true },
+          }),
+        },
       },
     },
     async (request) => ({
@@ -288,11 +416,21 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       config: { access: 'private' },
       preValidation: emptyBodyIsObject,
       schema: {
+        operationId: 'syncCalendars',
         tags,
         summary: 'Fetch busy time from every connected calendar now (503 when none could be read)',
-        body: SyncBody,
+        body: withExample(SyncBody, {}),
         querystring: PrincipalQuery,
-        response: { 200: SyncAnswer },
+        response: {
+          200: answer('What each connection gave', SyncAnswer, {
+            events_synced: 23,
+            last_sync: '2026-06-08T10:00:03.208Z',
+            connections: [
+              { id: CONNECTION.id, provider: 'google', status: 'synced', busy_blocks: 17, error: null },
+              { id: CALDAV_CONNECTION.id, provider: 'caldav', status: 'synced', busy_blocks: 6, error: null },
+            ],
+          }),
+        },
       },
     },
     async (request) => {
@@ -309,12 +447,24 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'disconnectCalendars',
         tags,
         summary:
           'Disconnect a provider (or one connection by id): its tokens, calendars and cache are deleted',
         params: DisconnectParams,
         querystring: PrincipalQuery,
-        response: { 200: DisconnectAnswer },
+        response: {
+          200: answer('The connections removed, in their final state', DisconnectAnswer, {
+            connections: [
+              {
+                ...CONNECTION,
+                status: 'disconnected',
+                status_reason: 'removed',
+                calendars: [],
+              },
+            ],
+          }),
+        },
       },
     },
     async (request) => {
@@ -329,13 +479,23 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       config: { access: 'private', idempotent: true },
       preValidation: emptyBodyIsObject,
       schema: {
+        operationId: 'createConnectLink',
         tags: ['Hosts'],
         summary:
           'A signed, expiring link through which the host connects their own calendar (the account never ' +
           'sees their credentials)',
         params: HostParams,
-        body: ConnectLinkBody,
-        response: { 201: ConnectLinkAnswer },
+        body: withExample(ConnectLinkBody, { expires_in_hours: 72 }),
+        response: {
+          201: answer('The link to send to the host', ConnectLinkAnswer, {
+            connect_link: {
+              url: 'https://kairos.acme-physio.example/v1/public/connect/cl_6QmZ2xV9rT4wK8nB1pD7sF3hJ5',
+              expires_at: '2026-06-11T10:00:00.000Z',
+              host_id: '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03',
+              providers: ['google', 'microsoft'],
+            },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -370,25 +530,38 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
             },
           },
           schema: {
+            operationId: kind === 'caldav' ? 'connectCaldavViaLink' : 'addIcsFeedViaLink',
             tags: ['Hosts'],
             summary:
               kind === 'caldav'
                 ? 'A host connects a CalDAV account through its connect link (the page’s form)'
                 : 'A host adds a calendar feed (ICS) through its connect link (the page’s form)',
             security: [],
+            consumes: ['application/x-www-form-urlencoded', 'application/json'],
+            produces: ['text/html'],
             params: PublicConnectParams,
             body:
               kind === 'caldav'
-                ? Type.Object(
+                ? withExample(
+                    Type.Object(
+                      {
+                        server_url: Type.String({ maxLength: 2048 }),
+                        username: Type.String({ maxLength: 320 }),
+                        password: Type.String({ maxLength: 1024 }),
+                      },
+                      { additionalProperties: false },
+                    ),
                     {
-                      server_url: Type.String({ maxLength: 2048 }),
-                      username: Type.String({ maxLength: 320 }),
-                      password: Type.String({ maxLength: 1024 }),
+                      server_url: 'https://caldav.icloud.com/',
+                      username: 'maya.chen@icloud.com',
+                      password: 'abcd-efgh-ijkl-mnop',
                     },
-                    { additionalProperties: false },
                   )
-                : Type.Object({ url: Type.String({ maxLength: 2048 }) }, { additionalProperties: false }),
-            response: { 200: HtmlPage },
+                : withExample(
+                    Type.Object({ url: Type.String({ maxLength: 2048 }) }, { additionalProperties: false }),
+                    { url: 'https://calendar.example.org/feeds/7f3a9c1e/basic.ics' },
+                  ),
+            response: { 200: answer('A page saying the calendar is connected', HtmlPage, PAGE_EXAMPLE) },
           },
         },
         async (request, reply) =>
@@ -410,14 +583,25 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     {
       config: { access: 'none' },
       schema: {
+        operationId: 'openConnectLink',
         tags: ['Hosts'],
         summary:
           'A host’s connect link: a page to choose the provider, or (with ?provider=) a redirect to its ' +
           'consent screen and a cookie that binds the flow to this browser',
         security: [],
+        produces: ['text/html'],
         params: PublicConnectParams,
         querystring: PublicConnectQuery,
-        response: { 200: HtmlPage, 302: Redirect },
+        response: {
+          200: answer(
+            'The page that offers each way to connect a calendar',
+            HtmlPage,
+            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Connect your calendar</title></head>' +
+              '<body><h1>Connect your calendar</h1><p><a href="?provider=google">Google</a></p>' +
+              '<p><a href="?provider=microsoft">Microsoft</a></p></body></html>',
+          ),
+          302: noContent('With ?provider=: a redirect to the provider’s consent screen (Location header)'),
+        },
       },
     },
     async (request, reply) =>

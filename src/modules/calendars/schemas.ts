@@ -114,13 +114,10 @@ export const ConnectLinkAnswer = Type.Object({
   }),
 });
 
-export const Redirect = Type.Null({ description: 'Redirect (Location header)' });
 export const HtmlPage = Type.String({ description: 'A small HTML page for the person in the browser' });
 
 // ---------------------------------------------------------------------------------------------------
 // Requests
-
-export const ProviderParams = Type.Object({ provider: OAuthProvider }, { additionalProperties: false });
 
 export const ConnectQuery = Type.Object(
   {

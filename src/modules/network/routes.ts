@@ -1,6 +1,7 @@
 /** Routes of the network module: consents and the network (docs/api.md#consents, #network). */
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
+import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 import { Pagination, Timestamp } from '../../platform/schemas.js';
 import { RELATIONSHIPS, type NetworkService, SCOPES } from './service.js';
@@ -52,6 +53,27 @@ const PrincipalParams = Type.Object(
   { additionalProperties: false },
 );
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const CONSENT = {
+  id: 'cons_01jxk8d4e5f6g7h8j9k0m1n2p3',
+  grantor_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
+  grantee_id: '0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d',
+  scopes: ['availability:read:freebusy'],
+  status: 'active',
+  expires_at: '2026-12-31T23:00:00.000Z',
+  created_at: '2026-06-05T14:20:00.000Z',
+  revoked_at: null,
+};
+const INVITATION = {
+  id: 'inv_01jxk8f1g2h3j4k5m6n7p8q9r0',
+  invitee_email: 'sam@okafor-sports.example',
+  invitee_name: 'Sam Okafor',
+  relationship_type: 'colleague',
+  status: 'pending',
+  expires_at: '2026-06-12T14:30:00.000Z',
+  created_at: '2026-06-05T14:30:00.000Z',
+};
+
 export function networkRoutes(app: TypedApp, network: NetworkService): void {
   const consents = ['Consents'];
   const net = ['Network'];
@@ -64,24 +86,37 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         problems: { '404': '`not-found`: no principal with this grantee_id' },
       },
       schema: {
+        operationId: 'grantConsent',
         tags: consents,
         summary: 'Grant scopes to another principal (granting again merges into the active consent)',
-        body: Type.Object(
+        body: withExample(
+          Type.Object(
+            {
+              grantee_id: PrincipalId,
+              scopes: Type.Array(Type.String({ maxLength: 64 }), {
+                minItems: 1,
+                maxItems: 3,
+                description: `any of ${SCOPES.join(', ')}`,
+              }),
+              expires_at: Type.Optional(
+                Type.String({ maxLength: 64, description: 'ISO 8601 instant, future' }),
+              ),
+              principal_id: ActingFor,
+            },
+            { additionalProperties: false },
+          ),
           {
-            grantee_id: PrincipalId,
-            scopes: Type.Array(Type.String({ maxLength: 64 }), {
-              minItems: 1,
-              maxItems: 3,
-              description: `any of ${SCOPES.join(', ')}`,
-            }),
-            expires_at: Type.Optional(
-              Type.String({ maxLength: 64, description: 'ISO 8601 instant, future' }),
-            ),
-            principal_id: ActingFor,
+            grantee_id: CONSENT.grantee_id,
+            scopes: ['availability:read:freebusy'],
+            expires_at: '2027-01-01T00:00:00+01:00',
           },
-          { additionalProperties: false },
         ),
-        response: { 200: ConsentAnswer, 201: ConsentAnswer },
+        response: {
+          200: answer('Granted again: the scopes merged into the active consent', ConsentAnswer, {
+            consent: { ...CONSENT, scopes: ['availability:read:freebusy', 'availability:read:details'] },
+          }),
+          201: answer('A new consent', ConsentAnswer, { consent: CONSENT }),
+        },
       },
     },
     async (request, reply) => {
@@ -96,6 +131,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listConsents',
         tags: consents,
         summary: 'Consents the caller granted or received',
         querystring: Type.Object(
@@ -108,7 +144,13 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ consents: Type.Array(Consent), pagination: Pagination }) },
+        response: {
+          200: answer(
+            'One page of consents',
+            Type.Object({ consents: Type.Array(Consent), pagination: Pagination }),
+            { consents: [CONSENT], pagination: { next_cursor: null, has_more: false } },
+          ),
+        },
       },
     },
     async (request) =>
@@ -123,10 +165,11 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getConsent',
         tags: consents,
         summary: 'A consent the caller is a party of',
         params: IdParams,
-        response: { 200: ConsentAnswer },
+        response: { 200: answer('The consent', ConsentAnswer, { consent: CONSENT }) },
       },
     },
     async (request) => network.getConsent(actorOf(request.caller), request.params.id),
@@ -137,10 +180,15 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'revokeConsent',
         tags: consents,
         summary: 'Revoke a consent (grantor), or give it up (grantee); effective for the next request',
         params: IdParams,
-        response: { 200: ConsentAnswer },
+        response: {
+          200: answer('The revoked consent', ConsentAnswer, {
+            consent: { ...CONSENT, status: 'revoked', revoked_at: '2026-06-20T09:00:00.000Z' },
+          }),
+        },
       },
     },
     async (request) => network.revoke(actorOf(request.caller), request.params.id),
@@ -151,6 +199,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listConnections',
         tags: net,
         summary: 'Principals connected to the caller',
         querystring: Type.Object(
@@ -162,17 +211,31 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({
-            connections: Type.Array(
-              Type.Object({
-                principal_id: Type.String(),
-                display_name: Type.String(),
-                relationship_type: Type.String(),
-                connected_at: Timestamp,
-              }),
-            ),
-            pagination: Pagination,
-          }),
+          200: answer(
+            'One page of connected principals',
+            Type.Object({
+              connections: Type.Array(
+                Type.Object({
+                  principal_id: Type.String(),
+                  display_name: Type.String(),
+                  relationship_type: Type.String(),
+                  connected_at: Timestamp,
+                }),
+              ),
+              pagination: Pagination,
+            }),
+            {
+              connections: [
+                {
+                  principal_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
+                  display_name: 'Okafor Sports Clinic',
+                  relationship_type: 'colleague',
+                  connected_at: '2026-06-05T15:02:10.000Z',
+                },
+              ],
+              pagination: { next_cursor: null, has_more: false },
+            },
+          ),
         },
       },
     },
@@ -184,11 +247,12 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: { access: 'private', problems: { '404': '`not-found`: not connected to this principal' } },
       schema: {
+        operationId: 'removeConnection',
         tags: net,
         summary: 'Remove a connection (both ways)',
         params: PrincipalParams,
         querystring: Type.Object({ principal_id: ActingFor }, { additionalProperties: false }),
-        response: { 204: Type.Null() },
+        response: { 204: noContent('Disconnected, both ways') },
       },
     },
     async (request, reply) => {
@@ -209,19 +273,35 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         problems: { '409': '`conflict`: code `already_connected`' },
       },
       schema: {
+        operationId: 'createInvitation',
         tags: net,
         summary: 'Invite someone by e-mail (a pending invitation to the address is sent again: 200)',
-        body: Type.Object(
+        body: withExample(
+          Type.Object(
+            {
+              invitee_email: Type.String({ minLength: 3, maxLength: 320 }),
+              invitee_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              relationship_type: Relationship,
+              message: Type.Optional(Type.String({ maxLength: 2000 })),
+              principal_id: ActingFor,
+            },
+            { additionalProperties: false },
+          ),
           {
-            invitee_email: Type.String({ minLength: 3, maxLength: 320 }),
-            invitee_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-            relationship_type: Relationship,
-            message: Type.Optional(Type.String({ maxLength: 2000 })),
-            principal_id: ActingFor,
+            invitee_email: INVITATION.invitee_email,
+            invitee_name: 'Sam Okafor',
+            relationship_type: 'colleague',
+            message: 'Let’s share availability for joint sessions.',
           },
-          { additionalProperties: false },
         ),
-        response: { 200: InvitationAnswer, 201: InvitationAnswer },
+        response: {
+          200: answer('A pending invitation to the address, sent again', InvitationAnswer, {
+            invitation: INVITATION,
+          }),
+          201: answer('The new invitation (its e-mail is on its way)', InvitationAnswer, {
+            invitation: INVITATION,
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -236,32 +316,59 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'createInvitations',
         tags: net,
         summary: 'Invite many addresses at once; already connected or invalid ones are skipped',
-        body: Type.Object(
-          {
-            contacts: Type.Array(
-              Type.Object(
-                {
-                  email: Type.String({ minLength: 1, maxLength: 320 }),
-                  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-                },
-                { additionalProperties: false },
+        body: withExample(
+          Type.Object(
+            {
+              contacts: Type.Array(
+                Type.Object(
+                  {
+                    email: Type.String({ minLength: 1, maxLength: 320 }),
+                    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+                  },
+                  { additionalProperties: false },
+                ),
+                { minItems: 1, maxItems: 100 },
               ),
-              { minItems: 1, maxItems: 100 },
-            ),
-            relationship_type: Relationship,
-            send_emails: Type.Boolean({ default: true }),
-            message: Type.Optional(Type.String({ maxLength: 2000 })),
-            principal_id: ActingFor,
+              relationship_type: Relationship,
+              send_emails: Type.Boolean({ default: true }),
+              message: Type.Optional(Type.String({ maxLength: 2000 })),
+              principal_id: ActingFor,
+            },
+            { additionalProperties: false },
+          ),
+          {
+            contacts: [
+              { email: 'sam@okafor-sports.example', name: 'Sam Okafor' },
+              { email: 'lee@example.com' },
+              { email: 'not-an-address' },
+            ],
+            relationship_type: 'colleague',
+            send_emails: true,
           },
-          { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({
-            invitations: Type.Array(Invitation),
-            skipped: Type.Array(Type.Object({ email: Type.String(), reason: Type.String() })),
-          }),
+          200: answer(
+            'The invitations made, and the addresses skipped with why',
+            Type.Object({
+              invitations: Type.Array(Invitation),
+              skipped: Type.Array(Type.Object({ email: Type.String(), reason: Type.String() })),
+            }),
+            {
+              invitations: [
+                INVITATION,
+                {
+                  ...INVITATION,
+                  id: 'inv_01jxk8f1g2h3j4k5m6n7p8q9r1',
+                  invitee_email: 'lee@example.com',
+                  invitee_name: null,
+                },
+              ],
+              skipped: [{ email: 'not-an-address', reason: 'invalid_email' }],
+            },
+          ),
         },
       },
     },
@@ -282,14 +389,23 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
           },
         },
         schema: {
+          operationId: action === 'accept' ? 'acceptInvitation' : 'declineInvitation',
           tags: net,
           summary:
             action === 'accept'
               ? 'Accept an invitation (the invited user, signed in): the two principals are connected'
               : 'Decline an invitation (the invited user, signed in)',
           params: TokenParams,
-          body: Type.Object({}, { additionalProperties: false }),
-          response: { 200: InvitationAnswer },
+          body: withExample(Type.Object({}, { additionalProperties: false }), {}),
+          response: {
+            200: answer(
+              action === 'accept'
+                ? 'The accepted invitation: the two are connected'
+                : 'The declined invitation',
+              InvitationAnswer,
+              { invitation: { ...INVITATION, status: action === 'accept' ? 'accepted' : 'declined' } },
+            ),
+          },
         },
       },
       async (request) => network.respond(request.caller, request.params.token, action),

@@ -1,6 +1,7 @@
 /** Routes of the payments module: the Stripe webhook and Stripe Connect (docs/api.md#payments). */
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
+import { answer, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 import type { PaymentsService } from './service.js';
 
@@ -22,6 +23,15 @@ const ConnectBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const ACCOUNT = {
+  stripe_account_id: 'acct_1PqR2sT3uV4wX5yZ',
+  charges_enabled: true,
+  payouts_enabled: true,
+  details_submitted: true,
+  ready: true,
+};
+
 const NOT_CONFIGURED = '`unprocessable`: code `payments_not_configured` (no STRIPE_SECRET_KEY)';
 
 export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
@@ -42,12 +52,17 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
           },
         },
         schema: {
+          operationId: 'receiveStripeWebhook',
           tags: ['Payments'],
           summary: 'Stripe events (Stripe-Signature verified, each event handled once)',
           security: [],
           headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String()) }),
           response: {
-            200: Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() }),
+            200: answer(
+              'The event was taken (duplicate: it had been handled before)',
+              Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() }),
+              { received: true, duplicate: false },
+            ),
           },
         },
       },
@@ -70,14 +85,31 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
         problems: { '422': NOT_CONFIGURED, '503': '`service-unavailable`: code `payments_unavailable`' },
       },
       schema: {
+        operationId: 'connectStripeAccount',
         tags: ['Payments'],
         summary: 'Create (once) the account’s Stripe Express account and answer an onboarding link',
-        body: ConnectBody,
+        body: withExample(ConnectBody, {
+          refresh_url: 'https://app.acme-physio.example/settings/payments?refresh=1',
+          return_url: 'https://app.acme-physio.example/settings/payments',
+        }),
         response: {
-          200: Type.Object({
-            ...ConnectedAccount.properties,
-            onboarding_url: Type.String({ description: 'Stripe’s onboarding page (short-lived; ask again)' }),
-          }),
+          200: answer(
+            'The Stripe account and a fresh onboarding link',
+            Type.Object({
+              ...ConnectedAccount.properties,
+              onboarding_url: Type.String({
+                description: 'Stripe’s onboarding page (short-lived; ask again)',
+              }),
+            }),
+            {
+              ...ACCOUNT,
+              charges_enabled: false,
+              payouts_enabled: false,
+              details_submitted: false,
+              ready: false,
+              onboarding_url: 'https://connect.stripe.com/setup/e/acct_1PqR2sT3uV4wX5yZ/Yx8kLm2nOp4q',
+            },
+          ),
         },
       },
     },
@@ -89,9 +121,10 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
     {
       config: { access: 'private', problems: { '422': NOT_CONFIGURED } },
       schema: {
+        operationId: 'getStripeAccount',
         tags: ['Payments'],
         summary: 'The account’s Stripe account and whether it can take paid bookings',
-        response: { 200: ConnectedAccount },
+        response: { 200: answer('The connected Stripe account', ConnectedAccount, ACCOUNT) },
       },
     },
     async (request) => payments.connectedAccount(actorOf(request.caller).accountId),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { PrincipalService } from './service.js';
+import { answer, withExample } from '../../platform/openapi.js';
 import { IdParams, ListQuery, Pagination, wrap } from '../../platform/schemas.js';
 import { validatorCompiler } from '../../platform/validation.js';
 import { CreateHostBody, Host, PutScheduleBody, Schedule, UpdateHostBody } from './schemas.js';
@@ -16,6 +17,37 @@ function scheduleBodyCompiler(): FastifySchemaCompiler<unknown> {
   return (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : standard(route));
 }
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const HOST = {
+  id: '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03',
+  principal_id: '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03',
+  display_name: 'Dr. Maya Chen',
+  email: 'maya.chen@example.com',
+  timezone: 'Europe/Paris',
+  status: 'active',
+  calendar_connected: true,
+  created_at: '2026-06-01T09:12:44.120Z',
+  updated_at: '2026-06-01T09:12:44.120Z',
+  deleted_at: null,
+};
+const SCHEDULE = {
+  timezone: 'Europe/Paris',
+  weekly: [
+    { day: 'mon' as const, start: '09:00', end: '12:30' },
+    { day: 'mon' as const, start: '13:30', end: '17:00' },
+    { day: 'wed' as const, start: '09:00', end: '17:00' },
+    { day: 'fri' as const, start: '09:00', end: '13:00' },
+  ],
+  overrides: [
+    { date: '2026-07-14', unavailable: true as const },
+    { date: '2026-07-18', intervals: [{ start: '10:00', end: '14:00' }] },
+  ],
+  buffer_before_minutes: 0,
+  buffer_after_minutes: 10,
+  minimum_notice_minutes: 120,
+  max_days_ahead: 60,
+};
+
 export function principalRoutes(app: TypedApp, principals: PrincipalService): void {
   const tags = ['Hosts'];
 
@@ -24,10 +56,19 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'createHost',
         tags,
         summary: 'Create a host: a principal the account manages (its own calendar and schedule)',
-        body: CreateHostBody,
-        response: { 201: wrap('host', Host) },
+        body: withExample(CreateHostBody, {
+          display_name: 'Dr. Maya Chen',
+          email: 'maya.chen@example.com',
+          timezone: 'Europe/Paris',
+        }),
+        response: {
+          201: answer('The new host (also named by the Location header)', wrap('host', Host), {
+            host: { ...HOST, calendar_connected: false },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -42,10 +83,16 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listHosts',
         tags,
         summary: 'List the account’s hosts, newest first',
         querystring: ListQuery,
-        response: { 200: Type.Object({ hosts: Type.Array(Host), pagination: Pagination }) },
+        response: {
+          200: answer('One page of hosts', Type.Object({ hosts: Type.Array(Host), pagination: Pagination }), {
+            hosts: [HOST],
+            pagination: { next_cursor: null, has_more: false },
+          }),
+        },
       },
     },
     async (request) => principals.listHosts(actorOf(request.caller).accountId, request.query),
@@ -55,7 +102,13 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
     '/v1/hosts/:id',
     {
       config: { access: 'private' },
-      schema: { tags, summary: 'Read a host', params: IdParams, response: { 200: wrap('host', Host) } },
+      schema: {
+        operationId: 'getHost',
+        tags,
+        summary: 'Read a host',
+        params: IdParams,
+        response: { 200: answer('The host', wrap('host', Host), { host: HOST }) },
+      },
     },
     async (request) => ({
       host: await principals.getHost(actorOf(request.caller).accountId, request.params.id),
@@ -67,11 +120,16 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'updateHost',
         tags,
         summary: 'Update a host’s name, e-mail or time zone',
         params: IdParams,
-        body: UpdateHostBody,
-        response: { 200: wrap('host', Host) },
+        body: withExample(UpdateHostBody, { timezone: 'America/New_York' }),
+        response: {
+          200: answer('The host as updated', wrap('host', Host), {
+            host: { ...HOST, timezone: 'America/New_York', updated_at: '2026-06-03T15:40:02.511Z' },
+          }),
+        },
       },
     },
     async (request) => ({
@@ -84,10 +142,20 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'deleteHost',
         tags,
         summary: 'Delete a host (soft: it leaves lists and availability); answers its final state',
         params: IdParams,
-        response: { 200: wrap('host', Host) },
+        response: {
+          200: answer('The deleted host, in its final state', wrap('host', Host), {
+            host: {
+              ...HOST,
+              status: 'deleted',
+              updated_at: '2026-06-20T08:00:00.000Z',
+              deleted_at: '2026-06-20T08:00:00.000Z',
+            },
+          }),
+        },
       },
     },
     async (request) => ({
@@ -100,11 +168,14 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getSchedule',
         tags: ['Schedules'],
         summary:
           'Working hours of the caller itself or a host its account manages (the default if never set)',
         params: IdParams,
-        response: { 200: wrap('schedule', Schedule) },
+        response: {
+          200: answer('The principal’s schedule', wrap('schedule', Schedule), { schedule: SCHEDULE }),
+        },
       },
     },
     async (request) => ({ schedule: await principals.getSchedule(request.caller, request.params.id) }),
@@ -116,12 +187,23 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
       config: { access: 'private' },
       validatorCompiler: scheduleBodyCompiler(),
       schema: {
+        operationId: 'replaceSchedule',
         tags: ['Schedules'],
         summary:
           'Replace the working hours of the caller itself or a host its account manages (the schedule, or GET’s {"schedule": …} sent back)',
         params: IdParams,
-        body: PutScheduleBody,
-        response: { 200: wrap('schedule', Schedule) },
+        body: withExample(PutScheduleBody, {
+          timezone: 'Europe/Paris',
+          weekly: SCHEDULE.weekly,
+          overrides: SCHEDULE.overrides,
+          buffer_after_minutes: 10,
+          minimum_notice_minutes: 120,
+        }),
+        response: {
+          200: answer('The schedule as stored, defaults filled in', wrap('schedule', Schedule), {
+            schedule: SCHEDULE,
+          }),
+        },
       },
     },
     async (request) => ({

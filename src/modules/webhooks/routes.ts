@@ -1,3 +1,4 @@
+import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { ListQuery, wrap } from '../../platform/schemas.js';
 import {
   CreateBody,
@@ -19,6 +20,54 @@ import type { WebhookService } from './service.js';
 import { actorOf } from '../../platform/actor.js';
 import type { TypedApp } from '../../platform/routes.js';
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const HOOK = {
+  id: 'wh_01jxk2m4q8r7t5v3w9y6z1a2b3',
+  url: 'https://crm.acme-physio.example/hooks/kairos',
+  events: ['booking.created', 'booking.cancelled'],
+  description: 'CRM sync',
+  active: true,
+  created_at: '2026-06-02T11:30:00.000Z',
+  updated_at: '2026-06-02T11:30:00.000Z',
+  previous_secret_expires_at: null,
+};
+const SECRET = 'whsec_MfKQ9r8GKYqVpmLs1e8xq5dUJ3ZtR0d0n6yq2m1tN2c=';
+const EVENT = {
+  id: 'evt_01jxk9c2f4h6j8k0m2n4p6q8r0',
+  type: 'booking.created',
+  created_at: '2026-06-08T09:15:02.310Z',
+  data: {
+    booking: {
+      id: 'booking_01jxk9c2e1d3f5g7h9j1k3m5n7',
+      status: 'confirmed',
+      start_time: '2026-06-10T14:00:00.000Z',
+      end_time: '2026-06-10T14:30:00.000Z',
+      customer_email: 'ada@example.com',
+      customer_name: 'Ada Lovelace',
+    },
+  },
+};
+const DELIVERY = {
+  id: 'whd_01jxk9c2g5h7j9k1m3n5p7q9r1',
+  webhook_id: HOOK.id,
+  event_id: EVENT.id,
+  event_type: EVENT.type,
+  status: 'succeeded' as const,
+  attempts: [
+    {
+      number: 1,
+      at: '2026-06-08T09:15:02.402Z',
+      manual: false,
+      response_status: 200,
+      duration_ms: 143,
+      error: null,
+      response_body: '{"ok":true}',
+    },
+  ],
+  next_attempt_at: null,
+  created_at: '2026-06-08T09:15:02.310Z',
+};
+
 export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
   const tags = ['Webhooks'];
 
@@ -27,10 +76,24 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'createWebhook',
         tags,
         summary: 'Subscribe a URL to events; the answer (not wrapped) carries the signing secret, shown once',
-        body: CreateBody,
-        response: { 201: CreatedWebhook },
+        body: withExample(CreateBody, {
+          url: HOOK.url,
+          events: HOOK.events,
+          description: HOOK.description,
+        }),
+        response: {
+          201: answer('The subscription with its signing secret (shown only here)', CreatedWebhook, {
+            id: HOOK.id,
+            url: HOOK.url,
+            events: HOOK.events,
+            description: HOOK.description,
+            secret: SECRET,
+            created_at: HOOK.created_at,
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -45,10 +108,16 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listWebhooks',
         tags,
         summary: 'List the account’s webhooks (never their secrets)',
         querystring: ListQuery,
-        response: { 200: WebhookList },
+        response: {
+          200: answer('One page of webhooks, newest first', WebhookList, {
+            webhooks: [HOOK],
+            pagination: { next_cursor: null, has_more: false },
+          }),
+        },
       },
     },
     async (request) => webhooks.list(actorOf(request.caller).accountId, request.query),
@@ -59,10 +128,13 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getWebhook',
         tags,
         summary: 'Read a webhook',
         params: WebhookParams,
-        response: { 200: wrap('webhook', Webhook) },
+        response: {
+          200: answer('The webhook (never its secret)', wrap('webhook', Webhook), { webhook: HOOK }),
+        },
       },
     },
     async (request) => ({
@@ -75,11 +147,22 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'updateWebhook',
         tags,
         summary: 'Change url, events, description or active (false pauses it)',
         params: WebhookParams,
-        body: UpdateBody,
-        response: { 200: wrap('webhook', Webhook) },
+        body: withExample(UpdateBody, {
+          events: ['booking.created', 'booking.updated', 'booking.cancelled'],
+        }),
+        response: {
+          200: answer('The webhook as updated', wrap('webhook', Webhook), {
+            webhook: {
+              ...HOOK,
+              events: ['booking.created', 'booking.updated', 'booking.cancelled'],
+              updated_at: '2026-06-05T08:12:40.019Z',
+            },
+          }),
+        },
       },
     },
     async (request) => ({
@@ -92,10 +175,11 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'deleteWebhook',
         tags,
         summary: 'Delete a webhook with its delivery history; nothing more is sent to it',
         params: WebhookParams,
-        response: { 204: { type: 'null', description: 'Deleted' } },
+        response: { 204: noContent('Deleted with its delivery history') },
       },
     },
     async (request, reply) => {
@@ -109,10 +193,20 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'rotateWebhookSecret',
         tags,
         summary: 'New signing secret, shown once; the previous one also signs for 24 hours',
         params: WebhookParams,
-        response: { 200: wrap('webhook', RotatedWebhook) },
+        response: {
+          200: answer('The webhook with its new secret (shown only here)', wrap('webhook', RotatedWebhook), {
+            webhook: {
+              ...HOOK,
+              updated_at: '2026-06-09T10:00:00.000Z',
+              previous_secret_expires_at: '2026-06-10T10:00:00.000Z',
+              secret: 'whsec_3q8Vb1sN0xZkE7yW4tR2mP9cL6hG5fD1aJ0uK8iO2n4=',
+            },
+          }),
+        },
       },
     },
     async (request) => ({
@@ -125,10 +219,30 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'testWebhook',
         tags,
         summary: 'Send a webhook.test event to this webhook only',
         params: WebhookParams,
-        response: { 202: TestSent },
+        response: {
+          202: answer('The test event and its delivery, still pending', TestSent, {
+            event: {
+              id: 'evt_01jxkb0a2c4e6g8j0k2m4p6r8t',
+              type: 'webhook.test',
+              created_at: '2026-06-09T10:05:00.000Z',
+              data: { webhook_id: HOOK.id, message: 'This is a test event sent from the Kairos API.' },
+            },
+            delivery: {
+              ...DELIVERY,
+              id: 'whd_01jxkb0a3d5f7h9k1m3n5q7s9v',
+              event_id: 'evt_01jxkb0a2c4e6g8j0k2m4p6r8t',
+              event_type: 'webhook.test',
+              status: 'pending',
+              attempts: [],
+              next_attempt_at: '2026-06-09T10:05:00.000Z',
+              created_at: '2026-06-09T10:05:00.000Z',
+            },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -143,11 +257,17 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags,
         summary: 'Delivery history, newest first, with every attempt',
         params: WebhookParams,
         querystring: DeliveriesQuery,
-        response: { 200: DeliveryList },
+        response: {
+          200: answer('One page of deliveries', DeliveryList, {
+            deliveries: [DELIVERY],
+            pagination: { next_cursor: null, has_more: false },
+          }),
+        },
       },
     },
     async (request) =>
@@ -159,10 +279,29 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private', idempotent: true },
       schema: {
+        operationId: 'retryWebhookDelivery',
         tags,
         summary: 'One manual attempt of a failed delivery, made at once and recorded as manual',
         params: DeliveryParams,
-        response: { 202: wrap('delivery', Delivery) },
+        response: {
+          202: answer('The delivery with the manual attempt recorded', wrap('delivery', Delivery), {
+            delivery: {
+              ...DELIVERY,
+              attempts: [
+                {
+                  number: 4,
+                  at: '2026-06-08T09:51:03.004Z',
+                  manual: false,
+                  response_status: 503,
+                  duration_ms: 88,
+                  error: 'HTTP 503',
+                  response_body: 'Service Unavailable',
+                },
+                { ...DELIVERY.attempts[0]!, number: 5, at: '2026-06-08T11:02:17.550Z', manual: true },
+              ],
+            },
+          }),
+        },
       },
     },
     async (request, reply) => {
@@ -178,10 +317,11 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
     {
       config: { access: 'private' },
       schema: {
+        operationId: 'getEvent',
         tags: ['Events'],
         summary: 'Read one of the account’s events (the envelope as delivered)',
         params: EventParams,
-        response: { 200: wrap('event', Event) },
+        response: { 200: answer('The event', wrap('event', Event), { event: EVENT }) },
       },
     },
     async (request) => ({
