@@ -5,6 +5,7 @@ import { benchAvailability } from './availability.js';
 import { benchBookingCreate, benchBusySlots } from './bookings.js';
 import { benchPages } from './pages.js';
 import { benchPlatform } from './platform.js';
+import { benchProposals } from './proposals.js';
 import { benchSlots } from './slots.js';
 import { benchWebhooks } from './webhooks.js';
 
@@ -15,6 +16,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['webhooks', benchWebhooks],
   ['bookings', benchBookingCreate],
   ['bookings-slots', benchBusySlots],
+  ['proposals', benchProposals],
   ['pages', benchPages],
 ];
 

@@ -10,6 +10,7 @@ import * as m0008 from './0008_bookings.js';
 import * as m0009 from './0009_calendar_writes.js';
 import * as m0010 from './0010_payments.js';
 import * as m0011 from './0011_network.js';
+import * as m0012 from './0012_proposals.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_calendar_writes': m0009,
   '0010_payments': m0010,
   '0011_network': m0011,
+  '0012_proposals': m0012,
 };

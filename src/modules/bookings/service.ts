@@ -26,6 +26,7 @@ import { emitEvent } from '../webhooks/api.js';
 import type { BookingBusySource } from './busy.js';
 import * as input from './input.js';
 import { type BookingMailKind, bookingMails, type Contact } from './mails.js';
+import { bookMeeting, cancelMeeting, type MeetingBookingInput } from './meetings.js';
 import { type Announcement, type BookingWriter, type PaidHold, PaidBookings } from './paid.js';
 import { presentBooking, presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
@@ -450,6 +451,23 @@ export class BookingService implements BookingWriter {
     const length = new Date(b.end_time).getTime() - new Date(b.start_time).getTime();
     const moved = await this.reschedule(b, { start: start as number, end: (start as number) + length }, {});
     return { booking: await this.publicBooking(moved) };
+  }
+
+  // ---- bookings of accepted proposals (meetings.ts) ----------------------------------------------
+
+  /** Books everyone of an accepted proposal inside its transaction; 23P01 when anyone's time is taken. */
+  bookMeeting(trx: Tx, m: MeetingBookingInput): Promise<repo.BookingRow[]> {
+    return bookMeeting(trx, { clock: this.deps.clock, linkKey: this.deps.linkKey }, m, occupancyOf);
+  }
+
+  /** Cancels the bookings of a cancelled proposal inside its transaction; answers whose time was freed. */
+  cancelMeeting(trx: Tx, proposalId: string, reason: string | null): Promise<string[]> {
+    return cancelMeeting(trx, this.deps.clock, proposalId, reason);
+  }
+
+  /** Drops this process's copy of these principals' booked time (after a commit that changed it). */
+  busyChanged(principalIds: Iterable<string>): void {
+    this.deps.busy.changed(principalIds);
   }
 
   // ---- the one write path ------------------------------------------------------------------------

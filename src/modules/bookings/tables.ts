@@ -35,6 +35,8 @@ export interface BookingsTable {
   /** The invite's SEQUENCE: rises with every change mailed to the attendees. */
   sequence: number;
   waitlist_entry_id: string | null;
+  /** The accepted proposal that made it (migration 0012), else null. */
+  proposal_id: Generated<string | null>;
   /** Paid bookings (migration 0010): the Checkout Session, the connected account charged (or null). */
   stripe_session_id: Generated<string | null>;
   stripe_account_id: Generated<string | null>;

@@ -1,5 +1,6 @@
 import type { MailApi } from '../mail/api.js';
 import { defineModule } from '../module.js';
+import type { NetworkApi } from './api.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import { networkRoutes } from './routes.js';
 import { NetworkService } from './service.js';
@@ -23,11 +24,9 @@ export const networkModule = defineModule<NetworkNeeds>()({
     const network = new NetworkService({ db, clock, config, principals: needs.principals, mail: needs.mail });
     return {
       api: {
-        /** May `from` propose meetings to `to` (connected, or a booking:propose consent)? */
         mayPropose: (from: string, to: string) => network.mayPropose(from, to),
-        /** The consent reaper's pass (the `consent-expiry` schedule; tests and support). */
         expireConsents: () => network.expireConsents(),
-      },
+      } satisfies NetworkApi,
       routes: (app) => networkRoutes(app, network),
       schedules: [{ name: 'consent-expiry', everyMs: 30_000, run: () => network.expireConsents() }],
       emits: ['consent.granted', 'consent.revoked'],

@@ -1,6 +1,7 @@
 /** Routes of the proposals module (docs/api.md#proposals-and-polls). */
 import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
+import { answer, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 import { Pagination, Timestamp } from '../../platform/schemas.js';
 import { MAX_EXPIRES_HOURS, type ProposalService } from './service.js';
@@ -80,6 +81,75 @@ const PublicProposal = Type.Object({
   }),
 });
 
+/** What the OpenAPI document shows (platform/openapi.ts). */
+const SLOTS = [
+  {
+    id: 'slot_01jxk9a1b2c3d4e5f6g7h8j9k0',
+    start: '2026-06-10T14:00:00.000Z',
+    end: '2026-06-10T15:00:00.000Z',
+    is_selected: true,
+    votes: 0,
+  },
+  {
+    id: 'slot_01jxk9a1b2c3d4e5f6g7h8j9k1',
+    start: '2026-06-11T09:00:00.000Z',
+    end: '2026-06-11T10:00:00.000Z',
+    is_selected: false,
+    votes: 0,
+  },
+];
+const PROPOSAL = {
+  id: 'prop_01jxk9a0b1c2d3e4f5g6h7j8k9',
+  thread_id: 'thr_01jxk9a0b1c2d3e4f5g6h7j8k9',
+  parent_id: null,
+  mode: 'standard',
+  poll_variant: null,
+  status: 'accepted',
+  requester_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
+  participants: [
+    {
+      principal_id: '0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d',
+      email: null,
+      name: 'Sam Okafor',
+      response: 'accepted',
+    },
+  ],
+  slots: SLOTS,
+  title: 'Partnership kick-off',
+  message: 'Either time works for us.',
+  metadata: {},
+  resolution: null,
+  booking_error: null,
+  expires_at: '2026-06-08T14:00:00.000Z',
+  created_at: '2026-06-05T14:00:00.000Z',
+  resolved_at: '2026-06-05T16:12:00.000Z',
+};
+const POLL = {
+  ...PROPOSAL,
+  id: 'prop_01jxk9c0b1c2d3e4f5g6h7j8k9',
+  thread_id: 'thr_01jxk9c0b1c2d3e4f5g6h7j8k9',
+  mode: 'poll',
+  poll_variant: 'open',
+  status: 'proposed',
+  participants: [{ principal_id: null, email: 'ana@example.com', name: 'Ana', response: 'voted' }],
+  slots: SLOTS.map((s, i) => ({ ...s, is_selected: false, votes: i === 0 ? 1 : 0 })),
+  title: 'Team dinner',
+  message: null,
+  resolved_at: null,
+};
+const RESOLVED = {
+  ...POLL,
+  status: 'accepted',
+  slots: SLOTS.map((s, i) => ({ ...s, is_selected: i === 0, votes: i === 0 ? 1 : 0 })),
+  resolution: {
+    winning_slot: { id: SLOTS[0]!.id, start: SLOTS[0]!.start, end: SLOTS[0]!.end },
+    vote_count: 1,
+    total_votes: 1,
+    tie_count: 1,
+  },
+  resolved_at: '2026-06-07T09:00:00.000Z',
+};
+
 const IdParams = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 100 }) },
   { additionalProperties: false },
@@ -103,50 +173,69 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         tags,
         operationId: 'createProposal',
         summary: 'Propose a meeting to principals (standard) or ask a poll (named or open)',
-        body: Type.Object(
+        body: withExample(
+          Type.Object(
+            {
+              mode: Type.String({ enum: ['standard', 'poll'] }),
+              participant_ids: Type.Optional(
+                Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10 }),
+              ),
+              participant_emails: Type.Optional(
+                Type.Array(Type.String({ minLength: 3, maxLength: 320 }), {
+                  maxItems: 50,
+                  description: 'named poll invitees; none (or absent) makes an open poll',
+                }),
+              ),
+              slots: Type.Array(SlotIn, { minItems: 1, maxItems: 10 }),
+              title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              message: Type.Optional(Type.String({ maxLength: 2000 })),
+              metadata: Type.Optional(
+                Type.Record(Type.String({ minLength: 1, maxLength: 40 }), Type.String({ maxLength: 500 }), {
+                  maxProperties: 20,
+                }),
+              ),
+              expires_in_hours: Type.Optional(
+                Type.Integer({
+                  minimum: 1,
+                  maximum: MAX_EXPIRES_HOURS,
+                  description:
+                    'default 72 (standard) or 168 (poll; at most until an hour before its first slot)',
+                }),
+              ),
+              principal_id: ActingFor,
+            },
+            { additionalProperties: false },
+          ),
           {
-            mode: Type.String({ enum: ['standard', 'poll'] }),
-            participant_ids: Type.Optional(
-              Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10 }),
-            ),
-            participant_emails: Type.Optional(
-              Type.Array(Type.String({ minLength: 3, maxLength: 320 }), {
-                maxItems: 50,
-                description: 'named poll invitees; none (or absent) makes an open poll',
-              }),
-            ),
-            slots: Type.Array(SlotIn, { minItems: 1, maxItems: 10 }),
-            title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-            message: Type.Optional(Type.String({ maxLength: 2000 })),
-            metadata: Type.Optional(
-              Type.Record(Type.String({ minLength: 1, maxLength: 40 }), Type.String({ maxLength: 500 }), {
-                maxProperties: 20,
-              }),
-            ),
-            expires_in_hours: Type.Optional(
-              Type.Integer({
-                minimum: 1,
-                maximum: MAX_EXPIRES_HOURS,
-                description:
-                  'default 72 (standard) or 168 (poll; at most until an hour before its first slot)',
-              }),
-            ),
-            principal_id: ActingFor,
+            mode: 'standard',
+            participant_ids: ['0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d'],
+            title: 'Partnership kick-off',
+            message: 'Either time works for us.',
+            slots: [
+              { start: '2026-06-10T14:00:00Z', end: '2026-06-10T15:00:00Z' },
+              { start: '2026-06-11T09:00:00Z', end: '2026-06-11T10:00:00Z' },
+            ],
           },
-          { additionalProperties: false },
         ),
         response: {
-          201: Type.Object({
-            proposal: Proposal,
-            invitations: Type.Optional(
-              Type.Array(Type.Object({ email: Type.String(), magic_link_url: Type.String() }), {
-                description: 'named poll: each invitee’s single-use link, shown once',
-              }),
-            ),
-            magic_link_url: Type.Optional(
-              Type.String({ description: 'open poll: the shared link, shown once' }),
-            ),
-          }),
+          201: answer(
+            'The proposal (and a poll’s links, shown once)',
+            Type.Object({
+              proposal: Proposal,
+              invitations: Type.Optional(
+                Type.Array(Type.Object({ email: Type.String(), magic_link_url: Type.String() }), {
+                  description: 'named poll: each invitee’s single-use link, shown once',
+                }),
+              ),
+              magic_link_url: Type.Optional(
+                Type.String({ description: 'open poll: the shared link, shown once' }),
+              ),
+            }),
+            {
+              proposal: { ...POLL, participants: [], slots: POLL.slots.map((x) => ({ ...x, votes: 0 })) },
+              magic_link_url: 'https://kairos.example.com/p/Zk3v2mQm8rT0yXc1nB5aL9dE7hJ4pW6sU2gF0oK8iVq',
+            },
+          ),
         },
       },
     },
@@ -179,7 +268,13 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ proposals: Type.Array(Proposal), pagination: Pagination }) },
+        response: {
+          200: answer(
+            'A page of proposals, newest first',
+            Type.Object({ proposals: Type.Array(Proposal), pagination: Pagination }),
+            { proposals: [PROPOSAL], pagination: { next_cursor: null, has_more: false } },
+          ),
+        },
       },
     },
     async (request) =>
@@ -209,7 +304,24 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
           { token: Type.String({ minLength: 1, maxLength: 100 }) },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ proposal: PublicProposal }) },
+        response: {
+          200: answer('The proposal as its link shows it', Type.Object({ proposal: PublicProposal }), {
+            proposal: {
+              id: POLL.id,
+              mode: 'poll',
+              poll_variant: 'open',
+              status: 'proposed',
+              requester_name: 'Acme Physio',
+              title: 'Team dinner',
+              message: null,
+              slots: POLL.slots,
+              participants: [{ name: 'Ana', response: 'voted' }],
+              resolution: null,
+              expires_at: POLL.expires_at,
+              viewer: { name: null, response: null, voted_slot_id: null, can_respond: true },
+            },
+          }),
+        },
       },
     },
     async (request) => proposals.byToken(request.query.token),
@@ -224,7 +336,7 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         operationId: 'getProposal',
         summary: 'A proposal the caller is a party of',
         params: IdParams,
-        response: { 200: ProposalAnswer },
+        response: { 200: answer('The proposal', ProposalAnswer, { proposal: PROPOSAL }) },
       },
     },
     async (request) => proposals.get(actorOf(request.caller), request.params.id),
@@ -240,7 +352,11 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         summary: 'Every proposal of a thread (a proposal and its counter-proposals), oldest first',
         params: IdParams,
         response: {
-          200: Type.Object({ thread: Type.Object({ id: Type.String(), proposals: Type.Array(Proposal) }) }),
+          200: answer(
+            'The thread’s proposals, oldest first',
+            Type.Object({ thread: Type.Object({ id: Type.String(), proposals: Type.Array(Proposal) }) }),
+            { thread: { id: PROPOSAL.thread_id, proposals: [PROPOSAL] } },
+          ),
         },
       },
     },
@@ -267,20 +383,31 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         operationId: 'respondToProposal',
         summary: 'Accept, counter or reject (a participant’s credential or magic-link token); vote in a poll',
         params: IdParams,
-        body: Type.Object(
-          {
-            action: Type.String({ enum: ['accept', 'counter', 'reject'] }),
-            selected_slot_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-            counter_slots: Type.Optional(Type.Array(SlotIn, { minItems: 1, maxItems: 10 })),
-            message: Type.Optional(Type.String({ maxLength: 2000 })),
-            token: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-            voter_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-            voter_email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
-            principal_id: ActingFor,
-          },
-          { additionalProperties: false },
+        body: withExample(
+          Type.Object(
+            {
+              action: Type.String({ enum: ['accept', 'counter', 'reject'] }),
+              selected_slot_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+              counter_slots: Type.Optional(Type.Array(SlotIn, { minItems: 1, maxItems: 10 })),
+              message: Type.Optional(Type.String({ maxLength: 2000 })),
+              token: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+              voter_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              voter_email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+              principal_id: ActingFor,
+            },
+            { additionalProperties: false },
+          ),
+          { action: 'accept', selected_slot_id: SLOTS[0]!.id },
         ),
-        response: { 200: ProposalAnswer },
+        response: {
+          200: answer(
+            'The proposal after the answer (and the counter-proposal a counter made)',
+            ProposalAnswer,
+            {
+              proposal: PROPOSAL,
+            },
+          ),
+        },
       },
     },
     async (request) =>
@@ -304,8 +431,8 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         summary:
           'Close a poll now (the requester): it resolves to the winning slot, or expires without votes',
         params: IdParams,
-        body: Type.Object({}, { additionalProperties: false }),
-        response: { 200: ProposalAnswer },
+        body: withExample(Type.Object({}, { additionalProperties: false }), {}),
+        response: { 200: answer('The poll, resolved or expired', ProposalAnswer, { proposal: RESOLVED }) },
       },
     },
     async (request) => proposals.close(actorOf(request.caller), request.params.id),
@@ -326,11 +453,18 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         operationId: 'cancelProposal',
         summary: 'Cancel an accepted standard proposal (any party): its bookings are cancelled',
         params: IdParams,
-        body: Type.Object(
-          { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
-          { additionalProperties: false },
+        body: withExample(
+          Type.Object(
+            { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+            { additionalProperties: false },
+          ),
+          { reason: 'Postponed to next quarter' },
         ),
-        response: { 200: ProposalAnswer },
+        response: {
+          200: answer('The cancelled proposal', ProposalAnswer, {
+            proposal: { ...PROPOSAL, status: 'cancelled' },
+          }),
+        },
       },
     },
     async (request) => proposals.cancel(actorOf(request.caller), request.params.id, request.body.reason),

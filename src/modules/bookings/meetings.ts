@@ -1,0 +1,130 @@
+/**
+ * Bookings made by an accepted proposal (docs/architecture.md "Proposals and polls"): one booking per
+ * principal of the meeting, each in that principal's account, written inside the proposal's own
+ * transaction so that the acceptance and the time it takes commit together. The time is taken by
+ * occupancy rows like any booking: the exclusion constraint refuses an overlap (23P01), never a
+ * check-then-insert. The proposal sends its own mails and writes one calendar meeting for everyone,
+ * so these bookings mail nothing and write no calendar event of their own.
+ */
+import type { Tx } from '../../db/store.js';
+import type { Interval } from '../../lib/intervals.js';
+import type { Clock } from '../../platform/clock.js';
+import { prefixedId } from '../../platform/ids.js';
+import type { PrincipalProfile } from '../principals/api.js';
+import { emitEvent } from '../webhooks/api.js';
+import { presentBooking } from './present.js';
+import * as repo from './repo.js';
+import { manageToken, newManageNonce, tokenHash } from './tokens.js';
+
+export interface MeetingBookingInput {
+  proposalId: string;
+  /** Everyone the meeting occupies, each booked in their own account. */
+  principals: readonly PrincipalProfile[];
+  slot: Interval;
+  /** Who arranged it (the requester), shown as each booking's customer. */
+  customer: { name: string; email: string; timezone: string | null };
+  notes: string | null;
+  metadata: Record<string, string>;
+}
+
+/**
+ * Books everyone at once (one occupancy insert: all or nothing), with booking.created to each
+ * booking's account. Throws the database's 23P01 when anyone's time is taken.
+ */
+export async function bookMeeting(
+  trx: Tx,
+  deps: { clock: Clock; linkKey: Buffer },
+  m: MeetingBookingInput,
+  occupancyOf: (ownerId: string, h: PrincipalProfile, slot: Interval) => repo.OccupancyRow,
+): Promise<repo.BookingRow[]> {
+  const now = deps.clock.now();
+  const rows = m.principals.map((p) => {
+    const id = prefixedId('booking', now.getTime());
+    const nonce = newManageNonce();
+    return { p, id, nonce, token: manageToken(deps.linkKey, id, nonce) };
+  });
+  await repo.insertOccupancy(
+    trx,
+    rows.map((r) => occupancyOf(r.id, r.p, m.slot)),
+  );
+  const inserted = await trx
+    .insertInto('bookings')
+    .values(
+      rows.map((r) => ({
+        id: r.id,
+        account_id: r.p.accountId,
+        principal_id: r.p.id,
+        host_ids: [r.p.id],
+        booking_link_id: null,
+        status: 'confirmed' as const,
+        start_time: new Date(m.slot.start),
+        end_time: new Date(m.slot.end),
+        customer_email: m.customer.email,
+        customer_name: m.customer.name,
+        customer_timezone: m.customer.timezone,
+        notes: m.notes,
+        answers: '{}',
+        metadata: JSON.stringify(m.metadata),
+        manage_token_hash: tokenHash(r.token),
+        manage_nonce: r.nonce,
+        sequence: 0,
+        waitlist_entry_id: null,
+        proposal_id: m.proposalId,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .returningAll()
+    .execute();
+  for (const b of inserted) {
+    await emitEvent(trx, deps.clock, {
+      accountId: b.account_id,
+      type: 'booking.created',
+      data: { booking: presentBooking(b) },
+    });
+  }
+  return inserted;
+}
+
+/**
+ * Cancels the live bookings of a proposal (its cancellation): frees their time, booking.cancelled to
+ * each booking's account. Answers the principals whose time was freed.
+ */
+export async function cancelMeeting(
+  trx: Tx,
+  clock: Clock,
+  proposalId: string,
+  reason: string | null,
+): Promise<string[]> {
+  const now = clock.now();
+  const live = await trx
+    .selectFrom('bookings')
+    .selectAll()
+    .where('proposal_id', '=', proposalId)
+    .where('status', '=', 'confirmed')
+    .forUpdate()
+    .execute();
+  if (live.length === 0) return [];
+  const ids = live.map((b) => b.id);
+  await trx.deleteFrom('booking_occupancy').where('owner_id', 'in', ids).execute();
+  const cancelled = await trx
+    .updateTable('bookings')
+    .set((eb) => ({
+      status: 'cancelled',
+      cancellation_reason: reason,
+      cancelled_at: now,
+      sequence: eb('sequence', '+', 1),
+      updated_at: now,
+    }))
+    .where('id', 'in', ids)
+    .returningAll()
+    .execute();
+  for (const b of cancelled) {
+    await emitEvent(trx, clock, {
+      accountId: b.account_id,
+      type: 'booking.cancelled',
+      data: { booking: presentBooking(b) },
+    });
+  }
+  return cancelled.flatMap((b) => b.host_ids);
+}
