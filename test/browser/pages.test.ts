@@ -5,12 +5,14 @@
  */
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type StripeEmulator, startStripeEmulator } from '../emulators/stripe.js';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
 import { chromiumAvailable, launchChromium, seriousViolations } from '../helpers/browser.js';
 
 const run = chromiumAvailable();
 
 let t: TestApp;
+let stripe: StripeEmulator;
 let browser: Browser;
 let key: string;
 let hostId: string;
@@ -81,6 +83,7 @@ async function open(zone = 'Asia/Tokyo'): Promise<{ context: BrowserContext; pag
     viewport: { width: 1280, height: 900 },
   });
   const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
   const csp: string[] = [];
   page.on('console', (m: ConsoleMessage) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) csp.push(m.text());
@@ -96,13 +99,25 @@ async function expectAccessible(page: Page, state: string): Promise<void> {
 
 describe.skipIf(!run)('pages in Chromium', () => {
   beforeAll(async () => {
-    [t, browser] = await Promise.all([startTestApp(), launchChromium()]);
+    stripe = await startStripeEmulator();
+    [t, browser] = await Promise.all([
+      startTestApp({
+        env: {
+          STRIPE_SECRET_KEY: stripe.secretKey,
+          STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
+          STRIPE_API_URL: stripe.url,
+        },
+      }),
+      launchChromium(),
+    ]);
+    stripe.setWebhookUrl(`${t.url}/v1/payments/stripe/webhook`);
     key = (await t.account()).key;
     hostId = await makeHost('Grace Hopper', ALWAYS);
   });
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await stripe?.close();
   });
 
   it('books through /book/{slug}: a day, a time in the visitor’s zone, the questions, then the confirmation with .ics and the manage link', async () => {
@@ -262,6 +277,46 @@ describe.skipIf(!run)('pages in Chromium', () => {
     });
     expect(await page.getByRole('button', { name: 'Reschedule' }).count()).toBe(0);
     await expectAccessible(page, 'cancelled');
+    expect(csp).toEqual([]);
+    await context.close();
+  });
+
+  it('a priced link goes to Checkout and comes back to a success page; a cancelled payment frees the time', async () => {
+    const slug = await makeLink({ price_amount: 4500, price_currency: 'eur' });
+    const { context, page, csp } = await open('UTC');
+    const fill = async () => {
+      await page.locator('.slot').first().click();
+      await page.getByLabel('Name').fill('Ada Lovelace');
+      await page.getByLabel('E-mail').fill('ada@example.com');
+      await page.getByRole('button', { name: 'Continue to payment' }).click();
+      await page.waitForURL(`${stripe.url}/pay/**`);
+      const session = stripe.sessions().at(-1)!;
+      expect(session.amount_total).toBe(4500);
+      return session;
+    };
+    await page.goto(`${t.url}/book/${slug}`);
+    await page.getByText('€45.00').waitFor();
+    const paid = await fill();
+    await stripe.pay(paid.id);
+    await page.goto(paid.success_url);
+    await page.getByRole('heading', { name: 'You are booked' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Reschedule or cancel' }).getAttribute('href')).toMatch(
+      /\/b\//,
+    );
+    expect(page.url()).toBe(`${t.url}/book/${slug}`); // the booking id left the address bar
+    await expectAccessible(page, 'paid');
+
+    await page.goto(`${t.url}/book/${slug}`);
+    const abandoned = await fill();
+    const id = abandoned.metadata.booking_id!;
+    await page.goto(abandoned.cancel_url!);
+    await page.getByText(/payment was cancelled/).waitFor();
+    const booking = await t.ctx.db
+      .selectFrom('bookings')
+      .select('status')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    expect(booking?.status).toBe('cancelled');
     expect(csp).toEqual([]);
     await context.close();
   });
