@@ -4,9 +4,10 @@
  * throwaway embedded store (one host, Mon–Fri 09:00–17:00 UTC, a link with two durations and a
  * question) and Debian's Chromium through playwright-core. "Visible" is the page's own
  * `performance.mark('kairos:slots-visible')`, set when the month's days with free time and the first
- * day's times have been rendered; its `startTime` counts from the start of navigation. Each visit is
- * a fresh browser context (empty cache: a first-time visitor). The first visit after start-up also
- * pays for bundling the client code (esbuild, once per process) and is shown apart.
+ * day's times are in the document; its `startTime` counts from the start of navigation. Every visit
+ * loads everything again (one tab with its HTTP cache off: a first-time visitor). The first visit
+ * after start-up also pays for bundling the client code (esbuild, once per process) and is shown
+ * apart.
  * BENCH_PAGE_VISITS: measured visits (default 20). Run alone with `npm run bench -- pages`.
  */
 import { randomBytes } from 'node:crypto';
@@ -79,15 +80,20 @@ export async function benchPages(): Promise<Row[]> {
     }
     const browser = await launchChromium();
     try {
+      // One tab, its HTTP cache off: every visit downloads page, script, stylesheet and slots again
+      // (a first-time visitor), without timing the start of a browser process as part of the page.
+      const context = await browser.newContext({ timezoneId: 'Europe/Berlin', locale: 'en-GB' });
+      const page = await context.newPage();
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
       const visit = async (): Promise<number> => {
-        const context = await browser.newContext({ timezoneId: 'Europe/Berlin', locale: 'en-GB' });
-        const page = await context.newPage();
+        await page.goto('about:blank');
         await page.goto(`${base}/book/bench-intro`);
         await page.locator('.slot').first().waitFor();
         const ms = (await page.evaluate(
           "performance.getEntriesByName('kairos:slots-visible')[0]?.startTime ?? -1",
         )) as number;
-        await context.close();
         if (ms < 0) throw new Error('the page set no kairos:slots-visible mark');
         return ms;
       };
