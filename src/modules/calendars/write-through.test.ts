@@ -471,3 +471,57 @@ describe('hosts without a writable calendar', () => {
     }
   });
 });
+
+describe('accepted proposals', () => {
+  it('an accepted proposal between a Google host and a Microsoft host is one meeting in both calendars, mailed without an invite to them; cancelling it removes both events', async () => {
+    const requester = await oauthHost('google');
+    const participant = await oauthHost('microsoft');
+    // The participant lets the requester propose (the account acts for both hosts).
+    const granted = await t.call('POST', '/v1/consents', {
+      token: account.key,
+      body: { grantee_id: requester.host, scopes: ['booking:propose'], principal_id: participant.host },
+    });
+    expect(granted.status).toBe(201);
+    const created = await t.call('POST', '/v1/proposals', {
+      token: account.key,
+      body: {
+        mode: 'standard',
+        principal_id: requester.host,
+        participant_ids: [participant.host],
+        title: 'Roadmap review',
+        slots: [{ start: '2026-03-04T13:00:00Z', end: '2026-03-04T14:00:00Z' }],
+      },
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const { proposal } = await created.json();
+    const accepted = await t.call('POST', `/v1/proposals/${proposal.id}/response`, {
+      token: account.key,
+      body: { action: 'accept', principal_id: participant.host },
+    });
+    expect(accepted.status, await accepted.clone().text()).toBe(200);
+    expect((await accepted.json()).proposal.status).toBe('accepted');
+
+    await drain();
+    const g = live(google.events(requester.user));
+    const m = live(microsoft.events(participant.user));
+    expect(g).toHaveLength(1);
+    expect(m).toHaveLength(1);
+    expect(g[0]!.summary).toBe('Roadmap review');
+    expect(g[0]!.extendedProperties?.private?.kairosMeeting).toBe(proposal.id);
+    expect(new Date(g[0]!.start).toISOString()).toBe('2026-03-04T13:00:00.000Z');
+    expect(m[0]!.subject).toBe('Roadmap review');
+    const mails = await t.ctx.modules.mail.listFor(proposal.id);
+    const booked = mails.filter((x) => x.kind === 'proposal.accepted');
+    expect(booked).toHaveLength(2);
+    expect(booked.every((x) => x.ics_method === null)).toBe(true);
+
+    const cancelled = await t.call('POST', `/v1/proposals/${proposal.id}/cancel`, {
+      token: account.key,
+      body: { reason: 'Moved' },
+    });
+    expect(cancelled.status, await cancelled.clone().text()).toBe(200);
+    await drain();
+    expect(live(google.events(requester.user))).toHaveLength(0);
+    expect(live(microsoft.events(participant.user))).toHaveLength(0);
+  });
+});

@@ -19,6 +19,11 @@ export interface MailContext {
   responder: ParticipantRow | null;
   message: string | null;
   reason: string | null;
+  /**
+   * Principals whose own calendar holds the meeting (written, or about to be removed): their mail
+   * carries no invite, which a mail client would add as a second event.
+   */
+  inCalendar: ReadonlySet<string>;
 }
 
 export class ProposalMails {
@@ -133,7 +138,7 @@ export class ProposalMails {
         subject: `${cancelled ? 'Cancelled' : 'Booked'}: ${title}`,
         text: lines.join('\n'),
         html: htmlBody(lines, null),
-        invite,
+        invite: c.inCalendar.has(x.id) ? null : invite,
       };
     });
   }
@@ -170,7 +175,7 @@ export class ProposalMails {
         subject: `Decided: ${title}`,
         text: lines(requester?.name ?? '', reqZone).join('\n'),
         html: htmlBody(lines(requester?.name ?? '', reqZone), null),
-        invite,
+        invite: c.inCalendar.has(l.p.requester_id) ? null : invite,
       },
       ...voters.map((x) => ({
         kind: 'proposal.resolved',

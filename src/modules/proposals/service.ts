@@ -151,6 +151,7 @@ interface Change {
   /** Set by effects. */
   booked: string[];
   freed: string[];
+  inCalendar: ReadonlySet<string>;
   counter: Loaded | null;
   counterToken: string | null;
 }
@@ -797,7 +798,7 @@ export class ProposalService {
       l: Loaded,
     ) => Promise<Omit<
       Change,
-      'trx' | 'l' | 'pre' | 'now' | 'booked' | 'freed' | 'counter' | 'counterToken'
+      'trx' | 'l' | 'pre' | 'now' | 'booked' | 'freed' | 'inCalendar' | 'counter' | 'counterToken'
     > | null>,
     opts: { skipLocked?: boolean } = {},
   ) {
@@ -823,6 +824,7 @@ export class ProposalService {
           now: this.deps.clock.now(),
           booked: [],
           freed: [],
+          inCalendar: new Set(),
           counter: null,
           counterToken: null,
         };
@@ -1015,7 +1017,7 @@ export class ProposalService {
       case 'write_calendars': {
         if (c.booked.length === 0) return;
         const slot = selectedSlot(l);
-        await this.deps.calendars.writeMeeting(trx, {
+        c.inCalendar = await this.deps.calendars.writeMeeting(trx, {
           key: l.p.id,
           accountId: l.p.requester_account_id,
           principalIds: c.booked,
@@ -1031,7 +1033,7 @@ export class ProposalService {
       }
       case 'cancel_bookings': {
         c.freed = await this.deps.bookings.cancelMeeting(trx, l.p.id, c.reason);
-        await this.deps.calendars.removeMeeting(trx, l.p.id);
+        c.inCalendar = await this.deps.calendars.removeMeeting(trx, l.p.id);
         return;
       }
       case 'open_counter_proposal': {
