@@ -150,11 +150,15 @@ export class ProposalMails {
     const r = l.p.resolution!;
     const requester = c.pre.contacts.get(l.p.requester_id);
     const voters = l.participants.filter((x) => x.email !== null && x.response === 'voted');
-    const everyone = [
-      ...(requester?.email ? [{ name: requester.name, email: requester.email }] : []),
-      ...voters.map((x) => ({ name: x.name, email: x.email as string })),
-    ];
-    const invite = this.invite(c, 'REQUEST', everyone);
+    // The requester's invite lists every voter; a voter's lists that voter only: voters do not learn
+    // each other's addresses (and the invites grow with the votes, not with their square).
+    const invite = this.invite(
+      c,
+      'REQUEST',
+      voters.map((x) => ({ name: x.name, email: x.email as string })),
+    );
+    const own = (x: ParticipantRow) =>
+      this.invite(c, 'REQUEST', [{ name: x.name, email: x.email as string }]);
     const title = titleOf(l);
     const lines = (name: string, zone: string) => [
       `Hello${name ? ` ${name}` : ''},`,
@@ -184,7 +188,7 @@ export class ProposalMails {
         subject: `Decided: ${title}`,
         text: lines(x.name, 'UTC').join('\n'),
         html: htmlBody(lines(x.name, 'UTC'), null),
-        invite,
+        invite: own(x),
       })),
     ];
   }
@@ -230,17 +234,18 @@ export function addressOf(from: string): string {
   return (m ? m[1]! : from).trim();
 }
 
-const formats = new Map<string, Intl.DateTimeFormat>();
+/** Formatters per zone (making one costs far more than using one; zones are few). */
+const formats = new Map<string, { start: Intl.DateTimeFormat; end: Intl.DateTimeFormat }>();
 /** A time as a person reads it in `zone` (with the end's time of day when given). */
 function describe(start: Date, end: Date | null, zone: string): string {
   let f = formats.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'full', timeStyle: 'short' });
+    f = {
+      start: new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'full', timeStyle: 'short' }),
+      end: new Intl.DateTimeFormat('en-GB', { timeZone: zone, timeStyle: 'short' }),
+    };
     if (formats.size > 200) formats.clear();
     formats.set(zone, f);
   }
-  const endText = end
-    ? `–${new Intl.DateTimeFormat('en-GB', { timeZone: zone, timeStyle: 'short' }).format(end)}`
-    : '';
-  return `${f.format(start)}${endText} (${zone})`;
+  return `${f.start.format(start)}${end ? `–${f.end.format(end)}` : ''} (${zone})`;
 }

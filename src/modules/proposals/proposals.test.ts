@@ -639,6 +639,13 @@ describe('polls', () => {
     expect(
       sink.raw.filter((r) => r.includes('Decided: Team dinner') && r.includes('METHOD:REQUEST')).length,
     ).toBe(4);
+    // A voter's mail and invite name that voter only, never the other voters' addresses.
+    const annRaw = sink.raw.find(
+      (r) => r.includes('Decided: Team dinner') && /^To: ann@voters\.test/m.test(r),
+    );
+    expect(annRaw).toBeDefined();
+    expect(annRaw).not.toContain('bob@voters.test');
+    expect(annRaw).not.toContain('cat@voters.test');
     // The links still show the result; nothing more can be voted.
     const view = await (await t.call('GET', `/v1/proposals/by-token?token=${bob}`)).json();
     expect(view.proposal).toMatchObject({
