@@ -756,6 +756,33 @@ describe('polls', () => {
     const unknown = await t.call('GET', `/v1/proposals/by-token?token=${'A'.repeat(43)}`);
     expect(unknown.status).toBe(401);
     expect((await unknown.json()).code).toBe('invalid_token');
+
+    // A host's poll whose host was deleted: its link answers 404 proposal_not_found.
+    const acc = await t.account();
+    const host = (
+      await (
+        await t.call('POST', '/v1/hosts', {
+          token: acc.key,
+          body: { display_name: 'Gone soon', timezone: 'UTC' },
+        })
+      ).json()
+    ).host.principal_id;
+    const ics = await t.call('POST', '/v1/calendars/ics', {
+      token: acc.key,
+      body: { url: feedUrl, principal_id: host },
+    });
+    expect(ics.status).toBe(201);
+    const poll = await t.call('POST', '/v1/proposals', {
+      token: acc.key,
+      body: { mode: 'poll', slots: [slot(400)], principal_id: host },
+    });
+    expect(poll.status, await poll.clone().text()).toBe(201);
+    const link = tokenOf((await poll.json()).magic_link_url);
+    expect((await t.call('GET', `/v1/proposals/by-token?token=${link}`)).status).toBe(200);
+    expect((await t.call('DELETE', `/v1/hosts/${host}`, { token: acc.key })).status).toBeLessThan(300);
+    const gone = await t.call('GET', `/v1/proposals/by-token?token=${link}`);
+    expect(gone.status).toBe(404);
+    expect((await gone.json()).code).toBe('proposal_not_found');
   });
 
   it('resolves exactly once when the last two votes and the close race, and when the close races the reaper', async () => {
