@@ -20,7 +20,8 @@ function isoOf(ms: number): string {
 
 /** What the gate needs: credential resolution, the rate limiter and the clock (ports, not modules). */
 export interface GateDeps {
-  config: { anonymousRateLimitPerHour: number };
+  /** `baseUrl`: Kairos's own address; its pages (the embed's iframe) call the API from its origin. */
+  config: { anonymousRateLimitPerHour: number; baseUrl?: string };
   auth: {
     cached(token: string): Caller | undefined;
     authenticate(token: string): Promise<Caller>;
@@ -39,6 +40,21 @@ export interface GateDeps {
  */
 export function createGate(deps: GateDeps) {
   const { config, auth, limiter, clock } = deps;
+
+  // The origin of KAIROS_BASE_URL (read when asked: a test server learns its address after start).
+  let ownFor: string | undefined;
+  let own: string | null = null;
+  const ownOrigin = (): string | null => {
+    if (config.baseUrl !== ownFor) {
+      ownFor = config.baseUrl;
+      try {
+        own = config.baseUrl ? new URL(config.baseUrl).origin : null;
+      } catch {
+        own = null;
+      }
+    }
+    return own;
+  };
 
   /** Rate-limit headers, the CORS answer and the final 429/401/403 decision, once caller and tokens are known. */
   function admit(
@@ -78,7 +94,9 @@ export function createGate(deps: GateDeps) {
       );
     }
     if (authError) throw authError;
-    authorize(request.caller, access, request.method, origin);
+    // Kairos's own pages are not a foreign origin: the embed's iframe sends an embed's publishable key
+    // from there, and where that iframe may be shown is the key's allowed domains (frame-ancestors).
+    authorize(request.caller, access, request.method, origin === ownOrigin() ? undefined : origin);
   }
 
   return function gate(
