@@ -3,10 +3,12 @@
  * visitor's zone, answer the link's questions, book. Talks to the public booking surface only:
  * `/v1/public/links/{slug}` (served inline with the page), `/availability`, `/bookings`, `/waitlist`.
  * A priced link goes to Stripe Checkout and comes back here (`?booking=…&payment=success|cancelled`).
+ * Inside the embed's iframe it fills in the embed's prefill and tells the embedding page what happens
+ * (shared/embed.ts).
  */
 import { html } from 'htm/preact';
 import { render, type VNode } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   api,
   linkPath,
@@ -16,6 +18,7 @@ import {
   type Slot,
   slotTaken,
 } from './shared/api.js';
+import { embedQuery, emit, prefill, publicFields, whenPrefilled } from './shared/embed.js';
 import { type EmptyRange, preloadSlots, SlotPicker } from './shared/picker.js';
 import { detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
 import { CalendarLink, Field, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
@@ -69,6 +72,7 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
         focusSoon('month-h');
       }}
       onTaken=${(slot: Slot) => {
+        emit('booking_failed', { status: 409, code: 'slot_unavailable', start: slot.start });
         setNotice(
           `Someone booked ${timeLabel(slot.start, zone)} just before you. The times shown are still free: please pick another.`,
         );
@@ -77,6 +81,7 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
         focusSoon('month-h');
       }}
       onBooked=${(b: PublicBooking) => {
+        emit('booking_succeeded', { booking: publicFields(b), metadata: prefill.metadata ?? {} });
         if (b.status === 'pending_payment' && b.checkout_url) {
           try {
             sessionStorage.setItem(STORE + b.id, JSON.stringify({ booking: b, manageUrl: b.manage_url }));
@@ -124,6 +129,12 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
         onEmpty=${setEmpty}
         onPick=${(slot: Slot) => {
           setNotice('');
+          emit('slot_selected', {
+            start: slot.start,
+            end: slot.end,
+            duration_minutes: duration,
+            timezone: zone,
+          });
           setStep({ kind: 'form', slot });
           focusSoon('form-h');
         }} />
@@ -189,6 +200,29 @@ function BookingForm(p: {
   const [busy, setBusy] = useState(false);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState('');
+  const form = useRef<HTMLFormElement>(null);
+
+  // The embed's prefill, into the fields still empty (uncontrolled inputs: set once, then the visitor's).
+  useEffect(() => {
+    whenPrefilled(() => {
+      const set = (name: string, v: string | boolean | undefined) => {
+        const el = form.current?.elements.namedItem(name);
+        if (v === undefined || !el) return;
+        if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = v === true || v === 'true';
+        else if (
+          (el instanceof HTMLInputElement ||
+            el instanceof HTMLTextAreaElement ||
+            el instanceof HTMLSelectElement) &&
+          !el.value
+        )
+          el.value = String(v);
+      };
+      set('customer_name', prefill.name);
+      set('customer_email', prefill.email);
+      set('notes', prefill.notes);
+      for (const [id, v] of Object.entries(prefill.answers ?? {})) set(`q-${id}`, v);
+    });
+  }, []);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -212,6 +246,11 @@ function BookingForm(p: {
     setBusy(false);
     if (a.ok) return p.onBooked(a.data.booking);
     if (slotTaken(a.problem)) return p.onTaken(p.slot);
+    emit('booking_failed', {
+      status: a.status,
+      code: a.problem.code ?? null,
+      detail: a.problem.detail ?? null,
+    });
     const fields = fieldErrors(a.problem);
     setErrors(fields);
     setFailure(
@@ -222,7 +261,7 @@ function BookingForm(p: {
     focusSoon('form-error');
   };
 
-  return html`<form class="book-form" onSubmit=${submit}>
+  return html`<form class="book-form" ref=${form} onSubmit=${submit}>
     <h2 id="form-h" tabindex="-1">Your details</h2>
     <p class="chosen">${whenLabel(p.slot.start, p.slot.end, p.zone)} <span class="muted">(${zoneLabel(p.zone)})</span>
       <button type="button" class="link" onClick=${p.onBack}>Change time</button></p>
@@ -259,7 +298,7 @@ function Done(p: {
     <${Summary} booking=${b} zone=${p.zone} status=${!confirmed} />
     <div class="actions">
       <${CalendarLink} booking=${b} manageUrl=${p.manageUrl} />
-      ${p.manageUrl && html`<a class="button secondary" href=${p.manageUrl}>Reschedule or cancel</a>`}
+      ${p.manageUrl && html`<a class="button secondary" href=${p.manageUrl + embedQuery()}>Reschedule or cancel</a>`}
     </div>
   </section>`;
 }

@@ -2,12 +2,14 @@
  * The attendee's page, `/b/{token}` (docs/api.md#e-mail-and-pages): the booking, a new time
  * (reschedule) or a cancellation with a reason. Talks to `/v1/public/bookings/{token}`, `/cancel`,
  * `/reschedule`, and to the link's `/availability` for the new time. The token stays in the path:
- * the page sends no Referer (Referrer-Policy: no-referrer) and loads nothing from elsewhere.
+ * the page sends no Referer (Referrer-Policy: no-referrer) and loads nothing from elsewhere. Inside
+ * the embed's iframe it tells the embedding page of a reschedule or cancellation (shared/embed.ts).
  */
 import { html } from 'htm/preact';
 import { render, type VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type PublicBooking, type Slot, slotTaken } from './shared/api.js';
+import { emit, publicFields } from './shared/embed.js';
 import { SlotPicker } from './shared/picker.js';
 import { detectedZone, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
 import { CalendarLink, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
@@ -50,6 +52,7 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
     setBusy(false);
     if (a.ok) {
       setBooking(a.data.booking);
+      emit('booking_rescheduled', { booking: publicFields(a.data.booking) });
       setMessage(
         `Your booking was moved to ${whenLabel(a.data.booking.start_time, a.data.booking.end_time, zone)}.`,
       );
@@ -81,6 +84,7 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
       return;
     }
     setBooking(a.data.booking);
+    emit('booking_cancelled', { booking: publicFields(a.data.booking) });
     setMessage('Your booking is cancelled. Everyone involved has been told.');
     to('view', 'booking-h');
   };

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.KAIROS_CHROMIUM ?? '/usr/lib/chromium/chromium';
 export const CHROMIUM_INSTALL_HINT = `Chromium is required for the browser tests but ${CHROMIUM} does not exist. Install it with \`sudo apt-get install -y chromium\` (Debian), or set KAIROS_CHROMIUM to a Chromium binary.`;
@@ -40,8 +40,8 @@ export interface AxeViolation {
   nodes: string[];
 }
 
-/** axe-core's violations of impact serious or critical on the page as it is now. */
-export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+/** axe-core's violations of impact serious or critical on the page (or a frame of it) as it is now. */
+export async function seriousViolations(page: Page | Frame): Promise<AxeViolation[]> {
   axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not apply.
   if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(axeSource);

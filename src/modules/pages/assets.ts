@@ -4,6 +4,7 @@
  * stylesheet, named by content hash (served immutable), gzipped once. Built on first use and kept for
  * the life of the process; `prepareAssets()` starts it early.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -17,18 +18,27 @@ export interface Asset {
   /** `/assets/<name>-<hash>.<ext>` */
   path: string;
   type: string;
+  /** The content's hash (an ETag for `/embed.js`). */
+  hash: string;
   body: Buffer;
   gzip: Buffer;
 }
 
-export interface Assets {
-  book: Asset;
-  manage: Asset;
+/** The pages' scripts, by entry name. */
+export type PageScript = 'book' | 'manage' | 'proposal' | 'claim' | 'invitation';
+
+export interface Assets extends Record<PageScript, Asset> {
   css: Asset;
+  /** `/embed.js`: the script a host page loads (one classic script, not hashed: its URL is the API). */
+  embed: Asset;
   byPath: ReadonlyMap<string, Asset>;
 }
 
-const ENTRIES = { book: 'book.ts', manage: 'manage.ts', pages: 'pages.css' };
+const SCRIPTS: readonly PageScript[] = ['book', 'manage', 'proposal', 'claim', 'invitation'];
+const ENTRIES = {
+  ...Object.fromEntries(SCRIPTS.map((s) => [s, `${s}.ts`])),
+  pages: 'pages.css',
+};
 
 let building: Promise<Assets> | null = null;
 
@@ -43,16 +53,41 @@ export function prepareAssets(): Promise<Assets> {
   return building;
 }
 
+const TARGET = ['es2020', 'chrome100', 'firefox100', 'safari15'];
+
+function asset(path: string, body: Buffer): Asset {
+  return {
+    path,
+    type: path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8',
+    hash: createHash('sha256').update(body).digest('base64url').slice(0, 22),
+    body,
+    gzip: gzipSync(body, { level: 9 }),
+  };
+}
+
 async function bundle(): Promise<Assets> {
   // Loaded when first needed: processes that never serve a page never start esbuild.
   const { build } = await import('esbuild');
+  // The embed runs on other sites' pages: a classic script (an IIFE), no module, no eval.
+  const embedBuild = build({
+    absWorkingDir: WEB_DIR,
+    entryPoints: ['embed.ts'],
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    target: TARGET,
+    write: false,
+    legalComments: 'none',
+    charset: 'utf8',
+    logLevel: 'silent',
+  });
   const result = await build({
     absWorkingDir: WEB_DIR,
     entryPoints: ENTRIES,
     bundle: true,
     minify: true,
     format: 'esm',
-    target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
+    target: TARGET,
     write: false,
     outdir: 'out',
     entryNames: '[name]-[hash]',
@@ -65,22 +100,20 @@ async function bundle(): Promise<Assets> {
   const named: Record<string, Asset> = {};
   for (const file of result.outputFiles) {
     const name = file.path.slice(file.path.lastIndexOf('/') + 1);
-    const body = Buffer.from(file.contents);
-    const asset: Asset = {
-      path: `/assets/${name}`,
-      type: name.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8',
-      body,
-      gzip: gzipSync(body, { level: 9 }),
-    };
-    byPath.set(asset.path, asset);
-    named[name.slice(0, name.indexOf('-'))] = asset;
+    const a = asset(`/assets/${name}`, Buffer.from(file.contents));
+    byPath.set(a.path, a);
+    named[name.slice(0, name.indexOf('-'))] = a;
   }
+  const embedFile = (await embedBuild).outputFiles[0];
+  if (!embedFile) throw new Error('esbuild produced no embed bundle');
+  const embed = asset('/embed.js', Buffer.from(embedFile.contents));
   const need = (name: string): Asset => {
     const a = named[name];
     if (!a) throw new Error(`esbuild produced no ${name} bundle`);
     return a;
   };
-  return { book: need('book'), manage: need('manage'), css: need('pages'), byPath };
+  const scripts = Object.fromEntries(SCRIPTS.map((s) => [s, need(s)])) as Record<PageScript, Asset>;
+  return { ...scripts, css: need('pages'), embed, byPath };
 }
 
 /** The license notices of what the bundles contain, served beside them (`/assets/licenses.txt`). */

@@ -5,20 +5,21 @@
  * `frame-ancestors` from the account's allowed domains.
  */
 import type { FastifyReply } from 'fastify';
-import type { Assets } from './assets.js';
+import type { Assets, PageScript } from './assets.js';
 
 const HOSTNAME =
   /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /**
  * Who may frame a page: the account's allowed domains (each hostname and its subdomains, on the
- * page's own scheme or https), or anyone when the account has none; `'none'` for pages of no account.
+ * page's own scheme or https, on any port, as the Origin rule of a publishable key compares hostnames
+ * only), or anyone when the account has none; `'none'` for pages of no account.
  */
 export function frameAncestors(domains: readonly string[] | null): string {
   if (domains === null) return "'none'";
   const valid = domains.filter((d) => HOSTNAME.test(d));
   if (valid.length === 0) return '*';
-  return ["'self'", ...valid.flatMap((d) => [d, `*.${d}`])].join(' ');
+  return ["'self'", ...valid.flatMap((d) => [`${d}:*`, `*.${d}:*`])].join(' ');
 }
 
 export function contentSecurityPolicy(ancestors: string): string {
@@ -83,17 +84,19 @@ export function page(o: {
   title: string;
   /** More of <head> (already HTML). */
   head?: string;
-  script?: 'book' | 'manage';
+  script?: PageScript;
   attrs?: Record<string, string>;
   data?: unknown;
   body: string;
+  /** Classes of <html> (the embed's theme and options). */
+  htmlClass?: string;
 }): string {
   const script = o.script ? `<script type="module" src="${o.assets[o.script].path}"></script>` : '';
   const attrs = Object.entries(o.attrs ?? {})
     .map(([k, v]) => ` data-${k}="${escapeHtml(v)}"`)
     .join('');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="en"${o.htmlClass ? ` class="${escapeHtml(o.htmlClass)}"` : ''}><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(o.title)}</title>

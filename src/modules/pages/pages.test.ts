@@ -97,7 +97,7 @@ describe('/book/{slug}', () => {
     const { api_key } = await pk.json();
     await t.call('POST', '/v1/api-keys', { token: key, body: { name: 'Server' } }); // secret keys have none
     expect(frameAncestors(await t.call('GET', '/book/intro-call'))).toBe(
-      "'self' example.com *.example.com shop.test *.shop.test",
+      "'self' example.com:* *.example.com:* shop.test:* *.shop.test:*",
     );
     await t.call('DELETE', `/v1/api-keys/${api_key.id}`, { token: key });
     expect(frameAncestors(await t.call('GET', '/book/intro-call'))).toBe('*');
@@ -187,6 +187,152 @@ describe('/b/{token}', () => {
   });
 });
 
+describe('/p/{token}, /w/{token}, /invitations/{token}', () => {
+  it('are 404 pages without script for unknown or malformed tokens; problem+json for non-browsers', async () => {
+    const cases: [string, string][] = [
+      ['p', 'Proposal link not valid'],
+      ['w', 'Waitlist link not valid'],
+      ['invitations', 'Invitation link not valid'],
+    ];
+    for (const [prefix, title] of cases) {
+      for (const bad of ['x'.repeat(43), 'short']) {
+        const page = await t.call('GET', `/${prefix}/${bad}`, { headers: HTML });
+        expect(page.status, `${prefix}/${bad}`).toBe(404);
+        expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+        expect(page.headers.get('cache-control')).toBe('no-store');
+        expect(frameAncestors(page)).toBe("'none'");
+        const html = await page.text();
+        expect(html).toContain(`<h1>${title}</h1>`);
+        expect(html).not.toContain('<script');
+        const api = await t.call('GET', `/${prefix}/${bad}`);
+        expect(api.status).toBe(404);
+        expect(api.headers.get('content-type')).toContain('application/problem+json');
+      }
+    }
+  });
+
+  it('/w/ shows a held offer (inline, no ids, no-store), and is 410 once the hold has ended', async () => {
+    const from = new Date().toISOString();
+    const to = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const slots = await (
+      await t.call('GET', `/v1/public/links/intro-call/availability?from=${from}&to=${to}`)
+    ).json();
+    const start = Date.parse(slots.slots[1].start);
+    const made = await t.call('POST', '/v1/public/links/intro-call/bookings', {
+      body: { customer_name: 'Bob', customer_email: 'bob@example.com', start_time: slots.slots[1].start },
+    });
+    const { booking } = await made.json();
+    const joined = await t.call('POST', '/v1/public/links/intro-call/waitlist', {
+      body: {
+        customer_name: 'Wendy',
+        customer_email: 'wendy@example.com',
+        preferred_from: new Date(start - 3_600_000).toISOString(),
+        preferred_to: new Date(start + 7_200_000).toISOString(),
+      },
+    });
+    expect(joined.status).toBe(201);
+    expect((await t.call('DELETE', `/v1/bookings/${booking.id}`, { token: key })).status).toBe(200);
+    await t.ctx.jobs.drain();
+    const mail = await t.ctx.db
+      .selectFrom('mail_outbox')
+      .select('text_body')
+      .where('to_address', '=', 'wendy@example.com')
+      .executeTakeFirstOrThrow();
+    const token = /\/w\/([A-Za-z0-9_-]{43})/.exec(mail.text_body)![1]!;
+    const res = await t.call('GET', `/w/${token}`, { headers: HTML });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const html = await res.text();
+    expect(html).toMatch(/<script type="module" src="\/assets\/claim-[A-Z0-9]+\.js"><\/script>/);
+    expect(html).toContain('"customer_name":"Wendy"');
+    expect(html).toContain(`"start":"${new Date(start).toISOString()}"`);
+    expect(html).not.toContain('wendy@example.com');
+    expect(html).not.toMatch(/wl_|host_|"id"/);
+    await t.ctx.db
+      .updateTable('waitlist_entries')
+      .set({ offer_expires_at: new Date(Date.now() - 1000) })
+      .where('customer_email', '=', 'wendy@example.com')
+      .execute();
+    const gone = await t.call('GET', `/w/${token}`, { headers: HTML });
+    expect(gone.status).toBe(410);
+    expect(await gone.text()).toContain('<h1>Offer expired</h1>');
+  });
+});
+
+describe('the embed', () => {
+  it('/embed.js is one classic script: JavaScript, nosniff, cached briefly with an ETag (304), gzipped, no eval', async () => {
+    const res = await t.call('GET', '/embed.js', { headers: { 'accept-encoding': 'identity' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=300, stale-while-revalidate=86400');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect(res.headers.get('content-security-policy')).toBeNull();
+    const etag = res.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    const js = await res.text();
+    expect(js).toContain('kairos:v1:init');
+    expect(js).not.toMatch(/\beval\(|new Function|setAttribute\("style"|\.innerHTML/);
+    expect(js).not.toMatch(/^export |^import /m);
+    expect(Buffer.byteLength(js)).toBeLessThan(12 * 1024);
+    const again = await t.call('GET', '/embed.js', { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+  });
+
+  it('a page with an embed’s publishable key may be framed by that key’s domains only; a key not good for the link is a 403 page', async () => {
+    const create = async (token: string, body: Record<string, unknown>) =>
+      (await (await t.call('POST', '/v1/api-keys', { token, body })).json()).api_key;
+    const locked = await create(key, {
+      name: 'Shop',
+      key_type: 'publishable',
+      allowed_domains: ['shop.test'],
+    });
+    const open = await create(key, { name: 'Anywhere', key_type: 'publishable' });
+    const secret = await create(key, { name: 'Server' });
+    const other = await t.account();
+    const foreign = await create(other.key, {
+      name: 'Theirs',
+      key_type: 'publishable',
+      allowed_domains: ['evil.test'],
+    });
+    const page = (k: string) =>
+      t.call('GET', `/book/intro-call?embed=1&theme=dark&key=${encodeURIComponent(k)}`, { headers: HTML });
+    const res = await page(locked.key);
+    expect(res.status).toBe(200);
+    expect(frameAncestors(res)).toBe("'self' shop.test:* *.shop.test:*");
+    const html = await res.text();
+    expect(html).toContain('<html lang="en" class="embedded theme-dark">');
+    expect(html).not.toContain('slots-preload'); // its requests carry the key: a preload would not match
+    expect(frameAncestors(await page(open.key))).toBe('*');
+    for (const bad of [secret.key, foreign.key, 'svc_pk_live_nope']) {
+      const refused = await page(bad);
+      expect(refused.status).toBe(403);
+      expect(frameAncestors(refused)).toBe("'none'");
+      expect(await refused.text()).toContain('<h1>This page cannot be embedded with this key</h1>');
+    }
+    await t.call('DELETE', `/v1/api-keys/${locked.id}`, { token: key });
+    expect((await page(locked.key)).status).toBe(403);
+    await t.call('DELETE', `/v1/api-keys/${open.id}`, { token: key });
+  });
+
+  it('the key’s Origin rule: foreign origins are refused, Kairos’s own pages (the iframe) are not', async () => {
+    const pk = (
+      await (
+        await t.call('POST', '/v1/api-keys', {
+          token: key,
+          body: { name: 'Shop', key_type: 'publishable', allowed_domains: ['shop.test'] },
+        })
+      ).json()
+    ).api_key;
+    const path = '/v1/public/links/intro-call';
+    const asOrigin = (origin: string) => t.call('GET', path, { token: pk.key, headers: { origin } });
+    expect((await asOrigin('https://evil.test')).status).toBe(403);
+    expect((await asOrigin('https://www.shop.test')).status).toBe(200);
+    expect((await asOrigin(new URL(t.url).origin)).status).toBe(200);
+    await t.call('DELETE', `/v1/api-keys/${pk.id}`, { token: key });
+  });
+});
+
 describe('logs', () => {
   it('name the route of a page, never its token', async () => {
     const lines: string[] = [];
@@ -215,12 +361,21 @@ describe('logs', () => {
     });
     try {
       const token = randomBytes(32).toString('base64url');
-      for (const path of [`/b/${token}`, `/b/${token}?x=1`, `/w/${token}`, `/book/${token.slice(0, 20)}`]) {
+      for (const path of [
+        `/b/${token}`,
+        `/b/${token}?x=1`,
+        `/w/${token}`,
+        `/p/${token}`,
+        `/invitations/${token}`,
+        `/book/${token.slice(0, 20)}?embed=1&key=svc_pk_live_${token}`,
+      ]) {
         await fetch(`${runtime.url}${path}`, { headers: HTML });
       }
       await new Promise((r) => setTimeout(r, 50));
       const log = lines.join('');
       expect(log).toContain('"route":"/b/:token"');
+      expect(log).toContain('"route":"/p/:token"');
+      expect(log).toContain('"route":"/invitations/:token"');
       expect(log).not.toContain(token);
       expect(log).not.toContain(token.slice(0, 20));
     } finally {

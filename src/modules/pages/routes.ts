@@ -1,11 +1,13 @@
 /**
  * The pages Kairos serves to people (docs/api.md#e-mail-and-pages): the booking page `/book/{slug}`,
- * the attendee's page `/b/{token}`, and their client code under `/assets/`. Hidden from the OpenAPI
- * document: they are pages, not API. Each answers HTML to a browser; a client that does not accept
- * text/html gets the usual problem+json for a 404 or 410.
+ * the attendee's page `/b/{token}`, the proposal or poll page `/p/{token}`, the waitlist claim
+ * `/w/{token}`, the network invitation `/invitations/{token}`, the embed's script `/embed.js`, and
+ * the pages' client code under `/assets/`. Hidden from the OpenAPI document: they are pages, not API.
+ * Each answers HTML to a browser; a client that does not accept text/html gets the usual
+ * problem+json for a 403, 404 or 410.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, NotFound } from '../../platform/errors.js';
+import { AppError, Forbidden, NotFound } from '../../platform/errors.js';
 import type { TypedApp } from '../../platform/routes.js';
 import { type Assets, licenses, prepareAssets } from './assets.js';
 import { errorPage, frameAncestors, loading, page, pageHeaders, slotsPreload } from './html.js';
@@ -20,21 +22,52 @@ function refuse(
   request: FastifyRequest,
   reply: FastifyReply,
   assets: Assets,
-  status: 404 | 410,
+  status: 403 | 404 | 410,
   title: string,
   message: string,
 ) {
   if (!acceptsHtml(request)) {
+    if (status === 403) throw new Forbidden(message);
     throw status === 404 ? new NotFound(message) : new AppError(410, 'gone', message);
   }
   pageHeaders(reply, frameAncestors(null), 'no-store');
   return reply.code(status).send(errorPage(assets, title, message));
 }
 
+/** What the embed asks of a page in its query (`?embed=1&theme=dark&hide_details=1&key=…`). */
+interface EmbedQuery {
+  embed?: string;
+  theme?: string;
+  hide_details?: string;
+  key?: string;
+}
+
+/** Classes of <html> for a page inside the embed's iframe; '' for a page on its own. */
+function embedClass(q: EmbedQuery): string {
+  if (q.embed !== '1') return '';
+  const theme = q.theme === 'dark' || q.theme === 'auto' ? q.theme : 'light';
+  return `embedded theme-${theme}${q.hide_details === '1' ? ' hide-details' : ''}`;
+}
+
+const KEY_REFUSED = [
+  'This page cannot be embedded with this key',
+  'The embed names a publishable key that is not valid for this booking page (revoked, expired, or of another account). The site owner should check the key in its embed code.',
+] as const;
+
 export function pageRoutes(app: TypedApp, pages: PageService): void {
   const hide = { hide: true };
 
-  app.get<{ Params: { slug: string } }>(
+  /**
+   * Who may frame a page of this account: with an embed's publishable key (`?key=`), that key's
+   * allowed domains (anyone when it has none); without, the account's. null: the key is not good.
+   */
+  const framing = async (q: EmbedQuery, accountId: string, domains: string[]) => {
+    if (!q.key) return frameAncestors(domains);
+    const keyed = await pages.embedKeyDomains(q.key, accountId);
+    return keyed === null ? null : frameAncestors(keyed);
+  };
+
+  app.get<{ Params: { slug: string }; Querystring: EmbedQuery }>(
     '/book/:slug',
     { config: { access: 'public' }, schema: hide },
     async (request, reply) => {
@@ -50,17 +83,24 @@ export function pageRoutes(app: TypedApp, pages: PageService): void {
           'There is no booking page at this address. It may have been renamed or switched off; ask whoever sent you the link for a new one.',
         );
       }
-      pageHeaders(reply, frameAncestors(found.domains), 'no-cache');
+      const ancestors = await framing(request.query, found.accountId, found.domains);
+      if (ancestors === null) return refuse(request, reply, assets, 403, ...KEY_REFUSED);
+      pageHeaders(reply, ancestors, 'no-cache');
+      // With a key the page's requests carry it (Authorization), so they cannot match a preload.
+      const keyed = Boolean(request.query.key);
       return reply.send(
         page({
           assets,
           title: `${found.view.booking_link.title} · Book a time`,
           script: 'book',
-          head: slotsPreload(
-            found.view.booking_link.slug,
-            found.view.booking_link.duration_minutes,
-            pages.nowMs(),
-          ),
+          htmlClass: embedClass(request.query),
+          head: keyed
+            ? ''
+            : slotsPreload(
+                found.view.booking_link.slug,
+                found.view.booking_link.duration_minutes,
+                pages.nowMs(),
+              ),
           attrs: { slug: found.view.booking_link.slug },
           data: found.view,
           body: loading('free times'),
@@ -69,7 +109,7 @@ export function pageRoutes(app: TypedApp, pages: PageService): void {
     },
   );
 
-  app.get<{ Params: { token: string } }>(
+  app.get<{ Params: { token: string }; Querystring: EmbedQuery }>(
     '/b/:token',
     { config: { access: 'public' }, schema: hide },
     async (request, reply) => {
@@ -95,18 +135,160 @@ export function pageRoutes(app: TypedApp, pages: PageService): void {
           'This booking is long over, so its link no longer works. To meet again, book a new time.',
         );
       }
-      pageHeaders(reply, frameAncestors(found.domains), 'no-store');
+      const ancestors = await framing(request.query, found.accountId, found.domains);
+      if (ancestors === null) return refuse(request, reply, assets, 403, ...KEY_REFUSED);
+      pageHeaders(reply, ancestors, 'no-store');
       return reply.send(
         page({
           assets,
           title: 'Your booking',
           script: 'manage',
+          htmlClass: embedClass(request.query),
           data: { slug: found.slug },
           body: loading('your booking'),
         }),
       );
     },
   );
+
+  app.get<{ Params: { token: string } }>(
+    '/p/:token',
+    { config: { access: 'public' }, schema: hide },
+    async (request, reply) => {
+      const assets = await prepareAssets();
+      const found = await pages.proposalPage(request.params.token);
+      if (found.kind === 'unknown') {
+        return refuse(
+          request,
+          reply,
+          assets,
+          404,
+          'Proposal link not valid',
+          'This link does not belong to a meeting proposal or poll. Check that it was copied whole from the e-mail.',
+        );
+      }
+      if (found.kind === 'gone') {
+        return refuse(
+          request,
+          reply,
+          assets,
+          410,
+          'Proposal expired',
+          'This proposal or poll is closed: its time to answer has passed. Ask whoever sent it for a new one.',
+        );
+      }
+      pageHeaders(reply, frameAncestors(null), 'no-store');
+      return reply.send(
+        page({ assets, title: 'Meeting proposal', script: 'proposal', body: loading('the proposal') }),
+      );
+    },
+  );
+
+  app.get<{ Params: { token: string } }>(
+    '/w/:token',
+    { config: { access: 'public' }, schema: hide },
+    async (request, reply) => {
+      const assets = await prepareAssets();
+      const found = await pages.claimPage(request.params.token);
+      if (found.kind === 'unknown') {
+        return refuse(
+          request,
+          reply,
+          assets,
+          404,
+          'Waitlist link not valid',
+          'This link does not belong to a waitlist offer. Check that it was copied whole from the e-mail.',
+        );
+      }
+      if (found.kind === 'gone') {
+        return found.why === 'claimed'
+          ? refuse(
+              request,
+              reply,
+              assets,
+              410,
+              'Offer already claimed',
+              'This time was claimed with this link already. Your confirmation e-mail has the booking and a link to reschedule or cancel it.',
+            )
+          : refuse(
+              request,
+              reply,
+              assets,
+              410,
+              'Offer expired',
+              'This time was held for you for a while and has now passed to someone else, or it has begun. You are still welcome to book another time.',
+            );
+      }
+      pageHeaders(reply, frameAncestors(found.domains ?? []), 'no-store');
+      return reply.send(
+        page({
+          assets,
+          title: 'A time freed up',
+          script: 'claim',
+          data: found.data,
+          body: loading('the offer'),
+        }),
+      );
+    },
+  );
+
+  app.get<{ Params: { token: string } }>(
+    '/invitations/:token',
+    { config: { access: 'public' }, schema: hide },
+    async (request, reply) => {
+      const assets = await prepareAssets();
+      const found = await pages.invitationPage(request.params.token);
+      if (found.kind === 'unknown') {
+        return refuse(
+          request,
+          reply,
+          assets,
+          404,
+          'Invitation link not valid',
+          'This link does not belong to an invitation. Check that it was copied whole from the e-mail.',
+        );
+      }
+      if (found.kind === 'gone') {
+        return refuse(
+          request,
+          reply,
+          assets,
+          410,
+          found.why === 'expired' ? 'Invitation expired' : 'Invitation already answered',
+          found.why === 'expired'
+            ? 'This invitation is no longer valid. Ask whoever sent it for a new one.'
+            : `This invitation was ${found.why} already, so its link no longer works.`,
+        );
+      }
+      pageHeaders(reply, frameAncestors(null), 'no-store');
+      return reply.send(
+        page({
+          assets,
+          title: 'Invitation to connect',
+          script: 'invitation',
+          data: found.data,
+          body: loading('the invitation'),
+        }),
+      );
+    },
+  );
+
+  app.get('/embed.js', { config: { access: 'unmetered' }, schema: hide }, async (request, reply) => {
+    const { embed } = await prepareAssets();
+    const gzip = /\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''));
+    // One stable URL (sites paste it): cached briefly, revalidated by its ETag.
+    const etag = `"${embed.hash}"`;
+    reply
+      .type(embed.type)
+      .header('cache-control', 'public, max-age=300, stale-while-revalidate=86400')
+      .header('etag', etag)
+      .header('x-content-type-options', 'nosniff')
+      .header('cross-origin-resource-policy', 'cross-origin')
+      .header('vary', 'accept-encoding');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    if (gzip) reply.header('content-encoding', 'gzip');
+    return reply.send(gzip ? embed.gzip : embed.body);
+  });
 
   app.get<{ Params: { file: string } }>(
     '/assets/:file',

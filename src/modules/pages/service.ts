@@ -1,28 +1,60 @@
 /**
  * What the pages need to know before they answer: whether the link or token is good, and which
- * domains may frame the page (the account's allowed domains, docs/architecture.md#pages).
+ * domains may frame the page (the account's allowed domains, or an embed's publishable key's,
+ * docs/architecture.md#pages). The token pages of other modules (`/p/`, `/w/`, `/invitations/`) are
+ * told apart here by reading those modules' tables by the token's hash, read-only, as those modules
+ * store it: a page answers 404 or 410 itself; what it shows comes from the public API.
  */
 import type { Db } from '../../db/store.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { sha256Hex } from '../../platform/crypto.js';
+import { safeEqual, sha256Hex } from '../../platform/crypto.js';
 import { AppError } from '../../platform/errors.js';
 import type { ApiKeysApi } from '../api-keys/api.js';
 import type { BookingLinksApi } from '../booking-links/api.js';
 import type { BookingsApi } from '../bookings/api.js';
+import type { PrincipalService } from '../principals/api.js';
 
 export interface PagesDeps {
   db: Db;
   clock: Clock;
   bookingLinks: Pick<BookingLinksApi, 'get'>;
   bookings: Pick<BookingsApi, 'publicLink' | 'publicLinkView' | 'byToken'>;
-  apiKeys: Pick<ApiKeysApi, 'allowedDomains'>;
+  apiKeys: Pick<ApiKeysApi, 'allowedDomains' | 'resolve' | 'hash'>;
+  principals: Pick<PrincipalService, 'contacts'>;
 }
+
+/** A token page: live (with what the page shows first), used or expired (410), or unknown (404). */
+export type TokenPage<T> = { kind: 'unknown' } | { kind: 'gone'; why: string } | { kind: 'live'; data: T };
+
+/** What `/w/{token}` shows before the claim: the held time, until when it is held. */
+export interface OfferView {
+  title: string;
+  customer_name: string;
+  start: string;
+  end: string;
+  held_until: string;
+  price_amount: number | null;
+  price_currency: string | null;
+}
+
+/** What `/invitations/{token}` shows before signing in. */
+export interface InvitationView {
+  inviter_name: string;
+  invitee_name: string | null;
+  invitee_email: string;
+  relationship_type: string;
+  message: string | null;
+  expires_at: string;
+}
+
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const iso = (d: Date | string) => new Date(d).toISOString();
 
 export type ManagePage =
   | { kind: 'unknown' }
   | { kind: 'expired' }
-  | { kind: 'live'; slug: string | null; domains: string[] };
+  | { kind: 'live'; slug: string | null; domains: string[]; accountId: string };
 
 const isNotFound = (err: unknown) => err instanceof AppError && err.status === 404;
 
@@ -41,7 +73,7 @@ export class PageService {
         this.deps.bookings.publicLinkView(caller, slug),
         this.deps.apiKeys.allowedDomains(link.accountId),
       ]);
-      return { view, domains };
+      return { view, domains, accountId: link.accountId };
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
@@ -59,7 +91,7 @@ export class PageService {
         b.booking_link_id ? this.deps.bookingLinks.get(b.account_id, b.booking_link_id) : null,
         this.deps.apiKeys.allowedDomains(b.account_id),
       ]);
-      return { kind: 'live', slug: link?.active ? link.slug : null, domains };
+      return { kind: 'live', slug: link?.active ? link.slug : null, domains, accountId: b.account_id };
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -72,5 +104,131 @@ export class PageService {
       .where('manage_token_hash', '=', sha256Hex(token))
       .executeTakeFirst();
     return known ? { kind: 'expired' } : { kind: 'unknown' };
+  }
+
+  /**
+   * The allowed domains of an embed's publishable key (`?key=`): live, publishable, of this account.
+   * null: not such a key (the page refuses to be framed with it). An empty list: a key not locked.
+   */
+  async embedKeyDomains(key: string, accountId: string): Promise<string[] | null> {
+    if (key.length > 200) return null;
+    const row = await this.deps.apiKeys.resolve(key);
+    if (!row || !safeEqual(row.key_hash, this.deps.apiKeys.hash(key))) return null;
+    const now = this.deps.clock.nowMs();
+    if (row.key_type !== 'publishable' || row.account_id !== accountId || row.revoked_at !== null)
+      return null;
+    if (row.expires_at !== null && new Date(row.expires_at).getTime() <= now) return null;
+    return row.allowed_domains;
+  }
+
+  /**
+   * `/p/{token}`: a participant's link or an open poll's shared link, as the proposals module tells
+   * them (proposal_participants.token_hash, proposals.open_token_hash); lapsed as its by-token read
+   * says (expired, or still proposed past expires_at): 410. A used link stays live: it shows the answer.
+   */
+  async proposalPage(token: string): Promise<TokenPage<null>> {
+    if (!TOKEN.test(token)) return { kind: 'unknown' };
+    const hash = sha256Hex(token);
+    const viaParticipant = await this.deps.db
+      .selectFrom('proposal_participants as pp')
+      .innerJoin('proposals as p', 'p.id', 'pp.proposal_id')
+      .select(['p.status', 'p.expires_at'])
+      .where('pp.token_hash', '=', hash)
+      .executeTakeFirst();
+    const row =
+      viaParticipant ??
+      (await this.deps.db
+        .selectFrom('proposals')
+        .select(['status', 'expires_at'])
+        .where('open_token_hash', '=', hash)
+        .executeTakeFirst());
+    if (!row) return { kind: 'unknown' };
+    const lapsed =
+      row.status === 'expired' ||
+      (row.status === 'proposed' && new Date(row.expires_at).getTime() <= this.deps.clock.nowMs());
+    return lapsed ? { kind: 'gone', why: 'expired' } : { kind: 'live', data: null };
+  }
+
+  /** `/w/{token}`: a waitlist offer by its claim link (waitlist_entries.claim_token_hash). */
+  async claimPage(token: string): Promise<TokenPage<OfferView> & { domains?: string[] }> {
+    if (!TOKEN.test(token)) return { kind: 'unknown' };
+    const e = await this.deps.db
+      .selectFrom('waitlist_entries')
+      .select([
+        'account_id',
+        'booking_link_id',
+        'customer_name',
+        'status',
+        'offer_start',
+        'offer_end',
+        'offer_expires_at',
+      ])
+      .where('claim_token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!e) return { kind: 'unknown' };
+    if (e.status === 'booked') return { kind: 'gone', why: 'claimed' };
+    const now = this.deps.clock.nowMs();
+    if (
+      e.status !== 'offered' ||
+      !e.offer_start ||
+      !e.offer_end ||
+      !e.offer_expires_at ||
+      new Date(e.offer_expires_at).getTime() <= now ||
+      new Date(e.offer_start).getTime() <= now
+    ) {
+      return { kind: 'gone', why: 'expired' };
+    }
+    const [link, domains] = await Promise.all([
+      this.deps.bookingLinks.get(e.account_id, e.booking_link_id),
+      this.deps.apiKeys.allowedDomains(e.account_id),
+    ]);
+    return {
+      kind: 'live',
+      domains,
+      data: {
+        title: link?.title ?? 'Your booking',
+        customer_name: e.customer_name,
+        start: iso(e.offer_start),
+        end: iso(e.offer_end),
+        held_until: iso(e.offer_expires_at),
+        price_amount: link?.priceAmount ?? null,
+        price_currency: link?.priceCurrency ?? null,
+      },
+    };
+  }
+
+  /** `/invitations/{token}`: a network invitation by its link (network_invitations.token_hash). */
+  async invitationPage(token: string): Promise<TokenPage<InvitationView>> {
+    if (!TOKEN.test(token)) return { kind: 'unknown' };
+    const inv = await this.deps.db
+      .selectFrom('network_invitations')
+      .select([
+        'inviter_id',
+        'invitee_email',
+        'invitee_name',
+        'relationship_type',
+        'message',
+        'status',
+        'expires_at',
+      ])
+      .where('token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!inv) return { kind: 'unknown' };
+    if (inv.status === 'accepted' || inv.status === 'declined') return { kind: 'gone', why: inv.status };
+    if (inv.status !== 'pending' || new Date(inv.expires_at).getTime() <= this.deps.clock.nowMs()) {
+      return { kind: 'gone', why: 'expired' };
+    }
+    const inviter = (await this.deps.principals.contacts([inv.inviter_id])).get(inv.inviter_id);
+    return {
+      kind: 'live',
+      data: {
+        inviter_name: inviter?.name || 'Someone',
+        invitee_name: inv.invitee_name,
+        invitee_email: inv.invitee_email,
+        relationship_type: inv.relationship_type,
+        message: inv.message,
+        expires_at: iso(inv.expires_at),
+      },
+    };
   }
 }

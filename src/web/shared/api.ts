@@ -69,9 +69,23 @@ function newKey(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer<T>> {
+/** An embed's publishable key (`?key=`): every call of the page carries it. */
+let credential: string | null = null;
+export function useCredential(key: string | null): void {
+  credential = key;
+}
+
+/** `token`: a bearer token for this call (a user's session, kept in the page's memory only). */
+export async function api<T>(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<Answer<T>> {
   // A GET is sent bare, so that it matches the page's <link rel="preload"> of the same URL.
   const headers: Record<string, string> = {};
+  const bearer = token ?? credential;
+  if (bearer) headers.authorization = `Bearer ${bearer}`;
   let payload: string | undefined;
   if (body !== undefined) {
     headers['content-type'] = 'application/json';

@@ -155,3 +155,42 @@ export function money(amount: number, currency: string): string {
     return `${amount} ${currency.toUpperCase()}`;
   }
 }
+
+/** How far `zone` is ahead of UTC at instant `ms`, in milliseconds. */
+function zoneOffset(ms: number, zone: string): number {
+  const parts = format(
+    `off:${zone}`,
+    {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    },
+    'en-US',
+  ).formatToParts(ms);
+  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
+  const asUtc = Date.UTC(
+    get('year'),
+    get('month') - 1,
+    get('day'),
+    get('hour') % 24,
+    get('minute'),
+    get('second'),
+  );
+  return asUtc - Math.floor(ms / 1000) * 1000;
+}
+
+/** The instant a wall-clock day (`YYYY-MM-DD`) and time (`HH:MM`) in `zone` names; NaN if malformed. */
+export function zonedInstant(day: string, time: string, zone: string): number {
+  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  const t = /^(\d{2}):(\d{2})$/.exec(time);
+  if (!d || !t) return Number.NaN;
+  const wall = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]), Number(t[1]), Number(t[2]));
+  // Twice: the offset at the first guess may differ from the offset at the answer (a DST change).
+  const first = wall - zoneOffset(wall, zone);
+  return wall - zoneOffset(first, zone);
+}
