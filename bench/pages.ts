@@ -1,5 +1,6 @@
 /**
- * The booking page's budget (issue 15): its JavaScript gzipped (≤ 30 KB), and how long after
+ * The booking page's budget (issue 15): its JavaScript gzipped (≤ 30 KB; the other pages' and
+ * `/embed.js`'s sizes beside it), and how long after
  * navigation its free times are visible (≤ 300 ms on loopback). Runs the server in this process on a
  * throwaway embedded store (one host, Mon–Fri 09:00–17:00 UTC, a link with two durations and a
  * question) and Debian's Chromium through playwright-core. "Visible" is the page's own
@@ -112,6 +113,14 @@ export async function benchPages(): Promise<Row[]> {
         },
         { name: 'booking page JS, minified', value: fmt(assets.book.body.length / 1024, 1), unit: 'KB' },
         { name: '/b/ page JS, gzipped', value: fmt(assets.manage.gzip.length / 1024, 1), unit: 'KB' },
+        { name: '/p/ page JS, gzipped', value: fmt(assets.proposal.gzip.length / 1024, 1), unit: 'KB' },
+        { name: '/w/ page JS, gzipped', value: fmt(assets.claim.gzip.length / 1024, 1), unit: 'KB' },
+        {
+          name: '/invitations/ page JS, gzipped',
+          value: fmt(assets.invitation.gzip.length / 1024, 1),
+          unit: 'KB',
+        },
+        { name: '/embed.js, gzipped', value: fmt(assets.embed.gzip.length / 1024, 1), unit: 'KB' },
         { name: 'pages CSS, gzipped', value: fmt(assets.css.gzip.length / 1024, 1), unit: 'KB' },
         {
           name: `slots visible after navigation, p50 / max of ${VISITS} (budget 300)`,

@@ -404,7 +404,7 @@ function App(p: { token: string; initial: Proposal }): VNode {
       ${respond}
       ${
         others.length > 0 &&
-        html`<section aria-labelledby="who-h"><h2 id="who-h">${poll ? 'Voters' : 'Invited'}</h2>
+        html`<section class="who" aria-labelledby="who-h"><h2 id="who-h">${poll ? 'Voters' : 'Invited'}</h2>
         <ul>${others.map((x) => html`<li>${x.name} <span class="muted">(${x.response})</span></li>`)}</ul></section>`
       }
       <p class="muted">Times are shown in ${zoneLabel(zone)}.</p>
