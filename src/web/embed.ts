@@ -229,76 +229,81 @@ function off(name: string, handler: Handler): void {
   handlers.get(fullName(name))?.delete(handler);
 }
 
-window.addEventListener('message', (e: MessageEvent) => {
-  if (e.origin !== ORIGIN) return;
-  const d = e.data as { type?: unknown; frame?: unknown; data?: unknown } | null;
-  if (!d || typeof d.type !== 'string' || typeof d.frame !== 'string') return;
-  const f = frames.get(d.frame);
-  if (!f || e.source !== f.iframe.contentWindow) return;
-  if (d.type === 'kairos:v1:resize') {
-    const h = Number((d.data as { height?: unknown } | null)?.height);
-    if (Number.isFinite(h) && h > 0) f.iframe.style.height = `${Math.min(Math.ceil(h), 20_000)}px`;
-    return;
-  }
-  if (!(EVENTS as readonly string[]).includes(d.type.slice('kairos:v1:'.length))) return;
-  const event: KairosEvent = { type: d.type, data: d.data, frame: f.iframe };
-  for (const h of handlers.get(d.type) ?? []) {
-    try {
-      h(event);
-    } catch (err) {
-      setTimeout(() => {
-        throw err;
-      });
+function install(): void {
+  window.addEventListener('message', (e: MessageEvent) => {
+    if (e.origin !== ORIGIN) return;
+    const d = e.data as { type?: unknown; frame?: unknown; data?: unknown } | null;
+    if (!d || typeof d.type !== 'string' || typeof d.frame !== 'string') return;
+    const f = frames.get(d.frame);
+    if (!f || e.source !== f.iframe.contentWindow) return;
+    if (d.type === 'kairos:v1:resize') {
+      const h = Number((d.data as { height?: unknown } | null)?.height);
+      if (Number.isFinite(h) && h > 0) f.iframe.style.height = `${Math.min(Math.ceil(h), 20_000)}px`;
+      return;
     }
-  }
-  window.dispatchEvent(new CustomEvent(d.type, { detail: { data: d.data, frame: f.iframe } }));
-});
+    if (!(EVENTS as readonly string[]).includes(d.type.slice('kairos:v1:'.length))) return;
+    const event: KairosEvent = { type: d.type, data: d.data, frame: f.iframe };
+    for (const h of handlers.get(d.type) ?? []) {
+      try {
+        h(event);
+      } catch (err) {
+        setTimeout(() => {
+          throw err;
+        });
+      }
+    }
+    window.dispatchEvent(new CustomEvent(d.type, { detail: { data: d.data, frame: f.iframe } }));
+  });
 
-/** Options from `data-kairos-*` attributes (an element's), over the script tag's defaults. */
-function optionsOf(el: HTMLElement | null, link: string): Options {
-  const own = (name: string) => el?.getAttribute(`data-kairos-${name}`) ?? undefined;
-  const tag = (name: string) => scriptTag?.getAttribute(`data-${name}`) ?? undefined;
-  const pick = (name: string) => own(name) ?? tag(name);
-  const o: Options = { link };
-  const key = pick('key');
-  const theme = pick('theme');
-  const brand = pick('brand');
-  if (key) o.key = key;
-  if (theme === 'light' || theme === 'dark' || theme === 'auto') o.theme = theme;
-  if (brand) o.brand = brand;
-  if (pick('hide-details') !== undefined && pick('hide-details') !== 'false') o.hideDetails = true;
-  const prefill: Prefill = {};
-  const name = own('name');
-  const email = own('email');
-  const notes = own('notes');
-  if (name) prefill.name = name;
-  if (email) prefill.email = email;
-  if (notes) prefill.notes = notes;
-  if (Object.keys(prefill).length) o.prefill = prefill;
-  const label = pick('label');
-  if (label) o.label = label;
-  return o;
+  /** Options from `data-kairos-*` attributes (an element's), over the script tag's defaults. */
+  function optionsOf(el: HTMLElement | null, link: string): Options {
+    const own = (name: string) => el?.getAttribute(`data-kairos-${name}`) ?? undefined;
+    const tag = (name: string) => scriptTag?.getAttribute(`data-${name}`) ?? undefined;
+    const pick = (name: string) => own(name) ?? tag(name);
+    const o: Options = { link };
+    const key = pick('key');
+    const theme = pick('theme');
+    const brand = pick('brand');
+    if (key) o.key = key;
+    if (theme === 'light' || theme === 'dark' || theme === 'auto') o.theme = theme;
+    if (brand) o.brand = brand;
+    if (pick('hide-details') !== undefined && pick('hide-details') !== 'false') o.hideDetails = true;
+    const prefill: Prefill = {};
+    const name = own('name');
+    const email = own('email');
+    const notes = own('notes');
+    if (name) prefill.name = name;
+    if (email) prefill.email = email;
+    if (notes) prefill.notes = notes;
+    if (Object.keys(prefill).length) o.prefill = prefill;
+    const label = pick('label');
+    if (label) o.label = label;
+    return o;
+  }
+
+  function auto(): void {
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('[data-kairos-inline]'))) {
+      if (el.dataset.kairosDone) continue;
+      el.dataset.kairosDone = '1';
+      inline(el, optionsOf(el, el.dataset.kairosInline ?? ''));
+    }
+    const button = scriptTag?.getAttribute('data-button');
+    if (button) floatingButton(optionsOf(null, button));
+  }
+
+  document.addEventListener('click', (e) => {
+    const el = (e.target as Element | null)?.closest?.('[data-kairos-link]') as HTMLElement | null;
+    if (!el) return;
+    e.preventDefault();
+    popup(optionsOf(el, el.getAttribute('data-kairos-link') ?? ''));
+  });
+
+  const w = window as unknown as { Kairos?: Record<string, unknown> };
+  w.Kairos = w.Kairos ?? {};
+  w.Kairos.v1 = Object.freeze({ version: 1, origin: ORIGIN, inline, popup, floatingButton, on, off });
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', auto);
+  else auto();
 }
 
-function auto(): void {
-  for (const el of Array.from(document.querySelectorAll<HTMLElement>('[data-kairos-inline]'))) {
-    if (el.dataset.kairosDone) continue;
-    el.dataset.kairosDone = '1';
-    inline(el, optionsOf(el, el.dataset.kairosInline ?? ''));
-  }
-  const button = scriptTag?.getAttribute('data-button');
-  if (button) floatingButton(optionsOf(null, button));
-}
-
-document.addEventListener('click', (e) => {
-  const el = (e.target as Element | null)?.closest?.('[data-kairos-link]') as HTMLElement | null;
-  if (!el) return;
-  e.preventDefault();
-  popup(optionsOf(el, el.getAttribute('data-kairos-link') ?? ''));
-});
-
-const w = window as unknown as { Kairos?: Record<string, unknown> };
-w.Kairos = w.Kairos ?? {};
-w.Kairos.v1 = Object.freeze({ version: 1, origin: ORIGIN, inline, popup, floatingButton, on, off });
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', auto);
-else auto();
+// Loaded twice (two snippets on one page): the first copy serves both.
+if (!(window as unknown as { Kairos?: { v1?: unknown } }).Kairos?.v1) install();

@@ -106,11 +106,14 @@ async function expectAccessible(page: Parameters<typeof seriousViolations>[0], s
 }
 
 /** The embedding site: a page on another origin, under a strict CSP, that loads /embed.js. */
-function hostPage(kairos: string): string {
+function hostPage(kairos: string, slug: string, key: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme Physio</title></head>
-<body><main><h1>Acme Physio</h1><div id="booking"></div></main>
+<body><main><h1>Acme Physio</h1><button type="button" data-kairos-link="${slug}" data-kairos-key="${key}">Book in a popup</button>
+<div id="booking"></div></main>
 <script src="${kairos}/embed.js"></script><script src="/host.js"></script></body></html>`;
 }
+
+const esc = (v: string) => v.replace(/[^A-Za-z0-9_-]/g, '');
 
 const HOST_JS = `
 const q = new URLSearchParams(location.search);
@@ -141,7 +144,8 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     ]);
     const kairos = t.url;
     site = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
+      const url = new URL(req.url ?? '/', 'http://site');
+      const path = url.pathname;
       if (path === '/host.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' }).end(HOST_JS);
         return;
@@ -153,7 +157,9 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
           // direct call) a fetch.
           'content-security-policy': `default-src 'none'; script-src 'self' ${kairos}; frame-src ${kairos}; connect-src ${kairos}; style-src 'self'`,
         })
-        .end(hostPage(kairos));
+        .end(
+          hostPage(kairos, esc(url.searchParams.get('slug') ?? ''), esc(url.searchParams.get('key') ?? '')),
+        );
     });
     // Every interface: the site is reached as localhost (allowed) and as 127.0.0.1 (not allowed).
     await new Promise<void>((resolve) => site.listen(0, resolve));
@@ -445,6 +451,12 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     expect(list.bookings.find((b: Json) => b.customer_email === 'ada.embed@example.com')).toMatchObject({
       notes: 'From the site',
     });
+    // The popup: any element with data-kairos-link opens the page in a dialog; Escape closes it.
+    await page.getByRole('button', { name: 'Book in a popup' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Book a time' });
+    await dialog.frameLocator('iframe').locator('.slot').first().waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
     expect(csp).toEqual([]);
     await context.close();
 
