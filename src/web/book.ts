@@ -18,7 +18,7 @@ import {
   type Slot,
   slotTaken,
 } from './shared/api.js';
-import { embedQuery, emit, prefill, publicFields, whenPrefilled } from './shared/embed.js';
+import { embedded, embedQuery, emit, prefill, publicFields, whenPrefilled } from './shared/embed.js';
 import { type EmptyRange, preloadSlots, SlotPicker } from './shared/picker.js';
 import { detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
 import { CalendarLink, Field, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
@@ -29,7 +29,8 @@ type Step =
   | { kind: 'done'; booking: PublicBooking }
   | { kind: 'waitlisted'; range: EmptyRange }
   | { kind: 'paid'; booking: PublicBooking | null; manageUrl: string | undefined }
-  | { kind: 'redirect' };
+  | { kind: 'redirect' }
+  | { kind: 'checkout'; url: string };
 
 const STORE = 'kairos:checkout:';
 
@@ -88,6 +89,12 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
           } catch {
             // private mode: the return page says to look for the e-mail instead
           }
+          // Checkout cannot be shown inside a frame: inside the embed it opens in a tab of its own.
+          if (embedded) {
+            setStep({ kind: 'checkout', url: b.checkout_url });
+            focusSoon('done-h');
+            return;
+          }
           setStep({ kind: 'redirect' });
           location.assign(b.checkout_url);
           return;
@@ -102,6 +109,11 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
       ? html`<${Done} booking=${step.booking} manageUrl=${step.manageUrl} zone=${zone} paid=${true} />`
       : html`<section class="done"><h2 id="done-h" tabindex="-1">Payment received</h2>
           <p>Thank you. Your confirmation e-mail has the details and a link to reschedule or cancel.</p></section>`;
+  } else if (step.kind === 'checkout') {
+    body = html`<section class="done"><h2 id="done-h" tabindex="-1">One more step: the payment</h2>
+      <p>Your time is held while you pay. The payment page opens in a new tab; the confirmation e-mail follows.</p>
+      <div class="actions"><a class="button" href=${step.url} target="_blank" rel="noopener">Continue to payment</a></div>
+    </section>`;
   } else if (step.kind === 'redirect') {
     body = html`<p role="status">Taking you to the payment page…</p>`;
   } else if (step.kind === 'waitlisted') {
