@@ -72,12 +72,19 @@ export function presentPublic(l: Loaded, requesterName: string, viewer: Particip
     title: p.title,
     message: p.message,
     slots: presentSlots(l),
-    participants: l.participants.map((x) => ({ name: publicName(x.name), response: x.response })),
+    // A named invitee's name is made from its address: others see a number instead.
+    participants: l.participants.map((x, i) => ({
+      name:
+        p.poll_variant === 'named' && x.principal_id === null && x.id !== viewer?.id
+          ? `Invitee ${i + 1}`
+          : publicName(x.name),
+      response: x.response,
+    })),
     resolution: p.resolution,
     expires_at: iso(p.expires_at),
     viewer: viewer
       ? {
-          name: viewer.name,
+          name: publicName(viewer.name),
           response: viewer.response,
           voted_slot_id: viewer.voted_slot_id,
           can_respond: p.status === 'proposed' && viewer.token_used_at === null,

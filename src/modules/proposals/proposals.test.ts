@@ -301,7 +301,13 @@ describe('a standard proposal', () => {
     const done = (await accepted.json()).proposal;
     expect(done).toMatchObject({ status: 'accepted' });
     expect(done.slots.find((s: Json) => s.is_selected).id).toBe(s1);
-    expect(done.resolved_at).not.toBeNull();
+    // Answered by a link, the answer is the link's view: no principal ids, no addresses.
+    expect(done.viewer).toMatchObject({ response: 'accepted', can_respond: false });
+    expect(done.requester_id).toBeUndefined();
+    for (const who of [a, b, c]) {
+      expect(JSON.stringify(done)).not.toContain(who.id);
+      expect(JSON.stringify(done)).not.toContain(who.email);
+    }
     const reused = await t.call('POST', `/v1/proposals/${proposal.id}/response`, {
       body: { action: 'accept', token: link },
     });
@@ -611,6 +617,9 @@ describe('polls', () => {
     expect((await organiser.json()).code).toBe('organizer_cannot_respond');
     const last = await respond(proposal.id, { action: 'accept', token: cat, selected_slot_id: s2 });
     expect(last.status).toBe(200);
+    const lastText = await last.clone().text();
+    expect(lastText).not.toContain('@voters.test');
+    expect(lastText).not.toContain(a.id);
     const resolved = (await last.json()).proposal;
     expect(resolved).toMatchObject({ status: 'accepted' });
     expect(resolved.slots.map((s: Json) => [s.votes, s.is_selected])).toEqual([

@@ -401,11 +401,9 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         ),
         response: {
           200: answer(
-            'The proposal after the answer (and the counter-proposal a counter made)',
-            ProposalAnswer,
-            {
-              proposal: PROPOSAL,
-            },
+            'The proposal after the answer: as its parties see it (and the counter-proposal a counter made) to a participant’s credential, as the link shows it (no ids, no other parties’ addresses) to a magic-link token',
+            Type.Union([ProposalAnswer, Type.Object({ proposal: PublicProposal })]),
+            { proposal: PROPOSAL },
           ),
         },
       },

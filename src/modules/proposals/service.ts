@@ -593,7 +593,15 @@ export class ProposalService {
         reason: null,
       };
     });
-    return definite(result);
+    const o = definite(result);
+    if (who.kind === 'participant' && !who.viaToken) return this.partyAnswer(o);
+    // Answered by a magic link: the link's view (no ids, no other parties' addresses), as by-token shows it.
+    const viewer =
+      who.kind === 'participant'
+        ? o.l.participants.find((x) => x.id === who.id)
+        : o.l.participants.find((x) => x.email?.toLowerCase() === openVoter?.email.toLowerCase());
+    const requesterName = pre.contacts.get(p0.requester_id)?.name ?? '';
+    return { proposal: presentPublic(o.l, requesterName, viewer ?? null) };
   }
 
   /** The slot a standard accept names: the one already fixed, or the one it fixes now (not yet begun). */
@@ -693,16 +701,18 @@ export class ProposalService {
       });
     }
     const pre = await this.prepare(p0);
-    return definite(
-      await this.change(p0.id, pre, async (_trx, l) => {
-        const row = transition(l.p.status, 'poll', 'close', {
-          consentRevoked: false,
-          othersPending: false,
-          hasVotes: l.participants.some((x) => x.voted_slot_id !== null),
-        });
-        if (!row) throw notOpen(l.p, 'closed');
-        return this.plain(row);
-      }),
+    return this.partyAnswer(
+      definite(
+        await this.change(p0.id, pre, async (_trx, l) => {
+          const row = transition(l.p.status, 'poll', 'close', {
+            consentRevoked: false,
+            othersPending: false,
+            hasVotes: l.participants.some((x) => x.voted_slot_id !== null),
+          });
+          if (!row) throw notOpen(l.p, 'closed');
+          return this.plain(row);
+        }),
+      ),
     );
   }
 
@@ -710,16 +720,18 @@ export class ProposalService {
   async cancel(caller: Actor, id: string, reason: string | undefined) {
     const l0 = await this.visible(caller, id);
     const pre = await this.prepare(l0.p);
-    return definite(
-      await this.change(l0.p.id, pre, async (_trx, l) => {
-        const row = transition(l.p.status, l.p.mode, 'cancel', {
-          consentRevoked: false,
-          othersPending: false,
-          hasVotes: false,
-        });
-        if (!row) throw notOpen(l.p, 'cancelled');
-        return { ...this.plain(row), reason: reason?.trim() || null };
-      }),
+    return this.partyAnswer(
+      definite(
+        await this.change(l0.p.id, pre, async (_trx, l) => {
+          const row = transition(l.p.status, l.p.mode, 'cancel', {
+            consentRevoked: false,
+            othersPending: false,
+            hasVotes: false,
+          });
+          if (!row) throw notOpen(l.p, 'cancelled');
+          return { ...this.plain(row), reason: reason?.trim() || null };
+        }),
+      ),
     );
   }
 
@@ -849,9 +861,14 @@ export class ProposalService {
         status: outcome.l.p.status,
       });
     }
+    return { l: outcome.l, counter: outcome.counter };
+  }
+
+  /** A change's answer to a party of the proposal (and the counter-proposal a counter made). */
+  private partyAnswer(o: { l: Loaded; counter: Loaded | null }) {
     return {
-      proposal: presentProposal(outcome.l),
-      ...(outcome.counter ? { counter_proposal: presentProposal(outcome.counter) } : {}),
+      proposal: presentProposal(o.l),
+      ...(o.counter ? { counter_proposal: presentProposal(o.counter) } : {}),
     };
   }
 
