@@ -254,6 +254,7 @@ function BookingForm(p: {
       customer_timezone: p.zone,
       ...(values.notes ? { notes: values.notes } : {}),
       answers,
+      ...(prefill.metadata ? { metadata: prefill.metadata } : {}),
     });
     setBusy(false);
     if (a.ok) return p.onBooked(a.data.booking);

@@ -450,6 +450,7 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     const list = await ok(await t.call('GET', '/v1/bookings', { token: key }), 200);
     expect(list.bookings.find((b: Json) => b.customer_email === 'ada.embed@example.com')).toMatchObject({
       notes: 'From the site',
+      metadata: { campaign: 'spring' },
     });
     // The popup: any element with data-kairos-link opens the page in a dialog; Escape closes it.
     await page.getByRole('button', { name: 'Book in a popup' }).click();

@@ -79,6 +79,7 @@ export const PublicCreateBody = Type.Object(
   {
     ...Customer,
     answers: Type.Optional(Answers),
+    metadata: Type.Optional(Metadata),
     ...ReturnUrls,
   },
   { additionalProperties: false },
