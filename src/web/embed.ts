@@ -70,7 +70,8 @@ const EVENTS = [
 const scriptTag = document.currentScript as HTMLScriptElement | null;
 const ORIGIN = new URL(scriptTag?.src || location.href).origin;
 
-const frames = new Map<string, { iframe: HTMLIFrameElement; options: Options }>();
+/** `escape`: what Escape pressed inside the frame does (a popup closes). */
+const frames = new Map<string, { iframe: HTMLIFrameElement; options: Options; escape?: () => void }>();
 const handlers = new Map<string, Set<Handler>>();
 let seq = 0;
 
@@ -184,7 +185,22 @@ function popup(o: Options): Handle {
     if (e.target === backdrop) shut();
   });
   document.addEventListener('keydown', onKey);
-  dialog.append(close, iframe);
+  // Escape pressed while focus is inside the booking page (another document) closes the popup too.
+  for (const f of frames.values()) if (f.iframe === iframe) f.escape = shut;
+  // Keyboard focus stays in the dialog: Tab past the booking page comes back to Close, Shift+Tab
+  // before Close goes into the page.
+  const wrap = (to: () => void) => {
+    const edge = document.createElement('span');
+    edge.tabIndex = 0;
+    edge.addEventListener('focus', to);
+    return edge;
+  };
+  dialog.append(
+    wrap(() => iframe.focus()),
+    close,
+    iframe,
+    wrap(() => close.focus()),
+  );
   backdrop.appendChild(dialog);
   document.body.appendChild(backdrop);
   document.documentElement.style.overflow = 'hidden';
@@ -236,6 +252,10 @@ function install(): void {
     if (!d || typeof d.type !== 'string' || typeof d.frame !== 'string') return;
     const f = frames.get(d.frame);
     if (!f || e.source !== f.iframe.contentWindow) return;
+    if (d.type === 'kairos:v1:escape') {
+      f.escape?.();
+      return;
+    }
     if (d.type === 'kairos:v1:resize') {
       const h = Number((d.data as { height?: unknown } | null)?.height);
       if (Number.isFinite(h) && h > 0) f.iframe.style.height = `${Math.min(Math.ceil(h), 20_000)}px`;

@@ -3,7 +3,8 @@
  * `/embed.js` made (`?embed=1`), it waits for the embedding page's `kairos:v1:init` message, whose
  * `origin` the browser vouches for, and from then on posts its events to that origin only (never
  * `'*'`): `kairos:v1:ready`, `slot_selected`, `booking_succeeded`, `booking_rescheduled`,
- * `booking_cancelled`, `booking_failed`, and `resize` (the document's height, for auto-resize).
+ * `booking_cancelled`, `booking_failed`, `resize` (the document's height, for auto-resize) and `escape`
+ * (Escape pressed inside: a popup closes).
  * Events carry the booking's public fields, never its manage or checkout URL (they hold tokens).
  * Events raised before the init are queued. Also applies the embed's brand colour (CSSOM: the page's
  * CSP allows no style attribute) and keeps the publishable key for the page's API calls.
@@ -116,6 +117,10 @@ function watchHeight(): void {
 
 if (embedded) {
   useCredential(params.get('key'));
+  // The embedding page cannot hear keys pressed in here: Escape is passed on (a popup closes).
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') emit('escape');
+  });
   const brand = params.get('brand');
   if (brand && /^#[0-9a-f]{3}(?:[0-9a-f]{3})?$/i.test(brand)) {
     const root = document.documentElement.style;
