@@ -127,6 +127,7 @@ window.Kairos.v1.inline('#booking', {
   brand: '#0f766e',
   prefill: { name: 'Ada Lovelace', email: 'ada.embed@example.com', notes: 'From the site', metadata: { campaign: 'spring' } },
 });
+window.Kairos.v1.floatingButton({ link: q.get('slug'), key: q.get('key'), label: 'Book now' });
 `;
 
 describe.skipIf(!run)('token pages and the embed in Chromium', () => {
@@ -474,6 +475,12 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
       .locator('body')
       .evaluate(() => document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' })));
     await dialog.waitFor({ state: 'detached' });
+    // The floating button opens the same dialog; Close shuts it and gives focus back to the button.
+    await page.getByRole('button', { name: 'Book now' }).click();
+    await dialog.frameLocator('iframe').locator('.slot').first().waitFor();
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Book now');
     expect(csp).toEqual([]);
     await context.close();
 
