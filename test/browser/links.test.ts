@@ -459,28 +459,31 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     await dialog.frameLocator('iframe').locator('.slot').first().waitFor();
     // Focus stays in the dialog: leaving the booking page forwards comes back to Close, leaving Close
     // backwards goes into the booking page (the edges of the dialog pass focus on).
-    const edges = await page.evaluate(() => {
-      const d = document.querySelector('[role=dialog]')!;
-      (d.lastElementChild as HTMLElement).focus();
-      const afterLast = document.activeElement?.getAttribute('aria-label');
-      (d.firstElementChild as HTMLElement).focus();
-      const afterFirst = document.activeElement?.tagName;
-      return { afterLast, afterFirst };
-    });
+    const edges = await page.evaluate(`(() => {
+      const d = document.querySelector('[role=dialog]');
+      d.lastElementChild.focus();
+      const afterLast = document.activeElement.getAttribute('aria-label');
+      d.firstElementChild.focus();
+      return { afterLast, afterFirst: document.activeElement.tagName };
+    })()`);
     expect(edges).toEqual({ afterLast: 'Close', afterFirst: 'IFRAME' });
     // Escape pressed inside the booking page (another document) closes it too. (Dispatched in the
     // frame: a real key press whose handler removes the focused frame never completes in Playwright.)
     await dialog
       .frameLocator('iframe')
       .locator('body')
-      .evaluate(() => document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' })));
+      .evaluate((body) =>
+        body.ownerDocument.dispatchEvent(
+          new body.ownerDocument.defaultView!.KeyboardEvent('keydown', { key: 'Escape' }),
+        ),
+      );
     await dialog.waitFor({ state: 'detached' });
     // The floating button opens the same dialog; Close shuts it and gives focus back to the button.
     await page.getByRole('button', { name: 'Book now' }).click();
     await dialog.frameLocator('iframe').locator('.slot').first().waitFor();
     await dialog.getByRole('button', { name: 'Close' }).click();
     await dialog.waitFor({ state: 'detached' });
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Book now');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Book now');
     expect(csp).toEqual([]);
     await context.close();
 
