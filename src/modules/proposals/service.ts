@@ -799,8 +799,8 @@ export class ProposalService {
 
   /**
    * Locks the proposal, lets `decide` pick the transition (or throw), applies it, commits. Answers the
-   * proposal as stored (and the counter-proposal a counter made); throws the row's `answer` after
-   * commit (consent revoked).
+   * proposal as stored and the counter-proposal a counter made (null when `decide` passed); throws
+   * the row's `answer` after commit (consent revoked).
    */
   private async change(
     id: string,
