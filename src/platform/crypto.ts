@@ -34,6 +34,11 @@ export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
+/** A token as `randomToken()` issues them (32 bytes: 43 base64url characters); anything else is not looked up. */
+export function isTokenShape(s: string): boolean {
+  return /^[A-Za-z0-9_-]{43}$/.test(s);
+}
+
 /**
  * AES-256-GCM envelope for secrets at rest (webhook secrets, OAuth tokens, CalDAV passwords).
  * Format: `v1.<iv b64url>.<tag b64url>.<ciphertext b64url>`.

@@ -33,5 +33,4 @@ export function tokenHash(token: string): string {
   return sha256Hex(token);
 }
 
-/** A token as we issue them (43 base64url characters); anything else is not looked up. */
-export const isTokenShape = (s: string): boolean => /^[A-Za-z0-9_-]{43}$/.test(s);
+export { isTokenShape } from '../../platform/crypto.js';

@@ -15,7 +15,7 @@ import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { randomToken, sha256Hex } from '../../platform/crypto.js';
+import { isTokenShape, randomToken, sha256Hex } from '../../platform/crypto.js';
 import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
@@ -521,7 +521,7 @@ export class NetworkService {
       .select(['id', 'email'])
       .where('id', '=', userId)
       .executeTakeFirst();
-    const hash = /^[A-Za-z0-9_-]{43}$/.test(token) ? sha256Hex(token) : null;
+    const hash = isTokenShape(token) ? sha256Hex(token) : null;
     const nowMs = this.deps.clock.nowMs();
     const now = new Date(nowMs);
     return withTransaction(this.deps.db, async (trx) => {

@@ -8,7 +8,7 @@
 import type { Db } from '../../db/store.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { safeEqual, sha256Hex } from '../../platform/crypto.js';
+import { isTokenShape, safeEqual, sha256Hex } from '../../platform/crypto.js';
 import { AppError } from '../../platform/errors.js';
 import type { ApiKeysApi } from '../api-keys/api.js';
 import type { BookingLinksApi } from '../booking-links/api.js';
@@ -48,7 +48,6 @@ export interface InvitationView {
   expires_at: string;
 }
 
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const iso = (d: Date | string) => new Date(d).toISOString();
 
 export type ManagePage =
@@ -97,7 +96,7 @@ export class PageService {
     }
     // The bookings API answers 404 for both; a page tells an expired link from a wrong one. Only the
     // token's hash is compared, as the bookings module does (bookings/tokens.ts).
-    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return { kind: 'unknown' };
+    if (!isTokenShape(token)) return { kind: 'unknown' };
     const known = await this.deps.db
       .selectFrom('bookings')
       .select('id')
@@ -127,7 +126,7 @@ export class PageService {
    * says (expired, or still proposed past expires_at): 410. A used link stays live: it shows the answer.
    */
   async proposalPage(token: string): Promise<TokenPage<null>> {
-    if (!TOKEN.test(token)) return { kind: 'unknown' };
+    if (!isTokenShape(token)) return { kind: 'unknown' };
     const hash = sha256Hex(token);
     const viaParticipant = await this.deps.db
       .selectFrom('proposal_participants as pp')
@@ -151,7 +150,7 @@ export class PageService {
 
   /** `/w/{token}`: a waitlist offer by its claim link (waitlist_entries.claim_token_hash). */
   async claimPage(token: string): Promise<TokenPage<OfferView> & { domains?: string[] }> {
-    if (!TOKEN.test(token)) return { kind: 'unknown' };
+    if (!isTokenShape(token)) return { kind: 'unknown' };
     const e = await this.deps.db
       .selectFrom('waitlist_entries')
       .select([
@@ -199,7 +198,7 @@ export class PageService {
 
   /** `/invitations/{token}`: a network invitation by its link (network_invitations.token_hash). */
   async invitationPage(token: string): Promise<TokenPage<InvitationView>> {
-    if (!TOKEN.test(token)) return { kind: 'unknown' };
+    if (!isTokenShape(token)) return { kind: 'unknown' };
     const inv = await this.deps.db
       .selectFrom('network_invitations')
       .select([

@@ -25,7 +25,7 @@ import {
 import type { Actor } from '../../platform/actor.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { randomToken, sha256Hex } from '../../platform/crypto.js';
+import { isTokenShape, randomToken, sha256Hex } from '../../platform/crypto.js';
 import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, newestFirstAfter, page } from '../../platform/pagination.js';
@@ -55,7 +55,6 @@ const DEFAULT_HOURS = { standard: 72, poll: 168 } as const;
 export const MAX_EXPIRES_HOURS = 720;
 const MAX_SLOT_MS = 24 * HOUR;
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export interface ProposalsDeps {
   db: Db;
@@ -477,7 +476,7 @@ export class ProposalService {
   }
 
   private async byTokenHash(token: string): Promise<{ p: ProposalRow; participantId: string | null }> {
-    if (!TOKEN_SHAPE.test(token)) throw invalidToken();
+    if (!isTokenShape(token)) throw invalidToken();
     const hash = sha256Hex(token);
     const { rows } = await sql<ProposalRow & { participant_id: string | null }>`
       SELECT p.*, pp.id AS participant_id FROM proposal_participants pp JOIN proposals p ON p.id = pp.proposal_id
@@ -628,7 +627,7 @@ export class ProposalService {
   /** Who answers, from the token or the caller's credential (docs/api.md#proposals-and-polls). */
   private async responder(caller: Caller, p: ProposalRow, body: ResponseBody): Promise<Responder> {
     if (body.token !== undefined) {
-      if (!TOKEN_SHAPE.test(body.token)) throw invalidToken();
+      if (!isTokenShape(body.token)) throw invalidToken();
       const hash = sha256Hex(body.token);
       const pp = await this.deps.db
         .selectFrom('proposal_participants')
