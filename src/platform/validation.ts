@@ -29,6 +29,13 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   };
 }
 
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The one instant shape bodies accept: ISO 8601 with a time and an offset (or Z). */
+export function isIsoInstant(value: string): boolean {
+  return ISO_INSTANT.test(value);
+}
+
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** The one e-mail shape accounts, users, hosts and invitations accept: something@domain.tld, no spaces. */

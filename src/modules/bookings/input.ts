@@ -4,6 +4,7 @@
  * collected per field and thrown together as one 400.
  */
 import { ValidationFailed } from '../../platform/errors.js';
+import { isIsoInstant } from '../../platform/validation.js';
 import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
 import { isValidZone } from '../principals/api.js';
 
@@ -14,7 +15,6 @@ export const DEFAULT_DURATION_MINUTES = 30;
 export const METADATA_MAX_KEYS = 50;
 export const METADATA_KEY_MAX = 40;
 export const METADATA_VALUE_MAX = 500;
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
 const PHONE = /^\+?[0-9 ().-]{5,32}$/;
 
@@ -34,7 +34,7 @@ export class Problems {
 /** An ISO 8601 instant with an offset (or Z), in ms; records a problem otherwise. */
 export function instant(value: string | undefined, field: string, p: Problems): number | undefined {
   if (value === undefined) return undefined;
-  const ms = ISO_INSTANT.test(value) ? Date.parse(value) : Number.NaN;
+  const ms = isIsoInstant(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
     p.add(field, 'must be an ISO 8601 timestamp with an offset, e.g. 2026-06-10T14:00:00Z');
     return undefined;

@@ -29,7 +29,7 @@ import { isTokenShape, randomToken, sha256Hex } from '../../platform/crypto.js';
 import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, newestFirstAfter, page } from '../../platform/pagination.js';
-import { isEmailAddress } from '../../platform/validation.js';
+import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
 import type { BookingsApi } from '../bookings/api.js';
 import type { CalendarsApi } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
@@ -54,7 +54,6 @@ export const POLL_EARLIEST_MS = 25 * HOUR;
 const DEFAULT_HOURS = { standard: 72, poll: 168 } as const;
 export const MAX_EXPIRES_HOURS = 720;
 const MAX_SLOT_MS = 24 * HOUR;
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 export interface ProposalsDeps {
   db: Db;
@@ -1163,8 +1162,8 @@ export class ProposalService {
     const out: Interval[] = [];
     const seen = new Set<string>();
     input.forEach((s, i) => {
-      const start = ISO_INSTANT.test(s.start) ? Date.parse(s.start) : Number.NaN;
-      const end = ISO_INSTANT.test(s.end) ? Date.parse(s.end) : Number.NaN;
+      const start = isIsoInstant(s.start) ? Date.parse(s.start) : Number.NaN;
+      const end = isIsoInstant(s.end) ? Date.parse(s.end) : Number.NaN;
       if (!Number.isFinite(start) || !Number.isFinite(end)) {
         errors[`${field}[${i}]`] = 'start and end must be ISO 8601 instants with an offset';
       } else if (end <= start) errors[`${field}[${i}]`] = 'end must be after start';
