@@ -19,7 +19,7 @@ import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import type { AvailabilityApi, BookingLimits, SlotRefusal } from '../availability/api.js';
 import type { BookingLink, BookingLinksApi } from '../booking-links/api.js';
 import type { CalendarsApi, MeetingSpec } from '../calendars/api.js';
-import type { MailApi } from '../mail/api.js';
+import { addressOf, type MailApi } from '../mail/api.js';
 import type { PaymentsApi } from '../payments/api.js';
 import type { PrincipalContact, PrincipalProfile, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
@@ -978,12 +978,6 @@ export function occupancyOf(ownerId: string, h: PrincipalProfile, slot: Interval
     start: new Date(slot.start - h.schedule.buffer_before_minutes * MINUTE),
     end: new Date(slot.end + h.schedule.buffer_after_minutes * MINUTE),
   };
-}
-
-/** `a@b` out of `Name <a@b>`. */
-function addressOf(from: string): string {
-  const m = /<([^>]+)>/.exec(from);
-  return (m ? m[1]! : from).trim();
 }
 
 /** `success_url` / `cancel_url`: absolute http(s) URLs when given. */

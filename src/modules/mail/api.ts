@@ -60,6 +60,12 @@ export interface MailApi {
   listFor(subjectId: string): Promise<MailRow[]>;
 }
 
+/** The address in `MAIL_FROM` (`a@b` out of `Name <a@b>`): who organizes an invite when nobody else can. */
+export function addressOf(from: string): string {
+  const m = /<([^>]+)>/.exec(from);
+  return (m ? m[1]! : from).trim();
+}
+
 /** The .ics text of an invite (exported for tests). */
 export { buildInvite } from './invite.js';
 

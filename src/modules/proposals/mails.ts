@@ -7,7 +7,7 @@
 import type { Config } from '../../config.js';
 import type { Transition } from '../../lib/proposals.js';
 import type { InviteSpec, MailMessage } from '../mail/api.js';
-import { htmlBody } from '../mail/api.js';
+import { addressOf, htmlBody } from '../mail/api.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import { type Loaded, type ParticipantRow, partiesOf, type SlotRow } from './present.js';
 
@@ -226,12 +226,6 @@ export function selectedSlot(l: Loaded): SlotRow {
 /** What a meeting is called in mails, invites and calendars. */
 export function titleOf(l: Loaded): string {
   return l.p.title ?? (l.p.mode === 'poll' ? 'Meeting (poll)' : 'Meeting');
-}
-
-/** `a@b` out of `Name <a@b>`. */
-export function addressOf(from: string): string {
-  const m = /<([^>]+)>/.exec(from);
-  return (m ? m[1]! : from).trim();
 }
 
 /** Formatters per zone (making one costs far more than using one; zones are few). */

@@ -30,12 +30,12 @@ import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../..
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, newestFirstAfter, page } from '../../platform/pagination.js';
 import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
-import type { BookingsApi } from '../bookings/api.js';
+import { type BookingsApi, isExclusionViolation } from '../bookings/api.js';
 import type { CalendarsApi } from '../calendars/api.js';
-import type { MailApi } from '../mail/api.js';
+import { addressOf, type MailApi } from '../mail/api.js';
 import type { PrincipalContact, PrincipalProfile, PrincipalRef, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
-import { addressOf, ProposalMails, selectedSlot, titleOf } from './mails.js';
+import { ProposalMails, selectedSlot, titleOf } from './mails.js';
 import {
   iso,
   type Loaded,
@@ -1259,9 +1259,4 @@ function organizerCannotRespond(): Forbidden {
 
 function isLapsed(p: ProposalRow, nowMs: number): boolean {
   return p.status === 'expired' || (p.status === 'proposed' && p.expires_at.getTime() <= nowMs);
-}
-
-function isExclusionViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '23P01' || code === '40P01';
 }
