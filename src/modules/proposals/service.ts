@@ -123,7 +123,7 @@ function proposalNotFound(): AppError {
 
 /** Who answers: a participant row (principal or named invitee), or an open-poll voter. */
 type Responder =
-  | { kind: 'participant'; id: string; viaToken: boolean }
+  | { kind: 'participant'; id: string; principalId: string | null; viaToken: boolean }
   | { kind: 'open'; name: string; email: string };
 
 /** Everything one change needs, read before its transaction (no pooled read runs under its locks). */
@@ -527,22 +527,15 @@ export class ProposalService {
     }
     if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
 
-    const participant0 =
-      who.kind === 'participant'
-        ? ((await this.deps.db
-            .selectFrom('proposal_participants')
-            .selectAll()
-            .where('id', '=', who.id)
-            .executeTakeFirst()) as ParticipantRow | undefined)
-        : undefined;
     // The consent may have gone since the proposal was made (SPEC 3.1): read now, before the lock.
     // A counter-proposal answers the one it counters: the requester's consent to the counterer is not asked.
     const consentRevoked =
       p0.mode === 'standard' &&
       p0.parent_id === null &&
       body.action === 'accept' &&
-      participant0?.principal_id
-        ? !(await this.deps.network.mayPropose(p0.requester_id, participant0.principal_id))
+      who.kind === 'participant' &&
+      who.principalId !== null
+        ? !(await this.deps.network.mayPropose(p0.requester_id, who.principalId))
         : false;
     const pre = await this.prepare(p0);
     const action: ProposalAction = p0.mode === 'poll' ? 'vote' : body.action;
@@ -630,13 +623,13 @@ export class ProposalService {
       const hash = sha256Hex(body.token);
       const pp = await this.deps.db
         .selectFrom('proposal_participants')
-        .select(['id', 'token_used_at'])
+        .select(['id', 'principal_id', 'token_used_at'])
         .where('token_hash', '=', hash)
         .where('proposal_id', '=', p.id)
         .executeTakeFirst();
       if (pp) {
         if (pp.token_used_at !== null) throw invalidToken();
-        return { kind: 'participant', id: pp.id, viaToken: true };
+        return { kind: 'participant', id: pp.id, principalId: pp.principal_id, viaToken: true };
       }
       if (p.open_token_hash !== null && p.open_token_hash === hash) {
         return { kind: 'open', name: body.voter_name ?? '', email: body.voter_email ?? '' };
@@ -654,17 +647,19 @@ export class ProposalService {
       if (asked === p.requester_id) throw organizerCannotRespond();
       const hit = ids.find((x) => x.principal_id === asked);
       if (hit && (await this.deps.principals.access.actingFor(actor, asked))) {
-        return { kind: 'participant', id: hit.id, viaToken: false };
+        return { kind: 'participant', id: hit.id, principalId: asked, viaToken: false };
       }
       throw proposalNotFound();
     }
     if (principal === p.requester_id) throw organizerCannotRespond();
-    const mine: { id: string }[] = [];
+    const mine: { id: string; principal_id: string | null }[] = [];
     for (const x of ids) {
       if (x.principal_id && (await this.deps.principals.access.actingFor(actor, x.principal_id)))
         mine.push(x);
     }
-    if (mine.length === 1) return { kind: 'participant', id: mine[0]!.id, viaToken: false };
+    if (mine.length === 1) {
+      return { kind: 'participant', id: mine[0]!.id, principalId: mine[0]!.principal_id, viaToken: false };
+    }
     if (mine.length > 1) {
       throw new ValidationFailed({
         principal_id: 'is required: you act for several participants of this proposal',
