@@ -3,8 +3,9 @@
  * (FOR UPDATE SKIP LOCKED, with a lease), finishing, retrying, rescheduling, lease renewal and the
  * periodic-task ticks of `job_schedules`. Plain functions taking the database or transaction first.
  */
-import { sql } from 'kysely';
+import { type Compilable, type OperationNodeSource, type QueryCreator, sql } from 'kysely';
 import type { Db, Tx } from '../db/store.js';
+import type { DB } from '../db/types.js';
 
 export const JOBS_CHANNEL = 'kairos_jobs';
 
@@ -26,34 +27,45 @@ export async function enqueue(trx: Tx | Db, queue: string, payload: unknown, run
 }
 
 /**
+ * A write that shares the enqueue's statement (a data-modifying CTE, docs/architecture.md "Fewer
+ * round trips"): an INSERT or UPDATE builder whose answer nobody reads, such as the row the jobs are
+ * about.
+ */
+export type Alongside = (db: QueryCreator<DB>) => OperationNodeSource & Compilable;
+
+/**
  * Enqueues jobs of one queue inside the caller's transaction, in one statement with the wake-up
- * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one).
+ * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one) and with
+ * `alongside`, the write the jobs are about, when given: one round trip for both. The parts of one
+ * statement all happen or none does (a failing `alongside` fails the enqueue with its own error).
  */
 export async function enqueueMany(
   trx: Tx | Db,
   queue: string,
   items: { payload: unknown; runAt: Date }[],
+  alongside?: Alongside,
 ): Promise<string[]> {
-  if (items.length === 0) return [];
-  const rows = await trx
-    .with('added', (db) =>
-      db
-        .insertInto('jobs')
-        .values(
-          items.map((i) => ({
-            queue,
-            payload: JSON.stringify(i.payload),
-            run_at: i.runAt,
-            attempts: 0,
-            created_at: i.runAt,
-          })),
-        )
-        .returning('id'),
+  const write = alongside ? alongside(trx) : null;
+  if (items.length === 0) {
+    if (write) await trx.executeQuery(write.compile());
+    return [];
+  }
+  const added = trx
+    .insertInto('jobs')
+    .values(
+      items.map((i) => ({
+        queue,
+        payload: JSON.stringify(i.payload),
+        run_at: i.runAt,
+        attempts: 0,
+        created_at: i.runAt,
+      })),
     )
-    .selectFrom('added')
-    .select(['added.id', sql<string>`pg_notify(${JOBS_CHANNEL}, ${queue})`.as('woken')])
-    .execute();
-  return rows.map((r) => String(r.id));
+    .returning('id');
+  const rows = await sql<{ id: string | number }>`
+    WITH ${write ? sql`alongside AS (${write}), ` : sql``}added AS (${added})
+    SELECT added.id, pg_notify(${JOBS_CHANNEL}, ${queue}) AS woken FROM added`.execute(trx);
+  return rows.rows.map((r) => String(r.id));
 }
 
 /**

@@ -1,6 +1,7 @@
 /** SQL of the bookings module: bookings, their occupancy, waitlist entries (migration 0008_bookings). */
-import { type Insertable, type Selectable, sql } from 'kysely';
+import { type Insertable, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
+import type { DB } from '../../db/types.js';
 import type { BookingsTable, BookingStatus, WaitlistEntriesTable } from './tables.js';
 import './tables.js';
 
@@ -34,19 +35,21 @@ export interface OccupancyRow {
   end: Date;
 }
 
+/** The INSERT of occupancy rows (to run alone, or inside insertBooking's statement). */
+function occupancyInsert(db: QueryCreator<DB>, rows: readonly OccupancyRow[]) {
+  return db.insertInto('booking_occupancy').values(
+    rows.map((r) => ({
+      owner_id: r.ownerId,
+      principal_id: r.principalId,
+      during: sql<string>`tstzrange(${r.start}, ${r.end}, '[)')`,
+    })),
+  );
+}
+
 /** Takes time for principals, all or nothing: 23P01 when any of it is taken. */
 export async function insertOccupancy(trx: Tx, rows: readonly OccupancyRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await trx
-    .insertInto('booking_occupancy')
-    .values(
-      rows.map((r) => ({
-        owner_id: r.ownerId,
-        principal_id: r.principalId,
-        during: sql<string>`tstzrange(${r.start}, ${r.end}, '[)')`,
-      })),
-    )
-    .execute();
+  await occupancyInsert(trx, rows).execute();
 }
 
 /**
@@ -93,8 +96,21 @@ export async function releaseOccupancy(trx: Tx, ownerId: string): Promise<string
   return rows.map((r) => r.principal_id);
 }
 
-export async function insertBooking(trx: Tx, row: Insertable<BookingsTable>): Promise<BookingRow> {
-  return trx.insertInto('bookings').values(row).returningAll().executeTakeFirstOrThrow();
+/**
+ * Writes a booking and, when given, the time it takes, in one statement (one round trip; a
+ * data-modifying CTE): 23P01 when any of that time is taken, and then neither is written.
+ */
+export async function insertBooking(
+  trx: Tx,
+  row: Insertable<BookingsTable>,
+  occupancy: readonly OccupancyRow[] = [],
+): Promise<BookingRow> {
+  const insert = trx.insertInto('bookings').values(row).returningAll();
+  if (occupancy.length === 0) return insert.executeTakeFirstOrThrow();
+  const { rows } = await sql<BookingRow>`
+    WITH occupied AS (${occupancyInsert(trx, occupancy)}) ${insert}`.execute(trx);
+  if (!rows[0]) throw new Error('insertBooking: no row returned');
+  return rows[0];
 }
 
 export async function findBooking(

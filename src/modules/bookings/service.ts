@@ -519,15 +519,14 @@ export class BookingService implements BookingWriter {
           contacts = checked.contacts;
         }
         let attributed: PrincipalProfile;
+        // The time to take with the booking row, in its statement (round robin takes it before).
+        let occupancy: repo.OccupancyRow[] = [];
         if (everyHost) {
-          await repo.insertOccupancy(
-            trx,
-            everyHost.map((h) => occupancyOf(id, h, slot)),
-          );
+          occupancy = everyHost.map((h) => occupancyOf(id, h, slot));
           attributed = everyHost[0]!;
           occupied = everyHost.map((h) => h.id);
         } else if (candidates.length === 1) {
-          await repo.insertOccupancy(trx, [occupancyOf(id, candidates[0]!, slot)]);
+          occupancy = [occupancyOf(id, candidates[0]!, slot)];
           attributed = candidates[0]!;
           occupied = [attributed.id];
         } else {
@@ -542,36 +541,40 @@ export class BookingService implements BookingWriter {
           attributed = chosen;
           occupied = [chosen.id];
         }
-        const booking = await repo.insertBooking(trx, {
-          id,
-          account_id: plan.accountId,
-          principal_id: attributed.id,
-          host_ids: occupied,
-          booking_link_id: link?.id ?? null,
-          status: plan.paid ? 'pending_payment' : 'confirmed',
-          start_time: new Date(slot.start),
-          end_time: new Date(slot.end),
-          customer_email: plan.customer.email,
-          customer_name: plan.customer.name,
-          customer_timezone: plan.customer.timezone,
-          notes: plan.notes,
-          answers: JSON.stringify(plan.answers),
-          metadata: JSON.stringify(plan.metadata),
-          manage_token_hash: tokenHash(token),
-          manage_nonce: nonce,
-          sequence: 0,
-          waitlist_entry_id: plan.waitlistEntryId ?? null,
-          ...(plan.paid
-            ? {
-                payment_amount: plan.paid.amount,
-                payment_currency: plan.paid.currency,
-                payment_expires_at: plan.paid.expiresAt,
-                stripe_account_id: plan.paid.payee.stripeAccount,
-              }
-            : {}),
-          created_at: now,
-          updated_at: now,
-        });
+        const booking = await repo.insertBooking(
+          trx,
+          {
+            id,
+            account_id: plan.accountId,
+            principal_id: attributed.id,
+            host_ids: occupied,
+            booking_link_id: link?.id ?? null,
+            status: plan.paid ? 'pending_payment' : 'confirmed',
+            start_time: new Date(slot.start),
+            end_time: new Date(slot.end),
+            customer_email: plan.customer.email,
+            customer_name: plan.customer.name,
+            customer_timezone: plan.customer.timezone,
+            notes: plan.notes,
+            answers: JSON.stringify(plan.answers),
+            metadata: JSON.stringify(plan.metadata),
+            manage_token_hash: tokenHash(token),
+            manage_nonce: nonce,
+            sequence: 0,
+            waitlist_entry_id: plan.waitlistEntryId ?? null,
+            ...(plan.paid
+              ? {
+                  payment_amount: plan.paid.amount,
+                  payment_currency: plan.paid.currency,
+                  payment_expires_at: plan.paid.expiresAt,
+                  stripe_account_id: plan.paid.payee.stripeAccount,
+                }
+              : {}),
+            created_at: now,
+            updated_at: now,
+          },
+          occupancy,
+        );
         if (plan.paid) {
           // A hold until paid: no event, mail or calendar event yet (paid.ts announces it when paid).
           await this.paid.queueHoldEnd(trx, booking.id, plan.paid.expiresAt);

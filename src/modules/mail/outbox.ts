@@ -109,13 +109,13 @@ export class MailOutbox implements MailApi {
         created_at: now,
       };
     });
-    await trx.insertInto('mail_outbox').values(rows).execute();
     const toSend = rows.filter((r) => r.status === 'pending');
-    if (toSend.length === 0) return;
+    // The rows and their send jobs in one statement (one round trip).
     await enqueueMany(
       trx,
       SEND_QUEUE,
       toSend.map((r) => ({ payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
+      (db) => db.insertInto('mail_outbox').values(rows),
     );
   }
 

@@ -3,9 +3,9 @@
  * after commit). Every module emits its events with `emitEvent`, inside its own transaction.
  */
 import type { Tx } from '../../db/store.js';
-import { enqueue } from '../../jobs/runner.js';
+import { enqueueMany } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
-import { insertEvent, type StoredEvent } from './repo.js';
+import { eventInsert, type StoredEvent } from './repo.js';
 
 /** docs/api.md#events: the event types a subscription can list. */
 export const EVENT_TYPES = [
@@ -57,12 +57,13 @@ export interface EmitEventInput {
  */
 export async function emitEvent(trx: Tx, clock: Clock, input: EmitEventInput): Promise<StoredEvent> {
   if (!isEventType(input.type)) throw new Error(`emitEvent: unknown event type ${input.type}`);
-  const event = await insertEvent(trx, clock, {
+  const { event, insert } = eventInsert(clock, {
     accountId: input.accountId,
     type: input.type,
     data: input.data,
     principalId: input.recipientPrincipalId ?? null,
   });
-  await enqueue(trx, DISPATCH_QUEUE, { event_id: event.id }, clock.now());
+  // The event and its dispatch job in one statement (one round trip).
+  await enqueueMany(trx, DISPATCH_QUEUE, [{ payload: { event_id: event.id }, runAt: clock.now() }], insert);
   return event;
 }

@@ -1,5 +1,13 @@
 /** SQL of the webhooks module: subscriptions, events, deliveries, attempts. */
-import { type Insertable, type QueryCreator, type Selectable, sql, type Updateable } from 'kysely';
+import {
+  type Insertable,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type QueryCreator,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
@@ -31,11 +39,14 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 // ---------------------------------------------------------------------------------------------------
 // Events
 
-export async function insertEvent(
-  trx: Queryable,
+/**
+ * An event as stored, and the INSERT that stores it (to run alone or alongside its dispatch job,
+ * events.ts): the envelope exactly as it will be delivered.
+ */
+export function eventInsert(
   clock: Clock,
   input: { accountId: string; type: string; data: Record<string, unknown>; principalId: string | null },
-): Promise<StoredEvent> {
+): { event: StoredEvent; insert: (db: QueryCreator<DB>) => InsertQueryBuilder<DB, 'events', InsertResult> } {
   const now = clock.now();
   const event: StoredEvent = {
     id: prefixedId('evt', now.getTime()),
@@ -44,18 +55,29 @@ export async function insertEvent(
     data: input.data,
   };
   const envelope = JSON.stringify(event);
-  await trx
-    .insertInto('events')
-    .values({
-      id: event.id,
-      account_id: input.accountId,
-      principal_id: input.principalId,
-      type: input.type,
-      data: JSON.stringify(input.data),
-      envelope,
-      created_at: now,
-    })
-    .execute();
+  return {
+    event,
+    insert: (db) =>
+      db.insertInto('events').values({
+        id: event.id,
+        account_id: input.accountId,
+        principal_id: input.principalId,
+        type: input.type,
+        data: JSON.stringify(input.data),
+        envelope,
+        created_at: now,
+      }),
+  };
+}
+
+/** Stores an event (emitEvent stores it with its dispatch job instead). */
+export async function insertEvent(
+  trx: Queryable,
+  clock: Clock,
+  input: { accountId: string; type: string; data: Record<string, unknown>; principalId: string | null },
+): Promise<StoredEvent> {
+  const { event, insert } = eventInsert(clock, input);
+  await insert(trx).execute();
   return event;
 }
 
