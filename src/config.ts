@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 
 /** Typed configuration. This module is the only reader of process.env. */
+
+/** Named prepared statements per database connection unless DATABASE_PREPARED_STATEMENTS says otherwise. */
+export const DEFAULT_PREPARED_STATEMENTS = 200;
+
 export interface Config {
   port: number;
   host: string;
@@ -12,6 +16,8 @@ export interface Config {
   masterKey: string | null;
   logLevel: string;
   databasePoolMax: number;
+  /** Named prepared statements per connection (db/prepared.ts); 0: none. */
+  databasePreparedStatements: number;
   trustProxy: boolean;
   sessionTtlSeconds: number;
   anonymousRateLimitPerHour: number;
@@ -127,6 +133,13 @@ export function loadConfig(env: Env = process.env): Config {
     masterKey,
     logLevel: env.LOG_LEVEL || 'info',
     databasePoolMax: int(env, 'DATABASE_POOL_MAX', 10, 1, 500),
+    databasePreparedStatements: int(
+      env,
+      'DATABASE_PREPARED_STATEMENTS',
+      DEFAULT_PREPARED_STATEMENTS,
+      0,
+      10_000,
+    ),
     trustProxy: bool(env, 'KAIROS_TRUST_PROXY', false),
     sessionTtlSeconds: int(env, 'KAIROS_SESSION_TTL_SECONDS', 3600, 60, 30 * 86400),
     anonymousRateLimitPerHour: int(env, 'KAIROS_ANON_RATE_LIMIT_PER_HOUR', 1000, 1, 100_000_000),

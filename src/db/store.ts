@@ -1,8 +1,9 @@
 import { Kysely, Migrator, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import { type Config, ConfigError } from '../config.js';
+import { type Config, ConfigError, DEFAULT_PREPARED_STATEMENTS } from '../config.js';
 import { type EmbeddedServer, embeddedMasterKey, type Logger, startEmbedded } from './embedded.js';
 import { migrations } from './migrations/index.js';
+import { prepareRepeatedStatements } from './prepared.js';
 import type { DB } from './types.js';
 
 // Timestamps come back as Date; bigint counts (count(*)) as numbers.
@@ -20,7 +21,11 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function createPool(url: string, max: number): pg.Pool {
+/**
+ * A pool of `max` connections; each names up to `prepared` repeated statements (db/prepared.ts; 0:
+ * none).
+ */
+export function createPool(url: string, max: number, prepared = DEFAULT_PREPARED_STATEMENTS): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max,
@@ -29,6 +34,7 @@ export function createPool(url: string, max: number): pg.Pool {
   });
   // An idle client that loses its server must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
+  prepareRepeatedStatements(pool, prepared);
   return pool;
 }
 
@@ -55,7 +61,7 @@ export async function openStore(
     url = embedded.url;
     masterKey = config.masterKey ?? embeddedMasterKey(config.dataDir);
   }
-  const pool = createPool(url, config.databasePoolMax);
+  const pool = createPool(url, config.databasePoolMax, config.databasePreparedStatements);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const store: Store = {
     db,

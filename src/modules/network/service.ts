@@ -161,7 +161,9 @@ export class NetworkService {
             revoked_at: null,
           })
           .onConflict((oc) =>
-            oc.columns(['grantor_id', 'grantee_id']).where('status', '=', 'active').doNothing(),
+            // A literal, not a parameter: the arbiter is the partial index `WHERE status = 'active'`,
+            // which a generic plan of the prepared statement must find (db/prepared.ts).
+            oc.columns(['grantor_id', 'grantee_id']).where('status', '=', sql.lit('active')).doNothing(),
           )
           .returningAll()
           .executeTakeFirst()) as ConsentRow | undefined;
