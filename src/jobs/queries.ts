@@ -27,45 +27,83 @@ export async function enqueue(trx: Tx | Db, queue: string, payload: unknown, run
 }
 
 /**
- * A write that shares the enqueue's statement (a data-modifying CTE, docs/architecture.md "Fewer
- * round trips"): an INSERT or UPDATE builder whose answer nobody reads, such as the row the jobs are
- * about.
- */
-export type Alongside = (db: QueryCreator<DB>) => OperationNodeSource & Compilable;
-
-/**
  * Enqueues jobs of one queue inside the caller's transaction, in one statement with the wake-up
- * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one) and with
- * `alongside`, the write the jobs are about, when given: one round trip for both. The parts of one
- * statement all happen or none does (a failing `alongside` fails the enqueue with its own error).
+ * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one).
  */
 export async function enqueueMany(
   trx: Tx | Db,
   queue: string,
   items: { payload: unknown; runAt: Date }[],
-  alongside?: Alongside,
 ): Promise<string[]> {
-  const write = alongside ? alongside(trx) : null;
-  if (items.length === 0) {
-    if (write) await trx.executeQuery(write.compile());
-    return [];
-  }
-  const added = trx
-    .insertInto('jobs')
-    .values(
-      items.map((i) => ({
-        queue,
-        payload: JSON.stringify(i.payload),
-        run_at: i.runAt,
-        attempts: 0,
-        created_at: i.runAt,
-      })),
-    )
-    .returning('id');
+  if (items.length === 0) return [];
   const rows = await sql<{ id: string | number }>`
-    WITH ${write ? sql`alongside AS (${write}), ` : sql``}added AS (${added})
+    WITH added AS (${jobsInsert(
+      trx,
+      items.map((i) => ({ queue, ...i })),
+    ).returning('id')})
     SELECT added.id, pg_notify(${JOBS_CHANNEL}, ${queue}) AS woken FROM added`.execute(trx);
   return rows.rows.map((r) => String(r.id));
+}
+
+/** A job to add: its queue, its payload (JSON) and when it is due. */
+export interface JobSpec {
+  queue: string;
+  payload: unknown;
+  runAt: Date;
+}
+
+/**
+ * A write for a WriteBatch: an INSERT or UPDATE builder whose answer nobody reads, such as an event
+ * or an outbox mail.
+ */
+export type BatchedWrite = (db: QueryCreator<DB>) => OperationNodeSource & Compilable;
+
+/**
+ * Writes gathered during a transaction and sent as one statement (data-modifying CTEs; docs/
+ * architecture.md "Fewer round trips"): rows nobody reads back, such as a booking's event and its
+ * mails, and the jobs about them, with the wake-up of each of their queues. One round trip instead of
+ * one per part; the parts of one statement all happen or none does. Whoever makes a batch runs it,
+ * in the same transaction, before that commits.
+ */
+export class WriteBatch {
+  private writes: BatchedWrite[] = [];
+  private jobs: JobSpec[] = [];
+
+  add(write: BatchedWrite | null, jobs: readonly JobSpec[] = []): void {
+    if (write) this.writes.push(write);
+    this.jobs.push(...jobs);
+  }
+
+  /** Sends what was added (nothing when nothing was) and empties the batch. */
+  async run(trx: Tx | Db): Promise<void> {
+    const writes = this.writes;
+    const jobs = this.jobs;
+    this.writes = [];
+    this.jobs = [];
+    if (writes.length === 0 && jobs.length === 0) return;
+    if (writes.length === 1 && jobs.length === 0) {
+      await trx.executeQuery(writes[0]!(trx).compile());
+      return;
+    }
+    const parts = writes.map((w, i) => sql`${sql.id(`w${i}`)} AS (${w(trx)})`);
+    if (jobs.length > 0) parts.push(sql`added AS (${jobsInsert(trx, jobs)})`);
+    const queues = [...new Set(jobs.map((j) => j.queue))];
+    await sql`
+      WITH ${sql.join(parts)}
+      SELECT pg_notify(${JOBS_CHANNEL}, q) FROM unnest(${queues}::text[]) AS q`.execute(trx);
+  }
+}
+
+function jobsInsert(db: QueryCreator<DB>, jobs: readonly JobSpec[]) {
+  return db.insertInto('jobs').values(
+    jobs.map((j) => ({
+      queue: j.queue,
+      payload: JSON.stringify(j.payload),
+      run_at: j.runAt,
+      attempts: 0,
+      created_at: j.runAt,
+    })),
+  );
 }
 
 /**

@@ -19,7 +19,15 @@ import {
 } from './queries.js';
 
 // The SQL lives in queries.ts; what other files import from here stays importable from here.
-export { enqueue, enqueueMany, JOBS_CHANNEL, type Job } from './queries.js';
+export {
+  type BatchedWrite,
+  enqueue,
+  enqueueMany,
+  JOBS_CHANNEL,
+  type Job,
+  type JobSpec,
+  WriteBatch,
+} from './queries.js';
 
 /** A handler finishes the job (return nothing) or asks to run it again later (`{ retryAt }`). */
 // biome-ignore lint/suspicious/noConfusingVoidType: handlers that return nothing are `async () => {}` (Promise<void>)

@@ -8,7 +8,7 @@
  */
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
-import { enqueue } from '../../jobs/runner.js';
+import { enqueue, WriteBatch } from '../../jobs/runner.js';
 import type { Interval } from '../../lib/intervals.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Caller } from '../../platform/auth.js';
@@ -579,12 +579,20 @@ export class BookingService implements BookingWriter {
           // A hold until paid: no event, mail or calendar event yet (paid.ts announces it when paid).
           await this.paid.queueHoldEnd(trx, booking.id, plan.paid.expiresAt);
         } else {
-          await emitEvent(trx, this.deps.clock, {
-            accountId: plan.accountId,
-            type: 'booking.created',
-            data: { booking: presentBooking(booking) },
-          });
-          await this.announce(trx, booking, link, contacts, token);
+          // The event, the mails and their jobs go in one statement after the calendar meeting's.
+          const batch = new WriteBatch();
+          await emitEvent(
+            trx,
+            this.deps.clock,
+            {
+              accountId: plan.accountId,
+              type: 'booking.created',
+              data: { booking: presentBooking(booking) },
+            },
+            batch,
+          );
+          await this.announce(trx, booking, link, contacts, token, batch);
+          await batch.run(trx);
         }
         await plan.alsoIn?.(trx, booking);
         return booking;
@@ -605,6 +613,7 @@ export class BookingService implements BookingWriter {
     link: BookingLink | null,
     contacts: Map<string, PrincipalContact>,
     token?: string,
+    batch?: WriteBatch,
   ): Promise<void> {
     const written = await this.deps.calendars.writeMeeting(trx, meetingOf(booking, link));
     await this.mailAbout(
@@ -614,6 +623,7 @@ export class BookingService implements BookingWriter {
       link,
       booking.host_ids.map((h) => contactOf(contacts, h, written)),
       token,
+      batch,
     );
   }
 
@@ -908,6 +918,7 @@ export class BookingService implements BookingWriter {
     link: BookingLink | null,
     hosts: Contact[],
     token?: string,
+    batch?: WriteBatch,
   ): Promise<void> {
     const manage = token ?? manageToken(this.deps.linkKey, booking.id, booking.manage_nonce);
     await this.deps.mail.enqueue(
@@ -920,6 +931,7 @@ export class BookingService implements BookingWriter {
         manageUrl: this.manageUrl(manage),
         fromAddress: addressOf(this.deps.config.mailFrom),
       }),
+      batch,
     );
   }
 }

@@ -6,6 +6,7 @@
  * the database, announced in the log without its body).
  */
 import type { Tx } from '../../db/store.js';
+import type { WriteBatch } from '../../jobs/runner.js';
 
 /** A calendar invite carried by a mail as a text/calendar alternative (iTIP REQUEST or CANCEL). */
 export interface InviteSpec {
@@ -52,10 +53,11 @@ export interface MailRow {
 
 export interface MailApi {
   /**
-   * Writes the messages into the outbox inside `trx` and enqueues their sending (after commit). One
-   * multi-row insert + one enqueueMany, no per-message round trips.
+   * Writes the messages into the outbox inside `trx` and enqueues their sending (after commit): the
+   * rows and their send jobs in one statement, no per-message round trips. With `batch`, they join
+   * the caller's batch instead (sent when the caller runs it).
    */
-  enqueue(trx: Tx, messages: readonly MailMessage[]): Promise<void>;
+  enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void>;
   /** Rows of the outbox about one subject (for tests and support), oldest first. */
   listFor(subjectId: string): Promise<MailRow[]>;
 }

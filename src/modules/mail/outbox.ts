@@ -13,7 +13,7 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/store.js';
-import { enqueueMany, type Job } from '../../jobs/runner.js';
+import { type Job, WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { JobContribution } from '../module.js';
@@ -88,7 +88,7 @@ export class MailOutbox implements MailApi {
     private readonly log: MailLog,
   ) {}
 
-  async enqueue(trx: Tx, messages: readonly MailMessage[]): Promise<void> {
+  async enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void> {
     if (messages.length === 0) return;
     const now = this.clock.now();
     const rows = messages.map((m) => {
@@ -109,14 +109,14 @@ export class MailOutbox implements MailApi {
         created_at: now,
       };
     });
-    const toSend = rows.filter((r) => r.status === 'pending');
-    // The rows and their send jobs in one statement (one round trip).
-    await enqueueMany(
-      trx,
-      SEND_QUEUE,
-      toSend.map((r) => ({ payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
+    const into = batch ?? new WriteBatch();
+    into.add(
       (db) => db.insertInto('mail_outbox').values(rows),
+      rows
+        .filter((r) => r.status === 'pending')
+        .map((r) => ({ queue: SEND_QUEUE, payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
     );
+    if (!batch) await into.run(trx);
   }
 
   async listFor(subjectId: string): Promise<MailRow[]> {

@@ -3,7 +3,7 @@
  * after commit). Every module emits its events with `emitEvent`, inside its own transaction.
  */
 import type { Tx } from '../../db/store.js';
-import { enqueueMany } from '../../jobs/runner.js';
+import { WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { eventInsert, type StoredEvent } from './repo.js';
 
@@ -52,10 +52,17 @@ export interface EmitEventInput {
 }
 
 /**
- * Writes an event and enqueues its dispatch, inside the caller's transaction: the event exists and
- * is delivered only if that transaction commits. Returns the envelope as it will be delivered.
+ * Writes an event and enqueues its dispatch, inside the caller's transaction, in one statement: the
+ * event exists and is delivered only if that transaction commits. With `batch`, both join the
+ * caller's batch instead (sent when the caller runs it, with its other writes). Returns the envelope
+ * as it will be delivered.
  */
-export async function emitEvent(trx: Tx, clock: Clock, input: EmitEventInput): Promise<StoredEvent> {
+export async function emitEvent(
+  trx: Tx,
+  clock: Clock,
+  input: EmitEventInput,
+  batch?: WriteBatch,
+): Promise<StoredEvent> {
   if (!isEventType(input.type)) throw new Error(`emitEvent: unknown event type ${input.type}`);
   const { event, insert } = eventInsert(clock, {
     accountId: input.accountId,
@@ -63,7 +70,8 @@ export async function emitEvent(trx: Tx, clock: Clock, input: EmitEventInput): P
     data: input.data,
     principalId: input.recipientPrincipalId ?? null,
   });
-  // The event and its dispatch job in one statement (one round trip).
-  await enqueueMany(trx, DISPATCH_QUEUE, [{ payload: { event_id: event.id }, runAt: clock.now() }], insert);
+  const into = batch ?? new WriteBatch();
+  into.add(insert, [{ queue: DISPATCH_QUEUE, payload: { event_id: event.id }, runAt: clock.now() }]);
+  if (!batch) await into.run(trx);
   return event;
 }

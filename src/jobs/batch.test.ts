@@ -1,0 +1,111 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
+import { createPool } from '../db/store.js';
+import type { DB } from '../db/types.js';
+import { JOBS_CHANNEL, WriteBatch } from './queries.js';
+
+const NOW = new Date('2026-06-01T00:00:00Z');
+
+function mailRow(id: string) {
+  return {
+    id,
+    kind: 'test',
+    subject_id: null,
+    to_address: 'a@example.com',
+    subject: 's',
+    text_body: 't',
+    html_body: 'h',
+    ics: null,
+    ics_method: null,
+    status: 'pending' as const,
+    last_error: null,
+    attempts: 0,
+    created_at: NOW,
+  };
+}
+
+describe('WriteBatch: rows nobody reads back and their jobs, in one statement', () => {
+  let database: TestDatabase;
+  let db: Kysely<DB>;
+  let statements = 0;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = new Kysely<DB>({
+      dialect: new PostgresDialect({ pool: createPool(database.url, 2) }),
+      log: () => {
+        statements++;
+      },
+    });
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  it('sends two writes and jobs of two queues as one statement, and wakes each queue at commit', async () => {
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const woken: string[] = [];
+    listener.on('notification', (n) => woken.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${JOBS_CHANNEL}`);
+    try {
+      await db.transaction().execute(async (trx) => {
+        const batch = new WriteBatch();
+        batch.add(
+          (q) => q.insertInto('mail_outbox').values(mailRow('mail_b1')),
+          [{ queue: 'batch.one', payload: { n: 1 }, runAt: NOW }],
+        );
+        batch.add(
+          (q) => q.insertInto('mail_outbox').values(mailRow('mail_b2')),
+          [
+            { queue: 'batch.two', payload: { n: 2 }, runAt: NOW },
+            { queue: 'batch.two', payload: { n: 3 }, runAt: NOW },
+          ],
+        );
+        statements = 0;
+        await batch.run(trx);
+        expect(statements).toBe(1);
+        expect(woken).toEqual([]); // NOTIFY waits for the commit
+        await batch.run(trx); // emptied by the first run: nothing more is sent
+        expect(statements).toBe(1);
+      });
+      const mails = await db
+        .selectFrom('mail_outbox')
+        .select('id')
+        .where('id', 'in', ['mail_b1', 'mail_b2'])
+        .execute();
+      expect(mails.map((m) => m.id).sort()).toEqual(['mail_b1', 'mail_b2']);
+      const jobs = await db
+        .selectFrom('jobs')
+        .select(['queue', 'payload'])
+        .where('queue', 'in', ['batch.one', 'batch.two'])
+        .orderBy('id')
+        .execute();
+      expect(jobs).toEqual([
+        { queue: 'batch.one', payload: { n: 1 } },
+        { queue: 'batch.two', payload: { n: 2 } },
+        { queue: 'batch.two', payload: { n: 3 } },
+      ]);
+      await expect.poll(() => [...woken].sort()).toEqual(['batch.one', 'batch.two']);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('a failing part fails the whole statement: no row and no job of the batch is written', async () => {
+    await db.insertInto('mail_outbox').values(mailRow('mail_taken')).execute();
+    const batch = new WriteBatch();
+    batch.add(
+      (q) => q.insertInto('mail_outbox').values(mailRow('mail_fresh')),
+      [{ queue: 'batch.fail', payload: {}, runAt: NOW }],
+    );
+    batch.add((q) => q.insertInto('mail_outbox').values(mailRow('mail_taken')));
+    await expect(batch.run(db)).rejects.toMatchObject({ code: '23505' });
+    expect(await db.selectFrom('mail_outbox').select('id').where('id', '=', 'mail_fresh').execute()).toEqual(
+      [],
+    );
+    expect(await db.selectFrom('jobs').select('id').where('queue', '=', 'batch.fail').execute()).toEqual([]);
+  });
+});
