@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
@@ -89,6 +89,36 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
         { queue: 'batch.two', payload: { n: 3 } },
       ]);
       await expect.poll(() => [...woken].sort()).toEqual(['batch.one', 'batch.two']);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('adds a conditional job only when its condition holds, and wakes only the queues that got a job', async () => {
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const woken: string[] = [];
+    listener.on('notification', (n) => woken.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${JOBS_CHANNEL}`);
+    try {
+      const batch = new WriteBatch();
+      batch.add(
+        (q) => q.insertInto('mail_outbox').values(mailRow('mail_c1')),
+        [
+          { queue: 'cond.yes', payload: { n: 1 }, runAt: NOW, onlyIf: sql<boolean>`1 = 1` },
+          { queue: 'cond.no', payload: { n: 2 }, runAt: NOW, onlyIf: sql<boolean>`1 = 0` },
+        ],
+      );
+      await batch.run(db);
+      const jobs = await db
+        .selectFrom('jobs')
+        .select(['queue', 'payload', 'run_at'])
+        .where('queue', 'like', 'cond.%')
+        .execute();
+      expect(jobs).toEqual([{ queue: 'cond.yes', payload: { n: 1 }, run_at: NOW }]);
+      await expect.poll(() => woken).toEqual(['cond.yes']);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(woken).toEqual(['cond.yes']);
     } finally {
       await listener.end();
     }

@@ -3,7 +3,7 @@
  * (FOR UPDATE SKIP LOCKED, with a lease), finishing, retrying, rescheduling, lease renewal and the
  * periodic-task ticks of `job_schedules`. Plain functions taking the database or transaction first.
  */
-import { type Compilable, type OperationNodeSource, type QueryCreator, sql } from 'kysely';
+import { type Compilable, type OperationNodeSource, type QueryCreator, type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../db/store.js';
 import type { DB } from '../db/types.js';
 
@@ -50,6 +50,11 @@ export interface JobSpec {
   queue: string;
   payload: unknown;
   runAt: Date;
+  /**
+   * A condition evaluated in the batch's statement: the job is added only when it holds (an event's
+   * dispatch only when a subscription could want it).
+   */
+  onlyIf?: RawBuilder<boolean>;
 }
 
 /**
@@ -86,11 +91,34 @@ export class WriteBatch {
       return;
     }
     const parts = writes.map((w, i) => sql`${sql.id(`w${i}`)} AS (${w(trx)})`);
-    if (jobs.length > 0) parts.push(sql`added AS (${jobsInsert(trx, jobs)})`);
-    const queues = [...new Set(jobs.map((j) => j.queue))];
+    // Every job insert answers its queues; each queue that got a job is woken once.
+    const added: string[] = [];
+    const always = jobs.filter((j) => !j.onlyIf);
+    if (always.length > 0) {
+      parts.push(sql`added AS (${jobsInsert(trx, always).returning('queue')})`);
+      added.push('added');
+    }
+    jobs.forEach((j, i) => {
+      if (!j.onlyIf) return;
+      const name = `j${i}`;
+      parts.push(sql`${sql.id(name)} AS (
+        INSERT INTO jobs (queue, payload, run_at, attempts, created_at)
+        SELECT ${j.queue}::text, ${JSON.stringify(j.payload)}::jsonb, ${j.runAt}::timestamptz, 0,
+          ${j.runAt}::timestamptz
+        WHERE ${j.onlyIf}
+        RETURNING queue)`);
+      added.push(name);
+    });
+    const queues =
+      added.length === 0
+        ? sql`SELECT NULL::text AS queue WHERE false`
+        : sql.join(
+            added.map((name) => sql`SELECT queue FROM ${sql.id(name)}`),
+            sql` UNION `,
+          );
     await sql`
       WITH ${sql.join(parts)}
-      SELECT pg_notify(${JOBS_CHANNEL}, q) FROM unnest(${queues}::text[]) AS q`.execute(trx);
+      SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (${queues}) AS q`.execute(trx);
   }
 }
 

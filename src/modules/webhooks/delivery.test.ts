@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
@@ -223,6 +224,27 @@ describe('delivery of an event', () => {
     const [d] = (await deliveries(acc.key, hook.id)).deliveries;
     expect(d).toMatchObject({ event_id: event.id, status: 'pending' });
     expect(d!.attempts).toEqual([expect.objectContaining({ response_status: 307, error: 'HTTP 307' })]);
+  });
+
+  it('stores the event but enqueues no dispatch when no active subscription of the account lists its type', async () => {
+    const { acc, hook } = await setup(['booking.cancelled']);
+    const dispatchJobs = async (eventId: string) =>
+      (
+        await t.ctx.db
+          .selectFrom('jobs')
+          .select('id')
+          .where('queue', '=', 'webhook-dispatch')
+          .where(sql<boolean>`payload->>'event_id' = ${eventId}`)
+          .execute()
+      ).length;
+    const unwanted = await emit(acc.id);
+    expect(await dispatchJobs(unwanted.id)).toBe(0);
+    const stored = await t.call('GET', `/v1/events/${unwanted.id}`, { token: acc.key });
+    expect(stored.status).toBe(200);
+    const wanted = await emit(acc.id, { type: 'booking.cancelled' });
+    expect(await dispatchJobs(wanted.id)).toBe(1);
+    await t.ctx.jobs.drain();
+    expect((await deliveries(acc.key, hook.id)).deliveries.map((d) => d.event_id)).toEqual([wanted.id]);
   });
 
   it('delivers only to active subscriptions of the event’s account that list its type', async () => {

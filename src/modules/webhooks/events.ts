@@ -5,7 +5,7 @@
 import type { Tx } from '../../db/store.js';
 import { WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
-import { eventInsert, type StoredEvent } from './repo.js';
+import { anySubscriptionFor, eventInsert, type StoredEvent } from './repo.js';
 
 /** docs/api.md#events: the event types a subscription can list. */
 export const EVENT_TYPES = [
@@ -71,7 +71,16 @@ export async function emitEvent(
     principalId: input.recipientPrincipalId ?? null,
   });
   const into = batch ?? new WriteBatch();
-  into.add(insert, [{ queue: DISPATCH_QUEUE, payload: { event_id: event.id }, runAt: clock.now() }]);
+  // The dispatch job only when a subscription of the account could want the event: an account
+  // without webhooks pays for the event row alone.
+  into.add(insert, [
+    {
+      queue: DISPATCH_QUEUE,
+      payload: { event_id: event.id },
+      runAt: clock.now(),
+      onlyIf: anySubscriptionFor(input.accountId, input.type),
+    },
+  ]);
   if (!batch) await into.run(trx);
   return event;
 }

@@ -143,6 +143,17 @@ export async function deleteWebhook(db: Queryable, accountId: string, id: string
  * own subscriptions and those the recipient made. The subscriptions are locked FOR SHARE, so a
  * concurrent pause (which locks the subscription) waits for this fan-out and then fails its deliveries.
  */
+/**
+ * Whether any subscription of the account could want an event of `type` (active, listing the type):
+ * without one an event's dispatch job is not even enqueued (emitEvent). dispatchTargets, which runs
+ * later, decides the rest (creation time, the principal a subscription belongs to).
+ */
+export function anySubscriptionFor(accountId: string, type: string) {
+  return sql<boolean>`EXISTS (
+    SELECT 1 FROM webhooks w
+    WHERE w.account_id = ${accountId}::uuid AND w.active AND ${type}::text = ANY(w.events))`;
+}
+
 export async function dispatchTargets(trx: Tx, eventId: string) {
   return trx
     .selectFrom('events as e')
