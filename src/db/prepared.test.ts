@@ -13,8 +13,24 @@ async function preparedOn(client: pg.PoolClient): Promise<string[]> {
   return rows.map((r) => r.statement);
 }
 
+/** Runs `use` on one connection of a fresh pool that names up to `limit` statements. */
+async function onConnection(limit: number, use: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  const pool = createPool(database.url, 1, limit);
+  try {
+    const client = await pool.connect();
+    try {
+      await use(client);
+    } finally {
+      client.release();
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+let database: TestDatabase;
+
 describe('named prepared statements (db/prepared.ts)', () => {
-  let database: TestDatabase;
   beforeAll(async () => {
     database = await createTestDatabase();
   });
@@ -23,62 +39,38 @@ describe('named prepared statements (db/prepared.ts)', () => {
   });
 
   it('prepares a parameterised statement on its second use on a connection, and answers as before', async () => {
-    const pool = createPool(database.url, 1, 10);
-    try {
-      const client = await pool.connect();
-      try {
-        const text = 'SELECT $1::int + 1 AS n';
-        expect((await client.query(text, [1])).rows).toEqual([{ n: 2 }]);
-        expect(await preparedOn(client)).toEqual([]);
-        expect((await client.query(text, [2])).rows).toEqual([{ n: 3 }]);
-        expect((await client.query(text, [3])).rows).toEqual([{ n: 4 }]);
-        expect(await preparedOn(client)).toEqual([text]);
-      } finally {
-        client.release();
-      }
-    } finally {
-      await pool.end();
-    }
+    await onConnection(10, async (client) => {
+      const text = 'SELECT $1::int + 1 AS n';
+      expect((await client.query(text, [1])).rows).toEqual([{ n: 2 }]);
+      expect(await preparedOn(client)).toEqual([]);
+      expect((await client.query(text, [2])).rows).toEqual([{ n: 3 }]);
+      expect((await client.query(text, [3])).rows).toEqual([{ n: 4 }]);
+      expect(await preparedOn(client)).toEqual([text]);
+    });
   });
 
   it('names at most the limit per connection, and leaves texts without parameters (several statements) alone', async () => {
-    const pool = createPool(database.url, 1, 2);
-    try {
-      const client = await pool.connect();
-      try {
-        for (let i = 0; i < 5; i++) {
-          for (let k = 0; k < 2; k++) await client.query(`SELECT $1::int + ${i} AS n`, [k]);
-        }
-        await client.query('SELECT 1; SELECT 2');
-        await client.query('SELECT 1; SELECT 2');
-        expect(await preparedOn(client)).toEqual(['SELECT $1::int + 0 AS n', 'SELECT $1::int + 1 AS n']);
-        // Beyond the limit a statement still runs, unnamed.
-        expect((await client.query('SELECT $1::int + 4 AS n', [1])).rows).toEqual([{ n: 5 }]);
-      } finally {
-        client.release();
+    await onConnection(2, async (client) => {
+      for (let i = 0; i < 5; i++) {
+        for (let k = 0; k < 2; k++) await client.query(`SELECT $1::int + ${i} AS n`, [k]);
       }
-    } finally {
-      await pool.end();
-    }
+      await client.query('SELECT 1; SELECT 2');
+      await client.query('SELECT 1; SELECT 2');
+      expect(await preparedOn(client)).toEqual(['SELECT $1::int + 0 AS n', 'SELECT $1::int + 1 AS n']);
+      // Beyond the limit a statement still runs, unnamed.
+      expect((await client.query('SELECT $1::int + 4 AS n', [1])).rows).toEqual([{ n: 5 }]);
+    });
   });
 
   it('a statement that fails to prepare fails alone; the connection and its other statements go on', async () => {
-    const pool = createPool(database.url, 1, 10);
-    try {
-      const client = await pool.connect();
-      try {
-        const bad = 'SELECT $1::int FROM no_such_table';
-        for (let i = 0; i < 3; i++)
-          await expect(client.query(bad, [1])).rejects.toMatchObject({ code: '42P01' });
-        const good = 'SELECT $1::text AS s';
-        for (const s of ['a', 'b', 'c']) expect((await client.query(good, [s])).rows).toEqual([{ s }]);
-        expect(await preparedOn(client)).toEqual([good]);
-      } finally {
-        client.release();
-      }
-    } finally {
-      await pool.end();
-    }
+    await onConnection(10, async (client) => {
+      const bad = 'SELECT $1::int FROM no_such_table';
+      for (let i = 0; i < 3; i++)
+        await expect(client.query(bad, [1])).rejects.toMatchObject({ code: '42P01' });
+      const good = 'SELECT $1::text AS s';
+      for (const s of ['a', 'b', 'c']) expect((await client.query(good, [s])).rows).toEqual([{ s }]);
+      expect(await preparedOn(client)).toEqual([good]);
+    });
   });
 
   it('Kysely queries through the pool use them, inside and outside transactions, rolled back or not', async () => {
@@ -115,42 +107,26 @@ describe('named prepared statements (db/prepared.ts)', () => {
   });
 
   it('an ON CONFLICT arbiter on a partial index takes its predicate as a literal: a parameter fails once the plan is generic', async () => {
-    const pool = createPool(database.url, 1, 10);
-    try {
-      const client = await pool.connect();
-      try {
-        await client.query('CREATE TEMP TABLE pairs (a int, status text)');
-        await client.query("CREATE UNIQUE INDEX ON pairs (a) WHERE status = 'on'");
-        const literal = "INSERT INTO pairs VALUES ($1, 'on') ON CONFLICT (a) WHERE status = 'on' DO NOTHING";
-        for (let i = 0; i < 8; i++) await client.query(literal, [i % 2]);
-        expect((await client.query('SELECT count(*)::int AS n FROM pairs')).rows).toEqual([{ n: 2 }]);
-        // The hazard db/prepared.ts names: PostgreSQL's sixth execution tries a generic plan, which
-        // cannot prove `status = $2` matches the index.
-        const parameter = 'INSERT INTO pairs VALUES ($1, $2) ON CONFLICT (a) WHERE status = $2 DO NOTHING';
-        let failed: unknown = null;
-        for (let i = 0; i < 8 && !failed; i++)
-          await client.query(parameter, [i % 2, 'on']).catch((e) => (failed = e));
-        expect(failed).toMatchObject({ code: '42P10' });
-      } finally {
-        client.release();
-      }
-    } finally {
-      await pool.end();
-    }
+    await onConnection(10, async (client) => {
+      await client.query('CREATE TEMP TABLE pairs (a int, status text)');
+      await client.query("CREATE UNIQUE INDEX ON pairs (a) WHERE status = 'on'");
+      const literal = "INSERT INTO pairs VALUES ($1, 'on') ON CONFLICT (a) WHERE status = 'on' DO NOTHING";
+      for (let i = 0; i < 8; i++) await client.query(literal, [i % 2]);
+      expect((await client.query('SELECT count(*)::int AS n FROM pairs')).rows).toEqual([{ n: 2 }]);
+      // The hazard db/prepared.ts names: PostgreSQL's sixth execution tries a generic plan, which
+      // cannot prove `status = $2` matches the index.
+      const parameter = 'INSERT INTO pairs VALUES ($1, $2) ON CONFLICT (a) WHERE status = $2 DO NOTHING';
+      let failed: unknown = null;
+      for (let i = 0; i < 8 && !failed; i++)
+        await client.query(parameter, [i % 2, 'on']).catch((e) => (failed = e));
+      expect(failed).toMatchObject({ code: '42P10' });
+    });
   });
 
   it('0 turns it off', async () => {
-    const pool = createPool(database.url, 1, 0);
-    try {
-      const client = await pool.connect();
-      try {
-        for (let i = 0; i < 3; i++) await client.query('SELECT $1::int AS n', [i]);
-        expect(await preparedOn(client)).toEqual([]);
-      } finally {
-        client.release();
-      }
-    } finally {
-      await pool.end();
-    }
+    await onConnection(0, async (client) => {
+      for (let i = 0; i < 3; i++) await client.query('SELECT $1::int AS n', [i]);
+      expect(await preparedOn(client)).toEqual([]);
+    });
   });
 });

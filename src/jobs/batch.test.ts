@@ -26,8 +26,19 @@ function mailRow(id: string) {
   };
 }
 
+/** The payloads of NOTIFY kairos_jobs (the queues woken) seen by a connection of its own. */
+async function listen(): Promise<{ woken: string[]; end: () => Promise<void> }> {
+  const listener = new pg.Client({ connectionString: database.url });
+  await listener.connect();
+  const woken: string[] = [];
+  listener.on('notification', (n) => woken.push(n.payload ?? ''));
+  await listener.query(`LISTEN ${JOBS_CHANNEL}`);
+  return { woken, end: () => listener.end() };
+}
+
+let database: TestDatabase;
+
 describe('WriteBatch: rows nobody reads back and their jobs, in one statement', () => {
-  let database: TestDatabase;
   let db: Kysely<DB>;
   let statements = 0;
   beforeAll(async () => {
@@ -45,11 +56,7 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
   });
 
   it('sends two writes and jobs of two queues as one statement, and wakes each queue at commit', async () => {
-    const listener = new pg.Client({ connectionString: database.url });
-    await listener.connect();
-    const woken: string[] = [];
-    listener.on('notification', (n) => woken.push(n.payload ?? ''));
-    await listener.query(`LISTEN ${JOBS_CHANNEL}`);
+    const { woken, end } = await listen();
     try {
       await db.transaction().execute(async (trx) => {
         const batch = new WriteBatch();
@@ -90,16 +97,12 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
       ]);
       await expect.poll(() => [...woken].sort()).toEqual(['batch.one', 'batch.two']);
     } finally {
-      await listener.end();
+      await end();
     }
   });
 
   it('adds a conditional job only when its condition holds, and wakes only the queues that got a job', async () => {
-    const listener = new pg.Client({ connectionString: database.url });
-    await listener.connect();
-    const woken: string[] = [];
-    listener.on('notification', (n) => woken.push(n.payload ?? ''));
-    await listener.query(`LISTEN ${JOBS_CHANNEL}`);
+    const { woken, end } = await listen();
     try {
       const batch = new WriteBatch();
       batch.add(
@@ -120,7 +123,7 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
       await new Promise((r) => setTimeout(r, 50));
       expect(woken).toEqual(['cond.yes']);
     } finally {
-      await listener.end();
+      await end();
     }
   });
 
