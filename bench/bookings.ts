@@ -8,8 +8,9 @@
  *    SMTP) as they would be — with a clock that stands still on a Monday, so that every run books the
  *    same slots. Twice: on the embedded store as `kairos serve` opens it (durable), and on one with
  *    fsync and synchronous commit off, as bench/availability.ts and bench/platform.ts run theirs.
- *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the server process's
- *    CPU time and SQL statements per booking.
+ *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the sustained rate
+ *    (the bookings over the run plus the time the workers then need to finish the mails and event
+ *    dispatches left behind), the server process's CPU time and SQL statements per booking.
  *
  * 2. 30-day slots for a busy host (`bookings-slots`): a host whose ICS feed holds 1,000 busy blocks
  *    (bench/availability.ts's feed) and who has 500 bookings in the same 30 days, made through
