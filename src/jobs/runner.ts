@@ -4,6 +4,7 @@ import type { Db, Tx } from '../db/store.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import {
+  type BatchedWrite,
   claimJobs,
   claimPartitionedJobs,
   claimScheduleTick,
@@ -160,6 +161,17 @@ export class JobRunner {
   async finishIn(trx: Tx, job: Job): Promise<void> {
     await finishJob(trx, job.id, this.workerId);
     this.finished.add(job.id);
+  }
+
+  /**
+   * The DELETE that ends a running job, for its handler to send inside the statement of its last
+   * write (a data-modifying CTE, one round trip, no transaction needed): the job ends exactly when
+   * that write is made, and the runner skips its own delete. A handler whose statement fails must
+   * throw, as for any failure (the job is then kept and retried).
+   */
+  finishing(job: Job): BatchedWrite {
+    this.finished.add(job.id);
+    return (db) => db.deleteFrom('jobs').where('id', '=', job.id).where('locked_by', '=', this.workerId);
   }
 
   /** Renews the leases of running jobs of `extendLease` queues, each queue every leaseMs / 4. */

@@ -30,8 +30,11 @@ export interface Platform {
   keys: DerivedKeys;
   metrics: Metrics;
   usage: UsageRecorder;
-  /** The job runner, for handlers that finish their job in their own transaction (`finishIn`). */
-  jobs: Pick<JobRunner, 'finishIn'>;
+  /**
+   * The job runner, for handlers that finish their job in their own transaction (`finishIn`) or in
+   * the statement of their last write (`finishing`).
+   */
+  jobs: Pick<JobRunner, 'finishIn' | 'finishing'>;
   /** Tells this process's credential cache about a revocation, before the revoking request answers. */
   revocations: RevocationListener;
   log: { error(obj: object, msg: string): void };

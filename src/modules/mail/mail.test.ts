@@ -315,7 +315,13 @@ describe('mail without SMTP_URL', () => {
       info: (obj: object, msg: string) => lines.push({ level: 'info', obj, msg }),
       error: (obj: object, msg: string) => lines.push({ level: 'error', obj, msg }),
     };
-    const outbox = new MailOutbox(t.ctx.db, t.ctx.clock, { smtpUrl: null, mailFrom: MAIL_FROM }, log);
+    const outbox = new MailOutbox(
+      t.ctx.db,
+      t.ctx.clock,
+      { smtpUrl: null, mailFrom: MAIL_FROM },
+      log,
+      t.ctx.jobs,
+    );
     const subject = bookingId();
     await t.ctx.db.transaction().execute((trx) => outbox.enqueue(trx, [message(subject)]));
     const [row] = await outbox.listFor(subject);

@@ -10,8 +10,8 @@ export const mailModule = defineModule()({
   name: 'mail',
   needs: [],
   create({ platform }) {
-    const { db, clock, config, log } = platform;
-    const outbox = new MailOutbox(db, clock, config, log);
+    const { db, clock, config, log, jobs } = platform;
+    const outbox = new MailOutbox(db, clock, config, log, jobs);
     const api: MailApi = outbox;
     return { api, jobs: outbox.queues(), close: () => outbox.close() };
   },

@@ -10,15 +10,17 @@
  * the job ends. Without SMTP_URL the mail is `logged`: kept in the database and announced in the log (id, kind, to, subject), never
  * with its body (bodies carry self-service links with tokens).
  */
+import { sql } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/store.js';
-import { type Job, WriteBatch } from '../../jobs/runner.js';
+import { type Job, type JobRunner, WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { JobContribution } from '../module.js';
 import type { MailApi, MailMessage, MailRow } from './api.js';
 import { buildInvite } from './invite.js';
+import type { MailOutboxTable } from './tables.js';
 
 export const SEND_QUEUE = 'mail.send';
 
@@ -86,6 +88,7 @@ export class MailOutbox implements MailApi {
     private readonly clock: Clock,
     private readonly config: Pick<Config, 'smtpUrl' | 'mailFrom'>,
     private readonly log: MailLog,
+    private readonly jobs: Pick<JobRunner, 'finishing'>,
   ) {}
 
   async enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void> {
@@ -140,27 +143,32 @@ export class MailOutbox implements MailApi {
     return [{ queue: SEND_QUEUE, handler: (job: Job<SendPayload>) => this.send(job) }];
   }
 
-  /** Sends (or logs) one mail; throws on an SMTP error so that the runner retries. */
+  /**
+   * Sends (or logs) one mail; throws on an SMTP error so that the runner retries. The row's last
+   * update and the end of the job are one statement (`finishing`).
+   */
   async send(job: Job<SendPayload>): Promise<void> {
+    const smtpUrl = this.config.smtpUrl;
+    if (!smtpUrl) {
+      // Nothing to send: mark a pending mail logged, and end the job, in one statement.
+      const { rows } = await sql<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'>>`
+        WITH done AS (${this.jobs.finishing(job)(this.db)})
+        UPDATE mail_outbox SET status = 'logged'
+        WHERE id = ${job.payload.mail_id} AND status = 'pending' AND to_address IS NOT NULL
+        RETURNING id, kind, to_address, subject`.execute(this.db);
+      const mail = rows[0];
+      if (mail) {
+        const fields = { mail: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject };
+        this.log.info?.(fields, 'mail not sent (no SMTP_URL): kept in mail_outbox');
+      }
+      return;
+    }
     const mail = await this.db
       .selectFrom('mail_outbox')
       .selectAll()
       .where('id', '=', job.payload.mail_id)
       .executeTakeFirst();
     if (mail?.status !== 'pending' || mail.to_address === null) return;
-
-    const smtpUrl = this.config.smtpUrl;
-    if (!smtpUrl) {
-      await this.db
-        .updateTable('mail_outbox')
-        .set({ status: 'logged' })
-        .where('id', '=', mail.id)
-        .where('status', '=', 'pending')
-        .execute();
-      const fields = { mail: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject };
-      this.log.info?.(fields, 'mail not sent (no SMTP_URL): kept in mail_outbox');
-      return;
-    }
 
     try {
       this.transport ??= createTransport(smtpUrl);
@@ -197,7 +205,7 @@ export class MailOutbox implements MailApi {
       }
       throw new Error(`mail ${mail.id} not sent (attempt ${job.attempts}): ${lastError}`);
     }
-    await this.db
+    const sent = this.db
       .updateTable('mail_outbox')
       .set((eb) => ({
         status: 'sent',
@@ -206,7 +214,7 @@ export class MailOutbox implements MailApi {
         last_error: null,
       }))
       .where('id', '=', mail.id)
-      .where('status', '=', 'pending')
-      .execute();
+      .where('status', '=', 'pending');
+    await sql`WITH done AS (${this.jobs.finishing(job)(this.db)}) ${sent}`.execute(this.db);
   }
 }
