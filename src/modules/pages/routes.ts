@@ -9,9 +9,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Forbidden, NotFound } from '../../platform/errors.js';
 import type { TypedApp } from '../../platform/routes.js';
-import { type Assets, licenses, prepareAssets } from './assets.js';
+import { type Assets, licenses, type PageScript, prepareAssets } from './assets.js';
 import { errorPage, frameAncestors, loading, page, pageHeaders, slotsPreload } from './html.js';
-import type { PageService } from './service.js';
+import type { PageService, TokenPage } from './service.js';
 
 function acceptsHtml(request: FastifyRequest): boolean {
   return (request.headers.accept ?? '').toLowerCase().includes('text/html');
@@ -49,10 +49,13 @@ function embedClass(q: EmbedQuery): string {
   return `embedded theme-${theme}${q.hide_details === '1' ? ' hide-details' : ''}`;
 }
 
-const KEY_REFUSED = [
+/** The title and message of a refusal page. */
+type Refusal = readonly [title: string, message: string];
+
+const KEY_REFUSED: Refusal = [
   'This page cannot be embedded with this key',
   'The embed names a publishable key that is not valid for this booking page (revoked, expired, or of another account). The site owner should check the key in its embed code.',
-] as const;
+];
 
 export function pageRoutes(app: TypedApp, pages: PageService): void {
   const hide = { hide: true };
@@ -151,126 +154,108 @@ export function pageRoutes(app: TypedApp, pages: PageService): void {
     },
   );
 
-  app.get<{ Params: { token: string } }>(
-    '/p/:token',
-    { config: { access: 'public' }, schema: hide },
-    async (request, reply) => {
-      const assets = await prepareAssets();
-      const found = await pages.proposalPage(request.params.token);
-      if (found.kind === 'unknown') {
-        return refuse(
-          request,
-          reply,
-          assets,
-          404,
-          'Proposal link not valid',
-          'This link does not belong to a meeting proposal or poll. Check that it was copied whole from the e-mail.',
-        );
-      }
-      if (found.kind === 'gone') {
-        return refuse(
-          request,
-          reply,
-          assets,
-          410,
-          'Proposal expired',
-          'This proposal or poll is closed: its time to answer has passed. Ask whoever sent it for a new one.',
-        );
-      }
-      pageHeaders(reply, frameAncestors(null), 'no-store');
-      return reply.send(
-        page({ assets, title: 'Meeting proposal', script: 'proposal', body: loading('the proposal') }),
-      );
+  /**
+   * A page behind a token from an e-mail: a clear 404 page when the token is unknown, a 410 page
+   * saying why when it no longer works, else the page `show` describes.
+   */
+  const tokenPage = <F extends TokenPage<unknown>>(
+    path: string,
+    lookup: (token: string) => Promise<F>,
+    texts: { unknown: Refusal; gone: (why: string) => Refusal },
+    show: (found: Extract<F, { kind: 'live' }>) => {
+      ancestors: string;
+      title: string;
+      script: PageScript;
+      data?: unknown;
+      body: string;
     },
+  ) =>
+    app.get<{ Params: { token: string } }>(
+      path,
+      { config: { access: 'public' }, schema: hide },
+      async (request, reply) => {
+        const assets = await prepareAssets();
+        const found = await lookup(request.params.token);
+        if (found.kind === 'unknown') return refuse(request, reply, assets, 404, ...texts.unknown);
+        if (found.kind === 'gone') return refuse(request, reply, assets, 410, ...texts.gone(found.why));
+        const { ancestors, ...shown } = show(found as Extract<F, { kind: 'live' }>);
+        pageHeaders(reply, ancestors, 'no-store');
+        return reply.send(page({ assets, ...shown }));
+      },
+    );
+
+  tokenPage(
+    '/p/:token',
+    (token) => pages.proposalPage(token),
+    {
+      unknown: [
+        'Proposal link not valid',
+        'This link does not belong to a meeting proposal or poll. Check that it was copied whole from the e-mail.',
+      ],
+      gone: () => [
+        'Proposal expired',
+        'This proposal or poll is closed: its time to answer has passed. Ask whoever sent it for a new one.',
+      ],
+    },
+    () => ({
+      ancestors: frameAncestors(null),
+      title: 'Meeting proposal',
+      script: 'proposal',
+      body: loading('the proposal'),
+    }),
   );
 
-  app.get<{ Params: { token: string } }>(
+  tokenPage(
     '/w/:token',
-    { config: { access: 'public' }, schema: hide },
-    async (request, reply) => {
-      const assets = await prepareAssets();
-      const found = await pages.claimPage(request.params.token);
-      if (found.kind === 'unknown') {
-        return refuse(
-          request,
-          reply,
-          assets,
-          404,
-          'Waitlist link not valid',
-          'This link does not belong to a waitlist offer. Check that it was copied whole from the e-mail.',
-        );
-      }
-      if (found.kind === 'gone') {
-        return found.why === 'claimed'
-          ? refuse(
-              request,
-              reply,
-              assets,
-              410,
+    (token) => pages.claimPage(token),
+    {
+      unknown: [
+        'Waitlist link not valid',
+        'This link does not belong to a waitlist offer. Check that it was copied whole from the e-mail.',
+      ],
+      gone: (why) =>
+        why === 'claimed'
+          ? [
               'Offer already claimed',
               'This time was claimed with this link already. Your confirmation e-mail has the booking and a link to reschedule or cancel it.',
-            )
-          : refuse(
-              request,
-              reply,
-              assets,
-              410,
+            ]
+          : [
               'Offer expired',
               'This time was held for you for a while and has now passed to someone else, or it has begun. You are still welcome to book another time.',
-            );
-      }
-      pageHeaders(reply, frameAncestors(found.domains ?? []), 'no-store');
-      return reply.send(
-        page({
-          assets,
-          title: 'A time freed up',
-          script: 'claim',
-          data: found.data,
-          body: loading('the offer'),
-        }),
-      );
+            ],
     },
+    (found) => ({
+      ancestors: frameAncestors(found.domains ?? []),
+      title: 'A time freed up',
+      script: 'claim',
+      data: found.data,
+      body: loading('the offer'),
+    }),
   );
 
-  app.get<{ Params: { token: string } }>(
+  tokenPage(
     '/invitations/:token',
-    { config: { access: 'public' }, schema: hide },
-    async (request, reply) => {
-      const assets = await prepareAssets();
-      const found = await pages.invitationPage(request.params.token);
-      if (found.kind === 'unknown') {
-        return refuse(
-          request,
-          reply,
-          assets,
-          404,
-          'Invitation link not valid',
-          'This link does not belong to an invitation. Check that it was copied whole from the e-mail.',
-        );
-      }
-      if (found.kind === 'gone') {
-        return refuse(
-          request,
-          reply,
-          assets,
-          410,
-          found.why === 'expired' ? 'Invitation expired' : 'Invitation already answered',
-          found.why === 'expired'
-            ? 'This invitation is no longer valid. Ask whoever sent it for a new one.'
-            : `This invitation was ${found.why} already, so its link no longer works.`,
-        );
-      }
-      pageHeaders(reply, frameAncestors(null), 'no-store');
-      return reply.send(
-        page({
-          assets,
-          title: 'Invitation to connect',
-          script: 'invitation',
-          data: found.data,
-          body: loading('the invitation'),
-        }),
-      );
+    (token) => pages.invitationPage(token),
+    {
+      unknown: [
+        'Invitation link not valid',
+        'This link does not belong to an invitation. Check that it was copied whole from the e-mail.',
+      ],
+      gone: (why) =>
+        why === 'expired'
+          ? ['Invitation expired', 'This invitation is no longer valid. Ask whoever sent it for a new one.']
+          : [
+              'Invitation already answered',
+              `This invitation was ${why} already, so its link no longer works.`,
+            ],
     },
+    (found) => ({
+      ancestors: frameAncestors(null),
+      title: 'Invitation to connect',
+      script: 'invitation',
+      data: found.data,
+      body: loading('the invitation'),
+    }),
   );
 
   app.get('/embed.js', { config: { access: 'unmetered' }, schema: hide }, async (request, reply) => {
