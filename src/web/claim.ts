@@ -10,16 +10,7 @@ import { useState } from 'preact/hooks';
 import { api, type PublicBooking } from './shared/api.js';
 import { detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
 import { CalendarLink, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
-
-interface Offer {
-  title: string;
-  customer_name: string;
-  start: string;
-  end: string;
-  held_until: string;
-  price_amount: number | null;
-  price_currency: string | null;
-}
+import type { OfferView } from './shared/views.js';
 
 const WHY: Record<string, string> = {
   offer_claimed: 'This time was already claimed with this link. Your confirmation e-mail has the booking.',
@@ -27,7 +18,7 @@ const WHY: Record<string, string> = {
   start_in_past: 'This time has already begun, so it can no longer be claimed.',
 };
 
-function App(p: { token: string; offer: Offer }): VNode {
+function App(p: { token: string; offer: OfferView }): VNode {
   const { offer } = p;
   const [zone, setZone] = useState(detectedZone);
   const [busy, setBusy] = useState(false);
@@ -96,7 +87,7 @@ function App(p: { token: string; offer: Offer }): VNode {
 
 function main(): void {
   const root = document.getElementById('app');
-  const offer = pageData<Offer>();
+  const offer = pageData<OfferView>();
   if (!root || !offer) return;
   const token = location.pathname.split('/').pop() ?? '';
   root.textContent = '';

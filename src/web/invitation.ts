@@ -9,15 +9,7 @@ import { render, type VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type Problem } from './shared/api.js';
 import { Field, focusSoon, pageData } from './shared/ui.js';
-
-interface Invitation {
-  inviter_name: string;
-  invitee_name: string | null;
-  invitee_email: string;
-  relationship_type: string;
-  message: string | null;
-  expires_at: string;
-}
+import type { InvitationView } from './shared/views.js';
 
 interface Session {
   token: string;
@@ -36,7 +28,7 @@ function why(p: Problem, fallback: string): string {
   return (p.code && WHY[p.code]) || p.detail || fallback;
 }
 
-function App(p: { token: string; inv: Invitation }): VNode {
+function App(p: { token: string; inv: InvitationView }): VNode {
   const { inv } = p;
   const [session, setSession] = useState<Session | null>(null);
   const [busy, setBusy] = useState(false);
@@ -133,7 +125,7 @@ function App(p: { token: string; inv: Invitation }): VNode {
 
 function main(): void {
   const root = document.getElementById('app');
-  const inv = pageData<Invitation>();
+  const inv = pageData<InvitationView>();
   if (!root || !inv) return;
   const token = location.pathname.split('/').pop() ?? '';
   root.textContent = '';

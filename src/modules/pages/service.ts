@@ -14,6 +14,7 @@ import type { ApiKeysApi } from '../api-keys/api.js';
 import type { BookingLinksApi } from '../booking-links/api.js';
 import type { BookingsApi } from '../bookings/api.js';
 import type { PrincipalService } from '../principals/api.js';
+import type { InvitationView, OfferView } from '../../web/shared/views.js';
 
 export interface PagesDeps {
   db: Db;
@@ -26,27 +27,6 @@ export interface PagesDeps {
 
 /** A token page: live (with what the page shows first), used or expired (410), or unknown (404). */
 export type TokenPage<T> = { kind: 'unknown' } | { kind: 'gone'; why: string } | { kind: 'live'; data: T };
-
-/** What `/w/{token}` shows before the claim: the held time, until when it is held. */
-export interface OfferView {
-  title: string;
-  customer_name: string;
-  start: string;
-  end: string;
-  held_until: string;
-  price_amount: number | null;
-  price_currency: string | null;
-}
-
-/** What `/invitations/{token}` shows before signing in. */
-export interface InvitationView {
-  inviter_name: string;
-  invitee_name: string | null;
-  invitee_email: string;
-  relationship_type: string;
-  message: string | null;
-  expires_at: string;
-}
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
