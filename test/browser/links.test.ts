@@ -9,10 +9,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
-import { chromiumAvailable, launchChromium, seriousViolations } from '../helpers/browser.js';
+import { chromiumAvailable, launchChromium, openPage, seriousViolations } from '../helpers/browser.js';
 
 const run = chromiumAvailable();
 
@@ -82,22 +82,6 @@ async function mailedToken(to: string, path: string): Promise<string> {
 function hourFromNow(hours: number, minutes = 30): { start: string; end: string } {
   const start = Math.ceil((Date.now() + hours * HOUR) / HOUR) * HOUR;
   return { start: new Date(start).toISOString(), end: new Date(start + minutes * 60_000).toISOString() };
-}
-
-async function open(zone = 'Europe/Paris'): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
-  const context = await browser.newContext({
-    timezoneId: zone,
-    locale: 'en-GB',
-    viewport: { width: 1280, height: 900 },
-  });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  const csp: string[] = [];
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) csp.push(m.text());
-  });
-  page.on('pageerror', (e) => csp.push(`page error: ${e.message}`));
-  return { context, page, csp };
 }
 
 async function expectAccessible(page: Parameters<typeof seriousViolations>[0], state: string): Promise<void> {
@@ -205,7 +189,7 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     );
     const url: string = made.magic_link_url;
     expect(url).toMatch(/\/p\/[A-Za-z0-9_-]{43}$/);
-    const { context, page, csp } = await open('America/New_York');
+    const { context, page, csp } = await openPage(browser, 'America/New_York');
     const res = await page.goto(url);
     expect(res?.status()).toBe(200);
     expect(res!.headers()['referrer-policy']).toBe('no-referrer');
@@ -274,7 +258,7 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
       }),
     );
     const token = await mailedToken(participant.email, '/p/');
-    const { context, page, csp } = await open('Asia/Tokyo');
+    const { context, page, csp } = await openPage(browser, 'Asia/Tokyo');
     await page.goto(`${t.url}/p/${token}`);
     await page.getByRole('heading', { name: 'Quarterly review' }).waitFor();
     await expectAccessible(page, 'standard proposal');
@@ -330,7 +314,7 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     );
     await ok(await t.call('DELETE', `/v1/bookings/${booked.booking.id}`, { token: key }), 200);
     const token = await mailedToken('ada.wait@example.com', '/w/');
-    const { context, page, csp } = await open('Europe/Berlin');
+    const { context, page, csp } = await openPage(browser, 'Europe/Berlin');
     const res = await page.goto(`${t.url}/w/${token}`);
     expect(res?.status()).toBe(200);
     expect(res!.headers()['referrer-policy']).toBe('no-referrer');
@@ -362,7 +346,7 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
       }),
     );
     const token = await mailedToken(invitee.email, '/invitations/');
-    const { context, page, csp } = await open('UTC');
+    const { context, page, csp } = await openPage(browser, 'UTC');
     const res = await page.goto(`${t.url}/invitations/${token}`);
     expect(res?.status()).toBe(200);
     expect(res!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
@@ -410,7 +394,7 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     ).api_key.key as string;
     const query = `?slug=${slug}&key=${encodeURIComponent(pk)}`;
 
-    const { context, page, csp } = await open('Europe/London');
+    const { context, page, csp } = await openPage(browser, 'Europe/London');
     await page.goto(`http://localhost:${sitePort}/${query}`);
     const frame = page.frameLocator('#booking iframe');
     await frame.locator('.slot').first().waitFor();
@@ -489,7 +473,7 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
 
     // The same page on an origin outside the key's domains: the browser refuses to show the booking
     // page (frame-ancestors), and a direct call with the key is refused (the Origin rule).
-    const blocked = await open('Europe/London');
+    const blocked = await openPage(browser, 'Europe/London');
     const refused: string[] = [];
     blocked.page.on('console', (m) => {
       if (/frame-ancestors/.test(m.text())) refused.push(m.text());

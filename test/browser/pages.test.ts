@@ -3,11 +3,11 @@
  * and be told so, join the waitlist, reschedule and cancel on `/b/{token}`; an axe-core scan of each
  * state with no serious or critical violation, and no Content-Security-Policy violation anywhere.
  */
-import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StripeEmulator, startStripeEmulator } from '../emulators/stripe.js';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
-import { chromiumAvailable, launchChromium, seriousViolations } from '../helpers/browser.js';
+import { chromiumAvailable, launchChromium, openPage, seriousViolations } from '../helpers/browser.js';
 
 const run = chromiumAvailable();
 
@@ -75,23 +75,6 @@ async function firstSlot(slug: string, duration = 30): Promise<{ start: string; 
   return a.slots[0];
 }
 
-/** A fresh context (zone, language, width) whose console is watched for CSP reports. */
-async function open(zone = 'Asia/Tokyo'): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
-  const context = await browser.newContext({
-    timezoneId: zone,
-    locale: 'en-GB',
-    viewport: { width: 1280, height: 900 },
-  });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  const csp: string[] = [];
-  page.on('console', (m: ConsoleMessage) => {
-    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) csp.push(m.text());
-  });
-  page.on('pageerror', (e) => csp.push(`page error: ${e.message}`));
-  return { context, page, csp };
-}
-
 async function expectAccessible(page: Page, state: string): Promise<void> {
   const violations = await seriousViolations(page);
   expect(violations, `${state}: ${JSON.stringify(violations, null, 1)}`).toEqual([]);
@@ -130,7 +113,7 @@ describe.skipIf(!run)('pages in Chromium', () => {
         { id: 'agree', label: 'I agree to be contacted', type: 'checkbox', required: true },
       ],
     });
-    const { context, page, csp } = await open('Asia/Tokyo');
+    const { context, page, csp } = await openPage(browser, 'Asia/Tokyo');
     const res = await page.goto(`${t.url}/book/${slug}`);
     expect(res?.status()).toBe(200);
     const headers = res!.headers();
@@ -188,7 +171,7 @@ describe.skipIf(!run)('pages in Chromium', () => {
 
   it('a 409 (someone was faster) asks again and says so', async () => {
     const slug = await makeLink();
-    const { context, page, csp } = await open('UTC');
+    const { context, page, csp } = await openPage(browser, 'UTC');
     await page.goto(`${t.url}/book/${slug}`);
     const slot = await firstSlot(slug);
     // The visitor's zone can be changed: the times are shown again in it.
@@ -222,7 +205,7 @@ describe.skipIf(!run)('pages in Chromium', () => {
   it('offers the waitlist when there is no free time, and joins it', async () => {
     const busy = await makeHost('Nobody Free', []);
     const slug = await makeLink({}, busy);
-    const { context, page, csp } = await open('Europe/Berlin');
+    const { context, page, csp } = await openPage(browser, 'Europe/Berlin');
     await page.goto(`${t.url}/book/${slug}`);
     await page.getByRole('heading', { name: 'Join the waitlist' }).waitFor();
     await page.getByLabel('Name').fill('Ada Lovelace');
@@ -246,7 +229,7 @@ describe.skipIf(!run)('pages in Chromium', () => {
     );
     const manageUrl: string = created.booking.manage_url;
     const token = manageUrl.split('/').pop()!;
-    const { context, page, csp } = await open('America/New_York');
+    const { context, page, csp } = await openPage(browser, 'America/New_York');
     const res = await page.goto(manageUrl);
     expect(res?.status()).toBe(200);
     expect(res!.headers()['cache-control']).toBe('no-store');
@@ -283,7 +266,7 @@ describe.skipIf(!run)('pages in Chromium', () => {
 
   it('a priced link goes to Checkout and comes back to a success page; a cancelled payment frees the time', async () => {
     const slug = await makeLink({ price_amount: 4500, price_currency: 'eur' });
-    const { context, page, csp } = await open('UTC');
+    const { context, page, csp } = await openPage(browser, 'UTC');
     const fill = async () => {
       await page.locator('.slot').first().click();
       await page.getByLabel('Name').fill('Ada Lovelace');
@@ -322,7 +305,7 @@ describe.skipIf(!run)('pages in Chromium', () => {
   });
 
   it('an unknown token is a clear 404 page without script', async () => {
-    const { context, page } = await open('UTC');
+    const { context, page } = await openPage(browser, 'UTC');
     const res = await page.goto(`${t.url}/b/${'x'.repeat(43)}`);
     expect(res?.status()).toBe(404);
     expect(res!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");

@@ -6,7 +6,14 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
+import {
+  type Browser,
+  type BrowserContext,
+  type ConsoleMessage,
+  chromium,
+  type Frame,
+  type Page,
+} from 'playwright-core';
 
 export const CHROMIUM = process.env.KAIROS_CHROMIUM ?? '/usr/lib/chromium/chromium';
 export const CHROMIUM_INSTALL_HINT = `Chromium is required for the browser tests but ${CHROMIUM} does not exist. Install it with \`sudo apt-get install -y chromium\` (Debian), or set KAIROS_CHROMIUM to a Chromium binary.`;
@@ -49,4 +56,27 @@ export async function seriousViolations(page: Page | Frame): Promise<AxeViolatio
     .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
       nodes: v.nodes.map((n) => n.target.join(' ')) })))`)) as AxeViolation[];
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/**
+ * A fresh context of `browser` (time zone, British English, 1280×900) and a page in it whose console
+ * is watched: CSP reports and uncaught page errors are collected in `csp`.
+ */
+export async function openPage(
+  browser: Browser,
+  zone: string,
+): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
+  const context = await browser.newContext({
+    timezoneId: zone,
+    locale: 'en-GB',
+    viewport: { width: 1280, height: 900 },
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const csp: string[] = [];
+  page.on('console', (m: ConsoleMessage) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) csp.push(m.text());
+  });
+  page.on('pageerror', (e) => csp.push(`page error: ${e.message}`));
+  return { context, page, csp };
 }
