@@ -1,8 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
-import { vcalendar } from '../helpers/ics.js';
+import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { type ServerProcess, callServer, startTwoServers } from '../helpers/process.js';
 
 /**
@@ -10,23 +8,20 @@ import { type ServerProcess, callServer, startTwoServers } from '../helpers/proc
  * process holds for the very next read through the other (access is decided from the database on
  * every request, no cache to wait for).
  */
-let feed: Server;
+let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 let feedUrl: string;
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
 let stop: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  feed = createServer((_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/calendar' }).end(vcalendar('\r\n')),
-  );
-  await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
-  feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/free.ics`;
+  feed = await serveCalendar(vcalendar('\r\n'));
+  feedUrl = feed.url;
   ({ t, a, b, stop } = await startTwoServers({ KAIROS_ALLOW_PRIVATE_NETWORK: 'true' }));
 }, 60_000);
 afterAll(async () => {
   await stop?.();
-  await new Promise<void>((resolve) => feed.close(() => resolve()));
+  await feed?.close();
 });
 
 describe('consents across two server processes', () => {

@@ -1,8 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
-import { vcalendar } from '../helpers/ics.js';
+import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { callServer, type ServerProcess, startTwoServers } from '../helpers/process.js';
 
 /**
@@ -10,23 +8,20 @@ import { callServer, type ServerProcess, startTwoServers } from '../helpers/proc
  * both processes at once, make one change — one acceptance with one set of bookings and one
  * proposal.accepted per account; one poll resolution with one proposal.resolved.
  */
-let feed: Server;
+let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 let feedUrl: string;
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
 let stop: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  feed = createServer((_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/calendar' }).end(vcalendar('\r\n')),
-  );
-  await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
-  feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/free.ics`;
+  feed = await serveCalendar(vcalendar('\r\n'));
+  feedUrl = feed.url;
   ({ t, a, b, stop } = await startTwoServers({ KAIROS_ALLOW_PRIVATE_NETWORK: 'true' }));
 }, 60_000);
 afterAll(async () => {
   await stop?.();
-  await new Promise<void>((resolve) => feed.close(() => resolve()));
+  await feed?.close();
 });
 
 const HOUR = 3_600_000;

@@ -1,4 +1,6 @@
-/** ICS text builders for calendar tests. */
+/** ICS text builders for calendar tests, and a local server for a feed. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /** America/New_York as a VTIMEZONE (DST from the second Sunday of March to the first Sunday of November). */
 export const NY_VTIMEZONE = [
@@ -31,4 +33,16 @@ export function vcalendar(eol: '\r\n' | '\n', ...body: (string | string[])[]): s
     'END:VCALENDAR',
     '',
   ].join(eol);
+}
+
+/** A local HTTP server answering `ics` (text/calendar) at every path; `url` names one .ics path of it. */
+export async function serveCalendar(ics: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/calendar' }).end(ics),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cal.ics`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -3,11 +3,9 @@
  * (docs/api.md#consents, #network): grant, merge, list, revoke, expire (with their events, to both
  * parties' accounts), racing grants, invitations and their tokens, racing accepts, connections.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
-import { vcalendar } from '../../../test/helpers/ics.js';
+import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 
@@ -16,7 +14,7 @@ const clock = new FakeClock(T0);
 const DAY = 86_400_000;
 let t: TestApp;
 let sink: SmtpSink;
-let feed: Server;
+let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 let feedUrl: string;
 
 beforeAll(async () => {
@@ -31,15 +29,14 @@ beforeAll(async () => {
     'SUMMARY:Dentist',
     'END:VEVENT',
   ]);
-  feed = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/calendar' }).end(ics));
-  await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
-  feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/cal.ics`;
+  feed = await serveCalendar(ics);
+  feedUrl = feed.url;
   t = await startTestApp({ clock, env: { SMTP_URL: sink.url, KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
 });
 afterAll(async () => {
   await t?.close();
   await sink?.close();
-  await new Promise<void>((resolve) => feed?.close(() => resolve()));
+  await feed?.close();
 });
 beforeEach(() => clock.set(T0));
 

@@ -5,11 +5,9 @@
  * consent revoked before acceptance, poll resolution (last vote, close, reaper; ties), and races of
  * the triggers of one resolution inside one process (across processes: test/e2e).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
-import { vcalendar } from '../../../test/helpers/ics.js';
+import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
@@ -19,25 +17,22 @@ const clock = new FakeClock(T0);
 const HOUR = 3_600_000;
 let t: TestApp;
 let sink: SmtpSink;
-let feed: Server;
+let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 let feedUrl: string;
 let receiver: Receiver;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
   receiver = await startReceiver();
-  feed = createServer((_req, res) =>
-    res.writeHead(200, { 'content-type': 'text/calendar' }).end(vcalendar('\r\n', [])),
-  );
-  await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
-  feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/cal.ics`;
+  feed = await serveCalendar(vcalendar('\r\n', []));
+  feedUrl = feed.url;
   t = await startTestApp({ clock, env: { SMTP_URL: sink.url, KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
 });
 afterAll(async () => {
   await t?.close();
   await sink?.close();
   await receiver?.close();
-  await new Promise<void>((resolve) => feed?.close(() => resolve()));
+  await feed?.close();
 });
 beforeEach(() => clock.set(T0));
 
