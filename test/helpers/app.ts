@@ -34,6 +34,8 @@ export interface TestApp {
     plan?: Plan;
     rateLimit?: number | null;
   }): Promise<{ id: string; key: string; keyId: string }>;
+  /** The `data` of the account's events of one type, as stored, oldest first. */
+  events(accountId: string, type: string): Promise<Json[]>;
   /** fetch against the app with an optional bearer token; JSON bodies are encoded. */
   call(
     method: string,
@@ -98,6 +100,16 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
           plan === 'enterprise' ? (a.rateLimit === undefined ? 1_000_000 : a.rateLimit) : null,
       });
       return { id: out.account.id, key: out.api_key.key, keyId: out.api_key.id };
+    },
+    async events(accountId, type) {
+      const rows = await db
+        .selectFrom('events')
+        .select(['data'])
+        .where('account_id', '=', accountId)
+        .where('type', '=', type)
+        .orderBy('created_at')
+        .execute();
+      return rows.map((r) => r.data);
     },
     call(method, path, o = {}) {
       const headers: Record<string, string> = { ...(o.headers ?? {}) };

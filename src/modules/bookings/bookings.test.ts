@@ -23,17 +23,6 @@ afterAll(async () => {
 
 const customer = { customer_email: 'ada@example.com', customer_name: 'Ada Lovelace' };
 
-async function events(accountId: string, type: string): Promise<Json[]> {
-  const rows = await t.ctx.db
-    .selectFrom('events')
-    .select(['data'])
-    .where('account_id', '=', accountId)
-    .where('type', '=', type)
-    .orderBy('created_at')
-    .execute();
-  return rows.map((r) => r.data);
-}
-
 async function host(key: string, name = 'Host', body: Record<string, unknown> = {}): Promise<string> {
   const res = await t.call('POST', '/v1/hosts', {
     token: key,
@@ -74,7 +63,7 @@ describe('POST /v1/bookings', () => {
     });
     expect(booking.id).toMatch(/^booking_/);
     expect(booking.manage_url).toMatch(new RegExp(`^${t.url}/b/[A-Za-z0-9_-]{43}$`));
-    const created = await events(acc.id, 'booking.created');
+    const created = await t.events(acc.id, 'booking.created');
     expect(created).toHaveLength(1);
     expect(created[0].booking).toMatchObject({
       id: booking.id,
@@ -250,7 +239,7 @@ describe('POST /v1/bookings', () => {
     expect(b.status).toBe(201);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
     expect((await b.json()).booking.id).toBe((await a.json()).booking.id);
-    expect(await events(acc.id, 'booking.created')).toHaveLength(1);
+    expect(await t.events(acc.id, 'booking.created')).toHaveLength(1);
   });
 
   it('lets exactly one of 50 racing requests for one slot through; the rest are 409, none 5xx', async () => {
@@ -266,7 +255,7 @@ describe('POST /v1/bookings', () => {
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(49);
-    expect(await events(acc.id, 'booking.created')).toHaveLength(1);
+    expect(await t.events(acc.id, 'booking.created')).toHaveLength(1);
   });
 });
 
@@ -290,7 +279,7 @@ describe('reschedule and cancel', () => {
       start_time: '2026-03-03T13:00:00.000Z',
       end_time: '2026-03-03T13:30:00.000Z',
     });
-    const updated = await events(acc.id, 'booking.updated');
+    const updated = await t.events(acc.id, 'booking.updated');
     expect(updated).toHaveLength(1);
     expect(updated[0].booking.start_time).toBe('2026-03-03T13:00:00.000Z');
     const taken = await t.call('PATCH', `/v1/bookings/${a.id}`, {
@@ -319,7 +308,7 @@ describe('reschedule and cancel', () => {
     const again = await t.call('DELETE', `/v1/bookings/${b.id}`, { token: acc.key });
     expect(again.status).toBe(200);
     expect((await again.json()).booking.status).toBe('cancelled');
-    expect(await events(acc.id, 'booking.cancelled')).toHaveLength(1);
+    expect(await t.events(acc.id, 'booking.cancelled')).toHaveLength(1);
     const methods = await t.ctx.db
       .selectFrom('mail_outbox')
       .select('ics_method')
@@ -457,9 +446,9 @@ describe('booking links on the public surface', () => {
     });
     expect(cancelled.status).toBe(200);
     expect((await cancelled.json()).booking.status).toBe('cancelled');
-    expect(await events(acc.id, 'booking.cancelled')).toHaveLength(1);
+    expect(await t.events(acc.id, 'booking.cancelled')).toHaveLength(1);
     expect((await t.call('POST', `/v1/public/bookings/${token}/cancel`, { body: {} })).status).toBe(200);
-    expect(await events(acc.id, 'booking.cancelled')).toHaveLength(1);
+    expect(await t.events(acc.id, 'booking.cancelled')).toHaveLength(1);
   });
 
   it('is 404 for unknown and inactive links, and for a publishable key of another account', async () => {

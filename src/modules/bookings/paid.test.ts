@@ -84,16 +84,6 @@ async function get(s: Setup, id: string): Promise<Json> {
   return (await res.json()).booking;
 }
 
-async function events(accountId: string, type: string): Promise<Json[]> {
-  const rows = await t.ctx.db
-    .selectFrom('events')
-    .select(['data'])
-    .where('account_id', '=', accountId)
-    .where('type', '=', type)
-    .execute();
-  return rows.map((r) => r.data);
-}
-
 function sessionOf(bookingId: string) {
   const s = stripe.sessions().find((x) => x.metadata?.booking_id === bookingId);
   if (!s) throw new Error(`no session for ${bookingId}`);
@@ -126,13 +116,13 @@ describe('a priced link', () => {
     // The time is held: nobody else gets it.
     expect((await bookPublic(s, '2026-03-03T10:00:00Z')).status).toBe(409);
     // Not announced before payment.
-    expect(await events(s.accountId, 'booking.created')).toHaveLength(0);
+    expect(await t.events(s.accountId, 'booking.created')).toHaveLength(0);
 
     const delivery = await stripe.pay(session.id);
     expect(delivery.status).toBe(200);
     const paid = await get(s, b.id);
     expect(paid).toMatchObject({ status: 'confirmed', checkout_url: null, payment_expires_at: null });
-    const confirmed = await events(s.accountId, 'booking.confirmed');
+    const confirmed = await t.events(s.accountId, 'booking.confirmed');
     expect(confirmed).toHaveLength(1);
     expect(confirmed[0]!.booking).toMatchObject({
       id: b.id,
@@ -140,7 +130,7 @@ describe('a priced link', () => {
       payment_amount: 2500,
       payment_currency: 'eur',
     });
-    expect(await events(s.accountId, 'booking.created')).toHaveLength(1);
+    expect(await t.events(s.accountId, 'booking.created')).toHaveLength(1);
     const mails = await t.ctx.modules.mail.listFor(b.id);
     expect(mails.map((m) => m.kind)).toEqual(['booking.confirmation', 'booking.confirmation']);
   });
@@ -154,7 +144,7 @@ describe('a priced link', () => {
     expect(JSON.parse(again.body)).toEqual({ received: true, duplicate: true });
     const racing = await Promise.all([1, 2, 3].map(() => stripe.redeliver(first.event.id)));
     expect(racing.every((d) => d.status === 200)).toBe(true);
-    expect(await events(s.accountId, 'booking.confirmed')).toHaveLength(1);
+    expect(await t.events(s.accountId, 'booking.confirmed')).toHaveLength(1);
   });
 
   it('handles events in any order: an expiry before the payment releases the time, the payment then takes it again', async () => {
@@ -176,7 +166,7 @@ describe('a priced link', () => {
     expect((await get(s, b.id)).status).toBe('expired');
     await stripe.flush();
     expect((await get(s, b.id)).status).toBe('confirmed');
-    expect(await events(s.accountId, 'booking.confirmed')).toHaveLength(1);
+    expect(await t.events(s.accountId, 'booking.confirmed')).toHaveLength(1);
     // Held again: the time is not bookable.
     expect((await bookPublic(s, '2026-03-03T12:00:00Z')).status).toBe(409);
   });
@@ -194,7 +184,7 @@ describe('a priced link', () => {
     await stripe.asyncFail(sessionOf(failing.id).id);
     expect((await get(s, failing.id)).status).toBe('expired');
     expect((await bookPublic(s, '2026-03-03T09:00:00Z')).status).toBe(201); // the time is free again
-    expect(await events(s.accountId, 'booking.confirmed')).toHaveLength(1);
+    expect(await t.events(s.accountId, 'booking.confirmed')).toHaveLength(1);
   });
 
   it('refuses a bad signature, a wrong secret and a stale timestamp with 400 problem+json', async () => {
@@ -283,7 +273,7 @@ describe('a priced link', () => {
       ]),
     );
     expect((await t.ctx.modules.mail.listFor(b.id)).map((m) => m.kind)).toEqual(['booking.payment_refunded']);
-    expect(await events(s.accountId, 'booking.confirmed')).toHaveLength(0);
+    expect(await t.events(s.accountId, 'booking.confirmed')).toHaveLength(0);
     const live = await t.ctx.db
       .selectFrom('booking_occupancy')
       .select('owner_id')
@@ -328,7 +318,7 @@ describe('a priced link', () => {
     expect((await res.json()).booking.status).toBe('cancelled');
     await stripe.settle();
     expect(sessionOf(b.id).status).toBe('expired');
-    expect(await events(s.accountId, 'booking.cancelled')).toHaveLength(0);
+    expect(await t.events(s.accountId, 'booking.cancelled')).toHaveLength(0);
   });
 });
 

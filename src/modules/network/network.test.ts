@@ -67,16 +67,6 @@ async function signIn(email: string): Promise<string> {
   return (await res.json()).session.token;
 }
 
-async function events(accountId: string, type: string): Promise<Json[]> {
-  const rows = await t.ctx.db
-    .selectFrom('events')
-    .select(['data'])
-    .where('account_id', '=', accountId)
-    .where('type', '=', type)
-    .execute();
-  return rows.map((r) => r.data);
-}
-
 const grant = (token: string, body: Record<string, unknown>) =>
   t.call('POST', '/v1/consents', { token, body });
 
@@ -106,8 +96,8 @@ describe('consents', () => {
     expect(merged.scopes).toEqual(['availability:read:freebusy', 'booking:propose']);
     // The same grant again changes nothing and announces nothing.
     expect((await grant(a.token, { grantee_id: b.id, scopes: ['booking:propose'] })).status).toBe(200);
-    expect(await events(a.accountId, 'consent.granted')).toHaveLength(2);
-    expect(await events(b.accountId, 'consent.granted')).toHaveLength(2);
+    expect(await t.events(a.accountId, 'consent.granted')).toHaveLength(2);
+    expect(await t.events(b.accountId, 'consent.granted')).toHaveLength(2);
   });
 
   it('refuses unknown scopes (with the allowed list), oneself, unknown and malformed grantees, past ends', async () => {
@@ -155,8 +145,8 @@ describe('consents', () => {
     expect(revoked.status).toBe(200);
     expect((await revoked.json()).consent).toMatchObject({ status: 'revoked', revoked_at: T0 });
     await t.call('DELETE', `/v1/consents/${ab.id}`, { token: a.token });
-    expect(await events(a.accountId, 'consent.revoked')).toHaveLength(1);
-    expect(await events(b.accountId, 'consent.revoked')).toHaveLength(1);
+    expect(await t.events(a.accountId, 'consent.revoked')).toHaveLength(1);
+    expect(await t.events(b.accountId, 'consent.revoked')).toHaveLength(1);
     const active = await (await t.call('GET', '/v1/consents?role=grantor', { token: a.token })).json();
     expect(active.consents).toEqual([]);
     const all = await (
@@ -181,9 +171,9 @@ describe('consents', () => {
     const read = await t.call('GET', `/v1/consents/${c.id}`, { token: await signIn(a.email) });
     expect((await read.json()).consent.status).toBe('expired');
     await t.ctx.modules.network.expireConsents();
-    expect(await events(b.accountId, 'consent.revoked')).toHaveLength(1);
+    expect(await t.events(b.accountId, 'consent.revoked')).toHaveLength(1);
     await t.ctx.modules.network.expireConsents();
-    expect(await events(b.accountId, 'consent.revoked')).toHaveLength(1);
+    expect(await t.events(b.accountId, 'consent.revoked')).toHaveLength(1);
   });
 
   it('20 concurrent identical grants make one consent and one consent.granted', async () => {
@@ -199,7 +189,7 @@ describe('consents', () => {
     expect(statuses.filter((s) => s !== 201 && s !== 200)).toEqual([]);
     const ids = new Set(await Promise.all(answers.map(async (r) => (await r.json()).consent.id)));
     expect(ids.size).toBe(1);
-    expect(await events(a.accountId, 'consent.granted')).toHaveLength(1);
+    expect(await t.events(a.accountId, 'consent.granted')).toHaveLength(1);
   });
 });
 

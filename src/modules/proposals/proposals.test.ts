@@ -115,16 +115,6 @@ function respond(id: string, body: Json, token?: string) {
   return t.call('POST', `/v1/proposals/${id}/response`, { ...(token ? { token } : {}), body });
 }
 
-async function events(accountId: string, type: string): Promise<Json[]> {
-  const rows = await t.ctx.db
-    .selectFrom('events')
-    .select(['data'])
-    .where('account_id', '=', accountId)
-    .where('type', '=', type)
-    .execute();
-  return rows.map((r) => r.data);
-}
-
 async function eventsAbout(proposalId: string): Promise<{ type: string; account_id: string }[]> {
   const rows = await t.ctx.db
     .selectFrom('events')
@@ -265,7 +255,7 @@ describe('a standard proposal', () => {
     ]);
     const [s1, s2] = proposal.slots.map((s: Json) => s.id);
     // Each party's account hears proposal.created once.
-    for (const u of [a, b, c]) expect(await events(u.accountId, 'proposal.created')).toHaveLength(1);
+    for (const u of [a, b, c]) expect(await t.events(u.accountId, 'proposal.created')).toHaveLength(1);
 
     // Several slots: an accept must name one.
     const unnamed = await respond(proposal.id, { action: 'accept' }, b.token);
@@ -314,8 +304,8 @@ describe('a standard proposal', () => {
       const bs = (await bookingsOf(u)).filter((x) => x.start_time === at(48));
       expect(bs, u.email).toHaveLength(1);
       expect(bs[0]).toMatchObject({ status: 'confirmed', principal_id: u.id, end_time: slot(48).end });
-      expect(await events(u.accountId, 'proposal.accepted')).toHaveLength(1);
-      expect((await events(u.accountId, 'booking.created')).length).toBeGreaterThanOrEqual(1);
+      expect(await t.events(u.accountId, 'proposal.accepted')).toHaveLength(1);
+      expect((await t.events(u.accountId, 'booking.created')).length).toBeGreaterThanOrEqual(1);
     }
     // The time is taken: availability of B no longer offers it.
     const mails = await mailsTo(b.email, /^Booked: Quarterly review/);
@@ -360,7 +350,7 @@ describe('a standard proposal', () => {
     const rejected = await respond(proposal.id, { action: 'reject', message: 'Busy that week' }, b.token);
     expect(rejected.status).toBe(200);
     expect((await rejected.json()).proposal.status).toBe('rejected');
-    expect(await events(a.accountId, 'proposal.rejected')).toHaveLength(1);
+    expect(await t.events(a.accountId, 'proposal.rejected')).toHaveLength(1);
     expect(await mailsTo(a.email, /^Declined/)).toHaveLength(1);
     const late = await respond(proposal.id, { action: 'accept' }, c.token);
     expect(late.status).toBe(409);
@@ -404,8 +394,8 @@ describe('a standard proposal', () => {
       proposal.id,
       out.counter_proposal.id,
     ]);
-    expect(await events(a.accountId, 'proposal.countered')).toHaveLength(1);
-    expect(await events(b.accountId, 'proposal.created')).toHaveLength(2);
+    expect(await t.events(a.accountId, 'proposal.countered')).toHaveLength(1);
+    expect(await t.events(b.accountId, 'proposal.created')).toHaveLength(2);
 
     // A answers the counter (by the link mailed to it), accepting: both are booked.
     const link = await mailedToken(a.email);
@@ -452,7 +442,7 @@ describe('a standard proposal', () => {
     for (const u of [a, b]) {
       const bs = (await bookingsOf(u)).filter((x) => x.start_time === at(96));
       expect(bs.map((x) => x.status)).toEqual(['cancelled']);
-      expect(await events(u.accountId, 'proposal.cancelled')).toHaveLength(1);
+      expect(await t.events(u.accountId, 'proposal.cancelled')).toHaveLength(1);
     }
     expect(await mailsTo(a.email, /^Cancelled: Lunch/)).toHaveLength(1);
     expect(
@@ -521,8 +511,8 @@ describe('a standard proposal', () => {
       (await (await t.call('GET', `/v1/proposals/${proposal.id}`, { token: b.token })).json()).proposal
         .status,
     ).toBe('expired');
-    expect(await events(a.accountId, 'proposal.expired')).toHaveLength(1);
-    expect(await events(b.accountId, 'proposal.expired')).toHaveLength(1);
+    expect(await t.events(a.accountId, 'proposal.expired')).toHaveLength(1);
+    expect(await t.events(b.accountId, 'proposal.expired')).toHaveLength(1);
     const byToken = await t.call('GET', `/v1/proposals/by-token?token=${link}`);
     expect(byToken.status).toBe(410);
     expect((await byToken.json()).code).toBe('token_expired');
@@ -623,7 +613,7 @@ describe('polls', () => {
       [0, false],
     ]);
 
-    const sent = await events(a.accountId, 'proposal.resolved');
+    const sent = await t.events(a.accountId, 'proposal.resolved');
     expect(sent).toEqual([
       {
         proposal_id: proposal.id,
@@ -700,7 +690,7 @@ describe('polls', () => {
       total_votes: 3,
       tie_count: 3,
     });
-    expect(await events(a.accountId, 'proposal.resolved')).toContainEqual(
+    expect(await t.events(a.accountId, 'proposal.resolved')).toContainEqual(
       expect.objectContaining({ proposal_id: out.proposal.id, tie_count: 3, poll_variant: 'open' }),
     );
     const again = await t.call('POST', `/v1/proposals/${out.proposal.id}/close`, { token: a.token });
