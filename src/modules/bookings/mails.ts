@@ -7,7 +7,7 @@
  * Written into the mail outbox inside the booking's own transaction.
  */
 import type { InviteSpec, MailMessage } from '../mail/api.js';
-import { htmlBody } from '../mail/api.js';
+import { describeTime, htmlBody } from '../mail/api.js';
 import type { BookingRow } from './repo.js';
 
 export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';
@@ -41,36 +41,6 @@ const SUBJECTS: Record<BookingMailKind, (title: string) => string> = {
   reschedule: (t) => `Rescheduled: ${t}`,
   cancellation: (t) => `Cancelled: ${t}`,
 };
-
-/** The start and end as a customer reads them (their zone, else UTC). */
-export function describeTime(start: Date, end: Date, zone: string | null): string {
-  const tz = zone ?? 'UTC';
-  const f = formattersFor(tz);
-  return `${f.start.format(start)} – ${f.end.format(end)} (${tz})`;
-}
-
-/** Formatters per zone: making one costs ~0.2 ms, using one ~2 µs (a booking mails several times). */
-const formatters = new Map<string, { start: Intl.DateTimeFormat; end: Intl.DateTimeFormat }>();
-function formattersFor(tz: string) {
-  let f = formatters.get(tz);
-  if (!f) {
-    f = {
-      start: new Intl.DateTimeFormat('en-GB', {
-        timeZone: tz,
-        weekday: 'long',
-        day: 'numeric',
-        month: 'long',
-        year: 'numeric',
-        hour: '2-digit',
-        minute: '2-digit',
-      }),
-      end: new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit' }),
-    };
-    if (formatters.size >= 500) formatters.clear(); // zones are IANA names: few, but never unbounded
-    formatters.set(tz, f);
-  }
-  return f;
-}
 
 export function bookingMails(input: BookingMailInput): MailMessage[] {
   const { booking: b, kind, title, hosts } = input;

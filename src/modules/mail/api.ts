@@ -70,6 +70,7 @@ export function addressOf(from: string): string {
 
 /** The .ics text of an invite (exported for tests). */
 export { buildInvite } from './invite.js';
+export { describeTime } from './time.js';
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',

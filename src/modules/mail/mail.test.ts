@@ -11,7 +11,14 @@ import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { enqueue } from '../../jobs/runner.js';
 import { type AnyModule, MODULES } from '../index.js';
 import { FakeClock } from '../../platform/clock.js';
-import { buildInvite, escapeHtml, type InviteSpec, type MailApi, type MailMessage } from './api.js';
+import {
+  buildInvite,
+  describeTime,
+  escapeHtml,
+  type InviteSpec,
+  type MailApi,
+  type MailMessage,
+} from './api.js';
 import { mailModule } from './module.js';
 import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './outbox.js';
 
@@ -344,7 +351,7 @@ describe('mail without SMTP_URL', () => {
   });
 });
 
-describe('buildInvite and escapeHtml', () => {
+describe('buildInvite, describeTime and escapeHtml', () => {
   it('writes UTC instants, the display zone, and names without quotes', () => {
     const ics = buildInvite(
       invite('x@kairos', {
@@ -363,6 +370,19 @@ describe('buildInvite and escapeHtml', () => {
       attendees: ['mailto:bob@example.test', 'mailto:c@example.test'],
     });
     expect(() => buildInvite(invite('x', { end: new Date('2026-06-10T09:00:00Z') }))).toThrow(/end/);
+  });
+
+  it('describes a time in the reader’s zone (UTC when unknown), across a DST change, with or without an end', () => {
+    expect(describeTime(new Date('2026-06-01T09:00:00Z'), new Date('2026-06-01T09:30:00Z'), null)).toBe(
+      'Monday, 1 June 2026 at 09:00 – 09:30 (UTC)',
+    );
+    // 00:30–01:30 UTC on the night Berlin moves from +01:00 to +02:00: 01:30 – 03:30 local.
+    expect(
+      describeTime(new Date('2026-03-29T00:30:00Z'), new Date('2026-03-29T01:30:00Z'), 'Europe/Berlin'),
+    ).toBe('Sunday, 29 March 2026 at 01:30 – 03:30 (Europe/Berlin)');
+    expect(describeTime(new Date('2026-11-01T16:00:00Z'), null, 'America/New_York')).toBe(
+      'Sunday, 1 November 2026 at 11:00 (America/New_York)',
+    );
   });
 
   it('escapes html', () => {

@@ -7,7 +7,7 @@
 import type { Config } from '../../config.js';
 import type { Transition } from '../../lib/proposals.js';
 import type { InviteSpec, MailMessage } from '../mail/api.js';
-import { addressOf, htmlBody } from '../mail/api.js';
+import { addressOf, describeTime, htmlBody } from '../mail/api.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import { type Loaded, type ParticipantRow, partiesOf, type SlotRow } from './present.js';
 
@@ -52,10 +52,10 @@ export class ProposalMails {
       ...(l.p.message ? ['', l.p.message] : []),
       '',
       'Times offered (UTC):',
-      ...l.slots.map((s) => `- ${describe(s.start_time, s.end_time, 'UTC')}`),
+      ...l.slots.map((s) => `- ${describeTime(s.start_time, s.end_time, 'UTC')}`),
       '',
       poll ? `Vote: ${url}` : `Accept, propose another time or decline: ${url}`,
-      `The link works until ${describe(l.p.expires_at, null, 'UTC')}.`,
+      `The link works until ${describeTime(l.p.expires_at, null, 'UTC')}.`,
     ];
     return {
       kind: poll ? 'proposal.poll_invitation' : 'proposal.invitation',
@@ -124,7 +124,7 @@ export class ProposalMails {
         cancelled
           ? `The meeting "${title}" has been cancelled.${c.reason ? ` Reason: ${c.reason}` : ''}`
           : `Everyone accepted: "${title}" is booked.`,
-        `When: ${describe(slot.start_time, slot.end_time, zone)}`,
+        `When: ${describeTime(slot.start_time, slot.end_time, zone)}`,
         `With: ${people
           .filter((y) => y.id !== x.id)
           .map((y) => y.name || 'a participant')
@@ -163,7 +163,7 @@ export class ProposalMails {
     const lines = (name: string, zone: string) => [
       `Hello${name ? ` ${name}` : ''},`,
       '',
-      `The poll "${title}" is decided: ${describe(slot.start_time, slot.end_time, zone)}.`,
+      `The poll "${title}" is decided: ${describeTime(slot.start_time, slot.end_time, zone)}.`,
       `${r.vote_count} of ${r.total_votes} votes${r.tie_count > 1 ? ` (a tie of ${r.tie_count} slots, broken by the earliest start)` : ''}.`,
       ...(l.p.booking_error
         ? ['', 'The time could not be booked for the organiser: it was taken meanwhile.']
@@ -226,20 +226,4 @@ export function selectedSlot(l: Loaded): SlotRow {
 /** What a meeting is called in mails, invites and calendars. */
 export function titleOf(l: Loaded): string {
   return l.p.title ?? (l.p.mode === 'poll' ? 'Meeting (poll)' : 'Meeting');
-}
-
-/** Formatters per zone (making one costs far more than using one; zones are few). */
-const formats = new Map<string, { start: Intl.DateTimeFormat; end: Intl.DateTimeFormat }>();
-/** A time as a person reads it in `zone` (with the end's time of day when given). */
-function describe(start: Date, end: Date | null, zone: string): string {
-  let f = formats.get(zone);
-  if (!f) {
-    f = {
-      start: new Intl.DateTimeFormat('en-GB', { timeZone: zone, dateStyle: 'full', timeStyle: 'short' }),
-      end: new Intl.DateTimeFormat('en-GB', { timeZone: zone, timeStyle: 'short' }),
-    };
-    if (formats.size > 200) formats.clear();
-    formats.set(zone, f);
-  }
-  return `${f.start.format(start)}${end ? `–${f.end.format(end)}` : ''} (${zone})`;
 }
