@@ -206,6 +206,28 @@ describe('mail over SMTP', () => {
     const got = (await sink.waitFor(before + 3)).slice(before);
     expect(got.map((m) => m.to && !Array.isArray(m.to) && m.to.value[0]?.address).sort()).toEqual(tos);
   });
+
+  it('gives messages sharing one invite the same invite text, and a message with another invite its own', async () => {
+    const subject = bookingId();
+    const shared = invite(`${subject}@kairos`);
+    const other = invite(`${subject}@kairos`, { sequence: 1, method: 'CANCEL' });
+    await commit(t, [
+      message(subject, { to: 'a@example.test', invite: shared }),
+      message(subject, { to: 'b@example.test', invite: shared }),
+      message(subject, { to: 'c@example.test', invite: other }),
+    ]);
+    const rows = await t.ctx.db
+      .selectFrom('mail_outbox')
+      .select(['to_address', 'ics', 'ics_method'])
+      .where('subject_id', '=', subject)
+      .orderBy('to_address')
+      .execute();
+    expect(rows.map((r) => r.ics_method)).toEqual(['REQUEST', 'REQUEST', 'CANCEL']);
+    expect(rows[0]!.ics).toBe(rows[1]!.ics);
+    expect(parseIcs(rows[0]!.ics!)).toMatchObject({ uid: `${subject}@kairos`, sequence: 0 });
+    expect(parseIcs(rows[2]!.ics!)).toMatchObject({ uid: `${subject}@kairos`, sequence: 1 });
+    await t.ctx.jobs.drain();
+  });
 });
 
 // The sink refuses its first 1 + MAX_SEND_ATTEMPTS mails: every attempt of the first test, then the

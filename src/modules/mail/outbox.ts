@@ -18,7 +18,7 @@ import { type Job, type JobRunner, WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { JobContribution } from '../module.js';
-import type { MailApi, MailMessage, MailRow } from './api.js';
+import type { InviteSpec, MailApi, MailMessage, MailRow } from './api.js';
 import { buildInvite } from './invite.js';
 import type { MailOutboxTable } from './tables.js';
 
@@ -94,8 +94,14 @@ export class MailOutbox implements MailApi {
   async enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void> {
     if (messages.length === 0) return;
     const now = this.clock.now();
+    // One build per invite: a booking's mails to its customer and hosts share theirs (~0.1 ms each).
+    const built = new Map<InviteSpec, string>();
     const rows = messages.map((m) => {
-      const ics = m.invite ? buildInvite(m.invite, { stamp: now }) : null;
+      let ics: string | null = null;
+      if (m.invite) {
+        ics = built.get(m.invite) ?? buildInvite(m.invite, { stamp: now });
+        built.set(m.invite, ics);
+      }
       return {
         id: prefixedId('mail', now.getTime()),
         kind: m.kind,
