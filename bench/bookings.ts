@@ -10,7 +10,9 @@
  *    fsync and synchronous commit off, as bench/availability.ts and bench/platform.ts run theirs.
  *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the sustained rate
  *    (the bookings over the run plus the time the workers then need to finish the mails and event
- *    dispatches left behind), the server process's CPU time and SQL statements per booking.
+ *    dispatches left behind), the server process's CPU time and SQL statements per booking. Then the
+ *    floor under the same load (serveFloor): a bare Fastify + pg route running the smallest
+ *    booking-shaped transaction on a durable embedded store, and Kairos's share of its rate and CPU.
  *
  * 2. 30-day slots for a busy host (`bookings-slots`): a host whose ICS feed holds 1,000 busy blocks
  *    (bench/availability.ts's feed) and who has 500 bookings in the same 30 days, made through
@@ -31,13 +33,14 @@
  * processes in $TMPDIR/kairos-bench-prof.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import Fastify from 'fastify';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
@@ -79,7 +82,7 @@ type Ask = { type: 'stats' | 'reset' | 'stop' };
 
 /** Starts this file as a server child in `mode`; resolves with its first message (what it is ready with). */
 async function startChild<R>(
-  mode: 'create-durable' | 'create-ephemeral' | 'busy',
+  mode: 'create-durable' | 'create-ephemeral' | 'floor' | 'busy',
 ): Promise<{ child: ChildProcess; ready: R }> {
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, [CHILD_ENV]: mode },
@@ -346,6 +349,102 @@ async function serveCreate(store: StoreKind): Promise<void> {
 }
 
 /**
+ * Child: the floor beside the creation bench. A bare Fastify route over node-postgres (no Kairos code)
+ * on an embedded store as `kairos serve` opens it (durable), with the app's pool size: per request, the
+ * smallest transaction shaped like a booking's — BEGIN; the host's row read FOR SHARE; an insert into a
+ * table with the bookings' exclusion constraint (btree_gist, `&&` per host); an event row with the
+ * request as JSON; COMMIT — and a 201 with a small JSON body. What this machine, Node, Fastify, pg and
+ * PostgreSQL give before any of Kairos's own work (validation, checks, mails, invites, events, jobs).
+ */
+async function serveFloor(): Promise<void> {
+  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
+  chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
+  let embedded: EmbeddedServer | null = null;
+  let pool: pg.Pool | null = null;
+  let close: (() => Promise<void>) | null = null;
+  let code = 0;
+  try {
+    embedded = await startEmbedded({ dataDir: join(base, 'data'), log: quiet });
+    pool = new pg.Pool({ connectionString: embedded.url, max: loadConfig({}).databasePoolMax });
+    const hosts = Array.from({ length: HOSTS }, () => randomUUID());
+    await pool.query(`
+      CREATE EXTENSION IF NOT EXISTS btree_gist;
+      CREATE TABLE floor_hosts (id uuid PRIMARY KEY);
+      CREATE TABLE floor_bookings (id bigserial PRIMARY KEY, host_id uuid NOT NULL REFERENCES floor_hosts,
+        during tstzrange NOT NULL, customer_email text NOT NULL, customer_name text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        EXCLUDE USING gist (host_id WITH =, during WITH &&));
+      CREATE TABLE floor_events (id bigserial PRIMARY KEY, data jsonb NOT NULL);`);
+    await pool.query('INSERT INTO floor_hosts SELECT unnest($1::uuid[])', [hosts]);
+    const db = pool;
+    const app = Fastify({ logger: false });
+    app.post('/v1/bookings', async (request, reply) => {
+      const b = request.body as {
+        principal_id: string;
+        start_time: string;
+        customer_email: string;
+        customer_name: string;
+      };
+      const start = new Date(b.start_time);
+      const end = new Date(start.getTime() + 30 * MIN);
+      const client = await db.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT id FROM floor_hosts WHERE id = $1 FOR SHARE', [b.principal_id]);
+        const { rows } = await client.query<{ id: string }>(
+          `INSERT INTO floor_bookings (host_id, during, customer_email, customer_name)
+           VALUES ($1, tstzrange($2, $3, '[)'), $4, $5) RETURNING id`,
+          [b.principal_id, start, end, b.customer_email, b.customer_name],
+        );
+        await client.query('INSERT INTO floor_events (data) VALUES ($1)', [JSON.stringify(b)]);
+        await client.query('COMMIT');
+        reply.code(201);
+        return { booking: { id: rows[0]!.id, start_time: start.toISOString(), end_time: end.toISOString() } };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    close = () => app.close();
+    process.send?.({ url, token: '', hosts } satisfies CreateReady);
+    let cpu = process.cpuUsage();
+    let since = performance.now();
+    await serveMessages(async (m) => {
+      if (m.type === 'reset') {
+        cpu = process.cpuUsage();
+        since = performance.now();
+        return {};
+      }
+      const used = process.cpuUsage(cpu);
+      const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM floor_bookings');
+      return {
+        bookings: Number(rows[0]!.n),
+        cpuMs: (used.user + used.system) / 1000,
+        wallMs: performance.now() - since,
+      } satisfies FloorStats;
+    });
+  } catch (err) {
+    console.error(err);
+    code = 1;
+  } finally {
+    await close?.().catch(() => {});
+    await pool?.end().catch(() => {});
+    await embedded?.stop().catch(() => {});
+    rmSync(base, { recursive: true, force: true });
+  }
+  process.exit(code);
+}
+
+interface FloorStats {
+  bookings: number;
+  cpuMs: number;
+  wallMs: number;
+}
+
+/**
  * What the store's client sessions are doing, sampled every 20 ms from a connection of its own (its
  * statements carry a marker, so that countQueries leaves them out): state and wait event, counted.
  */
@@ -386,30 +485,75 @@ async function waitSampler(url: string) {
 /** Bench 1: POST /v1/bookings, a distinct free slot each time; on each kind of store. */
 export async function benchBookingCreate(): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const store of ['durable', 'ephemeral'] as const) rows.push(...(await createOn(store)));
+  const durable = await createOn('durable');
+  rows.push(...durable.rows, ...(await createOn('ephemeral')).rows, ...(await createFloor(durable)));
   return rows;
 }
 
-async function createOn(store: StoreKind): Promise<Row[]> {
+/** The creation bench's requests: a distinct slot each, host by host, then the next slot. */
+function bookingBodies(hosts: readonly string[]) {
+  const starts = weekdaySlots(CREATE_NOW);
+  const capacity = starts.length * hosts.length;
+  const state = { n: 0, overrun: 0, capacity };
+  const nextBody = () => {
+    const i = state.n++;
+    if (i >= capacity) state.overrun++;
+    const k = i % capacity;
+    return JSON.stringify({
+      principal_id: hosts[k % hosts.length],
+      start_time: new Date(starts[Math.floor(k / hosts.length)]!).toISOString(),
+      customer_email: `customer${i}@example.com`,
+      customer_name: `Customer ${i}`,
+    });
+  };
+  return { state, nextBody };
+}
+
+/**
+ * The floor (serveFloor) under the same load as the durable creation run, and how Kairos compares:
+ * the share of the floor's rate it reaches and its server CPU per booking against the floor's.
+ */
+async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Promise<Row[]> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+  const { child, ready } = await startChild<CreateReady>('floor');
+  try {
+    const { nextBody } = bookingBodies(ready.hosts);
+    const target = `${ready.url}/v1/bookings`;
+    await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, nextBody });
+    const before = await ask<FloorStats>(child, { type: 'stats' });
+    await ask(child, { type: 'reset' });
+    const run = await load(target, { connections: CONNECTIONS, seconds, nextBody });
+    const after = await ask<FloorStats>(child, { type: 'stats' });
+    const made = after.bookings - before.bookings;
+    const cpu = made > 0 ? after.cpuMs / made : Number.NaN;
+    return [
+      {
+        name: `floor: bare Fastify + pg, a booking-shaped 5-statement transaction, durable store, ${CONNECTIONS} conn`,
+        value: fmt(run.rps),
+        unit: `inserts/s (p50 / p99 ${run.p50} / ${run.p99} ms; answers other than 201: ${run.total - (run.byStatus['201'] ?? 0) + run.errors})`,
+      },
+      {
+        name: 'floor: server process CPU per insert',
+        value: fmt(cpu, 2),
+        unit: `ms (Kairos: ${fmt(kairos.cpuPerBooking, 2)} ms per booking, ${fmt(kairos.cpuPerBooking / cpu, 1)}×)`,
+      },
+      {
+        name: 'POST /v1/bookings (durable) vs the floor',
+        value: fmt((100 * kairos.rps) / run.rps),
+        unit: '% of the floor’s rate',
+      },
+    ];
+  } finally {
+    await stopChild(child);
+  }
+}
+
+async function createOn(store: StoreKind): Promise<{ rows: Row[]; rps: number; cpuPerBooking: number }> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
   const { child, ready } = await startChild<CreateReady>(`create-${store}`);
   try {
-    const starts = weekdaySlots(CREATE_NOW);
-    const capacity = starts.length * ready.hosts.length;
-    let n = 0;
-    let overrun = 0;
-    // Host by host, then the next slot: consecutive requests go to different hosts.
-    const nextBody = () => {
-      const i = n++;
-      if (i >= capacity) overrun++;
-      const k = i % capacity;
-      return JSON.stringify({
-        principal_id: ready.hosts[k % ready.hosts.length],
-        start_time: new Date(starts[Math.floor(k / ready.hosts.length)]!).toISOString(),
-        customer_email: `customer${i}@example.com`,
-        customer_name: `Customer ${i}`,
-      });
-    };
+    const { state, nextBody } = bookingBodies(ready.hosts);
+    const capacity = state.capacity;
     const target = `${ready.url}/v1/bookings`;
     const headers = { authorization: `Bearer ${ready.token}` };
     const warm = await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, headers, nextBody });
@@ -468,7 +612,7 @@ async function createOn(store: StoreKind): Promise<Row[]> {
       {
         name: `POST /v1/bookings (${store}) bookings written in the run`,
         value: fmt(made),
-        unit: `bookings (201s: ${fmt(created)}; ${ready.hosts.length} hosts, ${fmt(n)} of ${fmt(capacity)} slots used; mails pending after: ${fmt(after.mailsPending)})`,
+        unit: `bookings (201s: ${fmt(created)}; ${ready.hosts.length} hosts, ${fmt(state.n)} of ${fmt(capacity)} slots used; mails pending after: ${fmt(after.mailsPending)})`,
       },
       {
         name: `POST /v1/bookings (${store}) sustained, mails and event dispatches done`,
@@ -490,9 +634,13 @@ async function createOn(store: StoreKind): Promise<Row[]> {
       },
       { name: `POST /v1/bookings (${store}) server RSS after load`, value: fmt(rss), unit: 'MiB' },
     ];
-    if (overrun > 0)
-      rows.push({ name: `POST /v1/bookings (${store}) slots reused`, value: fmt(overrun), unit: 'requests' });
-    return rows;
+    if (state.overrun > 0)
+      rows.push({
+        name: `POST /v1/bookings (${store}) slots reused`,
+        value: fmt(state.overrun),
+        unit: 'requests',
+      });
+    return { rows, rps: run.rps, cpuPerBooking: made > 0 ? after.cpuMs / made : Number.NaN };
   } finally {
     await stopChild(child);
   }
@@ -824,6 +972,8 @@ export async function benchBusySlots(): Promise<Row[]> {
 const mode = process.env[CHILD_ENV];
 if (mode === 'create-durable' || mode === 'create-ephemeral') {
   await serveCreate(mode === 'create-durable' ? 'durable' : 'ephemeral');
+} else if (mode === 'floor') {
+  await serveFloor();
 } else if (mode === 'busy') {
   await serveOnTempStore(serveBusyOn);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
