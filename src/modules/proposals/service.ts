@@ -712,7 +712,7 @@ export class ProposalService {
   /** POST /v1/proposals/{id}/cancel: an accepted standard proposal, by any party. */
   async cancel(caller: Actor, id: string, reason: string | undefined) {
     const l0 = await this.visible(caller, id);
-    const pre = await this.prepare(l0.p);
+    const pre = await this.prepare(l0.p, l0.participants);
     return this.partyAnswer(
       definite(
         await this.change(l0.p.id, pre, async (_trx, l) => {
@@ -781,8 +781,16 @@ export class ProposalService {
   // ---- the one change path -------------------------------------------------------------------------
 
   /** Reads what a change of `p` may need (profiles for bookings, contacts for mails), before its transaction. */
-  private async prepare(p: ProposalRow): Promise<Prepared> {
-    const ids = [p.requester_id, ...(await this.participantPrincipals(p.id)).map((x) => x.principal_id!)];
+  private async prepare(
+    p: ProposalRow,
+    /** The proposal's participants when the caller has read them already (else read here). */
+    known?: readonly { principal_id: string | null }[],
+  ): Promise<Prepared> {
+    const participants = known ?? (await this.participantPrincipals(p.id));
+    const ids = [
+      p.requester_id,
+      ...participants.flatMap((x) => (x.principal_id === null ? [] : [x.principal_id])),
+    ];
     const [profiles, contacts] = await Promise.all([
       this.deps.principals.profiles(ids),
       this.deps.principals.contacts(ids),
