@@ -94,7 +94,7 @@ export class MailOutbox implements MailApi {
   async enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void> {
     if (messages.length === 0) return;
     const now = this.clock.now();
-    // One build per invite: a booking's mails to its customer and hosts share theirs (~0.1 ms each).
+    // One build per invite: a booking's mails to its customer and hosts share theirs (~0.3 ms each).
     const built = new Map<InviteSpec, string>();
     const rows = messages.map((m) => {
       let ics: string | null = null;
