@@ -138,12 +138,6 @@ export async function deleteWebhook(db: Queryable, accountId: string, id: string
 }
 
 /**
- * The event and the subscriptions that receive it: active, of the event's account, subscribed to its
- * type, created no later than the event; for an event with a recipient principal, only the account's
- * own subscriptions and those the recipient made. The subscriptions are locked FOR SHARE, so a
- * concurrent pause (which locks the subscription) waits for this fan-out and then fails its deliveries.
- */
-/**
  * Whether any subscription of the account could want an event of `type` (active, listing the type):
  * without one an event's dispatch job is not even enqueued (emitEvent). dispatchTargets, which runs
  * later, decides the rest (creation time, the principal a subscription belongs to).
@@ -154,6 +148,12 @@ export function anySubscriptionFor(accountId: string, type: string) {
     WHERE w.account_id = ${accountId}::uuid AND w.active AND ${type}::text = ANY(w.events))`;
 }
 
+/**
+ * The event and the subscriptions that receive it: active, of the event's account, subscribed to its
+ * type, created no later than the event; for an event with a recipient principal, only the account's
+ * own subscriptions and those the recipient made. The subscriptions are locked FOR SHARE, so a
+ * concurrent pause (which locks the subscription) waits for this fan-out and then fails its deliveries.
+ */
 export async function dispatchTargets(trx: Tx, eventId: string) {
   return trx
     .selectFrom('events as e')
