@@ -11,7 +11,7 @@
  *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the sustained rate
  *    (the bookings over the run plus the time the workers then need to finish the mails and event
  *    dispatches left behind), the server process's CPU time and SQL statements per booking. Then the
- *    floor under the same load (serveFloor): a bare Fastify + pg route running the smallest
+ *    floor under the same load (serveFloorOn): a bare Fastify + pg route running the smallest
  *    booking-shaped transaction on a durable embedded store, and Kairos's share of its rate and CPU.
  *
  * 2. 30-day slots for a busy host (`bookings-slots`): a host whose ICS feed holds 1,000 busy blocks
@@ -350,22 +350,16 @@ async function serveCreate(store: StoreKind): Promise<void> {
 
 /**
  * Child: the floor beside the creation bench. A bare Fastify route over node-postgres (no Kairos code)
- * on an embedded store as `kairos serve` opens it (durable), with the app's pool size: per request, the
+ * on the store at `url` (durable, as `kairos serve` opens it), with the app's pool size: per request, the
  * smallest transaction shaped like a booking's — BEGIN; the host's row read FOR SHARE; an insert into a
  * table with the bookings' exclusion constraint (btree_gist, `&&` per host); an event row with the
  * request as JSON; COMMIT — and a 201 with a small JSON body. What this machine, Node, Fastify, pg and
  * PostgreSQL give before any of Kairos's own work (validation, checks, mails, invites, events, jobs).
  */
-async function serveFloor(): Promise<void> {
-  const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
-  chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
-  let embedded: EmbeddedServer | null = null;
-  let pool: pg.Pool | null = null;
-  let close: (() => Promise<void>) | null = null;
-  let code = 0;
+async function serveFloorOn(url: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: loadConfig({}).databasePoolMax });
+  const app = Fastify({ logger: false });
   try {
-    embedded = await startEmbedded({ dataDir: join(base, 'data'), log: quiet });
-    pool = new pg.Pool({ connectionString: embedded.url, max: loadConfig({}).databasePoolMax });
     const hosts = Array.from({ length: HOSTS }, () => randomUUID());
     await pool.query(`
       CREATE EXTENSION IF NOT EXISTS btree_gist;
@@ -376,8 +370,6 @@ async function serveFloor(): Promise<void> {
         EXCLUDE USING gist (host_id WITH =, during WITH &&));
       CREATE TABLE floor_events (id bigserial PRIMARY KEY, data jsonb NOT NULL);`);
     await pool.query('INSERT INTO floor_hosts SELECT unnest($1::uuid[])', [hosts]);
-    const db = pool;
-    const app = Fastify({ logger: false });
     app.post('/v1/bookings', async (request, reply) => {
       const b = request.body as {
         principal_id: string;
@@ -387,7 +379,7 @@ async function serveFloor(): Promise<void> {
       };
       const start = new Date(b.start_time);
       const end = new Date(start.getTime() + 30 * MIN);
-      const client = await db.connect();
+      const client = await pool.connect();
       try {
         await client.query('BEGIN');
         await client.query('SELECT id FROM floor_hosts WHERE id = $1 FOR SHARE', [b.principal_id]);
@@ -407,41 +399,27 @@ async function serveFloor(): Promise<void> {
         client.release();
       }
     });
-    const url = await app.listen({ port: 0, host: '127.0.0.1' });
-    close = () => app.close();
-    process.send?.({ url, token: '', hosts } satisfies CreateReady);
+    const listening = await app.listen({ port: 0, host: '127.0.0.1' });
+    process.send?.({ url: listening, token: '', hosts } satisfies CreateReady);
     let cpu = process.cpuUsage();
-    let since = performance.now();
     await serveMessages(async (m) => {
       if (m.type === 'reset') {
         cpu = process.cpuUsage();
-        since = performance.now();
         return {};
       }
       const used = process.cpuUsage(cpu);
-      const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM floor_bookings');
-      return {
-        bookings: Number(rows[0]!.n),
-        cpuMs: (used.user + used.system) / 1000,
-        wallMs: performance.now() - since,
-      } satisfies FloorStats;
+      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM floor_bookings');
+      return { bookings: Number(rows[0]!.n), cpuMs: (used.user + used.system) / 1000 } satisfies FloorStats;
     });
-  } catch (err) {
-    console.error(err);
-    code = 1;
   } finally {
-    await close?.().catch(() => {});
-    await pool?.end().catch(() => {});
-    await embedded?.stop().catch(() => {});
-    rmSync(base, { recursive: true, force: true });
+    await app.close().catch(() => {});
+    await pool.end().catch(() => {});
   }
-  process.exit(code);
 }
 
 interface FloorStats {
   bookings: number;
   cpuMs: number;
-  wallMs: number;
 }
 
 /**
@@ -510,7 +488,7 @@ function bookingBodies(hosts: readonly string[]) {
 }
 
 /**
- * The floor (serveFloor) under the same load as the durable creation run, and how Kairos compares:
+ * The floor (serveFloorOn) under the same load as the durable creation run, and how Kairos compares:
  * the share of the floor's rate it reaches and its server CPU per booking against the floor's.
  */
 async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Promise<Row[]> {
@@ -973,7 +951,7 @@ const mode = process.env[CHILD_ENV];
 if (mode === 'create-durable' || mode === 'create-ephemeral') {
   await serveCreate(mode === 'create-durable' ? 'durable' : 'ephemeral');
 } else if (mode === 'floor') {
-  await serveFloor();
+  await serveOnTempStore(serveFloorOn, { durable: true });
 } else if (mode === 'busy') {
   await serveOnTempStore(serveBusyOn);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

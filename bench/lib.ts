@@ -190,10 +190,14 @@ export function busyFeed(window: { start: number; end: number }, count: number):
 }
 
 /**
- * For a bench's child process: runs `serve` on an ephemeral embedded store in a temporary directory,
- * removes both afterwards, and exits the process (1 if `serve` failed).
+ * For a bench's child process: runs `serve` on an embedded store in a temporary directory (ephemeral:
+ * fsync and synchronous commit off, unless `durable`, as `kairos serve` opens it), removes both
+ * afterwards, and exits the process (1 if `serve` failed).
  */
-export async function serveOnTempStore(serve: (url: string) => Promise<void>): Promise<never> {
+export async function serveOnTempStore(
+  serve: (url: string) => Promise<void>,
+  opts: { durable?: boolean } = {},
+): Promise<never> {
   const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
   chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
   let embedded: EmbeddedServer | null = null;
@@ -202,7 +206,7 @@ export async function serveOnTempStore(serve: (url: string) => Promise<void>): P
     embedded = await startEmbedded({
       dataDir: join(base, 'data'),
       log: { info: () => {}, warn: (o: object | string) => console.warn(o) },
-      ephemeral: true,
+      ephemeral: !opts.durable,
     });
     await serve(embedded.url);
   } catch (err) {
