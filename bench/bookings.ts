@@ -1,7 +1,7 @@
 /**
  * Booking benchmarks.
  *
- * 1. Booking creation over HTTP (`bookings`): `POST /v1/bookings` with a secret key, 50 connections,
+ * 1. Booking creation over HTTP (`bookings`): `POST /v1/bookings` with a secret key, 50 connections
  *    each request a distinct free 30-minute slot of one of 50 hosts (default schedule: Mon–Fri
  *    09:00–17:00 UTC, 60 days ahead), walking the weekdays forward host by host. The server runs as
  *    `kairos serve` runs it — background workers on, so confirmation mails are sent (logged, without
@@ -10,9 +10,12 @@
  *    fsync and synchronous commit off, as bench/availability.ts and bench/platform.ts run theirs.
  *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the sustained rate
  *    (the bookings over the run plus the time the workers then need to finish the mails and event
- *    dispatches left behind), the server process's CPU time and SQL statements per booking. Then the
- *    floor under the same load (serveFloorOn): a bare Fastify + pg route running the smallest
- *    booking-shaped transaction on a durable embedded store, and Kairos's share of its rate and CPU.
+ *    dispatches left behind), the server process's CPU time (and its share in the kernel), SQL
+ *    statements per booking, and what a booking cost the whole machine: the server's, the store's
+ *    (every `postgres` process) and the load generator's CPU, and the rate the cores allow at that
+ *    cost. Then the floor under the same load (serveFloorOn): a bare Fastify + pg route running the
+ *    smallest booking-shaped transaction on a durable embedded store, and Kairos's share of its rate
+ *    and CPU.
  *
  * 2. 30-day slots for a busy host (`bookings-slots`): a host whose ICS feed holds 1,000 busy blocks
  *    (bench/availability.ts's feed) and who has 500 bookings in the same 30 days, made through
@@ -22,14 +25,17 @@
  *    (the memory baseline that bench prints; its host is rebuilt here from the same feed) and the busy
  *    host's own. Those three take turns, then the computed route runs (medians of ROUNDS runs). Also,
  *    in process (app.inject, one at a time): the first ask after a booking of the host changed
- *    (occupancy read again, slots computed) and a remembered ask. Half-hour bookings do not fit 500 times beside the feed in Mon–Fri 09:00–17:00
- *    (176 working hours in 30 days), so the busy host works every day, 00:00–24:00 America/New_York.
+ *    (occupancy read again, slots computed) and a remembered ask. Half-hour bookings do not fit 500
+ *    times beside the feed in Mon–Fri 09:00–17:00 (176 working hours in 30 days), so the busy host
+ *    works every day, 00:00–24:00 America/New_York.
  *
  * Each server runs in a child process (this file again, with KAIROS_BENCH_BOOKINGS set), so that
  * autocannon does not share its event loop. Run alone with `node --import tsx bench/bookings.ts`.
  * BENCH_SECONDS: measured seconds per route (default 5 for creation; 9 for slots, split into rounds).
  * BENCH_SQL=1: print the SQL statements the creation server ran, by kind, and what the store's
- * sessions were doing (wait events sampled every 20 ms). BENCH_PROF=1: CPU profiles of the server
+ * sessions were doing (wait events sampled every 20 ms); for the fsync-off run, whose store the bench
+ * opens itself, also the store's own time per statement (pg_stat_statements). BENCH_CONNECTIONS: the
+ * creation runs' and the floor's connections (default 50). BENCH_PROF=1: CPU profiles of the server
  * processes in $TMPDIR/kairos-bench-prof.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -37,11 +43,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Fastify from 'fastify';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
@@ -57,6 +63,7 @@ import {
   fmt,
   type LoadResult,
   load,
+  postgresCpuMs,
   randomBusy,
   type Row,
   rssMiB,
@@ -67,7 +74,7 @@ const CHILD_ENV = 'KAIROS_BENCH_BOOKINGS';
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 86_400_000;
-const CONNECTIONS = 50;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP_SECONDS = 2;
 /** How long the creation bench waits for the workers to finish what a run left behind. */
 const DRAIN_LIMIT_MS = 120_000;
@@ -175,6 +182,32 @@ function countQueries(withKinds: boolean) {
   };
 }
 
+/** One statement's share of the store's work during a run (pg_stat_statements), per booking made. */
+interface StoreStatement {
+  calls: number;
+  /** Execution and planning time in the store, ms (wall time: lock and I/O waits included). */
+  ms: number;
+  walBytes: number;
+  text: string;
+}
+
+/** The statements the store spent most time on since the last pg_stat_statements_reset(). */
+async function storeStatementTimes(db: Kysely<DB>): Promise<StoreStatement[]> {
+  const { rows } = await sql
+    .raw<{ calls: string; ms: number; wal_bytes: string; query: string }>(
+      `${BENCH_MARK} SELECT calls, total_exec_time + total_plan_time AS ms, wal_bytes, query
+       FROM pg_stat_statements WHERE query NOT LIKE '%/* bench */%'
+       ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`,
+    )
+    .execute(db);
+  return rows.map((r) => ({
+    calls: Number(r.calls),
+    ms: r.ms,
+    walBytes: Number(r.wal_bytes),
+    text: r.query.replace(/\s+/g, ' ').slice(0, 100),
+  }));
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -209,8 +242,12 @@ interface CreateStats {
   queryKinds: [string, number][];
   /** Sampled states and wait events of the store's sessions (BENCH_SQL only). */
   waits: [string, number][];
+  /** The store's own time per statement (BENCH_SQL, fsync-off run only: pg_stat_statements). */
+  storeStatements: StoreStatement[];
   /** CPU time of the server process (its event loop and threads) and wall time since the reset. */
   cpuMs: number;
+  /** The part of cpuMs spent in the kernel (socket writes and reads, wake-ups). */
+  systemMs: number;
   wallMs: number;
   refused: { status: number; body: string }[];
 }
@@ -239,6 +276,8 @@ type StoreKind = 'durable' | 'ephemeral';
  */
 async function serveCreate(store: StoreKind): Promise<void> {
   const queries = countQueries(Boolean(process.env.BENCH_SQL));
+  // The durable store is opened by the runtime, as `kairos serve` opens it, without the extension.
+  const statementStats = Boolean(process.env.BENCH_SQL) && store === 'ephemeral';
   const base = mkdtempSync(join(tmpdir(), 'kairos-bench-'));
   chmodSync(base, 0o755); // the embedded server runs as an unprivileged user when we are root
   let ctx: Runtime | null = null;
@@ -249,10 +288,16 @@ async function serveCreate(store: StoreKind): Promise<void> {
     const masterKey = randomBytes(32).toString('base64');
     let opened: { db: Kysely<DB>; pool: pg.Pool; url: string; masterKey: string } | undefined;
     if (store === 'ephemeral') {
-      embedded = await startEmbedded({ dataDir: join(base, 'data'), log: quiet, ephemeral: true });
+      embedded = await startEmbedded({
+        dataDir: join(base, 'data'),
+        log: quiet,
+        ephemeral: true,
+        ...(statementStats ? { settings: { shared_preload_libraries: 'pg_stat_statements' } } : {}),
+      });
       const pool = createPool(embedded.url, 10);
       db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
       await migrate(db);
+      if (statementStats) await sql`CREATE EXTENSION pg_stat_statements`.execute(db);
       opened = { db, pool, url: embedded.url, masterKey };
     }
     const config = {
@@ -300,6 +345,7 @@ async function serveCreate(store: StoreKind): Promise<void> {
     let since = performance.now();
     await serveMessages(async (m) => {
       if (m.type === 'reset') {
+        if (statementStats) await sql`SELECT pg_stat_statements_reset()`.execute(appDb);
         queries.reset();
         waits?.start();
         cpu = process.cpuUsage();
@@ -308,6 +354,7 @@ async function serveCreate(store: StoreKind): Promise<void> {
       }
       const used = process.cpuUsage(cpu);
       const wallMs = performance.now() - since;
+      const storeStatements = statementStats ? await storeStatementTimes(appDb) : [];
       const sampled = waits?.stop() ?? [];
       const bookings = await appDb
         .selectFrom('bookings')
@@ -330,7 +377,9 @@ async function serveCreate(store: StoreKind): Promise<void> {
         queries: queries.total(),
         queryKinds: queries.byKind().slice(0, 25),
         waits: sampled,
+        storeStatements,
         cpuMs: (used.user + used.system) / 1000,
+        systemMs: used.system / 1000,
         wallMs,
         refused,
       } satisfies CreateStats;
@@ -409,7 +458,11 @@ async function serveFloorOn(url: string): Promise<void> {
       }
       const used = process.cpuUsage(cpu);
       const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM floor_bookings');
-      return { bookings: Number(rows[0]!.n), cpuMs: (used.user + used.system) / 1000 } satisfies FloorStats;
+      return {
+        bookings: Number(rows[0]!.n),
+        cpuMs: (used.user + used.system) / 1000,
+        systemMs: used.system / 1000,
+      } satisfies FloorStats;
     });
   } finally {
     await app.close().catch(() => {});
@@ -420,6 +473,7 @@ async function serveFloorOn(url: string): Promise<void> {
 interface FloorStats {
   bookings: number;
   cpuMs: number;
+  systemMs: number;
 }
 
 /**
@@ -488,6 +542,38 @@ function bookingBodies(hosts: readonly string[]) {
 }
 
 /**
+ * Starts measuring the CPU time the store's processes (postgresCpuMs) and this load-generating
+ * process spend; the function returned reads both (ms) since the start.
+ */
+function machineCpu(): () => { storeMs: number; loadMs: number } {
+  const store0 = postgresCpuMs();
+  const load0 = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(load0);
+    return { storeMs: postgresCpuMs() - store0, loadMs: (used.user + used.system) / 1000 };
+  };
+}
+
+/**
+ * What one booking (or insert) cost the whole machine: the server process, the store and the load
+ * generator, and the rate the machine's cores could reach at that cost if nothing else ran.
+ */
+function machineRow(
+  name: string,
+  made: number,
+  serverMs: number,
+  machine: { storeMs: number; loadMs: number },
+): Row {
+  const per = (ms: number) => (made > 0 ? ms / made : Number.NaN);
+  const total = per(serverMs + machine.storeMs + machine.loadMs);
+  return {
+    name,
+    value: fmt(total, 2),
+    unit: `ms of CPU (server ${fmt(per(serverMs), 2)}, store ${fmt(per(machine.storeMs), 2)}, load generator ${fmt(per(machine.loadMs), 2)}); ${availableParallelism()} cores at this cost: at most ${fmt((1000 * availableParallelism()) / total)}/s`,
+  };
+}
+
+/**
  * The floor (serveFloorOn) under the same load as the durable creation run, and how Kairos compares:
  * the share of the floor's rate it reaches and its server CPU per booking against the floor's.
  */
@@ -500,7 +586,9 @@ async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Prom
     await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, nextBody });
     const before = await ask<FloorStats>(child, { type: 'stats' });
     await ask(child, { type: 'reset' });
+    const spent = machineCpu();
     const run = await load(target, { connections: CONNECTIONS, seconds, nextBody });
+    const machine = spent();
     const after = await ask<FloorStats>(child, { type: 'stats' });
     const made = after.bookings - before.bookings;
     const cpu = made > 0 ? after.cpuMs / made : Number.NaN;
@@ -513,8 +601,9 @@ async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Prom
       {
         name: 'floor: server process CPU per insert',
         value: fmt(cpu, 2),
-        unit: `ms (Kairos: ${fmt(kairos.cpuPerBooking, 2)} ms per booking, ${fmt(kairos.cpuPerBooking / cpu, 1)}×)`,
+        unit: `ms (${fmt((100 * after.systemMs) / after.cpuMs)} % in the kernel; Kairos: ${fmt(kairos.cpuPerBooking, 2)} ms per booking, ${fmt(kairos.cpuPerBooking / cpu, 1)}×)`,
       },
+      machineRow('floor: the whole machine’s CPU per insert', made, after.cpuMs, machine),
       {
         name: 'POST /v1/bookings (durable) vs the floor',
         value: fmt((100 * kairos.rps) / run.rps),
@@ -537,7 +626,9 @@ async function createOn(store: StoreKind): Promise<{ rows: Row[]; rps: number; c
     const warm = await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, headers, nextBody });
     const before = await ask<CreateStats>(child, { type: 'stats' });
     await ask(child, { type: 'reset' });
+    const spent = machineCpu();
     const run = await load(target, { connections: CONNECTIONS, seconds, headers, nextBody });
+    const machine = spent();
     const after = await ask<CreateStats>(child, { type: 'stats' });
     const rss = rssMiB(child.pid!);
     // The run leaves mails and event dispatches behind (the workers share the process with the
@@ -566,6 +657,17 @@ async function createOn(store: StoreKind): Promise<{ rows: Row[]; rps: number; c
       const samples = after.waits.reduce((a, [, c]) => a + c, 0);
       console.log(`[${label}] database sessions not idle, sampled every 20 ms (${samples} session samples):`);
       for (const [what, count] of after.waits) console.log(`${String(count).padStart(8)}  ${what}`);
+      if (after.storeStatements.length > 0) {
+        const ms = after.storeStatements.reduce((a, r) => a + r.ms, 0);
+        console.log(
+          `[${label}] the store's time in statements (pg_stat_statements), per booking: ${fmt(ms / made, 3)} ms in all; the top ones:`,
+        );
+        for (const r of after.storeStatements) {
+          console.log(
+            `${fmt(r.ms / made, 3).padStart(8)} ms ${fmt(r.walBytes / made).padStart(6)} B WAL ${String(r.calls).padStart(7)} calls  ${r.text}`,
+          );
+        }
+      }
     }
     if (non201 > 0 || warmNon201 > 0 || run.errors > 0) {
       console.warn('bookings: answers other than 201:', run.byStatus, 'warm-up:', warm.byStatus);
@@ -603,13 +705,19 @@ async function createOn(store: StoreKind): Promise<{ rows: Row[]; rps: number; c
       {
         name: `POST /v1/bookings (${store}) server process CPU per booking`,
         value: made > 0 ? fmt(after.cpuMs / made, 2) : '–',
-        unit: `ms (the process busy ${fmt((100 * after.cpuMs) / after.wallMs)} % of one core during the run)`,
+        unit: `ms (${fmt((100 * after.systemMs) / after.cpuMs)} % of it in the kernel; the process busy ${fmt((100 * after.cpuMs) / after.wallMs)} % of one core during the run)`,
       },
       {
         name: `POST /v1/bookings (${store}) SQL statements per booking`,
         value: made > 0 ? fmt(after.queries / made, 1) : '–',
         unit: 'statements (server, incl. workers)',
       },
+      machineRow(
+        `POST /v1/bookings (${store}) the whole machine’s CPU per booking`,
+        made,
+        after.cpuMs,
+        machine,
+      ),
       { name: `POST /v1/bookings (${store}) server RSS after load`, value: fmt(rss), unit: 'MiB' },
     ];
     if (state.overrun > 0)

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -90,6 +90,36 @@ export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return Math.round(kb / 1024);
+}
+
+/**
+ * CPU time (user + system, ms) so far of every live process named `postgres` on this machine: read
+ * before and after a run, the difference is what the store's server processes spent on it (the
+ * machine's own PostgreSQL, idle during a bench, adds nothing). Backends that exit in between are
+ * not counted, so a run should keep its connections (pooled, as the app's are). Linux only; 0
+ * elsewhere.
+ */
+export function postgresCpuMs(): number {
+  let ticks = 0;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+      // Fields after the command: state is field 3, utime 14 and stime 15 (1-based, in clock ticks).
+      const fields = stat.slice(close + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
 /** A throwaway embedded PostgreSQL server for a bench run, and a fresh database on it. */

@@ -118,6 +118,8 @@ export interface EmbeddedOptions {
   log: Logger;
   /** Faster and less durable settings for throwaway test servers. */
   ephemeral?: boolean;
+  /** More server settings (`-c name=value`), for diagnostics such as the benches' statement statistics. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServer> {
@@ -147,6 +149,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
     '-c',
     'shared_buffers=64MB',
   ];
+  for (const [name, value] of Object.entries(opts.settings ?? {})) flags.push('-c', `${name}=${value}`);
   if (opts.ephemeral)
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   const pg = new EmbeddedPostgres({
