@@ -89,7 +89,7 @@ type Ask = { type: 'stats' | 'reset' | 'stop' };
 
 /** Starts this file as a server child in `mode`; resolves with its first message (what it is ready with). */
 async function startChild<R>(
-  mode: 'create-durable' | 'create-ephemeral' | 'floor' | 'busy',
+  mode: 'create-durable' | 'create-ephemeral' | 'floor' | 'floor-writes' | 'busy',
 ): Promise<{ child: ChildProcess; ready: R }> {
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, [CHILD_ENV]: mode },
@@ -470,6 +470,196 @@ async function serveFloorOn(url: string): Promise<void> {
   }
 }
 
+/**
+ * Child: the second floor, with Kairos's own writes. A bare Fastify route over node-postgres on the
+ * store at `url` (durable, migrated to Kairos's schema, with an account and its hosts made through
+ * Kairos) that writes per request what a booking of the creation bench writes, into the same tables,
+ * with the same constraints, indexes and triggers: the booking, its occupancy row (the exclusion
+ * constraint and the NOTIFY trigger), the `booking.created` event, the two confirmation mails (their
+ * text, HTML and invite copied from a real booking's, made through Kairos first) and the mail job.
+ * In the fewest round trips Kairos's rules allow: BEGIN; the host's row locked FOR SHARE with its
+ * schedule and contact read in the same statement; the writes as one statement; COMMIT (named
+ * prepared statements, as Kairos runs its repeated ones). Nothing is validated, checked, rendered or
+ * built: what the store and a bare server give for the writes alone, the jobs left to pile up.
+ */
+async function serveWritesFloorOn(url: string): Promise<void> {
+  const poolMax = loadConfig({}).databasePoolMax;
+  const pool = createPool(url, poolMax);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let ctx: Runtime | null = null;
+  const app = Fastify({ logger: false });
+  try {
+    await migrate(db);
+    const masterKey = randomBytes(32).toString('base64');
+    const config = {
+      ...loadConfig({
+        DATABASE_URL: url,
+        KAIROS_MASTER_KEY: masterKey,
+        LOG_LEVEL: 'silent',
+        KAIROS_WORKERS: 'false',
+      }),
+      port: 0,
+    };
+    ctx = await startRuntime({
+      config,
+      log: quiet,
+      clock: new FakeClock(CREATE_NOW),
+      store: { db, pool, url, masterKey },
+    });
+    const { api_key, account } = await ctx.modules.accounts.createAccount({
+      name: 'Bench',
+      plan: 'enterprise',
+      rateLimitPerHour: 1_000_000_000,
+    });
+    const headers = { authorization: `Bearer ${api_key.key}` };
+    const hosts: string[] = [];
+    for (let i = 0; i < HOSTS; i++) {
+      const res = await ctx.app!.inject({
+        method: 'POST',
+        url: '/v1/hosts',
+        headers,
+        payload: { display_name: `Host ${i}`, timezone: 'UTC' },
+      });
+      if (res.statusCode !== 201) throw new Error(`creating a host failed: ${res.body}`);
+      hosts.push((res.json() as { host: { principal_id: string } }).host.principal_id);
+    }
+    // One real booking, for the sizes of what a booking writes; then it goes, so that its slot is free.
+    const made = await ctx.app!.inject({
+      method: 'POST',
+      url: '/v1/bookings',
+      headers,
+      payload: JSON.parse(bookingBodies(hosts).nextBody()),
+    });
+    if (made.statusCode !== 201) throw new Error(`the sample booking failed: ${made.body}`);
+    const event = await db.selectFrom('events').select(['data', 'envelope']).executeTakeFirstOrThrow();
+    const mails = await db
+      .selectFrom('mail_outbox')
+      .select([
+        'kind',
+        'to_address',
+        'subject',
+        'text_body',
+        'html_body',
+        'ics',
+        'ics_method',
+        'status',
+        'last_error',
+      ])
+      .orderBy('seq')
+      .execute();
+    const jobs = await db.selectFrom('jobs').select(['queue']).execute();
+    if (mails.length !== 2 || jobs.length !== 1)
+      throw new Error('the sample booking wrote other rows than expected');
+    const [customerMail, hostMail] = mails as [(typeof mails)[0], (typeof mails)[0]];
+    await sql`DELETE FROM mail_outbox; DELETE FROM jobs; DELETE FROM events; DELETE FROM booking_occupancy;
+      DELETE FROM bookings`.execute(db);
+    await ctx.close();
+    ctx = null;
+
+    const accountId = account.id;
+    const eventData = JSON.stringify(event.data);
+    const lockText = `SELECT p.id, p.timezone, p.deleted_at, s.weekly, s.overrides, s.buffer_before_minutes,
+        s.buffer_after_minutes, s.minimum_notice_minutes, s.max_days_ahead, coalesce(u.email, p.email) AS email
+      FROM principals p LEFT JOIN users u ON u.id = p.id LEFT JOIN schedules s ON s.principal_id = p.id
+      WHERE p.id = $1 FOR SHARE OF p`;
+    const writeText = `WITH b AS (
+        INSERT INTO bookings (id, account_id, principal_id, host_ids, status, start_time, end_time,
+          customer_email, customer_name, manage_token_hash, manage_nonce, created_at, updated_at)
+        VALUES ($1, $2, $3, ARRAY[$3::uuid], 'confirmed', $4, $5, $6, $7, $8, $9, $10, $10)),
+      o AS (INSERT INTO booking_occupancy (owner_id, principal_id, during) VALUES ($1, $3, tstzrange($4, $5, '[)'))),
+      e AS (INSERT INTO events (id, account_id, principal_id, type, data, envelope, created_at)
+        VALUES ($11, $2, $3, 'booking.created', $12, $13, $10)),
+      m AS (INSERT INTO mail_outbox (id, kind, subject_id, to_address, subject, text_body, html_body, ics,
+          ics_method, status, last_error, attempts, created_at)
+        VALUES ($14, $16, $1, $6, $17, $18, $19, $20, $21, $22, NULL, 0, $10),
+          ($15, $16, $1, NULL, $23, $24, $25, $26, $27, $28, $29, 0, $10))
+      INSERT INTO jobs (queue, payload, run_at, created_at) VALUES ($30, $31, $10, $10)`;
+    app.post('/v1/bookings', async (request, reply) => {
+      const b = request.body as {
+        principal_id: string;
+        start_time: string;
+        customer_email: string;
+        customer_name: string;
+      };
+      const start = new Date(b.start_time);
+      const end = new Date(start.getTime() + 30 * MIN);
+      const now = new Date();
+      const id = `bkg_${randomUUID()}`;
+      const customerMailId = `mail_${randomUUID()}`;
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query({ name: 'floor-lock', text: lockText, values: [b.principal_id] });
+        await client.query({
+          name: 'floor-write',
+          text: writeText,
+          values: [
+            id,
+            accountId,
+            b.principal_id,
+            start,
+            end,
+            b.customer_email,
+            b.customer_name,
+            randomUUID(),
+            randomUUID(),
+            now,
+            `evt_${randomUUID()}`,
+            eventData,
+            event.envelope,
+            customerMailId,
+            `mail_${randomUUID()}`,
+            customerMail.kind,
+            customerMail.subject,
+            customerMail.text_body,
+            customerMail.html_body,
+            customerMail.ics,
+            customerMail.ics_method,
+            customerMail.status,
+            hostMail.subject,
+            hostMail.text_body,
+            hostMail.html_body,
+            hostMail.ics,
+            hostMail.ics_method,
+            hostMail.status,
+            hostMail.last_error,
+            jobs[0]!.queue,
+            JSON.stringify({ mail_id: customerMailId }),
+          ],
+        });
+        await client.query('COMMIT');
+        reply.code(201);
+        return { booking: { id, start_time: start.toISOString(), end_time: end.toISOString() } };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
+    const listening = await app.listen({ port: 0, host: '127.0.0.1' });
+    process.send?.({ url: listening, token: '', hosts } satisfies CreateReady);
+    let cpu = process.cpuUsage();
+    await serveMessages(async (m) => {
+      if (m.type === 'reset') {
+        cpu = process.cpuUsage();
+        return {};
+      }
+      const used = process.cpuUsage(cpu);
+      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM bookings');
+      return {
+        bookings: Number(rows[0]!.n),
+        cpuMs: (used.user + used.system) / 1000,
+        systemMs: used.system / 1000,
+      } satisfies FloorStats;
+    });
+  } finally {
+    await app.close().catch(() => {});
+    await ctx?.close().catch(() => {});
+    await db.destroy().catch(() => {});
+  }
+}
+
 interface FloorStats {
   bookings: number;
   cpuMs: number;
@@ -573,13 +763,10 @@ function machineRow(
   };
 }
 
-/**
- * The floor (serveFloorOn) under the same load as the durable creation run, and how Kairos compares:
- * the share of the floor's rate it reaches and its server CPU per booking against the floor's.
- */
-async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Promise<Row[]> {
+/** One floor's child under the same load as the durable creation run: its run and what it cost. */
+async function floorRun(mode: 'floor' | 'floor-writes') {
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-  const { child, ready } = await startChild<CreateReady>('floor');
+  const { child, ready } = await startChild<CreateReady>(mode);
   try {
     const { nextBody } = bookingBodies(ready.hosts);
     const target = `${ready.url}/v1/bookings`;
@@ -590,29 +777,46 @@ async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Prom
     const run = await load(target, { connections: CONNECTIONS, seconds, nextBody });
     const machine = spent();
     const after = await ask<FloorStats>(child, { type: 'stats' });
-    const made = after.bookings - before.bookings;
+    return { run, made: after.bookings - before.bookings, after, machine };
+  } finally {
+    await stopChild(child);
+  }
+}
+
+/**
+ * The two floors (serveFloorOn, serveWritesFloorOn) under the same load as the durable creation run,
+ * and how Kairos compares: the share of each floor's rate it reaches and its CPU against theirs.
+ */
+async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Promise<Row[]> {
+  const rows: Row[] = [];
+  const floors = [
+    ['floor', 'floor: bare Fastify + pg, a booking-shaped 5-statement transaction'],
+    ['floor-writes', 'floor with Kairos’s writes: bare Fastify + pg, a booking’s rows in 4 statements'],
+  ] as const;
+  for (const [mode, label] of floors) {
+    const { run, made, after, machine } = await floorRun(mode);
+    const short = mode === 'floor' ? 'floor' : 'floor with Kairos’s writes';
     const cpu = made > 0 ? after.cpuMs / made : Number.NaN;
-    return [
+    rows.push(
       {
-        name: `floor: bare Fastify + pg, a booking-shaped 5-statement transaction, durable store, ${CONNECTIONS} conn`,
+        name: `${label}, durable store, ${CONNECTIONS} conn`,
         value: fmt(run.rps),
         unit: `inserts/s (p50 / p99 ${run.p50} / ${run.p99} ms; answers other than 201: ${run.total - (run.byStatus['201'] ?? 0) + run.errors})`,
       },
       {
-        name: 'floor: server process CPU per insert',
+        name: `${short}: server process CPU per insert`,
         value: fmt(cpu, 2),
         unit: `ms (${fmt((100 * after.systemMs) / after.cpuMs)} % in the kernel; Kairos: ${fmt(kairos.cpuPerBooking, 2)} ms per booking, ${fmt(kairos.cpuPerBooking / cpu, 1)}×)`,
       },
-      machineRow('floor: the whole machine’s CPU per insert', made, after.cpuMs, machine),
+      machineRow(`${short}: the whole machine’s CPU per insert`, made, after.cpuMs, machine),
       {
-        name: 'POST /v1/bookings (durable) vs the floor',
+        name: `POST /v1/bookings (durable) vs the ${short}`,
         value: fmt((100 * kairos.rps) / run.rps),
-        unit: '% of the floor’s rate',
+        unit: `% of its rate`,
       },
-    ];
-  } finally {
-    await stopChild(child);
+    );
   }
+  return rows;
 }
 
 async function createOn(store: StoreKind): Promise<{ rows: Row[]; rps: number; cpuPerBooking: number }> {
@@ -1060,6 +1264,8 @@ if (mode === 'create-durable' || mode === 'create-ephemeral') {
   await serveCreate(mode === 'create-durable' ? 'durable' : 'ephemeral');
 } else if (mode === 'floor') {
   await serveOnTempStore(serveFloorOn, { durable: true });
+} else if (mode === 'floor-writes') {
+  await serveOnTempStore(serveWritesFloorOn, { durable: true });
 } else if (mode === 'busy') {
   await serveOnTempStore(serveBusyOn);
 } else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
