@@ -122,9 +122,13 @@ function proposalNotFound(): AppError {
 }
 
 /** Who answers: a participant row (principal or named invitee), or an open-poll voter. */
-type Responder =
+type Responder = (
   | { kind: 'participant'; id: string; principalId: string | null; viaToken: boolean }
-  | { kind: 'open'; name: string; email: string };
+  | { kind: 'open'; name: string; email: string }
+) & {
+  /** The proposal's participants with a principal, when telling who answers read them (for prepare). */
+  participants?: readonly { id: string; principal_id: string | null }[];
+};
 
 /** Everything one change needs, read before its transaction (no pooled read runs under its locks). */
 interface Prepared {
@@ -537,7 +541,7 @@ export class ProposalService {
       who.principalId !== null
         ? !(await this.deps.network.mayPropose(p0.requester_id, who.principalId))
         : false;
-    const pre = await this.prepare(p0);
+    const pre = await this.prepare(p0, who.participants);
     const action: ProposalAction = p0.mode === 'poll' ? 'vote' : body.action;
     const result = await this.change(p0.id, pre, async (_trx, l) => {
       if (l.p.status !== 'proposed') {
@@ -647,7 +651,7 @@ export class ProposalService {
       if (asked === p.requester_id) throw organizerCannotRespond();
       const hit = ids.find((x) => x.principal_id === asked);
       if (hit && (await this.deps.principals.access.actingFor(actor, asked))) {
-        return { kind: 'participant', id: hit.id, principalId: asked, viaToken: false };
+        return { kind: 'participant', id: hit.id, principalId: asked, viaToken: false, participants: ids };
       }
       throw proposalNotFound();
     }
@@ -658,7 +662,13 @@ export class ProposalService {
         mine.push(x);
     }
     if (mine.length === 1) {
-      return { kind: 'participant', id: mine[0]!.id, principalId: mine[0]!.principal_id, viaToken: false };
+      return {
+        kind: 'participant',
+        id: mine[0]!.id,
+        principalId: mine[0]!.principal_id,
+        viaToken: false,
+        participants: ids,
+      };
     }
     if (mine.length > 1) {
       throw new ValidationFailed({
