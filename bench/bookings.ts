@@ -46,7 +46,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
@@ -266,6 +266,22 @@ function weekdaySlots(nowMs: number): number[] {
   return starts;
 }
 
+/** The creation bench's HOSTS hosts (default schedule, UTC), made through `app`; answers their ids. */
+async function createHosts(app: FastifyInstance, headers: Record<string, string>): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: HOSTS }, async (_, i) => {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/v1/hosts',
+        headers,
+        payload: { display_name: `Host ${i}`, timezone: 'UTC' },
+      });
+      if (res.statusCode !== 201) throw new Error(`creating a host failed: ${res.body}`);
+      return (res.json() as { host: { principal_id: string } }).host.principal_id;
+    }),
+  );
+}
+
 /** How the creation server's embedded store runs: as `kairos serve` runs it, or as the other benches do. */
 type StoreKind = 'durable' | 'ephemeral';
 
@@ -325,18 +341,7 @@ async function serveCreate(store: StoreKind): Promise<void> {
       rateLimitPerHour: 1_000_000_000,
     });
     const headers = { authorization: `Bearer ${api_key.key}` };
-    const hosts = await Promise.all(
-      Array.from({ length: HOSTS }, async (_, i) => {
-        const res = await app.inject({
-          method: 'POST',
-          url: '/v1/hosts',
-          headers,
-          payload: { display_name: `Host ${i}`, timezone: 'UTC' },
-        });
-        if (res.statusCode !== 201) throw new Error(`creating a host failed: ${res.body}`);
-        return (res.json() as { host: { principal_id: string } }).host.principal_id;
-      }),
-    );
+    const hosts = await createHosts(app, headers);
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     process.send?.({ url, token: api_key.key, hosts } satisfies CreateReady);
     const appDb = ctx.db;
@@ -420,17 +425,10 @@ async function serveFloorOn(url: string): Promise<void> {
       CREATE TABLE floor_events (id bigserial PRIMARY KEY, data jsonb NOT NULL);`);
     await pool.query('INSERT INTO floor_hosts SELECT unnest($1::uuid[])', [hosts]);
     app.post('/v1/bookings', async (request, reply) => {
-      const b = request.body as {
-        principal_id: string;
-        start_time: string;
-        customer_email: string;
-        customer_name: string;
-      };
+      const b = request.body as FloorBody;
       const start = new Date(b.start_time);
       const end = new Date(start.getTime() + 30 * MIN);
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      const id = await inTransaction(pool, async (client) => {
         await client.query('SELECT id FROM floor_hosts WHERE id = $1 FOR SHARE', [b.principal_id]);
         const { rows } = await client.query<{ id: string }>(
           `INSERT INTO floor_bookings (host_id, during, customer_email, customer_name)
@@ -438,36 +436,68 @@ async function serveFloorOn(url: string): Promise<void> {
           [b.principal_id, start, end, b.customer_email, b.customer_name],
         );
         await client.query('INSERT INTO floor_events (data) VALUES ($1)', [JSON.stringify(b)]);
-        await client.query('COMMIT');
-        reply.code(201);
-        return { booking: { id: rows[0]!.id, start_time: start.toISOString(), end_time: end.toISOString() } };
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
+        return rows[0]!.id;
+      });
+      reply.code(201);
+      return { booking: { id, start_time: start.toISOString(), end_time: end.toISOString() } };
     });
-    const listening = await app.listen({ port: 0, host: '127.0.0.1' });
-    process.send?.({ url: listening, token: '', hosts } satisfies CreateReady);
-    let cpu = process.cpuUsage();
-    await serveMessages(async (m) => {
-      if (m.type === 'reset') {
-        cpu = process.cpuUsage();
-        return {};
-      }
-      const used = process.cpuUsage(cpu);
-      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM floor_bookings');
-      return {
-        bookings: Number(rows[0]!.n),
-        cpuMs: (used.user + used.system) / 1000,
-        systemMs: used.system / 1000,
-      } satisfies FloorStats;
-    });
+    await serveFloor(app, pool, hosts, 'floor_bookings');
   } finally {
     await app.close().catch(() => {});
     await pool.end().catch(() => {});
   }
+}
+
+/** What the creation bench posts, as a floor reads it. */
+interface FloorBody {
+  principal_id: string;
+  start_time: string;
+  customer_email: string;
+  customer_name: string;
+}
+
+/** Runs `work` in a transaction on a client of `pool`: BEGIN, then COMMIT, or ROLLBACK if it throws. */
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * A floor child's serving: listens, tells the parent where, then answers its asks (the rows of
+ * `table`, the process's CPU time since the last reset) until it says stop.
+ */
+async function serveFloor(
+  app: FastifyInstance,
+  pool: pg.Pool,
+  hosts: string[],
+  table: 'floor_bookings' | 'bookings',
+): Promise<void> {
+  const listening = await app.listen({ port: 0, host: '127.0.0.1' });
+  process.send?.({ url: listening, token: '', hosts } satisfies CreateReady);
+  let cpu = process.cpuUsage();
+  await serveMessages(async (m) => {
+    if (m.type === 'reset') {
+      cpu = process.cpuUsage();
+      return {};
+    }
+    const used = process.cpuUsage(cpu);
+    const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+    return {
+      bookings: Number(rows[0]!.n),
+      cpuMs: (used.user + used.system) / 1000,
+      systemMs: used.system / 1000,
+    } satisfies FloorStats;
+  });
 }
 
 /**
@@ -483,80 +513,11 @@ async function serveFloorOn(url: string): Promise<void> {
  * built: what the store and a bare server give for the writes alone, the jobs left to pile up.
  */
 async function serveWritesFloorOn(url: string): Promise<void> {
-  const poolMax = loadConfig({}).databasePoolMax;
-  const pool = createPool(url, poolMax);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  let ctx: Runtime | null = null;
+  const sample = await sampleBooking(url);
+  const pool = new pg.Pool({ connectionString: url, max: loadConfig({}).databasePoolMax });
   const app = Fastify({ logger: false });
   try {
-    await migrate(db);
-    const masterKey = randomBytes(32).toString('base64');
-    const config = {
-      ...loadConfig({
-        DATABASE_URL: url,
-        KAIROS_MASTER_KEY: masterKey,
-        LOG_LEVEL: 'silent',
-        KAIROS_WORKERS: 'false',
-      }),
-      port: 0,
-    };
-    ctx = await startRuntime({
-      config,
-      log: quiet,
-      clock: new FakeClock(CREATE_NOW),
-      store: { db, pool, url, masterKey },
-    });
-    const { api_key, account } = await ctx.modules.accounts.createAccount({
-      name: 'Bench',
-      plan: 'enterprise',
-      rateLimitPerHour: 1_000_000_000,
-    });
-    const headers = { authorization: `Bearer ${api_key.key}` };
-    const hosts: string[] = [];
-    for (let i = 0; i < HOSTS; i++) {
-      const res = await ctx.app!.inject({
-        method: 'POST',
-        url: '/v1/hosts',
-        headers,
-        payload: { display_name: `Host ${i}`, timezone: 'UTC' },
-      });
-      if (res.statusCode !== 201) throw new Error(`creating a host failed: ${res.body}`);
-      hosts.push((res.json() as { host: { principal_id: string } }).host.principal_id);
-    }
-    // One real booking, for the sizes of what a booking writes; then it goes, so that its slot is free.
-    const made = await ctx.app!.inject({
-      method: 'POST',
-      url: '/v1/bookings',
-      headers,
-      payload: JSON.parse(bookingBodies(hosts).nextBody()),
-    });
-    if (made.statusCode !== 201) throw new Error(`the sample booking failed: ${made.body}`);
-    const event = await db.selectFrom('events').select(['data', 'envelope']).executeTakeFirstOrThrow();
-    const mails = await db
-      .selectFrom('mail_outbox')
-      .select([
-        'kind',
-        'to_address',
-        'subject',
-        'text_body',
-        'html_body',
-        'ics',
-        'ics_method',
-        'status',
-        'last_error',
-      ])
-      .orderBy('seq')
-      .execute();
-    const jobs = await db.selectFrom('jobs').select(['queue']).execute();
-    if (mails.length !== 2 || jobs.length !== 1)
-      throw new Error('the sample booking wrote other rows than expected');
-    const [customerMail, hostMail] = mails as [(typeof mails)[0], (typeof mails)[0]];
-    await sql`DELETE FROM mail_outbox; DELETE FROM jobs; DELETE FROM events; DELETE FROM booking_occupancy;
-      DELETE FROM bookings`.execute(db);
-    await ctx.close();
-    ctx = null;
-
-    const accountId = account.id;
+    const { accountId, event, customerMail, hostMail, jobQueue } = sample;
     const eventData = JSON.stringify(event.data);
     const lockText = `SELECT p.id, p.timezone, p.deleted_at, s.weekly, s.overrides, s.buffer_before_minutes,
         s.buffer_after_minutes, s.minimum_notice_minutes, s.max_days_ahead, coalesce(u.email, p.email) AS email
@@ -575,20 +536,13 @@ async function serveWritesFloorOn(url: string): Promise<void> {
           ($15, $16, $1, NULL, $23, $24, $25, $26, $27, $28, $29, 0, $10))
       INSERT INTO jobs (queue, payload, run_at, created_at) VALUES ($30, $31, $10, $10)`;
     app.post('/v1/bookings', async (request, reply) => {
-      const b = request.body as {
-        principal_id: string;
-        start_time: string;
-        customer_email: string;
-        customer_name: string;
-      };
+      const b = request.body as FloorBody;
       const start = new Date(b.start_time);
       const end = new Date(start.getTime() + 30 * MIN);
       const now = new Date();
       const id = `bkg_${randomUUID()}`;
       const customerMailId = `mail_${randomUUID()}`;
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
+      await inTransaction(pool, async (client) => {
         await client.query({ name: 'floor-lock', text: lockText, values: [b.principal_id] });
         await client.query({
           name: 'floor-write',
@@ -623,40 +577,60 @@ async function serveWritesFloorOn(url: string): Promise<void> {
             hostMail.ics_method,
             hostMail.status,
             hostMail.last_error,
-            jobs[0]!.queue,
+            jobQueue,
             JSON.stringify({ mail_id: customerMailId }),
           ],
         });
-        await client.query('COMMIT');
-        reply.code(201);
-        return { booking: { id, start_time: start.toISOString(), end_time: end.toISOString() } };
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
+      });
+      reply.code(201);
+      return { booking: { id, start_time: start.toISOString(), end_time: end.toISOString() } };
     });
-    const listening = await app.listen({ port: 0, host: '127.0.0.1' });
-    process.send?.({ url: listening, token: '', hosts } satisfies CreateReady);
-    let cpu = process.cpuUsage();
-    await serveMessages(async (m) => {
-      if (m.type === 'reset') {
-        cpu = process.cpuUsage();
-        return {};
-      }
-      const used = process.cpuUsage(cpu);
-      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM bookings');
-      return {
-        bookings: Number(rows[0]!.n),
-        cpuMs: (used.user + used.system) / 1000,
-        systemMs: used.system / 1000,
-      } satisfies FloorStats;
-    });
+    await serveFloor(app, pool, sample.hosts, 'bookings');
   } finally {
     await app.close().catch(() => {});
-    await ctx?.close().catch(() => {});
-    await db.destroy().catch(() => {});
+    await pool.end().catch(() => {});
+  }
+}
+
+/**
+ * The store at `url` migrated, an account with the creation bench's hosts made through Kairos, and
+ * what one real booking of theirs wrote (its event, its two mails, its job's queue); the booking's
+ * rows are then deleted, so that its slot is free again.
+ */
+async function sampleBooking(url: string) {
+  const { runtime: ctx, close } = await feedRuntime(url, { clock: new FakeClock(CREATE_NOW) });
+  try {
+    const { api_key, account } = await ctx.modules.accounts.createAccount({
+      name: 'Bench',
+      plan: 'enterprise',
+      rateLimitPerHour: 1_000_000_000,
+    });
+    const headers = { authorization: `Bearer ${api_key.key}` };
+    const hosts = await createHosts(ctx.app!, headers);
+    const made = await ctx.app!.inject({
+      method: 'POST',
+      url: '/v1/bookings',
+      headers,
+      payload: JSON.parse(bookingBodies(hosts).nextBody()),
+    });
+    if (made.statusCode !== 201) throw new Error(`the sample booking failed: ${made.body}`);
+    const db = ctx.db;
+    const event = await db.selectFrom('events').select(['data', 'envelope']).executeTakeFirstOrThrow();
+    const mails = await db
+      .selectFrom('mail_outbox')
+      .select(['kind', 'subject', 'text_body', 'html_body', 'ics', 'ics_method', 'status', 'last_error'])
+      .orderBy('seq')
+      .execute();
+    const jobs = await db.selectFrom('jobs').select('queue').execute();
+    const [customerMail, hostMail] = mails;
+    if (!customerMail || !hostMail || mails.length !== 2 || jobs.length !== 1) {
+      throw new Error('the sample booking wrote other rows than the second floor writes');
+    }
+    await sql`DELETE FROM mail_outbox; DELETE FROM jobs; DELETE FROM events; DELETE FROM booking_occupancy;
+      DELETE FROM bookings`.execute(db);
+    return { accountId: account.id, hosts, event, customerMail, hostMail, jobQueue: jobs[0]!.queue };
+  } finally {
+    await close();
   }
 }
 

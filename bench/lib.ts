@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
 import { createPool, migrate } from '../src/db/store.js';
 import type { DB } from '../src/db/types.js';
+import type { Clock } from '../src/platform/clock.js';
 import { type Runtime, startRuntime } from '../src/runtime.js';
 
 export interface Row {
@@ -251,9 +252,13 @@ export async function serveOnTempStore(
 
 /**
  * The runtime over the (migrated) store at `url`, without workers, reading an ICS feed on loopback
- * whose busy time is not refreshed during the run; `close` closes it and its pool.
+ * whose busy time is not refreshed during the run (on `opts.clock`, else the system's); `close`
+ * closes it and its pool.
  */
-export async function feedRuntime(url: string): Promise<{ runtime: Runtime; close: () => Promise<void> }> {
+export async function feedRuntime(
+  url: string,
+  opts: { clock?: Clock } = {},
+): Promise<{ runtime: Runtime; close: () => Promise<void> }> {
   const masterKey = randomBytes(32).toString('base64');
   const config = {
     ...loadConfig({
@@ -273,6 +278,7 @@ export async function feedRuntime(url: string): Promise<{ runtime: Runtime; clos
     log: { info: () => {}, warn: () => {}, error: () => {} },
     store: { db, pool, url, masterKey },
     workers: false,
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   const close = async () => {
     await runtime.close();
