@@ -13,9 +13,10 @@
  *    dispatches left behind), the server process's CPU time (and its share in the kernel), SQL
  *    statements per booking, and what a booking cost the whole machine: the server's, the store's
  *    (every `postgres` process) and the load generator's CPU, and the rate the cores allow at that
- *    cost. Then the floor under the same load (serveFloorOn): a bare Fastify + pg route running the
- *    smallest booking-shaped transaction on a durable embedded store, and Kairos's share of its rate
- *    and CPU.
+ *    cost. Then two floors under the same load, each a bare Fastify + pg route on a durable embedded
+ *    store: the smallest booking-shaped transaction (serveFloorOn), and what a booking writes into
+ *    Kairos's own schema, in the fewest round trips, with nothing else (serveWritesFloorOn); and
+ *    Kairos's share of their rates and CPU.
  *
  * 2. 30-day slots for a busy host (`bookings-slots`): a host whose ICS feed holds 1,000 busy blocks
  *    (bench/availability.ts's feed) and who has 500 bookings in the same 30 days, made through
@@ -182,7 +183,7 @@ function countQueries(withKinds: boolean) {
   };
 }
 
-/** One statement's share of the store's work during a run (pg_stat_statements), per booking made. */
+/** One statement's share of the store's work during a run (pg_stat_statements): totals over the run. */
 interface StoreStatement {
   calls: number;
   /** Execution and planning time in the store, ms (wall time: lock and I/O waits included). */
@@ -196,7 +197,7 @@ async function storeStatementTimes(db: Kysely<DB>): Promise<StoreStatement[]> {
   const { rows } = await sql
     .raw<{ calls: string; ms: number; wal_bytes: string; query: string }>(
       `${BENCH_MARK} SELECT calls, total_exec_time + total_plan_time AS ms, wal_bytes, query
-       FROM pg_stat_statements WHERE query NOT LIKE '%/* bench */%'
+       FROM pg_stat_statements WHERE query NOT LIKE '%${BENCH_MARK}%'
        ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`,
     )
     .execute(db);
@@ -786,7 +787,7 @@ async function createFloor(kairos: { rps: number; cpuPerBooking: number }): Prom
       {
         name: `POST /v1/bookings (durable) vs the ${short}`,
         value: fmt((100 * kairos.rps) / run.rps),
-        unit: `% of its rate`,
+        unit: '% of its rate',
       },
     );
   }
@@ -838,7 +839,7 @@ async function createOn(store: StoreKind): Promise<{ rows: Row[]; rps: number; c
       if (after.storeStatements.length > 0) {
         const ms = after.storeStatements.reduce((a, r) => a + r.ms, 0);
         console.log(
-          `[${label}] the store's time in statements (pg_stat_statements), per booking: ${fmt(ms / made, 3)} ms in all; the top ones:`,
+          `[${label}] the store's time in statements (pg_stat_statements), per booking: ${fmt(ms / made, 3)} ms in the ${after.storeStatements.length} it spent most on:`,
         );
         for (const r of after.storeStatements) {
           console.log(
