@@ -336,6 +336,32 @@ describe('a standard proposal', () => {
     expect(bogus.status).toBe(401);
   });
 
+
+  it('is answered with an explicit principal_id by a party acting for it (booked); naming the requester is 403, a stranger naming a party 404', async () => {
+    const a = await user({ calendar: true });
+    const b = await user();
+    const stranger = await user();
+    await allow(b, a);
+    const { proposal } = await proposed(a, { mode: 'standard', participant_ids: [b.id], slots: [slot(48)] });
+    const requester = await respond(proposal.id, { action: 'accept', principal_id: a.id }, b.token);
+    expect(requester.status).toBe(403);
+    expect((await requester.json()).code).toBe('organizer_cannot_respond');
+    const outsider = await respond(proposal.id, { action: 'accept', principal_id: b.id }, stranger.token);
+    expect(outsider.status).toBe(404);
+    const own = await respond(proposal.id, { action: 'accept', principal_id: b.id.toUpperCase() }, b.token);
+    expect(own.status, await own.clone().text()).toBe(200);
+    const answered = (await own.json()).proposal;
+    expect(answered).toMatchObject({ status: 'accepted' });
+    expect(answered.participants).toMatchObject([{ principal_id: b.id, response: 'accepted' }]);
+    // The acceptance booked both parties (the profiles read before the transaction were the right ones).
+    const booked = await t.ctx.db
+      .selectFrom('bookings')
+      .select(['principal_id', 'status'])
+      .where('proposal_id', '=', proposal.id)
+      .execute();
+    expect(booked.map((x) => x.principal_id).sort()).toEqual([a.id, b.id].sort());
+    expect(booked.every((x) => x.status === 'confirmed')).toBe(true);
+  });
   it('is rejected by one reject (proposal.rejected, a mail to the requester); anything after is 409 with the status', async () => {
     const a = await user({ calendar: true });
     const b = await user();
