@@ -336,7 +336,6 @@ describe('a standard proposal', () => {
     expect(bogus.status).toBe(401);
   });
 
-
   it('is answered with an explicit principal_id by a party acting for it (booked); naming the requester is 403, a stranger naming a party 404', async () => {
     const a = await user({ calendar: true });
     const b = await user();
