@@ -361,6 +361,7 @@ describe('a standard proposal', () => {
     expect(booked.map((x) => x.principal_id).sort()).toEqual([a.id, b.id].sort());
     expect(booked.every((x) => x.status === 'confirmed')).toBe(true);
   });
+
   it('is rejected by one reject (proposal.rejected, a mail to the requester); anything after is 409 with the status', async () => {
     const a = await user({ calendar: true });
     const b = await user();
