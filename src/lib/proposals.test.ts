@@ -126,7 +126,7 @@ describe('the transition table', () => {
     }
   });
 
-  it('refuses what no row allows: nothing leaves a final status but the cancel of an accepted standard proposal', () => {
+  it('refuses what no row allows: nothing leaves a final status but the cancel of an accepted standard proposal; an open proposal can be withdrawn', () => {
     for (const from of ['rejected', 'countered', 'cancelled', 'expired'] as const) {
       for (const action of ['accept', 'reject', 'counter', 'vote', 'close', 'cancel', 'expire'] as const) {
         expect(allows(from, 'standard', action)).toBe(false);
@@ -135,6 +135,17 @@ describe('the transition table', () => {
     }
     expect(allows('accepted', 'standard', 'cancel')).toBe(true);
     expect(allows('accepted', 'poll', 'cancel')).toBe(false);
+    for (const mode of ['standard', 'poll'] as const) {
+      const withdraw = transition('proposed', mode, 'cancel', {
+        consentRevoked: false,
+        othersPending: true,
+        hasVotes: true,
+      });
+      expect(withdraw).toMatchObject({
+        to: 'cancelled',
+        effects: ['mail_withdrawn', 'event:proposal.cancelled'],
+      });
+    }
     expect(allows('proposed', 'standard', 'close')).toBe(false);
     expect(allows('proposed', 'poll', 'counter')).toBe(false);
   });

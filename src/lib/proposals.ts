@@ -48,6 +48,8 @@ export type Effect =
   | 'cancel_bookings'
   /** Mails: the requester alone, or everyone, or the voters who left an address (with the invite). */
   | 'mail_requester'
+  /** The requester withdrew an open proposal: every participant it reached is told (no meeting existed). */
+  | 'mail_withdrawn'
   | 'mail_everyone'
   | 'mail_voters'
   /** Webhook events, in the same transaction (delivered after commit). */
@@ -124,6 +126,14 @@ export const TRANSITIONS: readonly Transition[] = [
     effects: ['mail_requester', 'event:proposal.expired'],
   },
   {
+    from: 'proposed',
+    mode: 'standard',
+    action: 'cancel',
+    when: 'always',
+    to: 'cancelled',
+    effects: ['mail_withdrawn', 'event:proposal.cancelled'],
+  },
+  {
     from: 'accepted',
     mode: 'standard',
     action: 'cancel',
@@ -179,6 +189,14 @@ export const TRANSITIONS: readonly Transition[] = [
     when: 'no_votes',
     to: 'expired',
     effects: ['mail_requester', 'event:proposal.expired'],
+  },
+  {
+    from: 'proposed',
+    mode: 'poll',
+    action: 'cancel',
+    when: 'always',
+    to: 'cancelled',
+    effects: ['mail_withdrawn', 'event:proposal.cancelled'],
   },
 ];
 

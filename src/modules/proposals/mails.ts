@@ -143,6 +143,40 @@ export class ProposalMails {
     });
   }
 
+  /**
+   * The requester withdrew an open proposal or poll: each participant it reached (a principal at its
+   * contact address, a named invitee or an open-poll voter at the address it gave) is told. No meeting
+   * was booked, so no invite is cancelled.
+   */
+  withdrawnMails(c: MailContext): MailMessage[] {
+    const { l } = c;
+    const title = titleOf(l);
+    const requesterName = c.pre.contacts.get(l.p.requester_id)?.name || 'The organiser';
+    return l.participants.flatMap((x) => {
+      const contact = x.principal_id ? c.pre.contacts.get(x.principal_id) : undefined;
+      const to = x.principal_id ? (contact?.email ?? null) : x.email;
+      if (!x.principal_id && !to) return [];
+      const name = contact?.name || x.name;
+      const lines = [
+        `Hello${name ? ` ${name}` : ''},`,
+        '',
+        `${requesterName} withdrew ${l.p.mode === 'poll' ? 'the poll' : 'the proposal'} "${title}". No meeting was booked; there is nothing to answer any more.${c.reason ? ` Reason: ${c.reason}` : ''}`,
+      ];
+      return [
+        {
+          kind: 'proposal.withdrawn',
+          subjectId: l.p.id,
+          to,
+          ...(x.principal_id ? { recipient: `principal ${x.principal_id}` } : {}),
+          subject: `Withdrawn: ${title}`,
+          text: lines.join('\n'),
+          html: htmlBody(lines, null),
+          invite: null,
+        },
+      ];
+    });
+  }
+
   /** A resolved poll: the result with an invite to every voter who left an address, and the requester. */
   resultMails(c: MailContext): MailMessage[] {
     const { l } = c;

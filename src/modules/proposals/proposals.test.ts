@@ -362,7 +362,7 @@ describe('a standard proposal', () => {
     expect(booked.every((x) => x.status === 'confirmed')).toBe(true);
   });
 
-  it('is rejected by one reject (proposal.rejected, a mail to the requester); anything after is 409 with the status', async () => {
+  it('is rejected by one reject (proposal.rejected, a mail to the requester); anything after is 409 with the HTTP status in status and the state in proposal_status', async () => {
     const a = await user({ calendar: true });
     const b = await user();
     const c = await user();
@@ -380,12 +380,25 @@ describe('a standard proposal', () => {
     expect(await mailsTo(a.email, /^Declined/)).toHaveLength(1);
     const late = await respond(proposal.id, { action: 'accept' }, c.token);
     expect(late.status).toBe(409);
-    expect(await late.json()).toMatchObject({ code: 'proposal_not_open', status: 'rejected' });
+    expect(await late.json()).toMatchObject({
+      code: 'proposal_not_open',
+      status: 409,
+      proposal_status: 'rejected',
+    });
     const cancel = await t.call('POST', `/v1/proposals/${proposal.id}/cancel`, { token: a.token, body: {} });
     expect(cancel.status).toBe(409);
+    expect(await cancel.json()).toMatchObject({
+      code: 'proposal_not_open',
+      status: 409,
+      proposal_status: 'rejected',
+    });
     const close = await t.call('POST', `/v1/proposals/${proposal.id}/close`, { token: a.token });
     expect(close.status).toBe(409);
-    expect((await close.json()).code).toBe('not_a_poll');
+    expect(await close.json()).toMatchObject({
+      code: 'not_a_poll',
+      status: 409,
+      proposal_status: 'rejected',
+    });
   });
 
   it('is countered: countered, and a new proposal from the counterer to the requester in the same thread (proposal.countered, proposal.created)', async () => {
@@ -483,6 +496,47 @@ describe('a standard proposal', () => {
     expect((await respond(again.id, { action: 'accept' }, b.token)).status).toBe(200);
   });
 
+  it('open, is withdrawn by its requester with cancel: cancelled, proposal.cancelled to every party, a mail to each participant, no answer afterwards; a participant’s cancel is 403 requester_only', async () => {
+    const a = await user({ calendar: true });
+    const b = await user();
+    const c = await user();
+    await allow(b, a);
+    await allow(c, a);
+    const { proposal } = await proposed(a, {
+      mode: 'standard',
+      participant_ids: [b.id, c.id],
+      slots: [slot(100)],
+      title: 'Roadmap',
+    });
+    const link = await mailedToken(b.email, 'Roadmap');
+    expect((await respond(proposal.id, { action: 'accept' }, c.token)).status).toBe(200);
+    const byParticipant = await t.call('POST', `/v1/proposals/${proposal.id}/cancel`, {
+      token: b.token,
+      body: {},
+    });
+    expect(byParticipant.status).toBe(403);
+    expect(await byParticipant.json()).toMatchObject({ status: 403, code: 'requester_only' });
+    const withdrawn = await t.call('POST', `/v1/proposals/${proposal.id}/cancel`, {
+      token: a.token,
+      body: { reason: 'Plans changed' },
+    });
+    expect(withdrawn.status, await withdrawn.clone().text()).toBe(200);
+    expect((await withdrawn.json()).proposal.status).toBe('cancelled');
+    for (const u of [a, b, c]) {
+      expect(await t.events(u.accountId, 'proposal.cancelled')).toHaveLength(1);
+      expect((await bookingsOf(u)).filter((x) => x.start_time === at(100))).toHaveLength(0);
+    }
+    for (const u of [b, c]) {
+      const [m] = await mailsTo(u.email, /^Withdrawn: Roadmap/);
+      expect(m?.text).toContain('Plans changed');
+    }
+    const late = await respond(proposal.id, { action: 'accept', token: link });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ code: 'proposal_not_open', proposal_status: 'cancelled' });
+    const again = await t.call('POST', `/v1/proposals/${proposal.id}/cancel`, { token: a.token, body: {} });
+    expect(again.status).toBe(409);
+  });
+
   it('cannot be accepted when someone’s time was taken meanwhile: 409 slot_unavailable, nothing stored, the token still usable', async () => {
     const a = await user({ calendar: true });
     const b = await user();
@@ -571,7 +625,11 @@ describe('consent revoked before acceptance (SPEC 3.1)', () => {
 
     const res = await respond(proposal.id, { action: 'accept' }, b.token);
     expect(res.status).toBe(409);
-    expect(await res.json()).toMatchObject({ code: 'consent_revoked', status: 'expired' });
+    expect(await res.json()).toMatchObject({
+      code: 'consent_revoked',
+      status: 409,
+      proposal_status: 'expired',
+    });
     expect(
       (await (await t.call('GET', `/v1/proposals/${proposal.id}`, { token: a.token })).json()).proposal
         .status,

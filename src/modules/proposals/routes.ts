@@ -374,7 +374,7 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
           '403': '`forbidden`: code `organizer_cannot_respond`',
           '404': '`not-found`: code `proposal_not_found`',
           '409':
-            '`conflict`: code `consent_revoked` (the proposal expired), `slot_mismatch`, `slot_unavailable`, `slot_passed`, `already_responded`, `already_voted`, `proposal_not_open` (with `status`)',
+            '`conflict`: code `consent_revoked` (the proposal expired), `slot_mismatch`, `slot_unavailable`, `slot_passed`, `already_responded`, `already_voted`, `proposal_not_open` (with `proposal_status`, the proposal’s state)',
           '410': '`gone`: code `token_expired`',
         },
       },
@@ -421,7 +421,10 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
       preValidation: emptyBodyIsObject,
       config: {
         access: 'private',
-        problems: { '409': '`conflict`: code `not_a_poll` or `proposal_not_open` (with `status`)' },
+        problems: {
+          '409':
+            '`conflict`: code `not_a_poll` or `proposal_not_open` (with `proposal_status`, the proposal’s state)',
+        },
       },
       schema: {
         tags,
@@ -443,13 +446,20 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
       config: {
         access: 'private',
         problems: {
-          '409': '`conflict`: code `proposal_not_open` (only an accepted standard proposal is cancelled)',
+          '403':
+            '`forbidden`: code `requester_only` (a participant cannot withdraw an open proposal; it rejects it)',
+          '404': '`not-found`: code `proposal_not_found`',
+          '409':
+            '`conflict`: code `proposal_not_open` with `proposal_status` (rejected, countered, expired, already cancelled, or a resolved poll)',
         },
       },
       schema: {
         tags,
         operationId: 'cancelProposal',
-        summary: 'Cancel an accepted standard proposal (any party): its bookings are cancelled',
+        summary:
+          'Cancel an accepted standard proposal (any party), or withdraw an open proposal or poll (its requester)',
+        description:
+          'An accepted standard proposal: its bookings are cancelled, the calendar events removed, everyone is mailed a cancellation (`METHOD:CANCEL`), `proposal.cancelled`. An open proposal or poll (`proposed`): the requester withdraws it, it becomes `cancelled` (its links show that and take no answer), every participant it reached is mailed, `proposal.cancelled` (a poll’s to the requester’s account only).',
         params: IdParams,
         body: withExample(
           Type.Object(

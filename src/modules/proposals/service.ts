@@ -114,7 +114,7 @@ function tokenExpired(): AppError {
 function notOpen(p: ProposalRow, action: string): Conflict {
   return new Conflict(`The proposal is ${p.status}; it cannot be ${action} now`, {
     code: 'proposal_not_open',
-    status: p.status,
+    proposal_status: p.status,
   });
 }
 function proposalNotFound(): AppError {
@@ -700,7 +700,7 @@ export class ProposalService {
     if (p0.mode !== 'poll') {
       throw new Conflict('Only polls are closed; a standard proposal is answered or expires', {
         code: 'not_a_poll',
-        status: p0.status,
+        proposal_status: p0.status,
       });
     }
     const pre = await this.prepare(p0);
@@ -719,9 +719,20 @@ export class ProposalService {
     );
   }
 
-  /** POST /v1/proposals/{id}/cancel: an accepted standard proposal, by any party. */
+  /**
+   * POST /v1/proposals/{id}/cancel: an accepted standard proposal, by any party; an open (`proposed`)
+   * proposal or poll is withdrawn, by its requester only (a participant rejects it instead).
+   */
   async cancel(caller: Actor, id: string, reason: string | undefined) {
     const l0 = await this.visible(caller, id);
+    if (
+      l0.p.status === 'proposed' &&
+      !(await this.deps.principals.access.actingFor(caller, l0.p.requester_id))
+    ) {
+      throw new Forbidden('Only the requester withdraws an open proposal; a participant rejects it instead', {
+        code: 'requester_only',
+      });
+    }
     const pre = await this.prepare(l0.p, l0.participants);
     return this.partyAnswer(
       definite(
@@ -869,7 +880,7 @@ export class ProposalService {
     if (outcome.row.answer) {
       throw new Conflict('The participant no longer lets the requester propose; the proposal has expired', {
         code: outcome.row.answer.code,
-        status: outcome.l.p.status,
+        proposal_status: outcome.l.p.status,
       });
     }
     return { l: outcome.l, counter: outcome.counter };
@@ -1109,6 +1120,9 @@ export class ProposalService {
         return;
       case 'mail_everyone':
         await this.deps.mail.enqueue(trx, this.mails.everyoneMails(c));
+        return;
+      case 'mail_withdrawn':
+        await this.deps.mail.enqueue(trx, this.mails.withdrawnMails(c));
         return;
       case 'mail_voters':
         await this.deps.mail.enqueue(trx, this.mails.resultMails(c));
