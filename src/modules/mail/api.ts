@@ -51,6 +51,23 @@ export interface MailRow {
   ics_method: string | null;
 }
 
+/** One outbox row as an operator lists it (`kairos mail list`), newest first. */
+export interface MailSummary {
+  id: string;
+  kind: string;
+  to: string | null;
+  subject: string;
+  status: string;
+  created_at: Date;
+}
+
+/** One outbox row with its plain-text body (`kairos mail show`). */
+export interface MailDetail extends MailSummary {
+  text: string;
+  /** Why it was not sent (skipped, failed, a retried SMTP error), or null. */
+  last_error: string | null;
+}
+
 export interface MailApi {
   /**
    * Writes the messages into the outbox inside `trx` and enqueues their sending (after commit): the
@@ -60,6 +77,13 @@ export interface MailApi {
   enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void>;
   /** Rows of the outbox about one subject (for tests and support), oldest first. */
   listFor(subjectId: string): Promise<MailRow[]>;
+  /**
+   * The most recent mails, newest first, at most `limit` (for operators reading mails that were
+   * only logged: no SMTP_URL).
+   */
+  listRecent(limit: number): Promise<MailSummary[]>;
+  /** One mail with its text body, or null when there is no mail with that id. */
+  get(id: string): Promise<MailDetail | null>;
 }
 
 /** The address in `MAIL_FROM` (`a@b` out of `Name <a@b>`): who organizes an invite when nobody else can. */

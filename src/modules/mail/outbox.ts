@@ -18,7 +18,7 @@ import { type Job, type JobRunner, WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { JobContribution } from '../module.js';
-import type { InviteSpec, MailApi, MailMessage, MailRow } from './api.js';
+import type { InviteSpec, MailApi, MailDetail, MailMessage, MailRow, MailSummary } from './api.js';
 import { buildInvite } from './invite.js';
 import type { MailOutboxTable } from './tables.js';
 
@@ -136,6 +136,34 @@ export class MailOutbox implements MailApi {
       .orderBy('created_at')
       .orderBy('seq')
       .execute();
+  }
+
+  async listRecent(limit: number): Promise<MailSummary[]> {
+    return this.db
+      .selectFrom('mail_outbox')
+      .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'created_at'])
+      .orderBy('created_at', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(limit)
+      .execute();
+  }
+
+  async get(id: string): Promise<MailDetail | null> {
+    const row = await this.db
+      .selectFrom('mail_outbox')
+      .select([
+        'id',
+        'kind',
+        'to_address as to',
+        'subject',
+        'status',
+        'created_at',
+        'text_body as text',
+        'last_error',
+      ])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ?? null;
   }
 
   /** Closes the SMTP connections (the runtime calls it on stop, after the jobs have stopped). */
