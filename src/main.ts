@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.js';
@@ -7,25 +8,109 @@ import { isUuid } from './platform/ids.js';
 import { type Runtime, startRuntime } from './runtime.js';
 import { installSignalHandlers, startServer } from './server.js';
 
+/** Each command: its synopsis and what it does (the global help lists them in this order). */
+const COMMANDS: Record<string, [synopsis: string, description: string]> = {
+  serve: [
+    'serve',
+    'run the API server (PORT, HOST, DATABASE_URL, …); creates the embedded data directory if needed',
+  ],
+  migrate: ['migrate [--create]', 'apply database migrations and exit'],
+  'accounts create': [
+    'accounts create --name N [--plan free|premium|enterprise] [--rate-limit N]',
+    'create an account and its first secret key',
+  ],
+  'accounts list': ['accounts list', 'every account with its plan and hourly limit'],
+  'accounts update': [
+    'accounts update ID [--plan free|premium|enterprise] [--rate-limit N|default]',
+    "change an account's plan or its own limit (enterprise)",
+  ],
+  'users create': [
+    'users create --account ID --email E --password-stdin',
+    'create a user who can sign in (password read from stdin)',
+  ],
+  'keys create': [
+    'keys create --account ID [--type secret|publishable] [--name N] [--allowed-domain D]…',
+    'another key for the account',
+  ],
+  'keys list': ['keys list --account ID', "the account's keys (no secrets)"],
+  'keys revoke': ['keys revoke ID', 'revoke a key'],
+  'mail list': [
+    'mail list [--limit N]',
+    'the most recent mails (default 20), newest first: id, created, status, to, subject',
+  ],
+  'mail show': ['mail show ID', 'one mail: its headers and whole text body, with its links'],
+};
+
+const FOOTER = `Every command accepts --json (print exactly one JSON object) and --help. A command other than
+serve does not create a new embedded data directory (KAIROS_DATA_DIR, default ./data) unless given
+--create. See README.md for the environment.`;
+
+function describeCommands(names: readonly string[]): string {
+  return names
+    .map((n) => {
+      const [synopsis, description] = COMMANDS[n]!;
+      return `  kairos ${synopsis}\n      ${description}`;
+    })
+    .join('\n');
+}
+
 const USAGE = `Usage: kairos <command> [options]
 
 Commands:
-  serve                                   run the API server (PORT, HOST, DATABASE_URL, …)
-  migrate                                 apply database migrations and exit
-  accounts create --name N [--plan free|premium|enterprise] [--rate-limit N]
-                                          create an account and its first secret key
-  accounts list                           every account with its plan and hourly limit
-  accounts update ID [--plan free|premium|enterprise] [--rate-limit N|default]
-                                          change an account's plan or its own limit (enterprise)
-  users create --account ID --email E --password-stdin
-                                          create a user who can sign in (password read from stdin)
-  keys create --account ID [--type secret|publishable] [--name N] [--allowed-domain D]…
-  keys list --account ID
-  keys revoke ID
+${describeCommands(Object.keys(COMMANDS))}
+  kairos --version
+      print the version
 
-Every command accepts --json (print exactly one JSON object). See README.md for the environment.`;
+${FOOTER}`;
 
-class UsageError extends Error {}
+/** The usage of the commands named `prefix` or under it (`accounts`, `accounts create`), or null. */
+function usageOf(prefix: string): string | null {
+  const names = Object.keys(COMMANDS).filter((n) => n === prefix || n.startsWith(`${prefix} `));
+  return names.length === 0 ? null : `Usage:\n${describeCommands(names)}\n\n${FOOTER}`;
+}
+
+class UsageError extends Error {
+  /** The usage to print with the message (the command's own when known). */
+  usage = USAGE;
+}
+
+/** The store to use is missing and must not be created silently: exit code 2, like a usage error. */
+class StoreError extends Error {}
+
+/** The version in package.json (next to src/ and dist/ alike). */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Which store the config names, without credentials: for the one line the CLI prints to stderr. */
+export function describeStore(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `embedded PostgreSQL, data directory ${config.dataDir}`;
+  try {
+    const u = new URL(config.databaseUrl);
+    return `external PostgreSQL at ${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return 'external PostgreSQL (DATABASE_URL)';
+  }
+}
+
+/**
+ * Says which store the command uses (one line on stderr) and, unless `create`, refuses an embedded
+ * data directory that does not exist yet: a mistyped KAIROS_DATA_DIR or the wrong working directory
+ * would otherwise start an empty store silently.
+ */
+function announceStore(config: Config, create: boolean): void {
+  if (!config.databaseUrl && !create && !existsSync(config.dataDir))
+    throw new StoreError(
+      `no data directory at ${config.dataDir} (KAIROS_DATA_DIR, default ./data), so there is no store to use yet. ` +
+        'Start the server once (kairos serve, or npm start) to create it, run this command from the directory ' +
+        'it was created in, set KAIROS_DATA_DIR (or DATABASE_URL) to the store you mean, or pass --create ' +
+        'to create an empty one now.',
+    );
+  process.stderr.write(`kairos: store: ${describeStore(config)}\n`);
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -39,7 +124,7 @@ async function readStdin(): Promise<string> {
  * Runs one store-backed command: the runtime without HTTP, LISTEN or workers (connecting to the
  * running embedded server if there is one), then closes it.
  */
-async function withRuntime<T>(config: Config, fn: (rt: Runtime) => Promise<T>): Promise<T> {
+async function withStore<T>(config: Config, fn: (rt: Runtime) => Promise<T>): Promise<T> {
   const log = pino({ level: 'warn' }, pino.destination(2));
   const rt = await startRuntime({ config, log, http: false, notifier: false, workers: false, usage: false });
   try {
@@ -68,15 +153,56 @@ export async function main(argv: string[]): Promise<number> {
       'password-stdin': { type: 'boolean', default: false },
       type: { type: 'string' },
       'allowed-domain': { type: 'string', multiple: true },
+      version: { type: 'boolean', short: 'V', default: false },
+      create: { type: 'boolean', default: false },
+      limit: { type: 'string' },
     },
   });
   const [cmd, sub, arg] = positionals;
+  const json = values.json ?? false;
+  if (values.version) {
+    print(json, { version: version() }, version());
+    return 0;
+  }
   if (values.help || !cmd) {
-    process.stdout.write(`${USAGE}\n`);
+    const usage = (cmd && (usageOf(`${cmd} ${sub ?? ''}`.trim()) ?? usageOf(cmd))) || USAGE;
+    process.stdout.write(`${usage}\n`);
     return values.help ? 0 : 2;
   }
+  try {
+    return await run(cmd, sub, arg, values, json);
+  } catch (err) {
+    // A usage error names the usage of the command it is about, when there is one.
+    if (err instanceof UsageError) err.usage = usageOf(`${cmd} ${sub ?? ''}`.trim()) ?? usageOf(cmd) ?? USAGE;
+    throw err;
+  }
+}
+
+type Values = {
+  name?: string;
+  plan?: string;
+  'rate-limit'?: string;
+  account?: string;
+  email?: string;
+  'password-stdin'?: boolean;
+  type?: string;
+  'allowed-domain'?: string[];
+  create?: boolean;
+  limit?: string;
+};
+
+async function run(
+  cmd: string,
+  sub: string | undefined,
+  arg: string | undefined,
+  values: Values,
+  json: boolean,
+): Promise<number> {
   const config = loadConfig();
-  const json = values.json ?? false;
+  const withRuntime = <T>(fn: (rt: Runtime) => Promise<T>): Promise<T> => {
+    announceStore(config, values.create ?? false);
+    return withStore(config, fn);
+  };
   const need = (v: string | undefined, flag: string): string => {
     if (!v) throw new UsageError(`${flag} is required`);
     if ((flag === '--account' || flag === 'the key ID') && !isUuid(v))
@@ -86,12 +212,13 @@ export async function main(argv: string[]): Promise<number> {
 
   switch (`${cmd} ${sub ?? ''}`.trim()) {
     case 'serve': {
+      process.stderr.write(`kairos: store: ${describeStore(config)}\n`);
       const running = await startServer(config);
       installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
       return -1; // keep running
     }
     case 'migrate': {
-      const applied = await withRuntime(config, async () => []);
+      const applied = await withRuntime(async () => []);
       print(json, { migrated: true, applied }, 'Migrations are up to date.');
       return 0;
     }
@@ -102,9 +229,10 @@ export async function main(argv: string[]): Promise<number> {
       const rate = values['rate-limit'] !== undefined ? Number(values['rate-limit']) : null;
       if (rate !== null && (!Number.isInteger(rate) || rate < 1))
         throw new UsageError('--rate-limit must be a positive integer');
-      const out = await withRuntime(config, (rt) =>
+      const name = need(values.name, '--name');
+      const out = await withRuntime((rt) =>
         rt.modules.accounts.createAccount({
-          name: need(values.name, '--name'),
+          name,
           plan,
           rateLimitPerHour: rate,
         }),
@@ -118,7 +246,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'accounts list': {
-      const accounts = await withRuntime(config, (rt) => rt.modules.accounts.listAccounts());
+      const accounts = await withRuntime((rt) => rt.modules.accounts.listAccounts());
       print(
         json,
         { accounts },
@@ -144,7 +272,7 @@ export async function main(argv: string[]): Promise<number> {
           throw new UsageError('--rate-limit must be a positive integer (or "default")');
       }
       if (plan === undefined && rate === undefined) throw new UsageError('give --plan and/or --rate-limit');
-      const account = await withRuntime(config, (rt) =>
+      const account = await withRuntime((rt) =>
         rt.modules.accounts.updateAccount(id, {
           ...(plan !== undefined ? { plan } : {}),
           ...(rate !== undefined ? { rateLimitPerHour: rate } : {}),
@@ -161,11 +289,13 @@ export async function main(argv: string[]): Promise<number> {
     case 'users create': {
       if (!values['password-stdin'])
         throw new UsageError('--password-stdin is required (the password is read from stdin)');
+      const accountId = need(values.account, '--account');
+      const email = need(values.email, '--email');
       const password = await readStdin();
-      const user = await withRuntime(config, (rt) =>
+      const user = await withRuntime((rt) =>
         rt.modules.accounts.createUser({
-          accountId: need(values.account, '--account'),
-          email: need(values.email, '--email'),
+          accountId,
+          email,
           password,
         }),
       );
@@ -176,9 +306,10 @@ export async function main(argv: string[]): Promise<number> {
       const type = values.type ?? 'secret';
       if (type !== 'secret' && type !== 'publishable')
         throw new UsageError('--type must be secret or publishable');
-      const out = await withRuntime(config, (rt) =>
+      const accountId = need(values.account, '--account');
+      const out = await withRuntime((rt) =>
         rt.modules.apiKeys.create({
-          accountId: need(values.account, '--account'),
+          accountId,
           name: values.name ?? (type === 'secret' ? 'Secret key' : 'Publishable key'),
           keyType: type,
           allowedDomains: values['allowed-domain'] ?? [],
@@ -190,7 +321,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'keys list': {
       const accountId = need(values.account, '--account');
-      const all = await withRuntime(config, async (rt) => {
+      const all = await withRuntime(async (rt) => {
         const keys = [];
         let cursor: string | undefined;
         do {
@@ -214,7 +345,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'keys revoke': {
       const id = need(arg, 'the key ID');
-      const key = await withRuntime(config, async (rt) => {
+      const key = await withRuntime(async (rt) => {
         const accountId = await rt.modules.apiKeys.accountOf(id);
         if (accountId === null) throw new AppError(404, 'not-found', `No API key ${id}`);
         return rt.modules.apiKeys.revoke(accountId, id);
@@ -222,8 +353,52 @@ export async function main(argv: string[]): Promise<number> {
       print(json, { api_key: key }, `Key ${key.id} revoked.`);
       return 0;
     }
+    case 'mail list': {
+      const limit = values.limit === undefined ? 20 : Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new UsageError('--limit must be an integer from 1 to 1000');
+      const mails = await withRuntime((rt) => rt.modules.mail.listRecent(limit));
+      print(
+        json,
+        { mails },
+        mails.length === 0
+          ? 'No mails yet.'
+          : mails
+              .map(
+                (m) =>
+                  `${m.id}  ${m.created_at.toISOString()}  ${m.status.padEnd(7)}  ${m.to ?? '(no address)'}  ${m.subject}`,
+              )
+              .join('\n'),
+      );
+      return 0;
+    }
+    case 'mail show': {
+      const id = need(arg, 'the mail ID');
+      const mail = await withRuntime((rt) => rt.modules.mail.get(id));
+      if (!mail)
+        throw new AppError(
+          404,
+          'not-found',
+          `No mail ${id}: kairos mail list shows the recent mails and their ids`,
+        );
+      const links = [...new Set(mail.text.match(/https?:\/\/[^\s<>"]+/g) ?? [])];
+      print(
+        json,
+        { mail: { ...mail, links } },
+        [
+          `Mail ${mail.id} (${mail.kind}), ${mail.status}${mail.last_error ? `: ${mail.last_error}` : ''}`,
+          `Date: ${mail.created_at.toISOString()}`,
+          `To: ${mail.to ?? '(no address)'}`,
+          `Subject: ${mail.subject}`,
+          '',
+          mail.text,
+          ...(links.length > 0 ? ['', 'Links:', ...links.map((l) => `  ${l}`)] : []),
+        ].join('\n'),
+      );
+      return 0;
+    }
     default:
-      throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+      throw new UsageError(`unknown command: ${[cmd, sub, arg].filter(Boolean).join(' ')}`);
   }
 }
 
@@ -233,7 +408,10 @@ function report(err: unknown, json: boolean): number {
   let extra: object = {};
   if (err instanceof UsageError) {
     code = 2;
-    message = `${err.message}\n\n${USAGE}`;
+    message = `${err.message}\n\n${err.usage}`;
+  } else if (err instanceof StoreError) {
+    code = 2;
+    message = err.message;
   } else if (err instanceof ConfigError) {
     message = `configuration: ${err.message}`;
   } else if (err instanceof AppError) {

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -69,10 +69,59 @@ describe('kairos CLI', () => {
       });
       const listed = await runCli(['accounts', 'list', '--json'], env);
       expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stderr).toBe(`kairos: store: embedded PostgreSQL, data directory ${dataDir}\n`);
       expect(JSON.parse(listed.stdout).accounts.map((a: { name: string }) => a.name)).toEqual([
         'Acme',
         'Beta',
       ]);
+    });
+  });
+
+  describe('without a store', () => {
+    const missing = join(REPO, '.test-data', `cli-missing-${process.pid}`);
+
+    it('refuses to create a new data directory, saying how to, with exit code 2', async () => {
+      rmSync(missing, { recursive: true, force: true });
+      for (const args of [['accounts', 'list'], ['mail', 'list'], ['migrate']]) {
+        const out = await runCli(args, { KAIROS_DATA_DIR: missing });
+        expect(out.code, args.join(' ')).toBe(2);
+        expect(out.stderr).toContain(`no data directory at ${missing}`);
+        expect(out.stderr).toMatch(/kairos serve.*npm start.*--create/);
+      }
+      const asJson = await runCli(['accounts', 'list', '--json'], { KAIROS_DATA_DIR: missing });
+      expect(asJson.code).toBe(2);
+      expect(JSON.parse(asJson.stdout).error.message).toContain('--create');
+      expect(existsSync(missing)).toBe(false);
+    });
+
+    it("prints --version and each command's own --help without touching a store", async () => {
+      const env = { KAIROS_DATA_DIR: missing };
+      const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+      const v = await runCli(['--version'], env);
+      expect(v.code).toBe(0);
+      expect(v.stdout).toBe(`${pkg.version}\n`);
+      expect(JSON.parse((await runCli(['--version', '--json'], env)).stdout)).toEqual({
+        version: pkg.version,
+      });
+
+      const help = await runCli(['users', 'create', '--help'], env);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('kairos users create --account ID --email E --password-stdin');
+      expect(help.stdout).not.toContain('keys revoke');
+      const mail = await runCli(['mail', '--help'], env);
+      expect(mail.stdout).toContain('kairos mail list');
+      expect(mail.stdout).toContain('kairos mail show ID');
+      expect(mail.stdout).not.toContain('accounts create');
+      const global = await runCli(['--help'], env);
+      expect(global.stdout).toContain('Usage: kairos <command>');
+      expect(global.stdout).toContain('keys revoke');
+      // A usage error shows the usage of its own command.
+      const bad = await runCli(['keys', 'create'], env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--account is required');
+      expect(bad.stderr).toContain('kairos keys create --account ID');
+      expect(bad.stderr).not.toContain('accounts list');
+      expect(existsSync(missing)).toBe(false);
     });
   });
 
@@ -145,6 +194,47 @@ describe('kairos CLI', () => {
       const revoked = await runCli(['keys', 'revoke', pkKey.id, '--json'], env);
       expect(JSON.parse(revoked.stdout).api_key.status).toBe('revoked');
       expect((await t.call('GET', '/v1/public/links/x', { token: pkKey.key })).status).toBe(401);
+    });
+
+    it('lists the mails kept without SMTP and shows one with its links', { timeout: 120_000 }, async () => {
+      const acc = await t.account({ name: 'Mailer' });
+      const invited = await t.call('POST', '/v1/network/invitations', {
+        token: acc.key,
+        body: { invitee_email: 'sam@globex.example', relationship_type: 'partner' },
+      });
+      expect(invited.status).toBe(201);
+
+      const list = await runCli(['mail', 'list', '--json'], env);
+      expect(list.code, list.stderr).toBe(0);
+      const url = new URL(t.database.url);
+      expect(list.stderr).toBe(
+        `kairos: store: external PostgreSQL at ${url.hostname}:${url.port || '5432'}${url.pathname}\n`,
+      );
+      if (url.password) expect(list.stderr).not.toContain(url.password);
+      const { mails } = JSON.parse(list.stdout) as {
+        mails: { id: string; to: string; subject: string; status: string; created_at: string }[];
+      };
+      const mail = mails.find((m) => m.to === 'sam@globex.example');
+      expect(mail).toMatchObject({ id: expect.stringMatching(/^mail_/), subject: expect.any(String) });
+      expect(Number.isNaN(Date.parse(mail!.created_at))).toBe(false);
+
+      const human = await runCli(['mail', 'list', '--limit', '1'], env);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout.trim().split('\n')).toHaveLength(1);
+      expect(human.stdout).toContain(mail!.id);
+
+      const shown = await runCli(['mail', 'show', mail!.id, '--json'], env);
+      expect(shown.code, shown.stderr).toBe(0);
+      const detail = JSON.parse(shown.stdout).mail as { text: string; links: string[]; to: string };
+      expect(detail.to).toBe('sam@globex.example');
+      expect(detail.links.some((l) => l.startsWith(`${t.url}/invitations/`))).toBe(true);
+      const text = await runCli(['mail', 'show', mail!.id], env);
+      expect(text.stdout).toContain(detail.text);
+      expect(text.stdout).toContain(detail.links[0]);
+
+      const none = await runCli(['mail', 'show', 'mail_nope', '--json'], env);
+      expect(none.code).toBe(1);
+      expect(JSON.parse(none.stdout).error.message).toContain('kairos mail list');
     });
 
     it('reports usage errors with exit code 2 and bad input as one JSON error object', {
