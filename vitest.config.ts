@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // Every answer of the test app is checked against the OpenAPI document (test/helpers/openapi-check.ts).
+    setupFiles: ['test/setup/openapi.ts'],
     pool: 'forks',
     maxWorkers: 2,
     minWorkers: 1,

@@ -60,7 +60,8 @@ export async function buildApp(
     genReqId: () => prefixedId('req'),
     // No pino child logger per request (measurable on the hot path): log lines carry request_id themselves.
     childLoggerFactory: (logger) => logger,
-    return503OnClosing: true,
+    // Requests that arrive while the app drains are answered by the shutdown hook below (problem+json).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ajv: {
       customOptions: { removeAdditional: false, allErrors: true, coerceTypes: 'array', useDefaults: true },
@@ -120,9 +121,19 @@ export async function buildApp(
       for (const [code, description] of Object.entries(route.config?.problems ?? {})) {
         responses[code] ??= problemRef(description);
       }
+      // Who may call (platform/auth.ts Access): `none` and `unmetered` look at no credential, `public`
+      // takes an optional one, every other route the global bearer.
+      const access = route.config?.access;
+      const anonymous = access === 'none' || access === 'unmetered';
+      delete s.security;
+      if (anonymous) s.security = [];
+      else if (access === 'public') s.security = [{}, { bearer: [] }];
       for (const [code, description] of Object.entries(COMMON_ERRORS)) {
+        // A route that reads no credential refuses none (unless its handler does: `config.problems`).
+        if (anonymous && (code === '401' || code === '403')) continue;
         if (!(code in responses)) responses[code] = problemRef(description);
       }
+      if (url.includes(':')) responses['414'] ??= problemRef('A path segment is longer than 100 characters');
       if (route.config?.idempotent) {
         responses['409'] ??= problemRef('Conflict, or idempotency-key-in-use while the first request runs');
         responses['422'] ??= problemRef('idempotency-key-reused: the key was used with another request');
@@ -138,13 +149,47 @@ export async function buildApp(
           },
         };
       }
-      if (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH') {
+      // Fastify reads a body on these methods (on DELETE when one is sent).
+      if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(String(route.method))) {
         responses['413'] ??= problemRef('Body larger than 1 MiB');
         responses['415'] ??= problemRef('Body is not JSON');
+      }
+      // A route that answers browsers (`produces: text/html`) shows them a page for its own failures.
+      if ((s.produces as string[] | undefined)?.includes('text/html')) {
+        for (const [code, r] of Object.entries(responses)) {
+          const res = r as { description: string; content?: Record<string, unknown> };
+          if (!/^4/.test(code) || !res.content?.['application/problem+json']) continue;
+          responses[code] = {
+            ...res,
+            description: `${res.description}; a page instead when the browser accepts text/html`,
+            content: { ...res.content, 'text/html': { schema: { type: 'string' } } },
+          };
+        }
       }
       s.response = responses;
       return { schema: s as typeof schema, url };
     },
+  });
+  // Draining (SIGTERM): in-flight requests finish; one that arrives now, on a connection kept alive,
+  // is told to go elsewhere. Nothing has run for it, so it may be retried as it is.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (!draining) return;
+    reply.header('connection', 'close').header('retry-after', '1');
+    return sendProblem(
+      ctx.config,
+      reply,
+      request,
+      503,
+      'service-unavailable',
+      'The server is shutting down; retry',
+      {
+        code: 'shutting_down',
+      },
+    );
   });
   platform.register(app);
   // The API reference (/docs): static, no credential, not rate-limited.

@@ -8,6 +8,7 @@ import type { AnyModule } from '../../src/modules/index.js';
 import type { Clock } from '../../src/platform/clock.js';
 import { type Runtime, startRuntime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { responseCheckModule } from './openapi-check.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect arbitrary JSON bodies and assert on their shape
 export type Json = any;
@@ -55,6 +56,11 @@ export interface TestAppOptions {
   masterKey?: string;
   /** Modules composed after the real ones: tests contribute busy sources or access grants this way. */
   modules?: readonly AnyModule[];
+  /**
+   * Check every answer against the OpenAPI document (default true; test/helpers/openapi-check.ts).
+   * Off only for an app whose answers are meant to break the contract (fault injection).
+   */
+  checkResponses?: boolean;
 }
 
 /** The real app on a real socket (127.0.0.1, random port) over a fresh database. */
@@ -82,7 +88,10 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     usage: false,
     listen: true,
     baseUrlFromAddress: true,
-    extraModules: opts.modules,
+    extraModules: [
+      ...(opts.modules ?? []),
+      ...(opts.checkResponses === false ? [] : [responseCheckModule()]),
+    ],
   });
   const address = ctx.url as string;
 

@@ -61,7 +61,7 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
   app.post(
     '/v1/sessions',
     {
-      config: { access: 'none' },
+      config: { access: 'none', problems: { '401': 'Unknown e-mail address or wrong password' } },
       schema: {
         operationId: 'createSession',
         tags: ['Sessions'],
