@@ -11,6 +11,7 @@ import * as m0009 from './0009_calendar_writes.js';
 import * as m0010 from './0010_payments.js';
 import * as m0011 from './0011_network.js';
 import * as m0012 from './0012_proposals.js';
+import * as m0013 from './0013_booking_titles.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_payments': m0010,
   '0011_network': m0011,
   '0012_proposals': m0012,
+  '0013_booking_titles': m0013,
 };

@@ -197,6 +197,35 @@ describe('POST /v1/bookings', () => {
     expect((await t.call('DELETE', `/v1/bookings/${booking.id}`, { token: other.key })).status).toBe(404);
   });
 
+  it('names a booking made without a link “Meeting with <host>”, in the API, the attendee’s page and the mails; a link’s booking keeps the link’s title', async () => {
+    const acc = await t.account();
+    const h = await host(acc.key, 'Dr. Maya Chen');
+    const res = await t.call('POST', '/v1/bookings', {
+      token: acc.key,
+      body: { ...customer, principal_id: h, start_time: '2026-03-03T11:00:00Z' },
+    });
+    expect(res.status).toBe(201);
+    const { booking } = await res.json();
+    expect(booking.title).toBe('Meeting with Dr. Maya Chen');
+    const token = booking.manage_url.split('/b/')[1];
+    const view = await t.call('GET', `/v1/public/bookings/${token}`);
+    expect((await view.json()).booking.title).toBe('Meeting with Dr. Maya Chen');
+    const mails = await t.ctx.db
+      .selectFrom('mail_outbox')
+      .select('subject')
+      .where('subject_id', '=', booking.id)
+      .execute();
+    expect(mails.length).toBeGreaterThan(0);
+    for (const m of mails) expect(m.subject).toContain('Meeting with Dr. Maya Chen');
+    const l = await link(acc.key, { slug: `titled-${Date.now()}`, host_ids: [h] });
+    const viaLink = await t.call('POST', '/v1/bookings', {
+      token: acc.key,
+      body: { ...customer, booking_link_id: l.id, start_time: '2026-03-03T13:00:00Z' },
+    });
+    expect(viaLink.status, await viaLink.clone().text()).toBe(201);
+    expect((await viaLink.json()).booking.title).toBe('Intro call');
+  });
+
   it('checks working hours again under a lock: a schedule change committed while a booking waits refuses it', async () => {
     const acc = await t.account();
     const h = await host(acc.key, 'Locked host');

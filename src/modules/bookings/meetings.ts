@@ -25,6 +25,8 @@ export interface MeetingBookingInput {
   customer: { name: string; email: string; timezone: string | null };
   notes: string | null;
   metadata: Record<string, string>;
+  /** What the bookings are called: the proposal's title, or a name made from its parties. */
+  title: string;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function bookMeeting(
         principal_id: r.p.id,
         host_ids: [r.p.id],
         booking_link_id: null,
+        title: m.title,
         status: 'confirmed' as const,
         start_time: new Date(m.slot.start),
         end_time: new Date(m.slot.end),

@@ -11,6 +11,7 @@ export function presentBooking(b: BookingRow) {
     principal_id: b.principal_id,
     host_ids: b.host_ids,
     booking_link_id: b.booking_link_id,
+    title: b.title,
     ...customerView(b),
     metadata: b.metadata,
     ...paymentAndLife(b),
@@ -93,4 +94,12 @@ export function presentEntry(e: WaitlistRow) {
     booking_id: e.booking_id,
     updated_at: iso(e.updated_at) as string,
   };
+}
+
+/** The title of a booking made without a link (docs/api.md#bookings): "Meeting with" its hosts' names. */
+export function meetingWith(names: readonly string[]): string {
+  const named = names.filter((n) => n.trim() !== '');
+  if (named.length === 0) return 'Meeting';
+  const list = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
+  return `Meeting with ${list}`;
 }

@@ -63,6 +63,7 @@ const BOOKING = {
   principal_id: HOST_ID,
   host_ids: [HOST_ID],
   booking_link_id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
+  title: 'Physiotherapy assessment',
   metadata: { crm_contact_id: 'C-20931' },
 };
 const SYNCED = [

@@ -180,6 +180,12 @@ export const Booking = Type.Object({
     description: 'every principal the booking occupies',
   }),
   booking_link_id: Nullable(LinkId),
+  title: Nullable(
+    Type.String({
+      description:
+        'what the booking is called: its link’s title, its proposal’s title, or “Meeting with <hosts>”; null for bookings made before titles were stored',
+    }),
+  ),
   metadata: Type.Record(Type.String(), Type.String()),
   manage_url: Type.Optional(
     Type.String({ description: 'the attendee’s self-service link; only in the creation answer' }),

@@ -28,7 +28,7 @@ import * as input from './input.js';
 import { type BookingMailKind, bookingMails, type Contact } from './mails.js';
 import { bookMeeting, cancelMeeting, type MeetingBookingInput } from './meetings.js';
 import { type Announcement, type BookingWriter, type PaidHold, PaidBookings } from './paid.js';
-import { presentBooking, presentPublicBooking } from './present.js';
+import { meetingWith, presentBooking, presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
 import type { BookingStatus } from './tables.js';
 import { isTokenShape, manageToken, newManageNonce, tokenHash } from './tokens.js';
@@ -549,6 +549,7 @@ export class BookingService implements BookingWriter {
             principal_id: attributed.id,
             host_ids: occupied,
             booking_link_id: link?.id ?? null,
+            title: link?.title ?? meetingWith(occupied.map((h) => contacts.get(h)?.name ?? '')),
             status: plan.paid ? 'pending_payment' : 'confirmed',
             start_time: new Date(slot.start),
             end_time: new Date(slot.end),
@@ -902,7 +903,7 @@ export class BookingService implements BookingWriter {
     const contacts = await this.deps.principals.contacts(b.host_ids);
     return presentPublicBooking(
       b,
-      titleOf(link),
+      titleOf(b, link),
       b.host_ids.map((h) => contacts.get(h)?.name ?? ''),
     );
   }
@@ -926,7 +927,7 @@ export class BookingService implements BookingWriter {
       bookingMails({
         kind,
         booking,
-        title: titleOf(link),
+        title: titleOf(booking, link),
         hosts,
         manageUrl: this.manageUrl(manage),
         fromAddress: addressOf(this.deps.config.mailFrom),
@@ -940,8 +941,9 @@ function iso(d: Date | string): string {
   return new Date(d).toISOString();
 }
 
-function titleOf(link: BookingLink | null): string {
-  return link?.title ?? 'Booking';
+/** What a booking is called: as stored when it was made, else (made before titles were stored) its link's. */
+function titleOf(b: Pick<repo.BookingRow, 'title'>, link: BookingLink | null): string {
+  return b.title ?? link?.title ?? 'Booking';
 }
 
 /**
@@ -964,7 +966,7 @@ function meetingOf(b: repo.BookingRow, link: BookingLink | null): MeetingSpec {
     key: b.id,
     accountId: b.account_id,
     principalIds: b.host_ids,
-    title: `${titleOf(link)} with ${b.customer_name}`,
+    title: `${link?.title ?? 'Booking'} with ${b.customer_name}`,
     description: lines.join('\n'),
     attendees: [{ name: b.customer_name, email: b.customer_email }],
     start: new Date(b.start_time),

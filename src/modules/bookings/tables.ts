@@ -35,6 +35,8 @@ export interface BookingsTable {
   /** The invite's SEQUENCE: rises with every change mailed to the attendees. */
   sequence: number;
   waitlist_entry_id: string | null;
+  /** What it is called (migration 0013): the link's or proposal's title, or "Meeting with <hosts>". */
+  title: Generated<string | null>;
   /** The accepted proposal that made it (migration 0012), else null. */
   proposal_id: Generated<string | null>;
   /** Paid bookings (migration 0010): the Checkout Session, the connected account charged (or null). */

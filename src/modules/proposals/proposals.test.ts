@@ -223,7 +223,7 @@ describe('creating a proposal', () => {
 });
 
 describe('a standard proposal', () => {
-  it('is accepted when everyone accepts: the first accept fixes the slot, a different slot is 409 slot_mismatch, a magic link answers once; everyone is booked and mailed an invite', async () => {
+  it('is accepted when everyone accepts: the first accept fixes the slot, a different slot is 409 slot_mismatch, a magic link answers once; everyone is booked (the bookings named by the proposal’s title) and mailed an invite', async () => {
     const a = await user({ calendar: true });
     const b = await user();
     const c = await user();
@@ -303,7 +303,12 @@ describe('a standard proposal', () => {
     for (const u of [a, b, c]) {
       const bs = (await bookingsOf(u)).filter((x) => x.start_time === at(48));
       expect(bs, u.email).toHaveLength(1);
-      expect(bs[0]).toMatchObject({ status: 'confirmed', principal_id: u.id, end_time: slot(48).end });
+      expect(bs[0]).toMatchObject({
+        status: 'confirmed',
+        principal_id: u.id,
+        end_time: slot(48).end,
+        title: 'Quarterly review',
+      });
       expect(await t.events(u.accountId, 'proposal.accepted')).toHaveLength(1);
       expect((await t.events(u.accountId, 'booking.created')).length).toBeGreaterThanOrEqual(1);
     }

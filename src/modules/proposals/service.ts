@@ -30,7 +30,7 @@ import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../..
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, newestFirstAfter, page } from '../../platform/pagination.js';
 import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
-import { type BookingsApi, isExclusionViolation } from '../bookings/api.js';
+import { type BookingsApi, isExclusionViolation, meetingWith } from '../bookings/api.js';
 import type { CalendarsApi } from '../calendars/api.js';
 import { addressOf, type MailApi } from '../mail/api.js';
 import type { PrincipalContact, PrincipalProfile, PrincipalRef, PrincipalsApi } from '../principals/api.js';
@@ -1033,6 +1033,7 @@ export class ProposalService {
           },
           notes: l.p.title ?? l.p.message,
           metadata: l.p.metadata,
+          title: l.p.title ?? meetingWith(ids.map((id) => c.pre.contacts.get(id)?.name ?? '')),
         };
         if (l.p.mode === 'standard') {
           // All or nothing: a taken time fails the accept (409 slot_unavailable), nothing is stored.
