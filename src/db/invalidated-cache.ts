@@ -1,8 +1,8 @@
 /**
  * An in-process cache whose entries other processes can drop: every change to what an entry holds is
  * announced with NOTIFY on the cache's channel (payload: the entry's key), in the writing transaction,
- * so every process drops the entry at commit. A lost LISTEN connection clears the whole cache when it
- * comes back (notifications sent meanwhile are lost), entries live at most `ttlMs` as a safety net,
+ * so every process drops the entry at commit. While the LISTEN connection is lost nothing is served or
+ * stored (notifications sent meanwhile are lost); the cache starts again empty when it is back; entries live at most `ttlMs` as a safety net,
  * and until `listen` has run nothing is cached (there would be no way to hear of changes).
  *
  * Used for principal profiles (principals module) and calendar busy-time reads (calendars module).
@@ -38,7 +38,14 @@ export class InvalidatedCache<T> {
   async listen(notifier: Notifier): Promise<void> {
     if (this.active) return;
     await notifier.listen(this.opts.channel, (key) => this.invalidate(key));
-    notifier.onReconnect(() => this.clear());
+    notifier.onDisconnect(() => {
+      this.active = false;
+      this.clear();
+    });
+    notifier.onReconnect(() => {
+      this.clear();
+      this.active = true;
+    });
     this.active = true;
   }
 
@@ -48,6 +55,7 @@ export class InvalidatedCache<T> {
   }
 
   get(key: string): T | undefined {
+    if (!this.active) return undefined;
     const hit = this.entries.get(key);
     if (hit === undefined) return undefined;
     if (this.clock.nowMs() - hit.at < this.ttlMs) return hit.value;

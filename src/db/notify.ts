@@ -2,15 +2,21 @@ import pg from 'pg';
 
 type Handler = (payload: string) => void;
 
+/** The longest wait between two reconnection attempts. */
+const MAX_RETRY_MS = 2_000;
+
 /**
  * One dedicated connection that LISTENs for every channel this process cares about (auth cache
- * invalidation, job wake-ups). Reconnects with backoff; handlers registered with onReconnect run
- * after a reconnect, since notifications sent while disconnected are lost.
+ * invalidation, job wake-ups). Reconnects with backoff (at most `MAX_RETRY_MS` apart, so a restarted
+ * store is heard again within seconds). Notifications sent while disconnected are lost, so a cache that
+ * relies on them stops serving when the connection is lost (onDisconnect) and starts again empty when
+ * it is back (onReconnect).
  */
 export class Notifier {
   private client: pg.Client | null = null;
   private readonly handlers = new Map<string, Set<Handler>>();
   private readonly reconnectHandlers = new Set<() => void>();
+  private readonly disconnectHandlers = new Set<() => void>();
   private closed = false;
   private retryTimer: NodeJS.Timeout | null = null;
 
@@ -38,9 +44,12 @@ export class Notifier {
     this.client = client;
   }
 
-  private scheduleReconnect(delayMs = 500): void {
+  private scheduleReconnect(delayMs = 250): void {
     if (this.closed || this.retryTimer) return;
-    this.client = null;
+    if (this.client) {
+      this.client = null;
+      for (const h of this.disconnectHandlers) h();
+    }
     this.retryTimer = setTimeout(async () => {
       this.retryTimer = null;
       try {
@@ -48,7 +57,7 @@ export class Notifier {
         for (const h of this.reconnectHandlers) h();
       } catch (err) {
         this.onError(err);
-        this.scheduleReconnect(Math.min(delayMs * 2, 10_000));
+        this.scheduleReconnect(Math.min(delayMs * 2, MAX_RETRY_MS));
       }
     }, delayMs);
     this.retryTimer.unref();
@@ -65,8 +74,14 @@ export class Notifier {
     set.add(handler);
   }
 
+  /** Runs `handler` each time the connection is back after a loss. */
   onReconnect(handler: () => void): void {
     this.reconnectHandlers.add(handler);
+  }
+
+  /** Runs `handler` each time the connection is lost (before any attempt to get it back). */
+  onDisconnect(handler: () => void): void {
+    this.disconnectHandlers.add(handler);
   }
 
   async close(): Promise<void> {

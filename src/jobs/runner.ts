@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Notifier } from '../db/notify.js';
 import type { Db, Tx } from '../db/store.js';
+import { storeUnavailability } from '../db/unavailable.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import {
@@ -84,6 +85,9 @@ interface Periodic {
   checkAtMs: number;
 }
 
+/** How soon the runner looks again after the store was unreachable. */
+const STORE_RETRY_MS = 500;
+
 /** Interval of the lease-renewal ticker. */
 const RENEW_TICK_MS = 500;
 
@@ -114,7 +118,7 @@ export class JobRunner {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly log: { error(obj: object, msg: string): void },
+    private readonly log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void },
     private readonly opts: { idleMs?: number } = {},
   ) {}
 
@@ -195,7 +199,13 @@ export class JobRunner {
       return;
     }
     this.pumping = this.pump()
-      .catch((err) => this.log.error({ err }, 'job runner'))
+      .catch((err) => {
+        // Most often the store is unreachable (a restart): look again shortly, whatever woke us.
+        if (storeUnavailability(err)) this.log.warn({ err }, 'job runner: store unreachable; retrying');
+        else this.log.error({ err }, 'job runner');
+        this.timerStale = false;
+        this.sleep(STORE_RETRY_MS);
+      })
       .finally(() => {
         this.pumping = null;
         if (this.again) {
@@ -337,24 +347,44 @@ export class JobRunner {
     try {
       const result = await q.handler(job);
       if (result && 'retryAt' in result) {
-        await rescheduleJob(this.db, job.id, this.workerId, result.retryAt);
+        await this.record(q, () => rescheduleJob(this.db, job.id, this.workerId, result.retryAt));
         q.dirty = true; // recompute the wake-up time
       } else if (!this.finished.has(job.id)) {
-        await finishJob(this.db, job.id, this.workerId);
+        await this.record(q, () => finishJob(this.db, job.id, this.workerId));
       }
     } catch (err) {
       // An unexpected failure: keep the job, back off exponentially (capped at an hour).
       const delay = Math.min(3_600_000, 1000 * 2 ** Math.min(job.attempts, 12));
       this.log.error({ err, job: job.id, queue: job.queue }, 'job failed');
       q.dirty = true;
-      await retryFailedJob(
-        this.db,
-        job.id,
-        new Date(this.clock.nowMs() + delay),
-        String(err instanceof Error ? err.message : err).slice(0, 1000),
+      await this.record(q, () =>
+        retryFailedJob(
+          this.db,
+          job.id,
+          new Date(this.clock.nowMs() + delay),
+          String(err instanceof Error ? err.message : err).slice(0, 1000),
+        ),
       ).catch(() => {});
     } finally {
       this.finished.delete(job.id);
+    }
+  }
+
+  /**
+   * Records a job's outcome. A store that is unreachable for a moment (a restart) must not leave the job
+   * claimed until its lease ends, nor run a finished job again: the write is tried again every
+   * STORE_RETRY_MS for up to half the lease; past that the lease decides (the job runs again).
+   */
+  private async record(q: Queue, write: () => Promise<unknown>): Promise<void> {
+    const until = Date.now() + q.leaseMs / 2;
+    for (;;) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (!storeUnavailability(err) || Date.now() + STORE_RETRY_MS > until) throw err;
+        await new Promise((resolve) => setTimeout(resolve, STORE_RETRY_MS));
+      }
     }
   }
 

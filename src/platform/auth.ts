@@ -155,9 +155,19 @@ export class CredentialCache implements RevocationListener {
 
   constructor(private readonly clock: Clock) {}
 
+  /** False while the LISTEN connection is lost: a revocation could go unheard, so nothing is cached. */
+  private live = true;
+
   async listen(notifier: Notifier): Promise<void> {
     await notifier.listen(AUTH_CHANNEL, (payload) => this.revoked(payload));
-    notifier.onReconnect(() => this.clear());
+    notifier.onDisconnect(() => {
+      this.live = false;
+      this.clear();
+    });
+    notifier.onReconnect(() => {
+      this.clear();
+      this.live = true;
+    });
   }
 
   revoked(ref: string): void {
@@ -179,6 +189,7 @@ export class CredentialCache implements RevocationListener {
   }
 
   get(token: string): Caller | undefined {
+    if (!this.live) return undefined;
     const hit = this.entries.get(token);
     if (!hit) return undefined;
     const now = this.clock.nowMs();
@@ -196,7 +207,7 @@ export class CredentialCache implements RevocationListener {
     expiresAt: number | null,
     now: number,
   ): void {
-    if (mark !== this.generation) return;
+    if (mark !== this.generation || !this.live) return;
     if (this.entries.size >= CACHE_MAX) this.clear();
     this.entries.set(token, { caller, expiresAt, cachedAt: now });
     this.byRef.set(ref, token);
