@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
+import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { buildApp } from '../app.js';
@@ -36,6 +37,44 @@ describe('failures never leak internals', () => {
     expect(res.body).not.toContain('hunter2');
     expect(res.body).not.toContain('x.ts');
     await app.close();
+  });
+
+  it('while the app drains, the request in flight finishes 200 and the next one on its connection is 503 problem+json with Retry-After and code shutting_down', async () => {
+    const app = await buildApp(t.ctx);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started: () => void = () => {};
+    const inHandler = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    app.get('/v1/slow', { config: { access: 'unmetered' } }, async () => {
+      started();
+      await held;
+      return { done: true };
+    });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    // One connection, two requests pipelined on it: the second is read once the first has answered.
+    const client = new Client(url, { pipelining: 2 });
+    const slow = client.request({ method: 'GET', path: '/v1/slow' });
+    await inHandler;
+    const late = client.request({ method: 'GET', path: '/healthz' });
+    const closing = app.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    const first = await slow;
+    expect(first.statusCode).toBe(200);
+    await first.body.dump();
+    const second = await late;
+    expect(second.statusCode).toBe(503);
+    expect(second.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(second.headers['retry-after']).toBe('1');
+    const body = (await second.body.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 503, code: 'shutting_down' });
+    expect(body.request_id).toMatch(/^req_/);
+    await closing;
+    await client.close();
   });
 
   it('an unreachable store answers 503 service-unavailable and readyz says so', async () => {
