@@ -1,7 +1,7 @@
 /**
  * The waitlist claim page, `/w/{token}` (docs/api.md#e-mail-and-pages): the time held for the
- * visitor (in the visitor's zone) and until when it is held; one button claims it through
- * `POST /v1/public/waitlist/{token}/claim`, then the booking is shown as on the booking page (a priced
+ * visitor (in the visitor's zone) and until when it is held; the link's questions, answered as on the
+ * booking page; one button claims it through `POST /v1/public/waitlist/{token}/claim`, then the booking is shown as on the booking page (a priced
  * link goes on to its checkout). The page is served with the held offer inline (pages/service.ts).
  */
 import { html } from 'htm/preact';
@@ -9,7 +9,7 @@ import { render, type VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type PublicBooking } from './shared/api.js';
 import { detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
-import { CalendarLink, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
+import { CalendarLink, Field, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
 import type { OfferView } from './shared/views.js';
 
 const WHY: Record<string, string> = {
@@ -24,16 +24,41 @@ function App(p: { token: string; offer: OfferView }): VNode {
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState('');
   const [booking, setBooking] = useState<PublicBooking | null>(null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
 
-  const claim = async () => {
+  const claim = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const answers: Record<string, string | boolean> = {};
+    for (const q of offer.questions) {
+      const el = form.elements.namedItem(`q-${q.id}`);
+      if (el instanceof HTMLInputElement && el.type === 'checkbox') answers[q.id] = el.checked;
+      else if (
+        (el instanceof HTMLInputElement ||
+          el instanceof HTMLTextAreaElement ||
+          el instanceof HTMLSelectElement) &&
+        el.value.trim() !== ''
+      )
+        answers[q.id] = el.value.trim();
+    }
     setBusy(true);
     setFailure('');
+    setErrors({});
     const a = await api<{ booking: PublicBooking }>(
       'POST',
       `/v1/public/waitlist/${encodeURIComponent(p.token)}/claim`,
+      { answers },
     );
     setBusy(false);
     if (!a.ok) {
+      if (a.status === 400 && a.problem.errors) {
+        const fields: Record<string, string> = {};
+        for (const [k, v] of Object.entries(a.problem.errors)) {
+          fields[k.startsWith('answers.') ? `q-${k.slice(8)}` : k] = v.charAt(0).toUpperCase() + v.slice(1);
+        }
+        setErrors(fields);
+        return;
+      }
       setFailure(
         (a.problem.code && WHY[a.problem.code]) || (a.problem.detail ?? 'The time could not be claimed.'),
       );
@@ -71,11 +96,17 @@ function App(p: { token: string; offer: OfferView }): VNode {
       </dl>
       <div class="options"><${ZoneSelect} zone=${zone} onChange=${setZone} /></div>
       ${failure && html`<p class="error" id="claim-error" role="alert" tabindex="-1">${failure}</p>`}
-      <div class="actions">
-        <button type="button" disabled=${busy || Boolean(failure)} onClick=${claim}>
-          ${busy ? 'Claiming…' : `Claim ${timeLabel(offer.start, zone)}${offer.price_amount !== null ? ' and pay' : ''}`}
-        </button>
-      </div>
+      <form onSubmit=${claim}>
+        ${offer.questions.map(
+          (q) => html`<${Field} id=${`q-${q.id}`} label=${q.label} type=${q.type === 'phone' ? 'tel' : q.type}
+            required=${q.required} options=${q.options} error=${errors[`q-${q.id}`]} />`,
+        )}
+        <div class="actions">
+          <button type="submit" disabled=${busy || Boolean(failure)}>
+            ${busy ? 'Claiming…' : `Claim ${timeLabel(offer.start, zone)}${offer.price_amount !== null ? ' and pay' : ''}`}
+          </button>
+        </div>
+      </form>
       <p class="muted">If you do not claim it by then, it is offered to the next person waiting.</p>
     </section>`;
   }

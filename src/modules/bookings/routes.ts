@@ -2,13 +2,14 @@
 import type { Static } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
 import { answer, withExample } from '../../platform/openapi.js';
-import type { TypedApp } from '../../platform/routes.js';
+import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 import {
   BookingAnswer,
   BookingList,
   BookingParams,
   CancelBody,
   CancelQuery,
+  ClaimBody,
   CreateBody,
   EntryAnswer,
   EntryList,
@@ -416,15 +417,21 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         access: 'public',
         idempotent: true,
         problems: {
+          '400':
+            '`validation-error`: `errors["answers.<id>"]` for a required question left out, an answer of the wrong type, or an unknown question',
           '409': '`conflict`: code `offer_expired` or `offer_claimed`',
           '422': '`unprocessable`: the time has started',
         },
       },
+      preValidation: emptyBodyIsObject,
       schema: {
         operationId: 'claimWaitlistOffer',
         tags: publicTags,
         summary: 'Claim a held waitlist offer: it becomes a booking',
+        description:
+          'The body carries the answers to the link’s questions, checked as a public booking’s are (required ones present, each of its type); a link without questions takes no body.',
         params: TokenParams,
+        body: withExample(ClaimBody, { answers: { reason: 'Knee pain when running', first_visit: 'Yes' } }),
         response: {
           201: answer('The booking made from the offer, with its manage_url', PublicBookingAnswer, {
             booking: {
@@ -447,7 +454,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     },
     async (request, reply) => {
       reply.code(201);
-      return waitlist.claim(request.params.token);
+      return waitlist.claim(request.params.token, request.body);
     },
   );
 

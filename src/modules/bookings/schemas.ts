@@ -85,6 +85,8 @@ export const PublicCreateBody = Type.Object(
   { additionalProperties: false },
 );
 
+export const ClaimBody = Type.Object({ answers: Type.Optional(Answers) }, { additionalProperties: false });
+
 export const UpdateBody = Type.Object(
   {
     start_time: Type.Optional(Instant),

@@ -207,6 +207,56 @@ describe('the waitlist', () => {
     expect(await slotStarts(link.slug, '2026-03-04')).not.toContain('10:00');
   });
 
+  it('checks a claim’s answers as a public booking’s: a required question left out or a wrong type is 400 per field and keeps the offer; answered, it books with the answers', async () => {
+    const { key, link } = await linkWithHost('ann@wlq.example');
+    const patched = await t.call('PATCH', `/v1/booking-links/${link.id}`, {
+      token: key,
+      body: {
+        questions: [
+          { id: 'reason', label: 'Reason for the visit', type: 'text', required: true },
+          { id: 'consent', label: 'I agree', type: 'checkbox', required: false },
+        ],
+      },
+    });
+    expect(patched.status, await patched.clone().text()).toBe(200);
+    const taken = await t.call('POST', `/v1/public/links/${link.slug}/bookings`, {
+      body: {
+        customer_email: 'firstq@example.com',
+        customer_name: 'First',
+        start_time: '2026-03-06T10:00:00Z',
+        answers: { reason: 'Back pain' },
+      },
+    });
+    expect(taken.status, await taken.clone().text()).toBe(201);
+    await join(link.slug, 'quinn@example.com', '2026-03-06T09:00:00Z', '2026-03-06T12:00:00Z');
+    const booking = (await taken.json()).booking;
+    expect((await t.call('DELETE', `/v1/bookings/${booking.id}`, { token: key })).status).toBe(200);
+    const [offer] = await mailsTo('quinn@example.com');
+    expect(offer, 'an offer mail').toBeDefined();
+    const token = claimTokenOf(offer!);
+
+    for (const body of [undefined, { answers: {} }, { answers: { reason: '  ' } }]) {
+      const refused = await t.call('POST', `/v1/public/waitlist/${token}/claim`, body ? { body } : {});
+      expect(refused.status, await refused.clone().text()).toBe(400);
+      expect((await refused.json()).errors).toEqual({ 'answers.reason': 'is required' });
+    }
+    const wrong = await t.call('POST', `/v1/public/waitlist/${token}/claim`, {
+      body: { answers: { reason: 'Knee', consent: 'yes', shoe_size: '42' } },
+    });
+    expect(wrong.status).toBe(400);
+    expect(Object.keys((await wrong.json()).errors).sort()).toEqual(['answers.consent', 'answers.shoe_size']);
+
+    const claimed = await t.call('POST', `/v1/public/waitlist/${token}/claim`, {
+      body: { answers: { reason: 'Knee pain', consent: true } },
+    });
+    expect(claimed.status, await claimed.clone().text()).toBe(201);
+    expect((await claimed.json()).booking).toMatchObject({
+      status: 'confirmed',
+      start_time: '2026-03-06T10:00:00.000Z',
+      answers: { reason: 'Knee pain', consent: true },
+    });
+  });
+
   it('passes an unclaimed hold to the next entry when it runs out, then releases the time', async () => {
     const { key, link } = await linkWithHost('ann@wl2.example');
     const taken = await book(link.slug, 'first2@example.com', '2026-03-05T11:00:00Z');

@@ -143,8 +143,12 @@ export class WaitlistService {
     }
   }
 
-  /** POST /v1/public/waitlist/{token}/claim → 201 booking */
-  async claim(token: string) {
+  /**
+   * POST /v1/public/waitlist/{token}/claim → 201 booking. The answers to the link's questions are
+   * checked as a public booking's are (input.answers: required ones, types, no unknown ones; 400 with
+   * `errors["answers.<id>"]`), once the offer is known to be held.
+   */
+  async claim(token: string, body: { answers?: Record<string, unknown> } = {}) {
     const hash = isTokenShape(token) ? tokenHash(token) : null;
     const e = hash ? await repo.findEntryByClaimHash(this.deps.db, hash) : undefined;
     if (!e) throw new NotFound('This claim link is not valid');
@@ -167,6 +171,9 @@ export class WaitlistService {
       .filter((h): h is PrincipalProfile => !!h);
     if (!link || hosts.length === 0)
       throw new Conflict('This offer is no longer held', { code: 'offer_expired' });
+    const p = new input.Problems();
+    const answers = input.answers(body.answers, link.questions, p);
+    p.throwIfAny();
     // A priced link's claim is a booking like any other: held until paid.
     const hold = await this.deps.bookings.paid.holdFor(link);
     // The hold's rows go in the same transaction that writes the booking's: the time never becomes free.
@@ -178,7 +185,7 @@ export class WaitlistService {
       slot,
       customer: { email: e.customer_email, name: e.customer_name, timezone: null },
       notes: e.notes,
-      answers: {},
+      answers,
       metadata: {},
       waitlistEntryId: e.id,
       skipChecks: true,

@@ -172,6 +172,7 @@ export class PageService {
         held_until: iso(e.offer_expires_at),
         price_amount: link?.priceAmount ?? null,
         price_currency: link?.priceCurrency ?? null,
+        questions: link?.questions ?? [],
       },
     };
   }

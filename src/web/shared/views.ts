@@ -12,6 +12,8 @@ export interface OfferView {
   held_until: string;
   price_amount: number | null;
   price_currency: string | null;
+  /** The link's questions: the claim answers them as a booking does. */
+  questions: { id: string; label: string; type: string; required: boolean; options?: string[] }[];
 }
 
 /** What `/invitations/{token}` shows before signing in. */
