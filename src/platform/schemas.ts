@@ -3,6 +3,21 @@ import { type TSchema, Type } from '@sinclair/typebox';
 /** Shared schema pieces. */
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp' });
+/** The pattern of a prefixed id of one kind (platform/ids.ts `prefixedId`): `cons_` + 26 base32 characters. */
+export function prefixedIdPattern(prefix: string): string {
+  return `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`;
+}
+/**
+ * An e-mail address as the server accepts it (platform/validation.ts `isEmailAddress`: something@domain.tld,
+ * no spaces). Answers only: requests are checked by the services, whose messages name the field.
+ */
+export const EmailAddress = Type.String({
+  format: 'email',
+  pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  description: 'e-mail address',
+});
+/** An absolute URL (answers). */
+export const AbsoluteUrl = Type.String({ format: 'uri' });
 export const Pagination = Type.Object({
   next_cursor: Type.Union([Type.String(), Type.Null()]),
   has_more: Type.Boolean(),

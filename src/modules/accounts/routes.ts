@@ -3,13 +3,13 @@ import type { AccountService } from './service.js';
 import { actorOf } from '../../platform/actor.js';
 import { Forbidden } from '../../platform/errors.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
-import { Timestamp, Uuid, wrap } from '../../platform/schemas.js';
+import { EmailAddress, Timestamp, Uuid, wrap } from '../../platform/schemas.js';
 import type { TypedApp } from '../../platform/routes.js';
 
 const User = Type.Object({
   id: Uuid,
   account_id: Uuid,
-  email: Type.String(),
+  email: EmailAddress,
   display_name: Type.String(),
   created_at: Timestamp,
 });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { ApiKeyService } from './service.js';
+import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
+import { type ApiKeyService, SECRET_SCOPES } from './service.js';
 import { IdParams, ListQuery, Pagination, Timestamp, Uuid, wrap } from '../../platform/schemas.js';
 import type { ApiKeyStatsService } from './stats.js';
 import { actorOf } from '../../platform/actor.js';
@@ -11,7 +12,9 @@ export const ApiKey = Type.Object({
   name: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
   key_type: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]),
-  scopes: Type.Array(Type.String()),
+  scopes: Type.Array(
+    Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] }),
+  ),
   prefix: Type.String({ description: 'first 16 characters of the key' }),
   last4: Type.String(),
   rate_limit_per_hour: Type.Integer(),

@@ -7,6 +7,8 @@ import type { BookingLinkService } from './service.js';
 
 /** The route-specific error answers of the OpenAPI document (src/app.ts adds 400/401/403/404/429/5xx). */
 const SLUG_TAKEN = '`conflict` with `code: slug_taken`: another live booking link uses the slug';
+const NOT_PAYABLE =
+  '`unprocessable` with `code: payments_not_configured`: a price on a server without payments';
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
 const LINK = {
@@ -50,7 +52,10 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
       config: {
         access: 'private',
         idempotent: true,
-        problems: { '409': `${SLUG_TAKEN}; or \`idempotency-key-in-use\`` },
+        problems: {
+          '409': `${SLUG_TAKEN}; or \`idempotency-key-in-use\``,
+          '422': `${NOT_PAYABLE}; or \`idempotency-key-reused\``,
+        },
       },
       schema: {
         operationId: 'createBookingLink',
@@ -121,7 +126,7 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
   app.patch(
     '/v1/booking-links/:id',
     {
-      config: { access: 'private', problems: { '409': SLUG_TAKEN } },
+      config: { access: 'private', problems: { '409': SLUG_TAKEN, '422': NOT_PAYABLE } },
       schema: {
         operationId: 'updateBookingLink',
         tags,

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the booking-link routes (docs/api.md#booking-links): validation, OpenAPI and types. */
 import { type Static, Type } from '@sinclair/typebox';
-import { Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
+import { Pagination, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
 
 /** The limits of docs/api.md#booking-links, shared by schemas and the service's own checks. */
 export const LINK_LIMITS = {
@@ -125,8 +125,8 @@ export const LinkQuestionSchema = Type.Object({
 });
 
 export const BookingLinkSchema = Type.Object({
-  id: Type.String({ pattern: '^link_', description: 'booking link id (link_…)' }),
-  slug: Type.String(),
+  id: Type.String({ pattern: prefixedIdPattern('link'), description: 'booking link id (link_…)' }),
+  slug: Type.String({ pattern: SLUG_PATTERN }),
   title: Type.String(),
   description: Type.String(),
   duration_minutes: Type.Integer({ description: 'the default duration' }),
@@ -139,7 +139,7 @@ export const BookingLinkSchema = Type.Object({
   minimum_notice_minutes: Type.Union([Type.Integer(), Type.Null()]),
   max_days_ahead: Type.Union([Type.Integer(), Type.Null()]),
   active: Type.Boolean(),
-  url: Type.String({ description: 'the public booking page: {base_url}/book/{slug}' }),
+  url: Type.String({ format: 'uri', description: 'the public booking page: {base_url}/book/{slug}' }),
   created_at: Timestamp,
   updated_at: Timestamp,
   deleted_at: Type.Union([Timestamp, Type.Null()], { description: 'set by DELETE' }),

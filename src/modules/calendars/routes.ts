@@ -188,7 +188,10 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     app.get(
       `/v1/calendars/${provider}/connect`,
       {
-        config: { access: 'private' },
+        config: {
+          access: 'private',
+          problems: { '422': `\`unprocessable\`: ${name} is not configured on this server` },
+        },
         schema: {
           operationId: `connect${name}Calendar`,
           tags,

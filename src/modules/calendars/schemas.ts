@@ -134,7 +134,11 @@ export const ConnectQuery = Type.Object(
 export const CallbackQuery = Type.Object(
   {
     code: Type.Optional(Type.String({ maxLength: 4096 })),
-    state: Type.Optional(Type.String({ maxLength: 4096 })),
+    state: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: 'the signed state this server put in the consent screen URL (required)',
+    }),
     error: Type.Optional(Type.String({ maxLength: 256 })),
     error_description: Type.Optional(Type.String({ maxLength: 2048 })),
   },

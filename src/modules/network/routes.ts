@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
-import { Pagination, Timestamp } from '../../platform/schemas.js';
+import { UUID_PATTERN } from '../../platform/ids.js';
+import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../platform/schemas.js';
 import { RELATIONSHIPS, type NetworkService, SCOPES } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -16,11 +17,15 @@ const ActingFor = Type.Optional(
   }),
 );
 
+/** What answers carry (requests are checked by the service, which names the allowed values). */
+const PrincipalUuid = Type.String({ pattern: UUID_PATTERN, description: 'a principal id (UUID)' });
+const Scope = Type.Unsafe<string>({ type: 'string', enum: [...SCOPES] });
+
 const Consent = Type.Object({
-  id: Type.String({ description: 'cons_…' }),
-  grantor_id: Type.String(),
-  grantee_id: Type.String(),
-  scopes: Type.Array(Type.String()),
+  id: Type.String({ pattern: prefixedIdPattern('cons'), description: 'cons_…' }),
+  grantor_id: PrincipalUuid,
+  grantee_id: PrincipalUuid,
+  scopes: Type.Array(Scope),
   status: Type.String({ enum: ['active', 'revoked', 'expired'] }),
   expires_at: Nullable(Timestamp),
   created_at: Timestamp,
@@ -29,8 +34,8 @@ const Consent = Type.Object({
 const ConsentAnswer = Type.Object({ consent: Consent });
 
 const Invitation = Type.Object({
-  id: Type.String({ description: 'inv_…' }),
-  invitee_email: Type.String(),
+  id: Type.String({ pattern: prefixedIdPattern('inv'), description: 'inv_…' }),
+  invitee_email: EmailAddress,
   invitee_name: Nullable(Type.String()),
   relationship_type: Type.String(),
   status: Type.String({ enum: ['pending', 'accepted', 'declined', 'expired'] }),
@@ -216,9 +221,9 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
             Type.Object({
               connections: Type.Array(
                 Type.Object({
-                  principal_id: Type.String(),
+                  principal_id: PrincipalUuid,
                   display_name: Type.String(),
-                  relationship_type: Type.String(),
+                  relationship_type: Relationship,
                   connected_at: Timestamp,
                 }),
               ),

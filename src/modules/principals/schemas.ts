@@ -1,7 +1,7 @@
 /** TypeBox schemas of hosts and schedules (docs/api.md#hosts-and-schedules). */
 import { Type } from '@sinclair/typebox';
 import { SCHEDULE_LIMITS, WEEKDAYS } from '../../lib/schedule.js';
-import { Timestamp, Uuid } from '../../platform/schemas.js';
+import { EmailAddress, Timestamp, Uuid } from '../../platform/schemas.js';
 
 const Zone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' });
 
@@ -12,9 +12,13 @@ export const Host = Type.Object({
   }),
   principal_id: Uuid,
   display_name: Type.String(),
-  email: Type.Union([Type.String(), Type.Null()]),
+  email: Type.Union([EmailAddress, Type.Null()]),
   timezone: Type.String({ description: 'IANA time zone' }),
-  status: Type.String({ description: '`active`, or `deleted` after DELETE' }),
+  status: Type.Unsafe<'active' | 'deleted'>({
+    type: 'string',
+    enum: ['active', 'deleted'],
+    description: '`active`, or `deleted` after DELETE',
+  }),
   calendar_connected: Type.Boolean({ description: 'whether the host has a connected calendar' }),
   created_at: Timestamp,
   updated_at: Timestamp,
