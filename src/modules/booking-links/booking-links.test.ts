@@ -9,7 +9,8 @@ const extra = MODULES.some((m) => m.name === 'bookingLinks') ? [] : [bookingLink
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ modules: extra });
+  // A Stripe key (never called: only links are made here), so that links may be priced.
+  t = await startTestApp({ modules: extra, env: { STRIPE_SECRET_KEY: 'sk_test_links' } });
 });
 afterAll(() => t.close());
 
@@ -606,7 +607,12 @@ describe('booking links: the API of other modules', () => {
   });
 
   it('drops cached links in every process when one changes (NOTIFY)', async () => {
-    const t2 = await startTestApp({ database: t.database, masterKey: t.masterKey, modules: extra });
+    const t2 = await startTestApp({
+      database: t.database,
+      masterKey: t.masterKey,
+      modules: extra,
+      env: { STRIPE_SECRET_KEY: 'sk_test_links' },
+    });
     try {
       const acc = await t.account();
       const link = await created(acc.key);

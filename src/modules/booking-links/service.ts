@@ -5,7 +5,7 @@ import type { Notifier } from '../../db/notify.js';
 import { type Db, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
-import { Conflict, NotFound, ValidationFailed } from '../../platform/errors.js';
+import { Conflict, NotFound, Unprocessable, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import type { PrincipalsApi } from '../principals/api.js';
@@ -62,7 +62,7 @@ export class BookingLinkService implements BookingLinksApi {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly config: Pick<Config, 'baseUrl'>,
+    private readonly config: Pick<Config, 'baseUrl' | 'stripe'>,
     private readonly principals: LinkPrincipals,
   ) {
     this.bySlugCache = new InvalidatedCache(clock, { channel: repo.BOOKING_LINKS_CHANNEL });
@@ -111,6 +111,7 @@ export class BookingLinkService implements BookingLinksApi {
     const questions = checkQuestions(input.questions ?? [], errors);
     const price = checkPrice(input.price_amount ?? null, input.price_currency ?? null, errors);
     if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    if (price.amount !== null) this.mayBePriced();
 
     const now = this.clock.now();
     try {
@@ -159,6 +160,8 @@ export class BookingLinkService implements BookingLinksApi {
    */
   async update(actor: Actor, id: string, patch: UpdateLinkInput): Promise<PresentedLink> {
     if (!isLinkId(id)) throw notFound();
+    // A link becomes priced only where payments are set up (a free one, or a price removed, always passes).
+    if (typeof patch.price_amount === 'number') this.mayBePriced();
     // Hosts are checked before the row is locked: the check may read principals on another connection.
     const errors: Errors = {};
     const hostIds =
@@ -192,6 +195,18 @@ export class BookingLinkService implements BookingLinksApi {
   }
 
   // ---- validation ------------------------------------------------------------------------------------
+
+  /**
+   * A priced link is refused (422 `payments_not_configured`) on a server without Stripe
+   * (STRIPE_SECRET_KEY, the setting the payments module reads): its bookings could never be paid.
+   */
+  private mayBePriced(): void {
+    if (this.config.stripe.secretKey) return;
+    throw new Unprocessable(
+      'Payments are not configured on this server (no STRIPE_SECRET_KEY), so a booking link cannot be priced; leave price_amount out (or null) for a free link',
+      { code: 'payments_not_configured' },
+    );
+  }
 
   /**
    * Host ids, lower-cased: distinct UUIDs, each the caller itself or a live host of its account

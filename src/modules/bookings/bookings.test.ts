@@ -560,9 +560,31 @@ describe('booking links on the public surface', () => {
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('without Stripe: a priced link is never booked for free (422 payments_not_configured), the Stripe routes say why', async () => {
+  it('without Stripe: a link cannot be priced (422 payments_not_configured on create and update), one priced earlier is never booked for free, the Stripe routes say why', async () => {
     const acc = await t.account();
-    const l = await link(acc.key, { slug: `paid-${Date.now()}`, price_amount: 5000, price_currency: 'eur' });
+    const refused = await t.call('POST', '/v1/booking-links', {
+      token: acc.key,
+      body: { title: 'Paid', slug: `paid-no-${Date.now()}`, price_amount: 5000, price_currency: 'eur' },
+    });
+    expect(refused.status).toBe(422);
+    const why = await refused.json();
+    expect(why).toMatchObject({ status: 422, code: 'payments_not_configured' });
+    expect(why.detail).toMatch(/cannot be priced/);
+    const l = await link(acc.key, { slug: `paid-${Date.now()}` });
+    const priced = await t.call('PATCH', `/v1/booking-links/${l.id}`, {
+      token: acc.key,
+      body: { price_amount: 5000, price_currency: 'eur' },
+    });
+    expect(priced.status).toBe(422);
+    expect((await priced.json()).code).toBe('payments_not_configured');
+    const stillFree = await t.call('GET', `/v1/booking-links/${l.id}`, { token: acc.key });
+    expect((await stillFree.json()).booking_link).toMatchObject({ price_amount: null, price_currency: null });
+    // A link priced while the server had a Stripe key, which it has since lost.
+    await t.ctx.db
+      .updateTable('booking_links')
+      .set({ price_amount: 5000, price_currency: 'eur' })
+      .where('id', '=', l.id)
+      .execute();
     const res = await t.call('POST', `/v1/public/links/${l.slug}/bookings`, {
       body: { ...customer, start_time: '2026-03-04T10:00:00Z' },
     });
@@ -572,9 +594,17 @@ describe('booking links on the public surface', () => {
     const hook = await t.call('POST', '/v1/payments/stripe/webhook', { body: { id: 'evt_1' } });
     expect(hook.status).toBe(404);
     expect((await hook.json()).code).toBe('payments_not_configured');
-    const connect = await t.call('POST', '/v1/stripe/connect', { token: acc.key });
-    expect(connect.status).toBe(422);
-    expect((await connect.json()).code).toBe('payments_not_configured');
+    for (const [method, path] of [
+      ['POST', '/v1/stripe/connect'],
+      ['GET', '/v1/stripe/account'],
+    ] as const) {
+      const stripe = await t.call(method, path, { token: acc.key });
+      expect(stripe.status).toBe(422);
+      const problem = await stripe.json();
+      expect(problem.code).toBe('payments_not_configured');
+      expect(problem.detail).not.toMatch(/link/);
+      expect(problem.detail).toMatch(/Payments are not configured on this server/);
+    }
   });
 
   it('round robin spreads bookings evenly over free hosts and falls back to a free one', async () => {

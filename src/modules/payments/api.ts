@@ -97,10 +97,19 @@ export interface PaymentsApi {
   refund(input: RefundInput): Promise<RefundOutcome>;
 }
 
+/** 422 for a booking on a priced link (a link priced before the server lost its Stripe key). */
 export function paymentsNotConfigured(): Unprocessable {
   return new Unprocessable('This booking link is priced and payments are not configured on this server', {
     code: 'payments_not_configured',
   });
+}
+
+/** 422 for the Stripe Connect routes: no booking link is involved, the server has no Stripe key. */
+export function stripeNotConfigured(): Unprocessable {
+  return new Unprocessable(
+    'Payments are not configured on this server (no STRIPE_SECRET_KEY), so there is no Stripe account to connect or read',
+    { code: 'payments_not_configured' },
+  );
 }
 
 /** 503: Stripe could not be reached or refused for a reason of its own; retry. */

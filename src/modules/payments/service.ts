@@ -25,6 +25,7 @@ import {
   type PaymentsApi,
   PaymentsUnavailable,
   paymentsNotConfigured,
+  stripeNotConfigured,
   type RefundInput,
   type RefundOutcome,
   type SessionState,
@@ -308,7 +309,8 @@ export class PaymentsService implements PaymentsApi {
     accountId: string,
     urls: { refresh_url?: string | undefined; return_url?: string | undefined },
   ): Promise<ConnectAnswer & { onboarding_url: string }> {
-    const stripe = this.client();
+    if (!this.stripe) throw stripeNotConfigured();
+    const stripe = this.stripe;
     let row = await this.account(accountId);
     try {
       if (!row) {
@@ -350,7 +352,7 @@ export class PaymentsService implements PaymentsApi {
 
   /** The account's connected account as last heard from Stripe; 404 when it has none. */
   async connectedAccount(accountId: string): Promise<ConnectAnswer> {
-    this.client();
+    if (!this.stripe) throw stripeNotConfigured();
     const row = await this.account(accountId);
     if (!row)
       throw new NotFound('This account has no Stripe account; create one with POST /v1/stripe/connect');
