@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -10,10 +10,7 @@ describe('kairos CLI', () => {
     const dataDir = join(REPO, '.test-data', `cli-${process.pid}`);
     const env = { KAIROS_DATA_DIR: dataDir };
     let server: ServerProcess | null = null;
-    beforeAll(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-      mkdirSync(dataDir, { recursive: true, mode: 0o755 });
-    });
+    beforeAll(() => rmSync(dataDir, { recursive: true, force: true }));
     afterAll(async () => {
       await server?.stop();
       rmSync(dataDir, { recursive: true, force: true });
@@ -22,8 +19,10 @@ describe('kairos CLI', () => {
     it('creates an account with the server stopped, then serve accepts its key', {
       timeout: 90_000,
     }, async () => {
-      const out = await runCli(['accounts', 'create', '--name', 'Acme', '--json'], env);
+      // No store yet: only --create makes one outside `serve`.
+      const out = await runCli(['accounts', 'create', '--name', 'Acme', '--create', '--json'], env);
       expect(out.code, out.stderr).toBe(0);
+      expect(existsSync(join(dataDir, 'pg'))).toBe(true);
       const lines = out.stdout.trim().split('\n');
       expect(lines.length).toBe(1);
       const created = JSON.parse(lines[0]!);
