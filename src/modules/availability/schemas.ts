@@ -1,5 +1,6 @@
 /** TypeBox schemas of the availability endpoints (docs/api.md#availability). */
 import { Type } from '@sinclair/typebox';
+import { UUID_PATTERN } from '../../platform/ids.js';
 import { Timestamp, Uuid } from '../../platform/schemas.js';
 import {
   MAX_DURATION_MINUTES,
@@ -7,6 +8,9 @@ import {
   MAX_WINDOW_DAYS,
   MIN_DURATION_MINUTES,
 } from './service.js';
+
+/** A UUID, unanchored (UUID_PATTERN without ^ and $), for patterns of lists. */
+const UUID = UUID_PATTERN.slice(1, -1);
 
 const Duration = Type.Integer({
   minimum: MIN_DURATION_MINUTES,
@@ -73,7 +77,9 @@ export const MutualQuery = Type.Object(
     principal_ids: Type.String({
       minLength: 1,
       maxLength: 200,
-      description: '2 to 5 principal ids, comma-separated',
+      // What the service accepts: 2 to 5 UUIDs split on commas, each trimmed.
+      pattern: `^\\s*${UUID}\\s*(,\\s*${UUID}\\s*){1,4}$`,
+      description: '2 to 5 principal ids (UUIDs), comma-separated',
     }),
     duration_minutes: Duration,
     from: From,
@@ -144,7 +150,9 @@ export const MutualAnswer = Type.Object({
   consents: Type.Array(
     Type.Object({
       principal_id: Uuid,
-      consent_id: Type.Union([Type.String(), Type.Null()]),
+      consent_id: Type.Union([Type.String(), Type.Null()], {
+        description: 'the consent behind `consent` (a cons_… id of the network module, or another rule’s)',
+      }),
       basis: Type.Union([
         Type.Literal('self'),
         Type.Literal('managed_host'),

@@ -104,7 +104,12 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
                 description: `any of ${SCOPES.join(', ')}`,
               }),
               expires_at: Type.Optional(
-                Type.String({ maxLength: 64, description: 'ISO 8601 instant, future' }),
+                Type.String({
+                  maxLength: 64,
+                  // The service's rule: an instant that ends in its offset (and parses, in the future).
+                  pattern: '(Z|z|[+-]\\d{2}:\\d{2})$',
+                  description: 'ISO 8601 instant with an offset, in the future',
+                }),
               ),
               principal_id: ActingFor,
             },
