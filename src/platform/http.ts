@@ -243,10 +243,18 @@ export function createPlatform(deps: PlatformDeps): {
       ) {
         delete request.headers['content-type'];
       }
-      const access = request.is404
-        ? accessForUnmatched(request.url)
-        : (request.routeOptions.config.access as Access);
-      runGate(request, reply, access, done);
+      if (!request.is404) {
+        runGate(request, reply, request.routeOptions.config.access as Access, done);
+        return;
+      }
+      // A request that matches no route is answered here, once gated (401/403/429 and the rate-limit
+      // headers as on the routes): its 404 or 405 needs nothing of the request, so no body is read.
+      // Otherwise Fastify's body handling would answer first — a QUERY without Content-Type is its
+      // 400, a body of no known type a 415 — and hide that the path does not take the method.
+      runGate(request, reply, accessForUnmatched(request.url), (err) => {
+        if (err) done(err);
+        else void answerUnmatched(request, reply);
+      });
     });
 
     // U+0000 in any text (path parameter, query value, body string or key), or a body nested deeper
@@ -291,7 +299,11 @@ export function createPlatform(deps: PlatformDeps): {
       },
     );
 
-    app.setNotFoundHandler(async (request, reply) => {
+    /**
+     * No route: 405 with `Allow` when the path takes other methods (whatever this one is: QUERY,
+     * PROPFIND, SEARCH, TRACE…), else 404.
+     */
+    function answerUnmatched(request: FastifyRequest, reply: FastifyReply) {
       const path = targetPath(request.url);
       const allow = METHODS.filter((m) => router.find(m, path) !== null);
       if (allow.length > 0 && !allow.includes(request.method as HTTPMethod)) {
@@ -306,7 +318,9 @@ export function createPlatform(deps: PlatformDeps): {
         );
       }
       return sendProblem(config, reply, request, 404, 'not-found', `No route ${request.method} ${path}`);
-    });
+    }
+    // Requests without a route are answered in onRequest; this stays for any that reach routing's end.
+    app.setNotFoundHandler(async (request, reply) => answerUnmatched(request, reply));
 
     registerErrorHandler(app, config);
   }

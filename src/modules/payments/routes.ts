@@ -44,7 +44,8 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
       '/v1/payments/stripe/webhook',
       {
         config: {
-          access: 'unmetered',
+          // Rate-limited per client address like every /v1 answer (and carrying X-RateLimit-*).
+          access: 'none',
           problems: {
             '400': '`validation-error`: code `invalid_signature` (Stripe-Signature does not verify)',
             '404':
