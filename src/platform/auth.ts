@@ -131,6 +131,8 @@ const CACHE_MAX = 100_000;
 /**
  * Announces a revocation (`key:<id>` or `session:<id>`) to every process, inside the transaction
  * that revokes: the NOTIFY is delivered at commit, so never for a revocation that rolled back.
+ * `account:<id>` announces a change of what the account's credentials carry (its plan or hourly
+ * limit): every cached credential of the account is dropped and resolved again with the new values.
  */
 export async function announceRevocation(db: Db | Tx, ref: string): Promise<void> {
   await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${ref})`.execute(db);
@@ -138,8 +140,16 @@ export async function announceRevocation(db: Db | Tx, ref: string): Promise<void
 
 /** Where a revocation is announced to the process that made it, before it answers (a port for services). */
 export interface RevocationListener {
-  /** `ref` is `key:<id>` or `session:<id>`; called after the revoking transaction committed. */
+  /**
+   * `ref` is `key:<id>`, `session:<id>`, or `account:<id>` (every credential of the account: its
+   * plan or limit changed); called after the revoking transaction committed.
+   */
   revoked(ref: string): void;
+}
+
+/** The ref that drops every cached credential of an account (its plan or hourly limit changed). */
+export function accountRef(accountId: string): string {
+  return `account:${accountId}`;
 }
 
 /**
@@ -151,6 +161,8 @@ export interface RevocationListener {
 export class CredentialCache implements RevocationListener {
   private readonly entries = new Map<string, CacheEntry>();
   private readonly byRef = new Map<string, string>();
+  /** The tokens cached for each account (an `account:<id>` drop takes them all). */
+  private readonly byAccount = new Map<string, Set<string>>();
   private generation = 0;
 
   constructor(private readonly clock: Clock) {}
@@ -172,6 +184,12 @@ export class CredentialCache implements RevocationListener {
 
   revoked(ref: string): void {
     this.generation++;
+    if (ref.startsWith('account:')) {
+      const id = ref.slice('account:'.length);
+      for (const token of this.byAccount.get(id) ?? []) this.entries.delete(token);
+      this.byAccount.delete(id);
+      return;
+    }
     const token = this.byRef.get(ref);
     if (token) this.entries.delete(token);
     this.byRef.delete(ref);
@@ -181,6 +199,7 @@ export class CredentialCache implements RevocationListener {
     this.generation++;
     this.entries.clear();
     this.byRef.clear();
+    this.byAccount.clear();
   }
 
   /** A mark to hand back to `store`: an answer read across a revocation is not kept. */
@@ -211,6 +230,11 @@ export class CredentialCache implements RevocationListener {
     if (this.entries.size >= CACHE_MAX) this.clear();
     this.entries.set(token, { caller, expiresAt, cachedAt: now });
     this.byRef.set(ref, token);
+    if (caller.accountId !== null) {
+      let tokens = this.byAccount.get(caller.accountId);
+      if (!tokens) this.byAccount.set(caller.accountId, (tokens = new Set()));
+      tokens.add(token);
+    }
   }
 }
 

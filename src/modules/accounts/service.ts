@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import type { Db } from '../../db/store.js';
-import { announceRevocation, type RevocationListener } from '../../platform/auth.js';
+import { accountRef, announceRevocation, type RevocationListener } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
@@ -118,8 +118,9 @@ export class AccountService {
 
   /**
    * Changes an account's plan and/or its own hourly limit (operators: `kairos accounts update`). A
-   * custom limit needs the enterprise plan; leaving enterprise drops it. Credentials cache the account
-   * for at most a minute: the new limit holds from then on in every process.
+   * custom limit needs the enterprise plan; leaving enterprise drops it. The change is announced like
+   * a revocation (`account:<id>` on the auth channel, delivered at commit): every process drops the
+   * account's cached credentials at once, so the next request anywhere carries the new limit.
    */
   async updateAccount(id: string, change: { plan?: Plan; rateLimitPerHour?: number | null }) {
     const a = await findAccount(this.db, id);
@@ -129,8 +130,13 @@ export class AccountService {
     if (custom !== null && plan !== 'enterprise') {
       throw new ValidationFailed({ rate_limit: 'a custom account rate limit needs the enterprise plan' });
     }
-    const row = await updateAccount(this.db, id, { plan, rate_limit_per_hour: custom });
+    const row = await this.db.transaction().execute(async (trx) => {
+      const updated = await updateAccount(trx, id, { plan, rate_limit_per_hour: custom });
+      if (updated) await announceRevocation(trx, accountRef(id));
+      return updated;
+    });
     if (!row) throw new NotFound('No account with this id');
+    this.revocations.revoked(accountRef(id));
     return presentAccount(row);
   }
 
