@@ -231,9 +231,9 @@ export class CredentialCache implements RevocationListener {
     this.entries.set(token, { caller, expiresAt, cachedAt: now });
     this.byRef.set(ref, token);
     if (caller.accountId !== null) {
-      let tokens = this.byAccount.get(caller.accountId);
-      if (!tokens) this.byAccount.set(caller.accountId, (tokens = new Set()));
-      tokens.add(token);
+      const tokens = this.byAccount.get(caller.accountId);
+      if (tokens) tokens.add(token);
+      else this.byAccount.set(caller.accountId, new Set([token]));
     }
   }
 }
