@@ -19,6 +19,7 @@ import { loadConfig } from '../src/config.js';
 import { emitEvent } from '../src/modules/webhooks/events.js';
 import { closeOutboundDispatchers } from '../src/platform/outbound.js';
 import { type Runtime, startRuntime } from '../src/runtime.js';
+import { sampleBooking } from '../test/helpers/events.js';
 
 export interface BenchResult {
   name: string;
@@ -76,7 +77,7 @@ async function emit(ctx: Runtime, accountId: string, count: number, batch: numbe
         await emitEvent(trx, ctx.clock, {
           accountId,
           type: 'booking.created',
-          data: { booking: { id: `booking_${done + i}`, status: 'confirmed' } },
+          data: { booking: sampleBooking({ id: `booking_${String(done + i).padStart(26, '0')}` }) },
         });
       }
     });
@@ -115,11 +116,13 @@ async function latency(h: Harness, events: number, gapMs: number): Promise<numbe
   const committed = new Map<string, number>();
   const before = receiver.received.length;
   for (let i = 0; i < events; i++) {
-    const event = await ctx.db
-      .transaction()
-      .execute((trx) =>
-        emitEvent(trx, ctx.clock, { accountId: account.account.id, type: 'booking.created', data: { i } }),
-      );
+    const event = await ctx.db.transaction().execute((trx) =>
+      emitEvent(trx, ctx.clock, {
+        accountId: account.account.id,
+        type: 'booking.created',
+        data: { booking: sampleBooking({ notes: String(i) }) },
+      }),
+    );
     committed.set(event.id, Date.now());
     await sleep(gapMs);
   }

@@ -9,6 +9,7 @@ import { createPlatform, type PlatformDeps } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import type { Metrics } from './platform/metrics.js';
 import { guides, TAG_GROUPS, TAGS } from './platform/openapi.js';
+import { type DeclaredEvent, webhooksDocument } from './platform/openapi-webhooks.js';
 import { sendProblem } from './platform/problems.js';
 import type { TypedApp } from './platform/routes.js';
 import { Problem } from './platform/schemas.js';
@@ -38,6 +39,8 @@ export interface AppDeps extends PlatformDeps {
   config: PlatformDeps['config'] & { trustProxy: boolean };
   db: Db;
   metrics: Metrics;
+  /** The webhook events the modules declare: the document's top-level `webhooks`. */
+  events?: ReadonlyMap<string, DeclaredEvent>;
 }
 
 /**
@@ -70,7 +73,7 @@ export async function buildApp(
 
   // JSON is the only body format: anything else is 415 (text/plain would otherwise parse as a string).
   app.removeContentTypeParser('text/plain');
-  app.setValidatorCompiler(validatorCompiler());
+  app.setValidatorCompiler(validatorCompiler(() => app.getSchemas()));
   app.addSchema(Problem);
   await app.register(swagger, {
     openapi: {
@@ -97,6 +100,7 @@ export async function buildApp(
         },
       },
       security: [{ bearer: [] }],
+      webhooks: webhooksDocument(ctx.events ?? new Map()),
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url, route }) => {

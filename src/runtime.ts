@@ -11,7 +11,7 @@ import { Notifier } from './db/notify.js';
 import { type Db, openStore, type Store } from './db/store.js';
 import { JobRunner } from './jobs/runner.js';
 import { type AnyModule, composeModules, type ModuleApis } from './modules/index.js';
-import type { Platform } from './modules/module.js';
+import type { EventCatalogue, Platform } from './modules/module.js';
 import { Authenticator, CredentialCache } from './platform/auth.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { IdempotencyStore } from './platform/idempotency.js';
@@ -75,6 +75,8 @@ export interface Runtime {
   auth: Authenticator;
   notifier: Notifier | null;
   modules: ModuleApis;
+  /** The webhook events the modules declare, by type (the document's `webhooks`). */
+  events: EventCatalogue;
   /** Null when started with `http: false`. */
   app: FastifyInstance | null;
   /** The listening address, when listening. */
@@ -142,7 +144,7 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
   jobs.every('rate-limit-cleanup', 15 * 60_000, () => RateLimiter.cleanup(store.db, clock));
 
   // The modules, and what they contribute to the platform.
-  const { apis, built } = composeModules(platform, opts.extraModules);
+  const { apis, built, events } = composeModules(platform, opts.extraModules);
   for (const { parts } of built) {
     for (const j of parts.jobs ?? []) jobs.register(j.queue, j.handler, j.options);
     for (const s of parts.schedules ?? []) jobs.every(s.name, s.everyMs, s.run);
@@ -173,6 +175,7 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
     auth,
     notifier,
     modules: apis,
+    events,
     app: null,
     url: null,
     store: opened,

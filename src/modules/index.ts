@@ -2,6 +2,7 @@
  * The modules of Kairos, in dependency order, and the one composition step that builds them
  * (docs/architecture.md#modules). A module may need only modules listed before it.
  */
+import type { TObject } from '@sinclair/typebox';
 import { accountsModule } from './accounts/module.js';
 import { apiKeysModule } from './api-keys/module.js';
 import { availabilityModule } from './availability/module.js';
@@ -13,6 +14,7 @@ import { networkModule } from './network/module.js';
 import { pagesModule } from './pages/module.js';
 import { paymentsModule } from './payments/module.js';
 import {
+  type EventCatalogue,
   type ExtensionPoint,
   type ExtensionPointTypes,
   Extensions,
@@ -22,7 +24,6 @@ import {
 } from './module.js';
 import { principalsModule } from './principals/module.js';
 import { proposalsModule } from './proposals/module.js';
-import { isEventType } from './webhooks/api.js';
 import { webhooksModule } from './webhooks/module.js';
 
 export const MODULES = [
@@ -64,6 +65,20 @@ export interface Composition {
   apis: ModuleApis;
   built: readonly BuiltModule[];
   extensions: Extensions;
+  events: EventCatalogue;
+}
+
+/** The webhook events every module declares (docs/api.md#events), in module order. */
+export function eventCatalogue(modules: readonly AnyModule[] = MODULES): EventCatalogue {
+  const catalogue = new Map<string, { module: string; payload: TObject }>();
+  for (const def of modules) {
+    for (const [type, payload] of Object.entries(def.events ?? {})) {
+      const owner = catalogue.get(type);
+      if (owner) throw new Error(`event ${type} is declared by both ${owner.module} and ${def.name}`);
+      catalogue.set(type, { module: def.name, payload });
+    }
+  }
+  return catalogue;
 }
 
 /**
@@ -75,7 +90,9 @@ export function composeModules(platform: Platform, extra: readonly AnyModule[] =
   const extensions = new Extensions();
   const apis: Record<string, unknown> = {};
   const built: BuiltModule[] = [];
-  for (const def of [...(MODULES as readonly AnyModule[]), ...extra]) {
+  const all = [...(MODULES as readonly AnyModule[]), ...extra];
+  const events = eventCatalogue(all);
+  for (const def of all) {
     if (def.name in apis) throw new Error(`module ${def.name} is listed twice`);
     const needs: Record<string, unknown> = {};
     for (const name of def.needs) {
@@ -86,10 +103,7 @@ export function composeModules(platform: Platform, extra: readonly AnyModule[] =
       }
       needs[name] = apis[name];
     }
-    const parts = def.create({ platform, needs, extensions });
-    for (const type of parts.emits ?? []) {
-      if (!isEventType(type)) throw new Error(`module ${def.name} emits ${type}, not a webhook event type`);
-    }
+    const parts = def.create({ platform, needs, extensions, events });
     for (const point of Object.keys(parts.contributes ?? {}) as ExtensionPoint[]) {
       extensions.add(point, (parts.contributes?.[point] ?? []) as ExtensionPointTypes[typeof point][]);
     }
@@ -97,5 +111,5 @@ export function composeModules(platform: Platform, extra: readonly AnyModule[] =
     built.push({ name: def.name, parts });
   }
   extensions.seal();
-  return { apis: apis as ModuleApis, built, extensions };
+  return { apis: apis as ModuleApis, built, extensions, events };
 }

@@ -8,6 +8,7 @@
  * availability, access grants and calendar status for principals) — goes through the extension
  * points below, which the composition fills and then seals before anything runs.
  */
+import type { TObject } from '@sinclair/typebox';
 import type { Config } from '../config.js';
 import type { Notifier } from '../db/notify.js';
 import type { Db } from '../db/store.js';
@@ -113,8 +114,6 @@ export interface ModuleParts<Api> {
   listen?: readonly ((notifier: Notifier) => Promise<void>)[];
   /** Credential kinds it owns (API keys, user sessions). */
   credentials?: readonly CredentialResolver[];
-  /** The webhook event types it emits: checked against the catalogue at composition. */
-  emits?: readonly string[];
   /** Its contributions to extension points of other modules. */
   contributes?: { [P in ExtensionPoint]?: readonly ExtensionPointTypes[P][] };
   /** Releases what it holds outside the database (connection pools); run once the jobs have stopped. */
@@ -125,7 +124,19 @@ export interface ModuleInput<Needs> {
   platform: Platform;
   needs: Needs;
   extensions: Extensions;
+  /** Every module's webhook events (the catalogue), by type: what a subscription may name. */
+  events: EventCatalogue;
 }
+
+/**
+ * The webhook events a module emits (docs/api.md#events), each with the TypeBox schema of its payload
+ * (the envelope's `data`). The module owns them: it declares them on its definition, and types them for
+ * `emitEvent` by adding them to the webhooks module's `EventPayloads` interface.
+ */
+export type EventSchemas = Readonly<Record<string, TObject>>;
+
+/** Every module's event declarations, gathered by the composition; type → payload schema and owner. */
+export type EventCatalogue = ReadonlyMap<string, { module: string; payload: TObject }>;
 
 /**
  * A module. `Needs` maps module names to the part of their API this one uses; `needs` lists those
@@ -134,6 +145,8 @@ export interface ModuleInput<Needs> {
 export interface ModuleDefinition<Name extends string, Needs extends object, Api> {
   name: Name;
   needs: readonly (keyof Needs & string)[];
+  /** The webhook events it emits, with their payload schemas. */
+  events?: EventSchemas;
   create(input: ModuleInput<Needs>): ModuleParts<Api>;
 }
 

@@ -18,13 +18,19 @@ function make(coerce: Options['coerceTypes']): Ajv {
 
 /**
  * Bodies are validated strictly (a number is not a string, unknown fields are errors); query strings,
- * path parameters and headers arrive as text and are coerced to the schema's types.
+ * path parameters and headers arrive as text and are coerced to the schema's types. `shared` answers
+ * the app's shared schemas (`app.addSchema`, by `$id`) that route schemas may `$ref`.
  */
-export function validatorCompiler(): FastifySchemaCompiler<unknown> {
+export function validatorCompiler(
+  shared: () => Record<string, unknown> = () => ({}),
+): FastifySchemaCompiler<unknown> {
   const strict = make(false);
   const coercing = make('array');
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? strict : coercing;
+    for (const [id, s] of Object.entries(shared())) {
+      if (!ajv.getSchema(id)) ajv.addSchema(s as object, id);
+    }
     return ajv.compile(schema as object);
   };
 }

@@ -39,7 +39,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import fc from 'fast-check';
-import { EVENT_TYPES } from '../../src/modules/webhooks/api.js';
+import { eventCatalogue } from '../../src/modules/index.js';
 
 // ─── OpenAPI ────────────────────────────────────────────────────────────────────────────────────────
 
@@ -615,6 +615,7 @@ function namedArb(w: World, s: JsonSchema, h: Hint): fc.Arbitrary<unknown> | nul
     return fc.uniqueArray(principalArb(w), { minLength: 2, maxLength: 5 }).map((ids) => ids.join(','));
   if (name === 'timezone') return fc.constantFrom(...ZONES);
   if (name === 'events') {
+    const EVENT_TYPES = subscribable();
     return fc.oneof(
       { weight: 5, arbitrary: fc.subarray([...EVENT_TYPES], { minLength: 1, maxLength: 4 }) },
       {
@@ -623,7 +624,7 @@ function namedArb(w: World, s: JsonSchema, h: Hint): fc.Arbitrary<unknown> | nul
       },
     );
   }
-  if (name === 'event_type') return fc.constantFrom(...EVENT_TYPES, 'webhook.test');
+  if (name === 'event_type') return fc.constantFrom(...subscribable(), 'webhook.test');
   if (name === 'url' && op.path.startsWith('/v1/webhooks')) return webhookUrlArb;
   if (name === 'url' && op.path.startsWith('/v1/calendars')) return icsUrlArb;
   if (name === 'server_url') return caldavUrlArb;
@@ -2551,4 +2552,9 @@ export function reproduction(f: Failure): string {
     );
   }
   return lines.join('\n');
+}
+
+/** The event types a subscription may list: every module's declared events but the test event. */
+function subscribable(): string[] {
+  return [...eventCatalogue().keys()].filter((type) => type !== 'webhook.test');
 }

@@ -7,6 +7,7 @@ import type { Plan } from '../../src/modules/api-keys/api.js';
 import type { AnyModule } from '../../src/modules/index.js';
 import type { Clock } from '../../src/platform/clock.js';
 import { type Runtime, startRuntime } from '../../src/runtime.js';
+import { eventMismatches } from './event-check.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { responseCheckModule } from './openapi-check.js';
 
@@ -131,9 +132,14 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       return fetch(`${address}${path}`, { method, headers, body }) as Promise<TestResponse>;
     },
     async close() {
+      // Every event the file's tests made must match its declared payload schema.
+      const mismatches = await eventMismatches(db, ctx.events).catch((err) => [String(err)]);
       await ctx.close();
       await db.destroy();
       if (!opts.database) await database.drop();
+      if (mismatches.length > 0) {
+        throw new Error(`events outside their schemas:\n${mismatches.slice(0, 5).join('\n')}`);
+      }
     },
   };
 }

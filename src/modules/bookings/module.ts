@@ -4,6 +4,7 @@ import type { CalendarsApi } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
 import type { PaymentsApi } from '../payments/api.js';
 import { defineModule } from '../module.js';
+import { bookingEvents } from './events.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import { BookingBusySource } from './busy.js';
 import { bookingRoutes } from './routes.js';
@@ -28,6 +29,7 @@ export interface BookingsNeeds {
 export const bookingsModule = defineModule<BookingsNeeds>()({
   name: 'bookings',
   needs: ['principals', 'availability', 'bookingLinks', 'mail', 'calendars', 'payments'],
+  events: bookingEvents,
   create({ platform, needs }) {
     const { db, clock, config, keys, log } = platform;
     const busy = new BookingBusySource(db, clock);
@@ -62,7 +64,6 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       jobs: [...jobs, ...bookings.paid.queues()],
       schedules,
       listen: [(notifier) => busy.listen(notifier)],
-      emits: ['booking.created', 'booking.confirmed', 'booking.updated', 'booking.cancelled'],
       contributes: { busySources: [busy], stripeEvents: [bookings.paid.stripeEvents] },
     };
   },

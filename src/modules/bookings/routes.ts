@@ -59,7 +59,7 @@ const BOOKED = {
   created_at: '2026-06-08T09:15:02.310Z',
   updated_at: '2026-06-08T09:15:02.310Z',
 };
-const BOOKING = {
+export const BOOKING = {
   ...BOOKED,
   principal_id: HOST_ID,
   host_ids: [HOST_ID],

@@ -1,5 +1,6 @@
 import type { MailApi } from '../mail/api.js';
 import { defineModule } from '../module.js';
+import { networkEvents } from './events.js';
 import type { NetworkApi } from './api.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import { networkRoutes } from './routes.js';
@@ -19,6 +20,7 @@ export interface NetworkNeeds {
 export const networkModule = defineModule<NetworkNeeds>()({
   name: 'network',
   needs: ['principals', 'mail'],
+  events: networkEvents,
   create({ platform, needs }) {
     const { db, clock, config } = platform;
     const network = new NetworkService({ db, clock, config, principals: needs.principals, mail: needs.mail });
@@ -29,7 +31,6 @@ export const networkModule = defineModule<NetworkNeeds>()({
       } satisfies NetworkApi,
       routes: (app) => networkRoutes(app, network),
       schedules: [{ name: 'consent-expiry', everyMs: 30_000, run: () => network.expireConsents() }],
-      emits: ['consent.granted', 'consent.revoked'],
       contributes: { accessGrants: [network.accessRule] },
     };
   },

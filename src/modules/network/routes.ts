@@ -21,7 +21,7 @@ const ActingFor = Type.Optional(
 const PrincipalUuid = Type.String({ pattern: UUID_PATTERN, description: 'a principal id (UUID)' });
 const Scope = Type.Unsafe<string>({ type: 'string', enum: [...SCOPES] });
 
-const Consent = Type.Object({
+export const Consent = Type.Object({
   id: Type.String({ pattern: prefixedIdPattern('cons'), description: 'cons_…' }),
   grantor_id: PrincipalUuid,
   grantee_id: PrincipalUuid,
@@ -59,7 +59,7 @@ const PrincipalParams = Type.Object(
 );
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
-const CONSENT = {
+export const CONSENT = {
   id: 'cons_01jxk8d4e5f6g7h8j9k0m1n2p3',
   grantor_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
   grantee_id: '0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d',

@@ -2,6 +2,7 @@ import type { BookingsApi } from '../bookings/api.js';
 import type { CalendarsApi } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
 import { defineModule } from '../module.js';
+import { proposalEvents } from './events.js';
 import type { NetworkApi } from '../network/api.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import { proposalRoutes } from './routes.js';
@@ -25,6 +26,7 @@ export interface ProposalsNeeds {
 export const proposalsModule = defineModule<ProposalsNeeds>()({
   name: 'proposals',
   needs: ['principals', 'mail', 'calendars', 'bookings', 'network'],
+  events: proposalEvents,
   create({ platform, needs }) {
     const { db, clock, config, log } = platform;
     const proposals = new ProposalService({
@@ -45,15 +47,6 @@ export const proposalsModule = defineModule<ProposalsNeeds>()({
       },
       routes: (app) => proposalRoutes(app, proposals),
       schedules: [{ name: 'proposal-expiry', everyMs: 30_000, run: () => proposals.expireDue() }],
-      emits: [
-        'proposal.created',
-        'proposal.countered',
-        'proposal.accepted',
-        'proposal.rejected',
-        'proposal.cancelled',
-        'proposal.expired',
-        'proposal.resolved',
-      ],
     };
   },
 });

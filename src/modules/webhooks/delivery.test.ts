@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sampleBooking } from '../../../test/helpers/events.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import { FakeClock } from '../../platform/clock.js';
@@ -65,7 +66,7 @@ function emit(accountId: string, over: Partial<EmitEventInput> = {}) {
     emitEvent(trx, clock, {
       accountId,
       type: 'booking.created',
-      data: { booking: { id: 'booking_1', status: 'confirmed', customer_name: 'Zoë Ünicode 🗓️' } },
+      data: { booking: sampleBooking({ customer_name: 'Zoë Ünicode 🗓️' }) },
       ...over,
     }),
   );
@@ -114,7 +115,7 @@ describe('delivery of an event', () => {
       id: event.id,
       type: 'booking.created',
       created_at: '2026-06-01T12:00:00.000Z',
-      data: { booking: { id: 'booking_1', status: 'confirmed', customer_name: 'Zoë Ünicode 🗓️' } },
+      data: { booking: sampleBooking({ customer_name: 'Zoë Ünicode 🗓️' }) },
     });
     expect(req!.headers['x-webhook-signature']).toMatch(/^[0-9a-f]{64}$/);
     expect(receiverAccepts(hook.secret, req!.body, req!.headers['x-webhook-signature'] as string)).toBe(true);
@@ -300,7 +301,15 @@ describe('delivery of an event', () => {
     const resolved = await emit(acc.id, {
       type: 'proposal.resolved',
       recipientPrincipalId: organiser.id,
-      data: { proposal_id: 'prop_1', thread_id: 'thr_1', poll_variant: 'open' },
+      data: {
+        proposal_id: 'prop_1',
+        thread_id: 'thr_1',
+        poll_variant: 'open',
+        winning_slot: { id: 'slot_1', start: '2026-06-10T14:00:00.000Z', end: '2026-06-10T14:30:00.000Z' },
+        vote_count: 2,
+        total_votes: 3,
+        tie_count: 1,
+      },
     });
     const booking = await emit(acc.id);
     await t.ctx.jobs.drain();
@@ -388,7 +397,10 @@ describe('test events, history and manual retries', () => {
     const a = await emit(acc.id);
     await t.ctx.jobs.drain();
     clock.advance(1);
-    const b = await emit(acc.id, { type: 'booking.cancelled', data: {} });
+    const b = await emit(acc.id, {
+      type: 'booking.cancelled',
+      data: { booking: sampleBooking({ status: 'cancelled' }) },
+    });
     await t.ctx.jobs.drain();
     clock.advance(1);
     const c = await emit(acc.id);
@@ -512,9 +524,13 @@ describe('time-outs', () => {
       });
       const hook = (await res.json()) as { id: string };
       receiver.setBehaviour(() => ({ status: 200, delayMs: 2_000 }));
-      await short.ctx.db
-        .transaction()
-        .execute((trx) => emitEvent(trx, clock, { accountId: acc.id, type: 'booking.created', data: {} }));
+      await short.ctx.db.transaction().execute((trx) =>
+        emitEvent(trx, clock, {
+          accountId: acc.id,
+          type: 'booking.created',
+          data: { booking: sampleBooking() },
+        }),
+      );
       const started = Date.now();
       await short.ctx.jobs.drain();
       expect(Date.now() - started).toBeLessThan(1_500);

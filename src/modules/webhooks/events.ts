@@ -2,28 +2,12 @@
  * The events outbox (docs/architecture.md: a state change and its events commit together; delivery happens
  * after commit). Every module emits its events with `emitEvent`, inside its own transaction.
  */
+import { Type } from '@sinclair/typebox';
 import type { Tx } from '../../db/store.js';
 import { WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
+import type { EventPayloads, EventType } from './api.js';
 import { anySubscriptionFor, eventInsert, type StoredEvent } from './repo.js';
-
-/** docs/api.md#events: the event types a subscription can list. */
-export const EVENT_TYPES = [
-  'booking.created',
-  'booking.updated',
-  'booking.confirmed',
-  'booking.cancelled',
-  'consent.granted',
-  'consent.revoked',
-  'proposal.created',
-  'proposal.countered',
-  'proposal.accepted',
-  'proposal.rejected',
-  'proposal.cancelled',
-  'proposal.expired',
-  'proposal.resolved',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Sent by POST /v1/webhooks/{id}/test to one endpoint only; not subscribable. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -33,16 +17,30 @@ export const DISPATCH_QUEUE = 'webhook-dispatch';
 /** Queue of delivery attempts: one job per attempt. */
 export const ATTEMPT_QUEUE = 'webhook-attempt';
 
-export function isEventType(type: string): type is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(type);
-}
+/** The payload of the test event (POST /v1/webhooks/{id}/test). */
+export const TestEventPayload = Type.Object(
+  {
+    webhook_id: Type.String({ pattern: '^wh_[0-9a-z]{26}$' }),
+    message: Type.String(),
+  },
+  {
+    additionalProperties: false,
+    description: 'A test event, sent by POST /v1/webhooks/{id}/test to that subscription only',
+    examples: [
+      {
+        webhook_id: 'wh_01jxk2m4q8r7t5v3w9y6z1a2b3',
+        message: 'This is a test event sent from the Kairos API.',
+      },
+    ],
+  },
+);
 
-export interface EmitEventInput {
+export interface EmitEventInput<T extends EventType = EventType> {
   /** The account whose subscriptions receive the event. */
   accountId: string;
-  type: EventType;
-  /** The payload (`data` of the envelope, docs/api.md#events); must be JSON-serialisable. */
-  data: Record<string, unknown>;
+  type: T;
+  /** The payload (`data` of the envelope, docs/api.md#events), as the emitting module declares it. */
+  data: EventPayloads[T];
   /**
    * For events meant for one principal only (`proposal.resolved` goes to the organiser's
    * subscriptions only, docs/api.md#events): the account's own subscriptions (made with an API key) and
@@ -57,17 +55,16 @@ export interface EmitEventInput {
  * caller's batch instead (sent when the caller runs it, with its other writes). Returns the envelope
  * as it will be delivered.
  */
-export async function emitEvent(
+export async function emitEvent<T extends EventType>(
   trx: Tx,
   clock: Clock,
-  input: EmitEventInput,
+  input: EmitEventInput<T>,
   batch?: WriteBatch,
 ): Promise<StoredEvent> {
-  if (!isEventType(input.type)) throw new Error(`emitEvent: unknown event type ${input.type}`);
   const { event, insert } = eventInsert(clock, {
     accountId: input.accountId,
     type: input.type,
-    data: input.data,
+    data: input.data as Record<string, unknown>,
     principalId: input.recipientPrincipalId ?? null,
   });
   const into = batch ?? new WriteBatch();

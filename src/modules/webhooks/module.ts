@@ -1,5 +1,6 @@
 import { defineModule } from '../module.js';
 import { WebhookDeliverer } from './delivery.js';
+import { TEST_EVENT_TYPE, TestEventPayload } from './events.js';
 import { webhookRoutes } from './routes.js';
 import { WebhookService } from './service.js';
 
@@ -7,10 +8,13 @@ import { WebhookService } from './service.js';
 export const webhooksModule = defineModule()({
   name: 'webhooks',
   needs: [],
-  create({ platform }) {
+  events: { [TEST_EVENT_TYPE]: TestEventPayload },
+  create({ platform, events }) {
     const { config, db, clock, keys, log } = platform;
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork };
-    const service = new WebhookService(db, clock, keys.encryptionKey, policy);
+    // Every declared type but the test event, which only POST /v1/webhooks/{id}/test sends.
+    const types = [...events.keys()].filter((t) => t !== TEST_EVENT_TYPE);
+    const service = new WebhookService(db, clock, keys.encryptionKey, policy, types);
     const deliverer = new WebhookDeliverer(
       platform.jobs,
       db,
@@ -19,6 +23,6 @@ export const webhooksModule = defineModule()({
       { retryScheduleMs: config.webhookRetryScheduleMs, timeoutMs: config.webhookTimeoutMs, policy },
       log,
     );
-    return { api: service, routes: (app) => webhookRoutes(app, service), jobs: deliverer.queues() };
+    return { api: service, routes: (app) => webhookRoutes(app, service, types), jobs: deliverer.queues() };
   },
 });

@@ -9,6 +9,7 @@ import {
   DeliveryParams,
   Event,
   EventParams,
+  eventTypeSchemas,
   RotatedWebhook,
   TestSent,
   UpdateBody,
@@ -68,8 +69,9 @@ const DELIVERY = {
   created_at: '2026-06-08T09:15:02.310Z',
 };
 
-export function webhookRoutes(app: TypedApp, webhooks: WebhookService): void {
+export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventTypes: readonly string[]): void {
   const tags = ['Webhooks'];
+  for (const schema of eventTypeSchemas(eventTypes)) app.addSchema(schema);
 
   app.post(
     '/v1/webhooks',

@@ -2,19 +2,18 @@
 import { Type } from '@sinclair/typebox';
 import { MAX_OUTBOUND_URL_LENGTH } from '../../platform/outbound.js';
 import { ListQuery, Pagination, Timestamp } from '../../platform/schemas.js';
-import { EVENT_TYPES, TEST_EVENT_TYPE } from './events.js';
+import { TEST_EVENT_TYPE } from './events.js';
 
 const ID_CHARS = '[0-9a-z]{26}';
 export const WebhookId = Type.String({ pattern: `^wh_${ID_CHARS}$`, description: 'webhook id (wh_…)' });
 export const DeliveryId = Type.String({ pattern: `^whd_${ID_CHARS}$`, description: 'delivery id (whd_…)' });
 export const EventId = Type.String({ pattern: `^evt_${ID_CHARS}$`, description: 'event id (evt_…)' });
 
-const EventTypeName = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  description: `An event type of docs/api.md#events: ${EVENT_TYPES.join(', ')}`,
-  examples: ['booking.created'],
-});
+/**
+ * The event types (docs/api.md#events) are the catalogue the modules declare, known once they are
+ * composed: the routes register them as two shared schemas (`eventTypeSchemas`) that these refer to.
+ */
+const EventTypeName = Type.Unsafe<string>({ $ref: 'EventType#' });
 const Url = Type.String({
   minLength: 1,
   maxLength: MAX_OUTBOUND_URL_LENGTH,
@@ -22,6 +21,30 @@ const Url = Type.String({
 });
 const Description = Type.String({ maxLength: 2000 });
 const Events = Type.Array(EventTypeName, { minItems: 1, maxItems: 50 });
+
+/** What answers carry: one of the subscribable types. */
+const SubscribedType = EventTypeName;
+/** A delivered event's type: a subscribable one, or the test event. */
+const DeliveredType = Type.Unsafe<string>({ $ref: 'DeliveredEventType#' });
+
+/** The shared schemas of the event types of this composition: subscribable, and delivered. */
+export function eventTypeSchemas(types: readonly string[]) {
+  return [
+    {
+      $id: 'EventType',
+      type: 'string',
+      enum: [...types],
+      description: 'A webhook event type (docs/api.md#events)',
+    },
+    {
+      $id: 'DeliveredEventType',
+      type: 'string',
+      enum: [...types, TEST_EVENT_TYPE],
+      description: `A webhook event type, or ${TEST_EVENT_TYPE} (sent by POST /v1/webhooks/{id}/test)`,
+    },
+  ] as const;
+}
+const ReceiverUrl = Type.String({ format: 'uri', description: 'Receiver of the HTTP POST deliveries' });
 
 export const CreateBody = Type.Object(
   { url: Url, events: Events, description: Type.Optional(Description) },
@@ -43,8 +66,8 @@ export const UpdateBody = Type.Object(
 /** docs/api.md#webhooks: the bare creation answer, the only place the secret appears. */
 export const CreatedWebhook = Type.Object({
   id: WebhookId,
-  url: Type.String(),
-  events: Type.Array(Type.String()),
+  url: ReceiverUrl,
+  events: Type.Array(SubscribedType),
   description: Type.String(),
   secret: Type.String({ pattern: '^whsec_', description: 'signing secret; shown only in this response' }),
   created_at: Timestamp,
@@ -52,8 +75,8 @@ export const CreatedWebhook = Type.Object({
 
 export const Webhook = Type.Object({
   id: WebhookId,
-  url: Type.String(),
-  events: Type.Array(Type.String()),
+  url: ReceiverUrl,
+  events: Type.Array(SubscribedType),
   description: Type.String(),
   active: Type.Boolean(),
   created_at: Timestamp,
@@ -92,7 +115,7 @@ export const Delivery = Type.Object({
   id: DeliveryId,
   webhook_id: WebhookId,
   event_id: EventId,
-  event_type: Type.String(),
+  event_type: DeliveredType,
   status: DeliveryStatusSchema,
   attempts: Type.Array(Attempt),
   next_attempt_at: Type.Union([Timestamp, Type.Null()]),
@@ -102,7 +125,7 @@ export const Delivery = Type.Object({
 export const Event = Type.Object(
   {
     id: EventId,
-    type: Type.String({ description: `${EVENT_TYPES.join(', ')} or ${TEST_EVENT_TYPE}` }),
+    type: DeliveredType,
     created_at: Timestamp,
     data: Type.Record(Type.String(), Type.Unknown()),
   },

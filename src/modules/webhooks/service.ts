@@ -10,7 +10,7 @@ import { prefixedId } from '../../platform/ids.js';
 import { type OutboundPolicy, checkUrl } from '../../platform/outbound.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import { attemptJob } from './delivery.js';
-import { ATTEMPT_QUEUE, EVENT_TYPES, isEventType, TEST_EVENT_TYPE } from './events.js';
+import { ATTEMPT_QUEUE, TEST_EVENT_TYPE } from './events.js';
 import {
   type AttemptRow,
   attemptsOf,
@@ -81,6 +81,8 @@ export class WebhookService {
     private readonly clock: Clock,
     private readonly encryptionKey: Buffer,
     private readonly policy: OutboundPolicy,
+    /** What a subscription may list: the event types the modules declare. */
+    private readonly eventTypes: readonly string[],
   ) {}
 
   private validUrl(url: string, errors: Record<string, string>): void {
@@ -90,8 +92,8 @@ export class WebhookService {
 
   private validEvents(events: string[], errors: Record<string, string>): string[] {
     events.forEach((type, i) => {
-      if (!isEventType(type)) {
-        errors[`events.${i}`] = `is not a known event type; use one of ${EVENT_TYPES.join(', ')}`;
+      if (!this.eventTypes.includes(type)) {
+        errors[`events.${i}`] = `is not a known event type; use one of ${this.eventTypes.join(', ')}`;
       }
     });
     return [...new Set(events)];

@@ -4,6 +4,7 @@
  * crash recovery).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleBooking } from '../../../test/helpers/events.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { type ServerProcess, spawnServer } from '../../../test/helpers/process.js';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
@@ -19,12 +20,16 @@ async function subscribe(t: TestApp, token: string, url: string): Promise<string
   return ((await res.json()) as { id: string }).id;
 }
 
-/** Emits events in one transaction; resolves at commit with their ids. */
-async function emitMany(t: TestApp, accountId: string, data: Record<string, unknown>[]): Promise<string[]> {
+/**
+ * Emits booking.created events in one transaction, each marked with one of `marks` (as JSON in the
+ * booking's notes); resolves at commit with their ids.
+ */
+async function emitMany(t: TestApp, accountId: string, marks: Record<string, unknown>[]): Promise<string[]> {
   return t.ctx.db.transaction().execute(async (trx) => {
     const ids: string[] = [];
-    for (const d of data) {
-      ids.push((await emitEvent(trx, t.ctx.clock, { accountId, type: 'booking.created', data: d })).id);
+    for (const mark of marks) {
+      const data = { booking: sampleBooking({ notes: JSON.stringify(mark) }) };
+      ids.push((await emitEvent(trx, t.ctx.clock, { accountId, type: 'booking.created', data })).id);
     }
     return ids;
   });
@@ -142,7 +147,8 @@ describe('workers in separate server processes on one database', () => {
       const id = String(req.headers['webhook-id']);
       const attempt = (seen.get(id) ?? 0) + 1;
       seen.set(id, attempt);
-      const { index } = (JSON.parse(req.body) as { data: { index: number } }).data;
+      const { notes } = (JSON.parse(req.body) as { data: { booking: { notes: string } } }).data.booking;
+      const { index } = JSON.parse(notes) as { index: number };
       return { status: attempt < plan(index) || plan(index) === 4 ? 500 : 200 };
     });
 

@@ -1,0 +1,57 @@
+/**
+ * The webhook events of bookings (docs/api.md#events): their payload schemas, declared on the module
+ * definition, and their types, added to the webhooks module's `EventPayloads` for `emitEvent`.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { Timestamp } from '../../platform/schemas.js';
+import { BOOKING } from './routes.js';
+import { Booking } from './schemas.js';
+
+/** `{ booking }`: the booking as the API shows it, after the change. */
+const bookingOnly = (description: string, booking: object = BOOKING) =>
+  Type.Object({ booking: Booking }, { additionalProperties: false, description, examples: [{ booking }] });
+
+export const bookingEvents = {
+  'booking.created': bookingOnly('A booking was made (a paid one once paid, with booking.confirmed)'),
+  'booking.confirmed': bookingOnly('A paid booking was paid for and is now confirmed'),
+  'booking.updated': Type.Object(
+    {
+      booking: Booking,
+      previous: Type.Object(
+        { start_time: Timestamp, end_time: Timestamp },
+        { additionalProperties: false, description: 'The time before the change' },
+      ),
+    },
+    {
+      additionalProperties: false,
+      description: 'A booking was rescheduled',
+      examples: [
+        {
+          booking: {
+            ...BOOKING,
+            start_time: '2026-06-11T09:00:00.000Z',
+            end_time: '2026-06-11T09:45:00.000Z',
+          },
+          previous: { start_time: BOOKING.start_time, end_time: BOOKING.end_time },
+        },
+      ],
+    },
+  ),
+  'booking.cancelled': bookingOnly('A booking was cancelled (by the host, the customer or a proposal)', {
+    ...BOOKING,
+    status: 'cancelled',
+    cancellation_reason: 'Feeling better',
+    cancelled_at: '2026-06-09T08:00:00.000Z',
+  }),
+} as const;
+
+type Payload<T extends keyof typeof bookingEvents> = Static<(typeof bookingEvents)[T]>;
+
+declare module '../webhooks/api.js' {
+  interface EventPayloads {
+    'booking.created': Payload<'booking.created'>;
+    'booking.confirmed': Payload<'booking.confirmed'>;
+    'booking.updated': Payload<'booking.updated'>;
+    'booking.cancelled': Payload<'booking.cancelled'>;
+  }
+}
