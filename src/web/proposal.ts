@@ -118,7 +118,12 @@ function Standing(p: { proposal: Proposal; zone: string; votedLocally: string | 
   } else if (pr.status === 'rejected') lines.push('This proposal was declined.');
   else if (pr.status === 'countered') lines.push('Other times were proposed in answer to this one.');
   else if (pr.status === 'expired') lines.push('This proposal expired before it was settled.');
-  else if (pr.status === 'cancelled') lines.push('This meeting was cancelled.');
+  else if (pr.status === 'cancelled') {
+    // Cancelled once settled (a booked meeting), or withdrawn by the organiser while still open.
+    const settled =
+      pr.mode === 'poll' ? pr.resolution !== null : pr.participants.every((x) => x.response === 'accepted');
+    lines.push(settled ? 'This meeting was cancelled.' : `${pr.requester_name} withdrew this proposal.`);
+  }
   if (lines.length === 0) return null;
   return html`<section class="panel" aria-labelledby="standing-h">
     <h2 id="standing-h">Status</h2>

@@ -738,6 +738,38 @@ describe('polls', () => {
     expect(JSON.stringify(view)).not.toContain('voters.test');
   });
 
+  it('open, is withdrawn by its requester with cancel: cancelled, no booking, proposal.cancelled to the requester’s account only, a mail to each invitee; votes afterwards are refused', async () => {
+    const a = await user({ calendar: true });
+    const { proposal, invitations } = await proposed(a, {
+      mode: 'poll',
+      participant_emails: ['dee@withdrawn.test', 'eli@withdrawn.test'],
+      slots: [slot(52), slot(62)],
+      title: 'Offsite',
+    });
+    const [dee, eli] = invitations.map((i: Json) => tokenOf(i.magic_link_url));
+    const [s1] = proposal.slots.map((s: Json) => s.id);
+    expect((await respond(proposal.id, { action: 'accept', token: dee, selected_slot_id: s1 })).status).toBe(
+      200,
+    );
+    const withdrawn = await t.call('POST', `/v1/proposals/${proposal.id}/cancel`, {
+      token: a.token,
+      body: {},
+    });
+    expect(withdrawn.status, await withdrawn.clone().text()).toBe(200);
+    expect((await withdrawn.json()).proposal).toMatchObject({ status: 'cancelled', resolution: null });
+    expect(await eventsAbout(proposal.id)).toEqual([
+      { type: 'proposal.created', account_id: a.accountId },
+      { type: 'proposal.cancelled', account_id: a.accountId },
+    ]);
+    expect((await bookingsOf(a)).filter((x) => x.start_time === at(52))).toEqual([]);
+    for (const to of ['dee@withdrawn.test', 'eli@withdrawn.test']) {
+      expect(await mailsTo(to, /^Withdrawn: Offsite/)).toHaveLength(1);
+    }
+    const late = await respond(proposal.id, { action: 'accept', token: eli, selected_slot_id: s1 });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ code: 'proposal_not_open', proposal_status: 'cancelled' });
+  });
+
   it('open: one shared link, name and e-mail at vote time, one vote per e-mail; the requester closes it; a tie goes to the earliest start (tie_count)', async () => {
     const a = await user({ calendar: true });
     const out = await proposed(a, { mode: 'poll', slots: [slot(90), slot(30), slot(60)] });
