@@ -12,6 +12,11 @@ export interface Config {
   baseUrl: string;
   dataDir: string;
   databaseUrl: string | null;
+  /**
+   * Where the LISTEN connection goes when DATABASE_URL is a pooler in transaction mode, which cannot
+   * keep a LISTEN (docs/operations.md, Poolers); null: DATABASE_URL.
+   */
+  databaseListenUrl: string | null;
   /** Base64 32-byte master secret; derived keys protect API keys, sessions and secrets at rest. */
   masterKey: string | null;
   logLevel: string;
@@ -123,6 +128,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// URL');
   }
+  const databaseListenUrl = env.DATABASE_LISTEN_URL || null;
+  if (databaseListenUrl !== null && (databaseUrl === null || !/^postgres(ql)?:\/\//.test(databaseListenUrl))) {
+    throw new ConfigError('DATABASE_LISTEN_URL must be a postgres:// URL, and is used only with DATABASE_URL');
+  }
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
     port,
@@ -130,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl: url(env, 'KAIROS_BASE_URL', `http://${displayHost}:${port}`),
     dataDir: resolve(env.KAIROS_DATA_DIR || './data'),
     databaseUrl,
+    databaseListenUrl,
     masterKey,
     logLevel: env.LOG_LEVEL || 'info',
     databasePoolMax: int(env, 'DATABASE_POOL_MAX', 10, 1, 500),

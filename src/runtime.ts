@@ -34,6 +34,8 @@ export interface OpenedStore {
   db: Db;
   pool: pg.Pool;
   url: string;
+  /** Where the LISTEN connection goes, when not `url` (a pooler in transaction mode in between). */
+  listenUrl?: string;
   masterKey: string;
 }
 
@@ -116,7 +118,7 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
 
   let notifier: Notifier | null = null;
   if (opts.notifier !== false) {
-    notifier = new Notifier(store.url, (err) => log.warn({ err }, 'LISTEN connection lost; reconnecting'));
+    notifier = new Notifier(store.listenUrl ?? store.url, (err) => log.warn({ err }, 'LISTEN connection lost; reconnecting'));
     started.notifier = notifier;
     await notifier.start();
   }

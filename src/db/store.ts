@@ -16,6 +16,8 @@ export interface Store {
   db: Db;
   pool: pg.Pool;
   url: string;
+  /** Where the LISTEN connection goes (DATABASE_LISTEN_URL, else `url`). */
+  listenUrl: string;
   masterKey: string;
   embedded: EmbeddedServer | null;
   close(): Promise<void>;
@@ -74,6 +76,7 @@ export async function openStore(
     db,
     pool,
     url,
+    listenUrl: config.databaseListenUrl ?? url,
     masterKey,
     embedded,
     async close() {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from './app.js';
+import { type PgBouncer, startPgBouncer } from './pgbouncer.js';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 export const CLI = join(REPO, 'bin', 'kairos.js');
@@ -80,15 +81,34 @@ export function runCli(
 /**
  * Two `kairos serve` processes sharing one fresh test database (with its in-process app `t`, for
  * accounts and direct reads), as in a horizontally scaled deployment. `stop` ends all three.
+ *
+ * With KAIROS_TEST_POOLER=pgbouncer (CI's PostgreSQL pass sets it) the two processes reach the
+ * database through PgBouncer in transaction mode, as docs/operations.md's reference deployment does:
+ * DATABASE_URL names PgBouncer, DATABASE_LISTEN_URL the server itself, and no statement is prepared by
+ * name (PgBouncer before 1.21 cannot keep them).
  */
-export async function startTwoServers(extraEnv: Record<string, string> = {}): Promise<{
+export async function startTwoServers(
+  extraEnv: Record<string, string> = {},
+  opts: { pooler?: 'pgbouncer' | 'none' } = {},
+): Promise<{
   t: TestApp;
   a: ServerProcess;
   b: ServerProcess;
   stop(): Promise<void>;
 }> {
   const t = await startTestApp();
-  const env = { ...extraEnv, DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
+  let bouncer: PgBouncer | null = null;
+  let env = { ...extraEnv, DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
+  const pooler = opts.pooler ?? (process.env.KAIROS_TEST_POOLER === 'pgbouncer' ? 'pgbouncer' : 'none');
+  if (pooler === 'pgbouncer') {
+    bouncer = await startPgBouncer(t.database.url);
+    env = {
+      ...env,
+      DATABASE_URL: bouncer.through(t.database.url),
+      DATABASE_LISTEN_URL: t.database.url,
+      DATABASE_PREPARED_STATEMENTS: '0',
+    };
+  }
   const [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
   return {
     t,
@@ -96,6 +116,7 @@ export async function startTwoServers(extraEnv: Record<string, string> = {}): Pr
     b,
     async stop() {
       await Promise.all([a.stop(), b.stop()]);
+      await bouncer?.stop();
       await t.close();
     },
   };

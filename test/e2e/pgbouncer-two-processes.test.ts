@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Json, TestApp } from '../helpers/app.js';
+import { pgBouncerAvailable } from '../helpers/pgbouncer.js';
+import { callServer, type ServerProcess, startTwoServers } from '../helpers/process.js';
+
+/**
+ * Two `kairos serve` processes behind PgBouncer in transaction mode, configured as docs/operations.md
+ * (Poolers) says: DATABASE_URL names PgBouncer, DATABASE_LISTEN_URL the server, no named statements.
+ * Every pass of the suite runs this file; CI's PostgreSQL pass runs every two-process file this way.
+ */
+const run = pgBouncerAvailable();
+let t: TestApp;
+let a: ServerProcess;
+let b: ServerProcess;
+let stop: (() => Promise<void>) | undefined;
+beforeAll(async () => {
+  if (run) ({ t, a, b, stop } = await startTwoServers({}, { pooler: 'pgbouncer' }));
+}, 60_000);
+afterAll(async () => {
+  await stop?.();
+});
+
+function nextWednesdayAt(hour: number): string {
+  const d = new Date(Date.now() + 2 * 86_400_000);
+  d.setUTCHours(hour, 0, 0, 0);
+  while (d.getUTCDay() !== 3) d.setUTCDate(d.getUTCDate() + 1);
+  return d.toISOString();
+}
+
+describe.skipIf(!run)('through PgBouncer in transaction mode', () => {
+  it('100 racing bookings for one slot across both processes: one 201, 99 409 slot_unavailable, none 5xx', async () => {
+    const acc = await t.account();
+    const made = await callServer(a.url, 'POST', '/v1/hosts', acc.key, {
+      display_name: 'Pooled',
+      timezone: 'UTC',
+    });
+    expect(made.status).toBe(201);
+    const host = ((await made.json()) as Json).host.principal_id as string;
+    const body = {
+      principal_id: host,
+      start_time: nextWednesdayAt(11),
+      customer_email: 'ada@example.com',
+      customer_name: 'Ada',
+    };
+    const statuses = await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const res = await callServer(i % 2 ? a.url : b.url, 'POST', '/v1/bookings', acc.key, body);
+        const answer = (await res.json()) as Json;
+        return res.status === 409 ? `409 ${answer.code}` : String(res.status);
+      }),
+    );
+    expect(statuses.filter((s) => s === '201')).toHaveLength(1);
+    expect(statuses.filter((s) => s === '409 slot_unavailable')).toHaveLength(99);
+  });
+
+  it('a key revoked through process A is refused by process B at once (LISTEN on the direct connection)', async () => {
+    const acc = await t.account();
+    const made = await callServer(a.url, 'POST', '/v1/api-keys', acc.key, { name: 'pooled' });
+    expect(made.status).toBe(201);
+    const key = ((await made.json()) as Json).api_key as { id: string; key: string };
+    expect((await callServer(b.url, 'GET', '/v1/me', key.key)).status).toBe(200);
+    expect((await callServer(a.url, 'DELETE', `/v1/api-keys/${key.id}`, acc.key)).status).toBe(200);
+    expect((await callServer(b.url, 'GET', '/v1/me', key.key)).status).toBe(401);
+  });
+});
