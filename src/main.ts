@@ -282,7 +282,7 @@ async function run(
         json,
         { account },
         `Account ${account.name} (${account.id}): plan ${account.plan}, ${account.rate_limit_per_hour} requests/hour ` +
-          '(running servers apply it within a minute)',
+          '(running servers apply it at once)',
       );
       return 0;
     }
