@@ -27,6 +27,8 @@ export interface SmtpSinkOptions {
   failFirst?: number;
   /** Answer RCPT TO for these addresses with 550 (no such user): a permanent refusal. */
   rejectRecipients?: readonly string[];
+  /** Listen on this port (a sink started again where a stopped one was); default: a free one. */
+  port?: number;
 }
 
 export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSink> {
@@ -72,7 +74,7 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   const { port } = server.server.address() as AddressInfo;
 
