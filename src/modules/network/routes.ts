@@ -8,7 +8,12 @@ import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../pl
 import { RELATIONSHIPS, type NetworkService, SCOPES } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-const PrincipalId = Type.String({ minLength: 1, maxLength: 64, description: 'a principal id (UUID)' });
+/** The service refuses anything but a UUID with 400 `errors.grantee_id`: the schema says the same. */
+const PrincipalId = Type.String({
+  pattern: UUID_PATTERN,
+  maxLength: 64,
+  description: 'a principal id (UUID)',
+});
 const ActingFor = Type.Optional(
   Type.String({
     minLength: 1,
