@@ -35,7 +35,13 @@ export function validatorCompiler(
   };
 }
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+/**
+ * The instant shape bodies accept, as a JSON Schema `pattern` (no flags: T and Z in either case), so
+ * that schemas can say exactly what `isIsoInstant` checks.
+ */
+export const ISO_INSTANT_PATTERN =
+  '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:\\d{2})$';
+const ISO_INSTANT = new RegExp(ISO_INSTANT_PATTERN);
 
 /** The one instant shape bodies accept: ISO 8601 with a time and an offset (or Z). */
 export function isIsoInstant(value: string): boolean {

@@ -1,6 +1,7 @@
 /** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
 import { Type } from '@sinclair/typebox';
 import { Pagination, Timestamp } from '../../platform/schemas.js';
+import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 
 const ID_CHARS = '[0-9a-z]{26}';
 export const BookingId = Type.String({
@@ -9,9 +10,11 @@ export const BookingId = Type.String({
 });
 export const LinkId = Type.String({ pattern: `^link_${ID_CHARS}$`, description: 'booking link id (link_…)' });
 export const EntryId = Type.String({ pattern: `^wl_${ID_CHARS}$`, description: 'waitlist entry id (wl_…)' });
+/** What the services accept (platform/validation.ts `isIsoInstant`): seconds optional, an offset or Z. */
 const Instant = Type.String({
   minLength: 1,
   maxLength: 64,
+  pattern: ISO_INSTANT_PATTERN,
   description: 'ISO 8601 instant with an offset, e.g. 2026-06-10T14:00:00Z',
 });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
@@ -108,8 +111,8 @@ export const ListQuery = Type.Object(
         Type.Literal('expired'),
       ]),
     ),
-    from: Type.Optional(Type.String({ maxLength: 64, description: 'bookings ending after this instant' })),
-    to: Type.Optional(Type.String({ maxLength: 64, description: 'bookings starting before this instant' })),
+    from: Type.Optional({ ...Instant, description: 'bookings ending after this instant' }),
+    to: Type.Optional({ ...Instant, description: 'bookings starting before this instant' }),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
   },
@@ -244,8 +247,8 @@ export const PublicLinkAnswer = Type.Object({
 
 export const PublicAvailabilityQuery = Type.Object(
   {
-    from: Type.String({ maxLength: 64 }),
-    to: Type.String({ maxLength: 64 }),
+    from: { ...Instant, description: 'window start' },
+    to: { ...Instant, description: 'window end (exclusive)' },
     timezone: Type.Optional(Type.String({ maxLength: 64 })),
     duration_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
   },
