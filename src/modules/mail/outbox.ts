@@ -174,7 +174,15 @@ export class MailOutbox implements MailApi {
 
   /** The `mail.send` queue. */
   queues(): JobContribution[] {
-    return [{ queue: SEND_QUEUE, handler: (job: Job<SendPayload>) => this.send(job) }];
+    return [
+      {
+        queue: SEND_QUEUE,
+        handler: (job: Job<SendPayload>) => this.send(job),
+        // A send ends within the transport's timeouts (under a minute), so a short lease renewed while
+        // it runs is safe: the mails a crashed process had claimed go out from another within ~30 s.
+        options: { leaseMs: 30_000, extendLease: true },
+      },
+    ];
   }
 
   /**
