@@ -69,6 +69,28 @@ export interface Config {
   };
   /** Run background workers in this process (webhook deliveries, reapers, cleanup). */
   workers: boolean;
+  /**
+   * How long operational rows are kept before the purges delete them, in milliseconds
+   * (docs/operations.md, Retention). Business records (bookings, proposals, consents, accounts) are
+   * never purged.
+   */
+  retention: RetentionConfig;
+}
+
+/** Retention periods in milliseconds, read from the `KAIROS_*_RETENTION_DAYS` variables. */
+export interface RetentionConfig {
+  /** Events (`GET /v1/events/{id}`) once no delivery of theirs is left. */
+  eventsMs: number;
+  /** Finished webhook deliveries (succeeded or failed) and their attempts. */
+  deliveriesMs: number;
+  /** Mails no longer pending in the outbox (sent, logged, failed, skipped). */
+  mailMs: number;
+  /** Hourly per-key usage counters (`GET /v1/api-keys/{id}/stats`). */
+  usageMs: number;
+  /** Sessions after they expired or were revoked. */
+  expiredMs: number;
+  /** The ids of handled Stripe events (each is processed once while its id is kept). */
+  stripeEventsMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -93,6 +115,24 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(env[name])})`);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A retention period given in days; fractions are allowed (`0.0035` is about five minutes), so short
+ * runs (the soak) can watch retention work. At least one minute, at most ten years.
+ */
+function days(env: Env, name: string, dflt: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt * DAY_MS;
+  const n = Number(raw);
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || !Number.isFinite(n) || n * DAY_MS < 60_000 || n > 3650) {
+    throw new ConfigError(
+      `${name} must be a number of days from 0.0007 (one minute) to 3650 (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return Math.round(n * DAY_MS);
 }
 
 /** Parses `1m,5m,30m` (units ms, s, m, h) into milliseconds. */
@@ -197,6 +237,19 @@ export function loadConfig(env: Env = process.env): Config {
       platformFeeBps: int(env, 'KAIROS_PLATFORM_FEE_BPS', 0, 0, 10_000),
     },
     workers: bool(env, 'KAIROS_WORKERS', true),
+    retention: retention(env),
+  };
+}
+
+function retention(env: Env): RetentionConfig {
+  const eventsMs = days(env, 'KAIROS_EVENT_RETENTION_DAYS', 30);
+  return {
+    eventsMs,
+    deliveriesMs: days(env, 'KAIROS_DELIVERY_RETENTION_DAYS', eventsMs / DAY_MS),
+    mailMs: days(env, 'KAIROS_MAIL_RETENTION_DAYS', 30),
+    usageMs: days(env, 'KAIROS_USAGE_RETENTION_DAYS', 30),
+    expiredMs: days(env, 'KAIROS_EXPIRED_RETENTION_DAYS', 1),
+    stripeEventsMs: days(env, 'KAIROS_STRIPE_EVENT_RETENTION_DAYS', 30),
   };
 }
 

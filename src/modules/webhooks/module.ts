@@ -1,6 +1,7 @@
 import { defineModule } from '../module.js';
 import { WebhookDeliverer } from './delivery.js';
 import { TEST_EVENT_TYPE, TestEventPayload } from './events.js';
+import { webhookRetentionSchedule } from './retention.js';
 import { webhookRoutes } from './routes.js';
 import { WebhookService } from './service.js';
 
@@ -23,6 +24,11 @@ export const webhooksModule = defineModule()({
       { retryScheduleMs: config.webhookRetryScheduleMs, timeoutMs: config.webhookTimeoutMs, policy },
       log,
     );
-    return { api: service, routes: (app) => webhookRoutes(app, service, types), jobs: deliverer.queues() };
+    return {
+      api: service,
+      routes: (app) => webhookRoutes(app, service, types),
+      jobs: deliverer.queues(),
+      schedules: [webhookRetentionSchedule(db, clock, config.retention)],
+    };
   },
 });
