@@ -1,6 +1,6 @@
 /** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
 import { Type } from '@sinclair/typebox';
-import { Pagination, Timestamp } from '../../platform/schemas.js';
+import { EmailAddress, Pagination, Timestamp } from '../../platform/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 
 const ID_CHARS = '[0-9a-z]{26}';
@@ -158,14 +158,14 @@ const BookingFields = {
   status: Status,
   start_time: Timestamp,
   end_time: Timestamp,
-  customer_email: Type.String(),
+  customer_email: EmailAddress,
   customer_name: Type.String(),
   customer_timezone: Nullable(Type.String()),
   notes: Nullable(Type.String()),
   answers: Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean()])),
   payment_amount: Nullable(Type.Integer()),
   payment_currency: Nullable(Type.String()),
-  checkout_url: Nullable(Type.String()),
+  checkout_url: Nullable(Type.String({ format: 'uri' })),
   payment_expires_at: Nullable(Timestamp),
   refund_status: Nullable(
     Type.String({
@@ -193,7 +193,10 @@ export const Booking = Type.Object({
   ),
   metadata: Type.Record(Type.String(), Type.String()),
   manage_url: Type.Optional(
-    Type.String({ description: 'the attendee’s self-service link; only in the creation answer' }),
+    Type.String({
+      format: 'uri',
+      description: 'the attendee’s self-service link; only in the creation answer',
+    }),
   ),
   calendar_sync: Type.Optional(
     Type.Array(
@@ -220,7 +223,7 @@ export const PublicBooking = Type.Object({
   ...BookingFields,
   title: Type.String(),
   hosts: Type.Array(Type.Object({ display_name: Type.String() })),
-  manage_url: Type.Optional(Type.String()),
+  manage_url: Type.Optional(Type.String({ format: 'uri' })),
 });
 export const PublicBookingAnswer = Type.Object({ booking: PublicBooking });
 
@@ -288,7 +291,7 @@ export const PublicEntryAnswer = Type.Object({ waitlist_entry: Type.Object(Publi
 export const Entry = Type.Object({
   ...PublicEntryFields,
   booking_link_id: LinkId,
-  customer_email: Type.String(),
+  customer_email: EmailAddress,
   customer_name: Type.String(),
   notes: Nullable(Type.String()),
   offer: Nullable(Type.Object({ start_time: Timestamp, end_time: Timestamp, expires_at: Timestamp })),
