@@ -14,9 +14,16 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `kairos serve` as a separate OS process (from source) and waits until it listens. */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+/**
+ * Runs `kairos serve` as a separate OS process (from source) and waits until it listens; `args` go
+ * after `serve` (e.g. `--processes 2`).
+ */
+export async function spawnServer(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  args: readonly string[] = [],
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], {
     env: {
       ...process.env,
       KAIROS_FROM_SOURCE: 'true',
@@ -98,7 +105,11 @@ export async function startTwoServers(
 }> {
   const t = await startTestApp();
   let bouncer: PgBouncer | null = null;
-  let env = { ...extraEnv, DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
+  let env: Record<string, string> = {
+    ...extraEnv,
+    DATABASE_URL: t.database.url,
+    KAIROS_MASTER_KEY: t.masterKey,
+  };
   const pooler = opts.pooler ?? (process.env.KAIROS_TEST_POOLER === 'pgbouncer' ? 'pgbouncer' : 'none');
   if (pooler === 'pgbouncer') {
     bouncer = await startPgBouncer(t.database.url);

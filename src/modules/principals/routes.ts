@@ -24,7 +24,7 @@ const HOST = {
   display_name: 'Dr. Maya Chen',
   email: 'maya.chen@example.com',
   timezone: 'Europe/Paris',
-  status: 'active',
+  status: 'active' as const,
   calendar_connected: true,
   created_at: '2026-06-01T09:12:44.120Z',
   updated_at: '2026-06-01T09:12:44.120Z',
@@ -150,7 +150,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
           200: answer('The deleted host, in its final state', wrap('host', Host), {
             host: {
               ...HOST,
-              status: 'deleted',
+              status: 'deleted' as const,
               updated_at: '2026-06-20T08:00:00.000Z',
               deleted_at: '2026-06-20T08:00:00.000Z',
             },

@@ -285,7 +285,8 @@ export function presentHost(row: repo.HostRow, calendarConnected: boolean) {
     display_name: row.display_name,
     email: row.email,
     timezone: row.timezone,
-    status: row.status,
+    // The module writes only these two (repo.ts: 'active' by default, 'deleted' on removal).
+    status: row.status as 'active' | 'deleted',
     calendar_connected: calendarConnected,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
