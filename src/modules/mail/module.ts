@@ -1,6 +1,7 @@
 import { defineModule } from '../module.js';
 import type { MailApi } from './api.js';
 import { MailOutbox } from './outbox.js';
+import { mailRetentionSchedule } from './retention.js';
 
 /**
  * The mail outbox: mails written in their caller's transaction, sent after commit by the `mail.send`
@@ -13,6 +14,11 @@ export const mailModule = defineModule()({
     const { db, clock, config, log, jobs } = platform;
     const outbox = new MailOutbox(db, clock, config, log, jobs);
     const api: MailApi = outbox;
-    return { api, jobs: outbox.queues(), close: () => outbox.close() };
+    return {
+      api,
+      jobs: outbox.queues(),
+      schedules: [mailRetentionSchedule(db, clock, config.retention.mailMs)],
+      close: () => outbox.close(),
+    };
   },
 });
