@@ -2,6 +2,7 @@ import type { ApiKeysApi } from '../api-keys/api.js';
 import { defineModule } from '../module.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import { sessionCredentials } from './credentials.js';
+import { sessionRetentionSchedule } from './retention.js';
 import { accountRoutes } from './routes.js';
 import { AccountService } from './service.js';
 
@@ -29,6 +30,7 @@ export const accountsModule = defineModule<AccountsNeeds>()({
       api: accounts,
       routes: (app) => accountRoutes(app, accounts),
       credentials: [sessionCredentials(accounts, jwtKey)],
+      schedules: [sessionRetentionSchedule(platform.db, platform.clock, platform.config.retention.expiredMs)],
     };
   },
 });
