@@ -1,5 +1,6 @@
 import { defineModule } from '../module.js';
 import { apiKeyCredentials } from './credentials.js';
+import { usageRetentionSchedule } from './retention.js';
 import { apiKeyRoutes } from './routes.js';
 import { ApiKeyService } from './service.js';
 import { ApiKeyStatsService } from './stats.js';
@@ -20,6 +21,7 @@ export const apiKeysModule = defineModule()({
       api: keys,
       routes: (app) => apiKeyRoutes(app, { keys, stats }),
       credentials: [apiKeyCredentials(keys)],
+      schedules: [usageRetentionSchedule(platform.db, platform.clock, platform.config.retention.usageMs)],
     };
   },
 });

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { FakeClock } from '../../platform/clock.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const clock = new FakeClock('2026-06-01T12:00:00.000Z');
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('api key usage retention', () => {
+  it('deletes hourly usage buckets older than 30 days and keeps the rest', async () => {
+    const acc = await t.account();
+    const now = clock.nowMs() - (clock.nowMs() % HOUR);
+    const buckets = [now - 31 * DAY, now - 30 * DAY - HOUR, now - 29 * DAY, now - 7 * DAY, now];
+    await t.ctx.db
+      .insertInto('api_key_usage')
+      .values(
+        buckets.map((b) => ({
+          key_id: acc.keyId,
+          bucket: new Date(b),
+          requests: 1,
+          s2xx: 1,
+          last_used_at: new Date(b),
+        })),
+      )
+      .execute();
+
+    await t.ctx.jobs.drain(); // the api-key-usage-retention schedule runs
+
+    const left = await t.ctx.db
+      .selectFrom('api_key_usage')
+      .select('bucket')
+      .where('key_id', '=', acc.keyId)
+      .orderBy('bucket')
+      .execute();
+    expect(left.map((r) => new Date(r.bucket).getTime())).toEqual(buckets.slice(2));
+    const stats = await t.call('GET', `/v1/api-keys/${acc.keyId}/stats?window=week`, { token: acc.key });
+    expect(stats.status).toBe(200);
+  });
+});
