@@ -1,4 +1,5 @@
 import { defineModule } from '../module.js';
+import { stripeEventRetentionSchedule } from './retention.js';
 import { paymentRoutes } from './routes.js';
 import { PaymentsService } from './service.js';
 
@@ -15,6 +16,7 @@ export const paymentsModule = defineModule()({
     return {
       api: payments,
       routes: (app) => paymentRoutes(app, payments),
+      schedules: [stripeEventRetentionSchedule(db, clock, config.retention.stripeEventsMs)],
     };
   },
 });
