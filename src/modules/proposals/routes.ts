@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
 import { answer, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
-import { Pagination, Timestamp } from '../../platform/schemas.js';
+import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../platform/schemas.js';
+import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 import {
   POLL,
   PROPOSAL,
@@ -24,7 +25,13 @@ const ActingFor = Type.Optional(
     description: 'act for this host of the account (default: the caller)',
   }),
 );
-const Instant = Type.String({ minLength: 1, maxLength: 64, description: 'ISO 8601 instant with an offset' });
+/** What the service accepts (platform/validation.ts `isIsoInstant`): seconds optional, an offset or Z. */
+const Instant = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: ISO_INSTANT_PATTERN,
+  description: 'ISO 8601 instant with an offset',
+});
 const SlotIn = Type.Object({ start: Instant, end: Instant }, { additionalProperties: false });
 
 const ProposalAnswer = Type.Object({ proposal: Proposal, counter_proposal: Type.Optional(Proposal) });
@@ -43,7 +50,7 @@ const PublicProposal = Type.Object({
   viewer: Type.Object({
     name: Nullable(Type.String()),
     response: Nullable(Type.String()),
-    voted_slot_id: Nullable(Type.String()),
+    voted_slot_id: Nullable(Type.String({ pattern: prefixedIdPattern('slot') })),
     can_respond: Type.Boolean(),
   }),
 });
@@ -121,12 +128,15 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
             Type.Object({
               proposal: Proposal,
               invitations: Type.Optional(
-                Type.Array(Type.Object({ email: Type.String(), magic_link_url: Type.String() }), {
-                  description: 'named poll: each invitee’s single-use link, shown once',
-                }),
+                Type.Array(
+                  Type.Object({ email: EmailAddress, magic_link_url: Type.String({ format: 'uri' }) }),
+                  {
+                    description: 'named poll: each invitee’s single-use link, shown once',
+                  },
+                ),
               ),
               magic_link_url: Type.Optional(
-                Type.String({ description: 'open poll: the shared link, shown once' }),
+                Type.String({ format: 'uri', description: 'open poll: the shared link, shown once' }),
               ),
             }),
             {
@@ -252,7 +262,12 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         response: {
           200: answer(
             'The thread’s proposals, oldest first',
-            Type.Object({ thread: Type.Object({ id: Type.String(), proposals: Type.Array(Proposal) }) }),
+            Type.Object({
+              thread: Type.Object({
+                id: Type.String({ pattern: prefixedIdPattern('thr') }),
+                proposals: Type.Array(Proposal),
+              }),
+            }),
             { thread: { id: PROPOSAL.thread_id, proposals: [PROPOSAL] } },
           ),
         },

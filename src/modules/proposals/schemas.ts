@@ -1,13 +1,13 @@
 /** TypeBox schemas of the proposals module's answers and events (docs/api.md#proposals-and-polls). */
 import { Type } from '@sinclair/typebox';
-import { Timestamp } from '../../platform/schemas.js';
+import { EmailAddress, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const PROPOSAL_STATUSES = ['proposed', 'accepted', 'rejected', 'countered', 'cancelled', 'expired'];
 
 export const Slot = Type.Object({
-  id: Type.String({ description: 'slot_…' }),
+  id: Type.String({ pattern: prefixedIdPattern('slot'), description: 'slot_…' }),
   start: Timestamp,
   end: Timestamp,
   is_selected: Type.Boolean(),
@@ -15,7 +15,11 @@ export const Slot = Type.Object({
 });
 export const Resolution = Type.Object(
   {
-    winning_slot: Type.Object({ id: Type.String(), start: Timestamp, end: Timestamp }),
+    winning_slot: Type.Object({
+      id: Type.String({ pattern: prefixedIdPattern('slot') }),
+      start: Timestamp,
+      end: Timestamp,
+    }),
     vote_count: Type.Integer(),
     total_votes: Type.Integer(),
     tie_count: Type.Integer(),
@@ -23,17 +27,19 @@ export const Resolution = Type.Object(
   { description: 'a resolved poll’s result (the proposal.resolved fields)' },
 );
 export const Proposal = Type.Object({
-  id: Type.String({ description: 'prop_…' }),
-  thread_id: Type.String({ description: 'thr_…' }),
-  parent_id: Nullable(Type.String({ description: 'the proposal this one counters' })),
+  id: Type.String({ pattern: prefixedIdPattern('prop'), description: 'prop_…' }),
+  thread_id: Type.String({ pattern: prefixedIdPattern('thr'), description: 'thr_…' }),
+  parent_id: Nullable(
+    Type.String({ pattern: prefixedIdPattern('prop'), description: 'the proposal this one counters' }),
+  ),
   mode: Type.String({ enum: ['standard', 'poll'] }),
   poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
   status: Type.String({ enum: [...PROPOSAL_STATUSES] }),
-  requester_id: Type.String(),
+  requester_id: Uuid,
   participants: Type.Array(
     Type.Object({
-      principal_id: Nullable(Type.String()),
-      email: Nullable(Type.String()),
+      principal_id: Nullable(Uuid),
+      email: Nullable(EmailAddress),
       name: Type.String(),
       response: Type.String({ enum: ['pending', 'accepted', 'rejected', 'countered', 'voted'] }),
     }),
