@@ -26,7 +26,10 @@ describe('api key usage retention', () => {
           key_id: acc.keyId,
           bucket: new Date(b),
           requests: 1,
+          rate_limited: 0,
           s2xx: 1,
+          s4xx: 0,
+          s5xx: 0,
           last_used_at: new Date(b),
         })),
       )
