@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import { purgeInBatches } from '../db/purge.js';
 import type { Db } from '../db/store.js';
 import type { Clock } from './clock.js';
 import { decryptSecret, encryptSecret } from './crypto.js';
@@ -118,12 +119,9 @@ export class IdempotencyStore {
       .execute();
   }
 
-  /** Deletes records older than the 24-hour window. */
+  /** Deletes records older than the 24-hour window, in bounded batches (src/db/purge.ts). */
   async cleanup(): Promise<number> {
-    const res = await this.db
-      .deleteFrom('idempotency_keys')
-      .where('created_at', '<', new Date(this.clock.nowMs() - IDEMPOTENCY_WINDOW_MS))
-      .executeTakeFirst();
-    return Number(res.numDeletedRows);
+    const before = new Date(this.clock.nowMs() - IDEMPOTENCY_WINDOW_MS);
+    return purgeInBatches(this.db, 'idempotency_keys', sql<boolean>`created_at < ${before}`);
   }
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { purgeInBatches } from '../db/purge.js';
 import type { Db } from '../db/store.js';
 import type { Clock } from './clock.js';
 
@@ -113,13 +114,9 @@ export class RateLimiter {
     for (const [k, v] of this.state) if (v.windowStart < currentWindow) this.state.delete(k);
   }
 
-  /** Deletes windows that ended more than an hour ago. Run periodically. */
+  /** Deletes windows that ended more than an hour ago, in bounded batches (src/db/purge.ts). Run periodically. */
   static async cleanup(db: Db, clock: Clock): Promise<number> {
     const before = new Date(clock.nowMs() - 2 * WINDOW_MS);
-    const res = await db
-      .deleteFrom('rate_limit_windows')
-      .where('window_start', '<', before)
-      .executeTakeFirst();
-    return Number(res.numDeletedRows);
+    return purgeInBatches(db, 'rate_limit_windows', sql<boolean>`window_start < ${before}`);
   }
 }
