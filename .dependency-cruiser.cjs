@@ -1,7 +1,7 @@
 /**
  * Dependency direction (npm run check:deps): layers point down.
  *
- *   main / server / runtime / app / context   composition (wires everything)
+ *   main / cluster / server / runtime / app / context   composition (wires everything)
  *   modules/<name>/                           use cases; other modules only through api.ts / schemas.ts
  *   platform, db, jobs                        mechanisms, know nothing of the modules
  *   lib                                       pure algorithms, know nothing at all
@@ -15,7 +15,7 @@
 const TESTS = ['\\.test\\.ts$', '^test/', '^bench/'];
 
 /** The composition root: only itself (and tests) may import it. */
-const COMPOSITION = '^src/(context|app|runtime|server|main)\\.ts$';
+const COMPOSITION = '^src/(context|app|runtime|server|cluster|main)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -6,6 +6,9 @@ import { resolve } from 'node:path';
 /** Named prepared statements per database connection unless DATABASE_PREPARED_STATEMENTS says otherwise. */
 export const DEFAULT_PREPARED_STATEMENTS = 200;
 
+/** The most processes `kairos serve --processes` (KAIROS_PROCESSES) runs on one machine. */
+export const MAX_PROCESSES = 64;
+
 export interface Config {
   port: number;
   host: string;
@@ -69,6 +72,8 @@ export interface Config {
   };
   /** Run background workers in this process (webhook deliveries, reapers, cleanup). */
   workers: boolean;
+  /** `kairos serve`: processes sharing the port on this machine (src/cluster.ts); 1: this one alone. */
+  processes: number;
   /**
    * How long operational rows are kept before the purges delete them, in milliseconds
    * (docs/operations.md, Retention). Business records (bookings, proposals, consents, accounts) are
@@ -237,6 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
       platformFeeBps: int(env, 'KAIROS_PLATFORM_FEE_BPS', 0, 0, 10_000),
     },
     workers: bool(env, 'KAIROS_WORKERS', true),
+    processes: int(env, 'KAIROS_PROCESSES', 1, 1, MAX_PROCESSES),
     retention: retention(env),
   };
 }

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { isServeWorker, servePrimary, serveWorker } from './cluster.js';
+import { type Config, ConfigError, loadConfig, MAX_PROCESSES } from './config.js';
 import type { Plan } from './modules/api-keys/service.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
@@ -11,8 +12,9 @@ import { installSignalHandlers, startServer } from './server.js';
 /** Each command: its synopsis and what it does (the global help lists them in this order). */
 const COMMANDS: Record<string, [synopsis: string, description: string]> = {
   serve: [
-    'serve',
-    'run the API server (PORT, HOST, DATABASE_URL, …); creates the embedded data directory if needed',
+    'serve [--processes N]',
+    'run the API server (PORT, HOST, DATABASE_URL, …); creates the embedded data directory if needed;\n' +
+      `      --processes N (KAIROS_PROCESSES, default 1, at most ${MAX_PROCESSES}): N processes share the port`,
   ],
   migrate: ['migrate [--create]', 'apply database migrations and exit'],
   'accounts create': [
@@ -156,6 +158,7 @@ export async function main(argv: string[]): Promise<number> {
       version: { type: 'boolean', short: 'V', default: false },
       create: { type: 'boolean', default: false },
       limit: { type: 'string' },
+      processes: { type: 'string' },
     },
   });
   const [cmd, sub, arg] = positionals;
@@ -189,6 +192,7 @@ type Values = {
   'allowed-domain'?: string[];
   create?: boolean;
   limit?: string;
+  processes?: string;
 };
 
 async function run(
@@ -212,7 +216,20 @@ async function run(
 
   switch (`${cmd} ${sub ?? ''}`.trim()) {
     case 'serve': {
+      if (isServeWorker()) {
+        await serveWorker(config); // forked by a `serve --processes N` primary, on its store
+        return -1;
+      }
+      const processes = values.processes === undefined ? config.processes : Number(values.processes);
+      if (!Number.isInteger(processes) || processes < 1 || processes > MAX_PROCESSES)
+        throw new UsageError(
+          `--processes must be an integer from 1 to ${MAX_PROCESSES} (about one per CPU core; got ${values.processes})`,
+        );
       process.stderr.write(`kairos: store: ${describeStore(config)}\n`);
+      if (processes > 1) {
+        await servePrimary(config, processes);
+        return -1; // keep running: the primary exits once its workers have
+      }
       const running = await startServer(config);
       installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
       return -1; // keep running
