@@ -39,7 +39,7 @@ export function embeddedMasterKey(dataDir: string): string {
   return readSecretFile(join(dataDir, 'master.key'), generateMasterKey);
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
     srv.once('error', reject);

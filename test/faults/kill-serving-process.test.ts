@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
 import { callServer, type ServerProcess, startTwoServers } from '../helpers/process.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { weekdaySlots } from '../helpers/slots.js';
 
 /**
  * kill -9 of one of two `kairos serve` processes during mixed load (bookings, reschedules, cancels,
@@ -30,19 +31,6 @@ afterAll(async () => {
   await stop?.();
   await receiver?.close();
 });
-
-/** A host's weekday half-hour slots 09:00–16:30 UTC from three days ahead on, within its 60 days. */
-function* slots(): Generator<string> {
-  const day = new Date(Date.now() + 3 * 86_400_000);
-  day.setUTCHours(0, 0, 0, 0);
-  for (let d = 0; d < 55; d++) {
-    if (day.getUTCDay() !== 0 && day.getUTCDay() !== 6) {
-      for (let half = 18; half < 34; half++) yield new Date(day.getTime() + half * 1_800_000).toISOString();
-    }
-    day.setUTCDate(day.getUTCDate() + 1);
-  }
-  throw new Error('the load used up a host’s slots: add hosts');
-}
 
 type Op = 'create' | 'reschedule' | 'cancel';
 interface Outcome {
@@ -80,7 +68,7 @@ describe('kill -9 of a serving process under mixed load', () => {
     }
     const hostOf = new Map<string, string>();
 
-    const free = new Map(hosts.map((h) => [h, slots()]));
+    const free = new Map(hosts.map((h) => [h, weekdaySlots()]));
     let turn = 0;
     const outcomes: Outcome[] = [];
     const live: string[] = [];

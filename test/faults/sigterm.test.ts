@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { spawnServer } from '../helpers/process.js';
+import { weekdaySlots } from '../helpers/slots.js';
 
 /**
  * SIGTERM while a `kairos serve` process takes bookings (docs/operations.md, Shutdown): the requests in
@@ -14,18 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Weekday half-hour slots 09:00–16:30 UTC from three days ahead on: distinct times, never refused. */
-function* slots(): Generator<string> {
-  const day = new Date(Date.now() + 3 * 86_400_000);
-  day.setUTCHours(0, 0, 0, 0);
-  for (;;) {
-    if (day.getUTCDay() !== 0 && day.getUTCDay() !== 6) {
-      for (let half = 18; half < 34; half++) yield new Date(day.getTime() + half * 1_800_000).toISOString();
-    }
-    day.setUTCDate(day.getUTCDate() + 1);
-  }
-}
-
 describe('SIGTERM under load', () => {
   it('in-flight bookings finish and are answered, late ones get 503 problem+json shutting_down, no other 5xx, the process exits 0 with no job left claimed', async () => {
     const server = await spawnServer({ DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey });
@@ -38,7 +27,7 @@ describe('SIGTERM under load', () => {
     expect(hostRes.status).toBe(201);
     const host = ((await hostRes.json()) as { host: { principal_id: string } }).host.principal_id;
 
-    const next = slots();
+    const next = weekdaySlots();
     const answers: { email: string; status: number; type: string; code?: string }[] = [];
     let stop = false;
     const worker = async (w: number) => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedServer, startEmbedded } from '../../src/db/embedded.js';
 import type { Json } from '../helpers/app.js';
 import { callServer, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { weekdaySlots } from '../helpers/slots.js';
 
 /**
  * PostgreSQL restarts while two `kairos serve` processes take bookings (docs/operations.md, Store
@@ -45,18 +46,6 @@ async function query<R extends pg.QueryResultRow>(sql: string, values: unknown[]
     return (await client.query<R>(sql, values)).rows;
   } finally {
     await client.end();
-  }
-}
-
-/** Weekday half-hour slots 09:00–16:30 UTC from three days ahead on: distinct times, never refused. */
-function* slots(): Generator<string> {
-  const day = new Date(Date.now() + 3 * 86_400_000);
-  day.setUTCHours(0, 0, 0, 0);
-  for (;;) {
-    if (day.getUTCDay() !== 0 && day.getUTCDay() !== 6) {
-      for (let half = 18; half < 34; half++) yield new Date(day.getTime() + half * 1_800_000).toISOString();
-    }
-    day.setUTCDate(day.getUTCDate() + 1);
   }
 }
 
@@ -135,7 +124,7 @@ describe('PostgreSQL restarted under load', () => {
     expect(host.status).toBe(201);
     const hostId = host.body.host.principal_id as string;
 
-    const next = slots();
+    const next = weekdaySlots();
     const answers: Answer[] = [];
     const created: string[] = [];
     let stopLoad = false;

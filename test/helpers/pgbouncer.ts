@@ -6,9 +6,10 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/db/embedded.js';
 
 export const PGBOUNCER_INSTALL_HINT =
   'PgBouncer is required for the pooler tests but was not found. Install it with ' +
@@ -48,17 +49,6 @@ export function pgBouncerAvailable(): boolean {
     console.warn(`skipping the tests through PgBouncer: ${PGBOUNCER_INSTALL_HINT}`);
   }
   return false;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** PgBouncer in transaction mode in front of the server `serverUrl` names (its host, port and login). */
