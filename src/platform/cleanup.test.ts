@@ -18,7 +18,14 @@ afterAll(async () => {
 async function windows(starts: number[]) {
   await t.ctx.db
     .insertInto('rate_limit_windows')
-    .values(starts.map((s, i) => ({ subject: `subject-${i}`, window_start: new Date(s), consumed: 1 })))
+    .values(
+      starts.map((s, i) => ({
+        subject: `subject-${i}`,
+        window_start: new Date(s),
+        consumed: 1,
+        last_grant: 0,
+      })),
+    )
     .execute();
 }
 
