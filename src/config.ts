@@ -39,6 +39,8 @@ export interface Config {
   waitlistHoldMinutes: number;
   /** How long a calendar provider's busy answer counts as fresh (calendars module, busy-cache.ts). */
   busyCacheTtlSeconds: number;
+  /** Time limit of one request to a calendar provider (Google, Microsoft, CalDAV, ICS). */
+  providerTimeoutMs: number;
   providers: {
     google: {
       clientId: string;
@@ -208,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     mailFrom: env.MAIL_FROM || 'Kairos <no-reply@kairos.localhost>',
     waitlistHoldMinutes: int(env, 'KAIROS_WAITLIST_HOLD_MINUTES', 15, 1, 7 * 24 * 60),
     busyCacheTtlSeconds: int(env, 'KAIROS_BUSY_CACHE_TTL_SECONDS', 300, 5, 86_400),
+    providerTimeoutMs: int(env, 'KAIROS_PROVIDER_TIMEOUT_MS', 15_000, 100, 120_000),
     providers: {
       google: {
         clientId: env.GOOGLE_CLIENT_ID || '',

@@ -48,8 +48,6 @@ import type { OAuthProviderName, ProviderName } from './tables.js';
 
 /** Refresh an access token when it has less than this left. */
 export const TOKEN_REFRESH_MARGIN_MS = 2 * 60_000;
-/** Time limit of one provider request. */
-export const PROVIDER_TIMEOUT_MS = 15_000;
 /** Largest CalDAV or ICS answer read. */
 export const MAX_FEED_BYTES = 10 * 1024 * 1024;
 
@@ -124,8 +122,10 @@ export class ProviderGateway {
     private readonly encryptionKey: Buffer,
     policy: OutboundPolicy,
   ) {
-    this.userFetch = guardedFetch(policy, { timeoutMs: PROVIDER_TIMEOUT_MS, maxBodyBytes: MAX_FEED_BYTES });
-    this.apiFetch = timedFetch(PROVIDER_TIMEOUT_MS);
+    // Time limit of one provider request: KAIROS_PROVIDER_TIMEOUT_MS (default 15 s).
+    const timeoutMs = config.providerTimeoutMs;
+    this.userFetch = guardedFetch(policy, { timeoutMs, maxBodyBytes: MAX_FEED_BYTES });
+    this.apiFetch = timedFetch(timeoutMs);
   }
 
   /** Whether the server has client credentials for the provider. */
