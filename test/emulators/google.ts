@@ -826,6 +826,9 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
     }
     return googleApiError(404, 'Not Found', 'notFound');
   });
+  server.holdRequests((req) =>
+    req.url.pathname.startsWith('/calendar/v3/') ? failures.takeHold() : undefined,
+  );
 
   return {
     url: server.url,

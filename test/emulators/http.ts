@@ -18,12 +18,18 @@ export interface EmuResponse {
 
 export interface RunningServer {
   url: string;
+  /**
+   * From now on, each request is held for the milliseconds `holdMs` answers before the handler answers
+   * it (a provider slower than the client's time limit); undefined: answered at once.
+   */
+  holdRequests(holdMs: (req: EmuRequest) => number | undefined): void;
   close(): Promise<void>;
 }
 
 export type Handler = (req: EmuRequest) => EmuResponse | Promise<EmuResponse>;
 
 export async function startHttpServer(handler: Handler): Promise<RunningServer> {
+  let holdMs: (req: EmuRequest) => number | undefined = () => undefined;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -35,7 +41,12 @@ export async function startHttpServer(handler: Handler): Promise<RunningServer> 
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
       };
-      Promise.resolve()
+      const hold = holdMs(emuReq);
+      const held =
+        hold === undefined
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => setTimeout(resolve, hold).unref());
+      held
         .then(() => handler(emuReq))
         .catch(
           (err: unknown): EmuResponse => ({
@@ -52,6 +63,7 @@ export async function startHttpServer(handler: Handler): Promise<RunningServer> 
             payload = JSON.stringify(out.body);
             headers['content-type'] ??= 'application/json; charset=utf-8';
           }
+          if (res.destroyed) return; // the client gave up while the request was held
           res.writeHead(out.status, headers);
           res.end(payload);
         });
@@ -64,6 +76,9 @@ export async function startHttpServer(handler: Handler): Promise<RunningServer> 
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    holdRequests(f) {
+      holdMs = f;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

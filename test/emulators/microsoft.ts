@@ -818,6 +818,7 @@ export async function startMicrosoftEmulator(
     }
     return graphError(404, 'ResourceNotFound', `Resource not found for the segment '${path}'.`);
   });
+  server.holdRequests((req) => (req.url.pathname.startsWith('/v1.0/') ? failures.takeHold() : undefined));
   baseUrl = server.url;
 
   return {

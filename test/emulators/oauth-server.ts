@@ -303,11 +303,27 @@ export class FailureQueue {
   private remaining = 0;
   private status = 500;
   private retryAfterSeconds: number | undefined;
+  private holds = 0;
+  private holdMs = 0;
 
   set(n: number, status: number, retryAfterSeconds?: number): void {
     this.remaining = n;
     this.status = status;
     this.retryAfterSeconds = retryAfterSeconds;
+    if (n === 0) this.holds = 0;
+  }
+
+  /** The next n API calls are held `ms` before they are answered (see holdNext). */
+  hold(n: number, ms: number): void {
+    this.holds = n;
+    this.holdMs = ms;
+  }
+
+  /** Consumes one pending hold, if any: how long to hold the call. */
+  takeHold(): number | undefined {
+    if (this.holds <= 0) return undefined;
+    this.holds--;
+    return this.holdMs;
   }
 
   /** Consumes one pending failure, if any. */
@@ -325,6 +341,11 @@ export interface AuthControls {
   setTokenLifetime(seconds: number): void;
   /** The next n API calls fail with `status`, in the provider's error format (429 with Retry-After). */
   failNext(n: number, status: number, retryAfterSeconds?: number): void;
+  /**
+   * The next n API calls are answered only after `ms` (then as usual): a provider slower than the
+   * client's time limit (KAIROS_PROVIDER_TIMEOUT_MS), which gives up first.
+   */
+  holdNext(n: number, ms: number): void;
   /** The next authorize redirects with error=access_denied (the user clicked Cancel). */
   denyNextAuthorization(): void;
 }
@@ -339,6 +360,7 @@ export function authControls(oauth: OAuthServer, failures: FailureQueue): AuthCo
     },
     failNext: (n: number, status: number, retryAfterSeconds?: number) =>
       failures.set(n, status, retryAfterSeconds),
+    holdNext: (n: number, ms: number) => failures.hold(n, ms),
     denyNextAuthorization() {
       oauth.denyNext = true;
     },
