@@ -33,14 +33,15 @@ describe('slotsJson', () => {
         fc.array(slot, { maxLength: 40 }),
         fc.constantFrom('UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
         fc.boolean(),
-        fc.boolean(),
-        (slots, timezone, groupByDay, stale) => {
+        fc.option(fc.integer({ min: 1.7e12, max: 1.9e12 })),
+        (slots, timezone, groupByDay, asOf) => {
           slots.sort((a, b) => a.start - b.start);
           const r: SlotsResult = {
             principal_id: '01900000-0000-7000-8000-000000000000',
             duration_minutes: 30,
             timezone,
-            stale,
+            stale: asOf !== null,
+            busy_as_of: asOf === null ? null : new Date(asOf).toISOString(),
             group_by_day: groupByDay,
             slots,
           };

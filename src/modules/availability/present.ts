@@ -66,6 +66,8 @@ export interface SlotsResult {
   duration_minutes: number;
   timezone: string;
   stale: boolean;
+  /** When stale: when the oldest busy time used was read (ISO); null when everything was fresh. */
+  busy_as_of: string | null;
   group_by_day: boolean;
   slots: readonly Interval[];
 }
@@ -77,6 +79,7 @@ export function presentSlots(r: SlotsResult) {
     duration_minutes: r.duration_minutes,
     timezone: r.timezone,
     stale: r.stale,
+    busy_as_of: r.busy_as_of,
   };
   return r.group_by_day
     ? { ...head, days: groupByDay(r.slots, r.timezone) }
@@ -88,19 +91,26 @@ export function linkSlotsJson(r: {
   duration_minutes: number;
   timezone: string;
   stale: boolean;
+  busy_as_of: string | null;
   slots: readonly Interval[];
 }): string {
   return (
     `{"duration_minutes":${r.duration_minutes},"timezone":${JSON.stringify(r.timezone)},` +
-    `"stale":${r.stale},"slots":[${slotList(r.slots, 0, r.slots.length)}]}`
+    `"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)},` +
+    `"slots":[${slotList(r.slots, 0, r.slots.length)}]}`
   );
+}
+
+/** `busy_as_of` as JSON: null, or the ISO instant (no character of it needs escaping). */
+function asOfJson(asOf: string | null): string {
+  return asOf === null ? 'null' : `"${asOf}"`;
 }
 
 /** The same answer as JSON text (see the top of this file). */
 export function slotsJson(r: SlotsResult): string {
   const head =
     `{"principal_id":${JSON.stringify(r.principal_id)},"duration_minutes":${r.duration_minutes},` +
-    `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale}`;
+    `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)}`;
   if (!r.group_by_day) return `${head},"slots":[${slotList(r.slots, 0, r.slots.length)}]}`;
   const days: string[] = [];
   let i = 0;

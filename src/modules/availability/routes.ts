@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import {
   BlocksAnswer,
   BlocksQuery,
+  CALENDAR_503,
   MutualAnswer,
   MutualQuery,
   NextAnswer,
@@ -9,6 +10,7 @@ import {
   PrincipalParams,
   SlotsAnswer,
   SlotsQuery,
+  STALE_DESCRIPTION,
 } from './schemas.js';
 import type { AvailabilityService } from './service.js';
 import { answer } from '../../platform/openapi.js';
@@ -28,11 +30,12 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
   app.get(
     '/v1/availability/slots',
     {
-      config: { access: 'availability' },
+      config: { access: 'availability', problems: { '503': CALENDAR_503 } },
       schema: {
         tags,
         operationId: 'listAvailableSlots',
         summary: 'Bookable slots of a principal in a window (publishable keys: own account and its hosts)',
+        description: STALE_DESCRIPTION,
         querystring: SlotsQuery,
         response: {
           200: answer('Bookable slots by start (or by local day with group_by_day=true)', SlotsAnswer, {
@@ -40,6 +43,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
             duration_minutes: 30,
             timezone: 'Europe/Paris',
             stale: false,
+            busy_as_of: null,
             slots: SLOTS,
           }),
         },
@@ -70,11 +74,12 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
   app.get(
     '/v1/availability/next',
     {
-      config: { access: 'availability' },
+      config: { access: 'availability', problems: { '503': CALENDAR_503 } },
       schema: {
         tags,
         operationId: 'getNextAvailableSlot',
         summary: 'The first bookable slot of a principal (publishable keys: own account and its hosts)',
+        description: STALE_DESCRIPTION,
         querystring: NextQuery,
         response: {
           200: answer('The first bookable slot, or null when none is free within days_ahead', NextAnswer, {
@@ -82,6 +87,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
             duration_minutes: 30,
             timezone: 'Europe/Paris',
             stale: false,
+            busy_as_of: null,
             slot: SLOTS[0]!,
           }),
         },
@@ -105,11 +111,12 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
   app.get(
     '/v1/availability/mutual',
     {
-      config: { access: 'private' },
+      config: { access: 'private', problems: { '503': CALENDAR_503 } },
       schema: {
         tags,
         operationId: 'listMutualSlots',
         summary: 'Slots free for every one of 2–5 principals (secret key or user session only)',
+        description: STALE_DESCRIPTION,
         querystring: MutualQuery,
         response: {
           200: answer('Slots every principal is free for, and what allowed each read', MutualAnswer, {
@@ -117,6 +124,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
             duration_minutes: 30,
             timezone: 'Europe/Paris',
             stale: false,
+            busy_as_of: null,
             slots: SLOTS.slice(1),
             consents: [
               { principal_id: HOST_ID, consent_id: null, basis: 'managed_host' },
@@ -152,12 +160,14 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
         problems: {
           '403':
             '`forbidden`: not accessible to this caller; code `details_not_granted` for details=true without the right',
+          '503': CALENDAR_503,
         },
       },
       schema: {
         tags,
         operationId: 'listAvailabilityBlocks',
         summary: 'Normalized busy, free and outside-hours blocks of a principal (secret key or session only)',
+        description: STALE_DESCRIPTION,
         params: PrincipalParams,
         querystring: BlocksQuery,
         response: {
@@ -166,7 +176,8 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
             from: '2026-06-10T06:00:00.000Z',
             to: '2026-06-10T16:00:00.000Z',
             timezone: 'Europe/Paris',
-            stale: false,
+            stale: true,
+            busy_as_of: '2026-06-10T05:42:17.000Z',
             blocks: [
               {
                 start: '2026-06-10T06:00:00.000Z',

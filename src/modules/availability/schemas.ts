@@ -111,10 +111,29 @@ const Slot = Type.Object({ start: Timestamp, end: Timestamp });
 const Stale = Type.Boolean({
   description: 'true when a calendar could not be refreshed and its last known busy time was used',
 });
+/** What every availability answer says about calendars that failed (docs/api.md#availability). */
+export const STALE_DESCRIPTION =
+  'Busy time comes from the connected calendars’ cache. When a calendar cannot be read (an error, 429, ' +
+  'a time-out, revoked access), its last known busy time is used for at most 24 hours: the answer says ' +
+  '`stale: true` and `busy_as_of`, when the oldest busy time used was read; a fresh answer has ' +
+  '`stale: false` and `busy_as_of: null`. With nothing usable cached the answer is 503, never free time.';
+/** The 503 of a calendar that failed with nothing usable cached. */
+export const CALENDAR_503 =
+  '`service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is ' +
+  'known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with ' +
+  '`principal_id`, `connection_id` and `provider` naming it, and `Retry-After`';
+
+/** How old a stale answer's busy time is (docs/api.md#availability). */
+export const BusyAsOf = Type.Union([Timestamp, Type.Null()], {
+  description:
+    'with stale=true: when the oldest busy time used was read from its calendar (at most 24 hours ago); ' +
+    'null when every calendar was read within the cache’s freshness bound (stale=false)',
+});
 const Head = {
   duration_minutes: Type.Integer(),
   timezone: Type.String(),
   stale: Stale,
+  busy_as_of: BusyAsOf,
 };
 
 const ConsentUsed = Type.Optional(
@@ -169,6 +188,7 @@ export const BlocksAnswer = Type.Object({
   to: Timestamp,
   timezone: Type.String({ description: 'the principal’s schedule time zone' }),
   stale: Stale,
+  busy_as_of: BusyAsOf,
   blocks: Type.Array(
     Type.Object({
       start: Timestamp,

@@ -105,6 +105,8 @@ export interface NextAnswer {
   duration_minutes: number;
   timezone: string;
   stale: boolean;
+  /** When stale: the instant the oldest busy time used was read from its calendar (ISO); else null. */
+  busy_as_of: string | null;
   slot: PresentedSlot | null;
   /** The consent that allowed the read, when one did. */
   consent?: { id: string };
@@ -162,7 +164,7 @@ export class AvailabilityService {
     const alignTimezone = p.schedule.timezone;
     // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
     const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
-    const { busy, stale } = await this.busyFor([p], [queryWindow(input, range, window!)]);
+    const { busy, stale, busyAsOf } = await this.busyFor([p], [queryWindow(input, range, window!)]);
     const { calendar, booking } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
     const groupByDay = params.groupByDay ?? false;
@@ -171,7 +173,7 @@ export class AvailabilityService {
     // the answer is remembered by the pair of stable arrays, never by a merge made per request.
     const key =
       `${memo.idOf(calendar)}|${memo.idOf(booking)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
-      `${durationMs}|${intervalMs}|${extra}|${timezone}|${groupByDay}|${stale}`;
+      `${durationMs}|${intervalMs}|${extra}|${timezone}|${groupByDay}|${busyAsOf}`;
     const known = memo.get(key);
     if (known !== undefined) {
       this.counted.slots.remembered.inc();
@@ -194,6 +196,7 @@ export class AvailabilityService {
       duration_minutes: params.durationMinutes,
       timezone,
       stale,
+      busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
       group_by_day: groupByDay,
       slots,
     });
@@ -228,13 +231,13 @@ export class AvailabilityService {
     const input = profileConstraints(p, 0);
     const alignTimezone = p.schedule.timezone;
     const range = slotRange(input, { window, nowMs, durationMs, intervalMs, alignTimezone });
-    const { busy, stale } = await this.busyFor([p], [queryWindow(input, range, window)]);
+    const { busy, stale, busyAsOf } = await this.busyFor([p], [queryWindow(input, range, window)]);
     const { calendar, booking } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
     const memo = this.nextAnswers;
     const key =
       `${memo.idOf(calendar)}|${memo.idOf(booking)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
-      `${durationMs}|${intervalMs}|${timezone}|${stale}`;
+      `${durationMs}|${intervalMs}|${timezone}|${busyAsOf}`;
     const known = memo.get(key);
     if (known !== undefined) {
       this.counted.next.remembered.inc();
@@ -269,6 +272,7 @@ export class AvailabilityService {
       duration_minutes: params.durationMinutes,
       timezone,
       stale,
+      busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
       slot: slot ? presentSlot(slot) : null,
     };
     if (memo.admit(key)) memo.set(key, answer);
@@ -300,7 +304,7 @@ export class AvailabilityService {
     const windows = inputs.map((input) =>
       queryWindow(input, bookableRange(input, window!, nowMs, durationMs), window!),
     );
-    const { busy, stale } = await this.busyFor(ps, windows);
+    const { busy, stale, busyAsOf } = await this.busyFor(ps, windows);
     const principals: PrincipalAvailability[] = ps.map((p, i) => ({
       ...inputs[i]!,
       working: workingFor(p.schedule, window!),
@@ -321,6 +325,7 @@ export class AvailabilityService {
       duration_minutes: params.durationMinutes,
       timezone: params.timezone ?? first.schedule.timezone,
       stale,
+      busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
       slots: slots.map(presentSlot),
       consents: ps.map((p) => ({
         principal_id: p.id,
@@ -337,7 +342,7 @@ export class AvailabilityService {
     problems.throwIfAny();
 
     const p = (await this.accessible(caller, [principalId], undefined))[0]!;
-    const { busy, stale } = await this.busyFor([p], [window!]);
+    const { busy, stale, busyAsOf } = await this.busyFor([p], [window!]);
     const booking = clip(normalize(busy[0]!.booking), window!);
     const calendar = subtract(clip(normalize(busy[0]!.calendar), window!), booking);
     const busyAll = union(booking, calendar);
@@ -364,6 +369,7 @@ export class AvailabilityService {
       to: isoUtc(window!.end),
       timezone: p.schedule.timezone,
       stale,
+      busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
       blocks: blocks.map((b) => ({
         start: isoUtc(b.start),
         end: isoUtc(b.end),
@@ -428,14 +434,14 @@ export class AvailabilityService {
     const ranges = constraints.map((c, i) =>
       slotRange(c, { window, nowMs, durationMs, alignTimezone: hosts[i]!.schedule.timezone }),
     );
-    const { busy, stale } = await this.busyFor(
+    const { busy, stale, busyAsOf } = await this.busyFor(
       hosts,
       constraints.map((c, i) => queryWindow(c, ranges[i]!, window)),
       { requireCalendar: false },
     );
     const memo = this.slotAnswers;
     const key =
-      `link|${input.mode}|${input.durationMinutes}|${input.timezone}|${stale}|` +
+      `link|${input.mode}|${input.durationMinutes}|${input.timezone}|${busyAsOf}|` +
       hosts
         .map(
           (p, i) =>
@@ -476,6 +482,7 @@ export class AvailabilityService {
       duration_minutes: input.durationMinutes,
       timezone: input.timezone,
       stale,
+      busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
       slots,
     });
     if (!memo.admit(key)) return json;
@@ -525,13 +532,16 @@ export class AvailabilityService {
   /**
    * Busy time of each principal (principal i over windows[i]) from every registered source, all asked
    * at once. A principal the calendar source does not know (no connected calendar) is 404; a source
-   * that fails with nothing cached propagates its ServiceUnavailable (503), never "all free".
+   * that fails with nothing cached propagates its ServiceUnavailable (503, naming the failed
+   * calendar), never "all free". `busyAsOf`: when any answer is stale, the oldest `asOf` among the
+   * stale answers (when that busy time was read from its provider); null when all are fresh. Memo
+   * keys carry it in place of `stale`, so a remembered answer never shows another read's age.
    */
   private async busyFor(
     ps: readonly PrincipalProfile[],
     windows: readonly Interval[],
     opts: { requireCalendar?: boolean; only?: BusySource['name'] } = {},
-  ): Promise<{ busy: PrincipalBusy[]; stale: boolean }> {
+  ): Promise<{ busy: PrincipalBusy[]; stale: boolean; busyAsOf: number | null }> {
     const all: readonly BusySource[] = this.deps.extensions.all('busySources');
     const sources = opts.only === undefined ? all : all.filter((s) => s.name === opts.only);
     const requireCalendar = opts.requireCalendar ?? true;
@@ -539,6 +549,7 @@ export class AvailabilityService {
     const settled = await Promise.allSettled(asks);
     const busy: PrincipalBusy[] = [];
     let stale = false;
+    let busyAsOf: number | null = null;
     let failure: unknown = null;
     for (let i = 0; i < ps.length; i++) {
       // One shared empty list: a fresh [] per request would give memo keys a new id every time.
@@ -554,7 +565,10 @@ export class AvailabilityService {
         const answer: BusyAnswer | null = r.value;
         if (answer === null) continue;
         if (source.name === 'calendar') calendarKnown = true;
-        if (answer.stale) stale = true;
+        if (answer.stale) {
+          stale = true;
+          if (busyAsOf === null || answer.asOf < busyAsOf) busyAsOf = answer.asOf;
+        }
         const list = entry[source.name];
         entry[source.name] = list.length === 0 ? answer.intervals : union(list, answer.intervals);
       }
@@ -574,7 +588,7 @@ export class AvailabilityService {
       busy.push(entry);
     }
     if (failure !== null) throw failure;
-    return { busy, stale };
+    return { busy, stale, busyAsOf };
   }
 }
 

@@ -1,6 +1,7 @@
 /** Routes of the bookings module: the authenticated API and the public booking surface. */
 import type { Static } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
+import { CALENDAR_503, STALE_DESCRIPTION } from '../availability/schemas.js';
 import { answer, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 import {
@@ -325,11 +326,12 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
   app.get(
     '/v1/public/links/:slug/availability',
     {
-      config: { access: 'public' },
+      config: { access: 'public', problems: { '503': CALENDAR_503 } },
       schema: {
         operationId: 'listPublicSlots',
         tags: publicTags,
         summary: 'Bookable slots of a link (round robin: any host free; collective: all free)',
+        description: STALE_DESCRIPTION,
         params: SlugParams,
         querystring: PublicAvailabilityQuery,
         response: {
@@ -337,6 +339,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
             duration_minutes: 45,
             timezone: 'Europe/London',
             stale: false,
+            busy_as_of: null,
             slots: [
               { start: '2026-06-10T07:00:00.000Z', end: '2026-06-10T07:45:00.000Z' },
               { start: '2026-06-10T07:15:00.000Z', end: '2026-06-10T08:00:00.000Z' },

@@ -1,6 +1,7 @@
 /** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
 import { Type } from '@sinclair/typebox';
 import { EmailAddress, Pagination, Timestamp } from '../../platform/schemas.js';
+import { BusyAsOf } from '../availability/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 
 const ID_CHARS = '[0-9a-z]{26}';
@@ -261,6 +262,7 @@ export const PublicSlots = Type.Object({
   duration_minutes: Type.Integer(),
   timezone: Type.String(),
   stale: Type.Boolean(),
+  busy_as_of: BusyAsOf,
   slots: Type.Array(Type.Object({ start: Timestamp, end: Timestamp })),
 });
 

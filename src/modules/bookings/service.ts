@@ -363,6 +363,7 @@ export class BookingService implements BookingWriter {
         duration_minutes: duration,
         timezone: timezone ?? 'UTC',
         stale: false,
+        busy_as_of: null,
         slots: [],
       });
     }

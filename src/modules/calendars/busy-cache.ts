@@ -12,10 +12,11 @@
  *   only when the cache is cold (first read, a new selection, a window outside the rolling one, a
  *   connection idle for a day) or the background fell behind.
  * - When the provider fails (error, 429, timeout, revoked access), the last known busy time is served
- *   with `stale: true` for at most 24 hours after it was fetched; with nothing known (or only older
- *   data) the read fails with 503 `service-unavailable` — never "all free". After a failure the
- *   provider is not called again before its Retry-After (429) or a backoff (15 s doubling to 15 min),
- *   so a failing provider does not slow reads down.
+ *   with `stale: true` for at most 24 hours after it was fetched (`asOf` says when; availability
+ *   answers show it as `busy_as_of`); with nothing known (or only older data) the read fails with 503
+ *   `service-unavailable` naming the principal, connection and provider — never "all free". After a
+ *   failure the provider is not called again before its Retry-After (429) or a backoff (15 s doubling
+ *   to 15 min), so a failing provider does not slow reads down.
  * - Calendar changes made at the provider become visible within the TTL (plus the provider's own
  *   propagation delay); `POST /v1/calendars/sync` fetches at once.
  * - Each process keeps what it read from the database (connections, selection, the cache rows) in
@@ -144,12 +145,23 @@ function sameIntervals(a: readonly Interval[], tuples: readonly [number, number]
   return true;
 }
 
-function unavailable(detail: string, code: string, retryAfterSeconds: number): AppError {
+/**
+ * The 503 of a connection that failed with no usable busy time cached (docs/api.md#availability):
+ * `code`, and which calendar failed — the principal, the connection (`conn_…`, as GET /v1/calendars
+ * lists it) and its provider.
+ */
+function unavailable(
+  principalId: string,
+  row: Pick<PreparedRow, 'id' | 'provider'>,
+  detail: string,
+  code: 'calendar_unavailable' | 'calendar_disconnected',
+  retryAfterSeconds: number,
+): AppError {
   return new AppError(
     503,
     'service-unavailable',
     detail,
-    { code },
+    { code, principal_id: principalId, connection_id: row.id, provider: row.provider },
     { 'retry-after': String(retryAfterSeconds) },
   );
 }
@@ -315,8 +327,8 @@ export class CalendarBusySource implements BusySource {
       this.reads.store(generation, [[principalId, rows]]);
     }
     if (rows.length === 0) return null;
-    if (rows.length === 1) return this.answer(rows[0]!, window);
-    const answers = await Promise.all(rows.map((r) => this.answer(r, window)));
+    if (rows.length === 1) return this.answer(principalId, rows[0]!, window);
+    const answers = await Promise.all(rows.map((r) => this.answer(principalId, r, window)));
     let intervals: readonly Interval[] = answers[0]!.intervals;
     let stale = false;
     let asOf = Number.POSITIVE_INFINITY;
@@ -329,7 +341,7 @@ export class CalendarBusySource implements BusySource {
     return { intervals, stale, asOf };
   }
 
-  private async answer(row: PreparedRow, window: Interval): Promise<BusyAnswer> {
+  private async answer(principalId: string, row: PreparedRow, window: Interval): Promise<BusyAnswer> {
     const nowMs = this.clock.nowMs();
     if (row.status === 'connected' && nowMs - row.lastUsedAt >= TOUCH_MS) {
       row.lastUsedAt = nowMs; // before the write, so that concurrent reads do not repeat it
@@ -350,7 +362,9 @@ export class CalendarBusySource implements BusySource {
     if (row.status === 'disconnected') {
       if (staleOk) return fromCache(true);
       throw unavailable(
-        `A ${row.provider} calendar connection was disconnected (${row.status_reason ?? 'revoked'}) and ` +
+        principalId,
+        row,
+        `The ${row.provider} calendar connection ${row.id} was disconnected (${row.status_reason ?? 'revoked'}) and ` +
           'no recent busy time is known; reconnect the calendar',
         'calendar_disconnected',
         300,
@@ -360,8 +374,10 @@ export class CalendarBusySource implements BusySource {
     if (retryAt > nowMs) {
       if (staleOk) return fromCache(true);
       throw unavailable(
-        `The ${row.provider} calendar could not be read (${row.last_error ?? 'provider error'}) and no ` +
-          'busy time is cached; retry later',
+        principalId,
+        row,
+        `The ${row.provider} calendar connection ${row.id} could not be read (${row.last_error ?? 'provider error'}) ` +
+          'and no busy time is cached; retry later',
         'calendar_unavailable',
         Math.max(1, Math.ceil((retryAt - nowMs) / 1000)),
       );
@@ -374,10 +390,12 @@ export class CalendarBusySource implements BusySource {
       if (!isProviderFailure(err)) throw err;
       const lost = err instanceof ConnectionLost;
       throw unavailable(
+        principalId,
+        row,
         lost
-          ? `A ${row.provider} calendar connection was disconnected (${err.reason}); reconnect the calendar`
-          : `The ${row.provider} calendar could not be read (${describe(err)}) and no busy time is cached; ` +
-              'retry later',
+          ? `The ${row.provider} calendar connection ${row.id} was disconnected (${err.reason}); reconnect the calendar`
+          : `The ${row.provider} calendar connection ${row.id} could not be read (${describe(err)}) and no busy ` +
+              'time is cached; retry later',
         lost ? 'calendar_disconnected' : 'calendar_unavailable',
         lost ? 300 : Math.max(1, Math.ceil(retryDelayMs(err, 0) / 1000)),
       );
