@@ -44,7 +44,11 @@ export async function serveWorker(config: Config): Promise<void> {
 
 /** The primary: runs until every worker has exited, then exits the process itself (0 or 1). */
 export async function servePrimary(config: Config, processes: number): Promise<void> {
-  const log = pino({ level: config.logLevel, base: { pid: process.pid } });
+  // A few lines, written at once: none is still in flight when the primary exits.
+  const log = pino(
+    { level: config.logLevel, base: { pid: process.pid } },
+    pino.destination({ dest: 1, sync: true }),
+  );
   // Starts (or finds) the embedded server and migrates, once for every worker.
   const store = await openStore(config, log);
   await store.db.destroy(); // the primary runs no queries: no pool
