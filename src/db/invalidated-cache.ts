@@ -38,13 +38,9 @@ export class InvalidatedCache<T> {
   async listen(notifier: Notifier): Promise<void> {
     if (this.active) return;
     await notifier.listen(this.opts.channel, (key) => this.invalidate(key));
-    notifier.onDisconnect(() => {
-      this.active = false;
+    notifier.onLiveness((live) => {
       this.clear();
-    });
-    notifier.onReconnect(() => {
-      this.clear();
-      this.active = true;
+      this.active = live;
     });
     this.active = true;
   }

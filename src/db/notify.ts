@@ -79,9 +79,13 @@ export class Notifier {
     this.reconnectHandlers.add(handler);
   }
 
-  /** Runs `handler` each time the connection is lost (before any attempt to get it back). */
-  onDisconnect(handler: () => void): void {
-    this.disconnectHandlers.add(handler);
+  /**
+   * Runs `handler(false)` each time the connection is lost (before any attempt to get it back) and
+   * `handler(true)` each time it is back: a cache that relies on notifications serves only while live.
+   */
+  onLiveness(handler: (live: boolean) => void): void {
+    this.disconnectHandlers.add(() => handler(false));
+    this.reconnectHandlers.add(() => handler(true));
   }
 
   async close(): Promise<void> {

@@ -172,13 +172,9 @@ export class CredentialCache implements RevocationListener {
 
   async listen(notifier: Notifier): Promise<void> {
     await notifier.listen(AUTH_CHANNEL, (payload) => this.revoked(payload));
-    notifier.onDisconnect(() => {
-      this.live = false;
+    notifier.onLiveness((live) => {
       this.clear();
-    });
-    notifier.onReconnect(() => {
-      this.clear();
-      this.live = true;
+      this.live = live;
     });
   }
 
