@@ -176,8 +176,13 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('DATABASE_URL must be a postgres:// URL');
   }
   const databaseListenUrl = env.DATABASE_LISTEN_URL || null;
-  if (databaseListenUrl !== null && (databaseUrl === null || !/^postgres(ql)?:\/\//.test(databaseListenUrl))) {
-    throw new ConfigError('DATABASE_LISTEN_URL must be a postgres:// URL, and is used only with DATABASE_URL');
+  if (
+    databaseListenUrl !== null &&
+    (databaseUrl === null || !/^postgres(ql)?:\/\//.test(databaseListenUrl))
+  ) {
+    throw new ConfigError(
+      'DATABASE_LISTEN_URL must be a postgres:// URL, and is used only with DATABASE_URL',
+    );
   }
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {
