@@ -105,15 +105,13 @@ describe('webhook retention', () => {
     try {
       expect(app.ctx.config.retention).toMatchObject({ eventsMs: 2 * DAY, deliveriesMs: DAY });
       const acc = await app.account();
-      await app.ctx.db
-        .transaction()
-        .execute((trx) =>
-          emitEvent(trx, c, {
-            accountId: acc.id,
-            type: 'booking.created',
-            data: { booking: sampleBooking() },
-          }),
-        );
+      await app.ctx.db.transaction().execute((trx) =>
+        emitEvent(trx, c, {
+          accountId: acc.id,
+          type: 'booking.created',
+          data: { booking: sampleBooking() },
+        }),
+      );
       c.advance(DAY + 60_000);
       await app.ctx.jobs.drain();
       expect(await app.events(acc.id, 'booking.created')).toHaveLength(1);
