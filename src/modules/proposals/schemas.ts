@@ -16,7 +16,7 @@ export const Slot = Type.Object({
 export const Resolution = Type.Object(
   {
     winning_slot: Type.Object({
-      id: Type.String({ pattern: prefixedIdPattern('slot') }),
+      id: Type.String({ description: 'slot_…' }),
       start: Timestamp,
       end: Timestamp,
     }),
