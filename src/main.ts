@@ -325,11 +325,10 @@ async function run(
         throw new UsageError('--type must be secret or publishable');
       const accountId = need(values.account, '--account');
       const out = await withRuntime((rt) =>
-        rt.modules.apiKeys.create({
-          accountId,
+        rt.modules.apiKeys.create(accountId, {
           name: values.name ?? (type === 'secret' ? 'Secret key' : 'Publishable key'),
-          keyType: type,
-          allowedDomains: values['allowed-domain'] ?? [],
+          key_type: type,
+          allowed_domains: values['allowed-domain'] ?? [],
         }),
       );
       const api_key = { ...out.api_key, key: out.key };

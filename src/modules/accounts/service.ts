@@ -88,10 +88,7 @@ export class AccountService {
         rate_limit_per_hour: input.rateLimitPerHour ?? null,
         created_at: now,
       });
-      const first = await this.keys.create(
-        { accountId: id, name: 'Default secret key', keyType: 'secret' },
-        trx,
-      );
+      const first = await this.keys.create(id, { name: 'Default secret key', key_type: 'secret' }, trx);
       return {
         account: {
           id,

@@ -1,65 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
-import { type ApiKeyService, SECRET_SCOPES } from './service.js';
-import { IdParams, ListQuery, Pagination, Timestamp, Uuid, wrap } from '../../platform/schemas.js';
+import type { ApiKeyService } from './service.js';
+import { IdParams, ListQuery, Pagination, wrap } from '../../platform/schemas.js';
+import { ApiKey, CreatedApiKey, CreateKeyBody, Stats, StatsQuery } from './schemas.js';
 import type { ApiKeyStatsService } from './stats.js';
 import { actorOf } from '../../platform/actor.js';
 import { answer, withExample } from '../../platform/openapi.js';
 import type { TypedApp } from '../../platform/routes.js';
-
-export const ApiKey = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  key_type: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]),
-  scopes: Type.Array(
-    Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] }),
-  ),
-  prefix: Type.String({ description: 'first 16 characters of the key' }),
-  last4: Type.String(),
-  rate_limit_per_hour: Type.Integer(),
-  allowed_domains: Type.Array(Type.String()),
-  created_at: Timestamp,
-  expires_at: Type.Union([Timestamp, Type.Null()]),
-  revoked_at: Type.Union([Timestamp, Type.Null()]),
-  status: Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]),
-});
-const CreatedApiKey = Type.Intersect([
-  ApiKey,
-  Type.Object({ key: Type.String({ description: 'the full key; shown only in this response' }) }),
-]);
-
-const CreateBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
-    key_type: Type.Optional(Type.Union([Type.Literal('secret'), Type.Literal('publishable')])),
-    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 10 })),
-    rate_limit_per_hour: Type.Optional(Type.Integer({ minimum: 1 })),
-    allowed_domains: Type.Optional(Type.Array(Type.String({ maxLength: 253 }), { maxItems: 50 })),
-    expires_at: Type.Optional(Type.String({ format: 'date-time' })),
-  },
-  { additionalProperties: false },
-);
-
-const StatsQuery = Type.Object(
-  {
-    window: Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('week')], { default: 'day' }),
-  },
-  { additionalProperties: false },
-);
-const Stats = Type.Object({
-  key_id: Uuid,
-  window: Type.String(),
-  window_start: Timestamp,
-  window_end: Timestamp,
-  requests: Type.Integer(),
-  rate_limited: Type.Integer(),
-  by_status: Type.Object({ '2xx': Type.Integer(), '4xx': Type.Integer(), '5xx': Type.Integer() }),
-  last_used_at: Type.Union([Timestamp, Type.Null()]),
-  rate_limit_per_hour: Type.Integer(),
-  remaining: Type.Integer({ description: 'requests left in the current hourly rate-limit window' }),
-});
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
 const KEY = {
@@ -92,7 +38,7 @@ export function apiKeyRoutes(
         operationId: 'createApiKey',
         tags,
         summary: 'Create an API key (secret or publishable); the full key is shown only here',
-        body: withExample(CreateBody, {
+        body: withExample(CreateKeyBody, {
           name: 'Booking widget',
           description: 'Embedded on acme-physio.example',
           key_type: 'publishable',
@@ -106,17 +52,7 @@ export function apiKeyRoutes(
       },
     },
     async (request, reply) => {
-      const b = request.body;
-      const created = await keys.create({
-        accountId: actorOf(request.caller).accountId,
-        name: b.name,
-        description: b.description ?? null,
-        keyType: b.key_type,
-        scopes: b.scopes,
-        rateLimitPerHour: b.rate_limit_per_hour ?? null,
-        allowedDomains: b.allowed_domains,
-        expiresAt: b.expires_at ?? null,
-      });
+      const created = await keys.create(actorOf(request.caller).accountId, request.body);
       reply.code(201).header('location', `/v1/api-keys/${created.api_key.id}`);
       return { api_key: { ...created.api_key, key: created.key } };
     },

@@ -17,6 +17,7 @@ import {
   liveAllowedDomains,
   revokeKey,
 } from './repo.js';
+import type { CreateKeyBody } from './schemas.js';
 
 export const SECRET_PREFIX = 'svc_sk_live_';
 export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
@@ -27,17 +28,6 @@ export const MAX_KEY_RATE_LIMIT = 10_000_000;
 
 export type KeyType = 'secret' | 'publishable';
 export type Plan = 'free' | 'premium' | 'enterprise';
-
-export interface CreateKeyInput {
-  accountId: string;
-  name: string;
-  description?: string | null;
-  keyType?: KeyType;
-  scopes?: string[];
-  rateLimitPerHour?: number | null;
-  allowedDomains?: string[];
-  expiresAt?: string | null;
-}
 
 interface KeyRow {
   id: string;
@@ -110,12 +100,16 @@ export class ApiKeyService {
     return { plan: acc.plan, limit: planLimit(acc.plan, acc.rate_limit_per_hour) };
   }
 
-  /** Creates a key; the full value is in the result and nowhere else, ever. */
-  async create(input: CreateKeyInput, trx?: Tx): Promise<{ key: string; api_key: PresentedKey }> {
+  /** Creates a key in the account; the full value is in the result and nowhere else, ever. */
+  async create(
+    accountId: string,
+    input: CreateKeyBody,
+    trx?: Tx,
+  ): Promise<{ key: string; api_key: PresentedKey }> {
     const db = trx ?? this.db;
-    const keyType = input.keyType ?? 'secret';
+    const keyType = input.key_type ?? 'secret';
     const errors: Record<string, string> = {};
-    const { plan, limit: accountLimit } = await this.accountLimit(db, input.accountId);
+    const { plan, limit: accountLimit } = await this.accountLimit(db, accountId);
     let scopes: string[];
     if (keyType === 'publishable') {
       scopes = [...PUBLISHABLE_SCOPES];
@@ -128,22 +122,22 @@ export class ApiKeyService {
       if (bad.length) errors.scopes = `unknown scope ${bad[0]}; secret keys take read and write`;
       scopes.sort();
     }
-    const domains = (input.allowedDomains ?? []).map((d) => d.trim().toLowerCase());
+    const domains = (input.allowed_domains ?? []).map((d) => d.trim().toLowerCase());
     domains.forEach((d, i) => {
       if (!HOSTNAME.test(d)) errors[`allowed_domains.${i}`] = 'must be a hostname such as example.com';
     });
     if (keyType === 'secret' && domains.length > 0) {
       errors.allowed_domains = 'applies to publishable keys only';
     }
-    if (input.rateLimitPerHour != null) {
+    if (input.rate_limit_per_hour != null) {
       const max = plan === 'enterprise' ? MAX_KEY_RATE_LIMIT : accountLimit;
-      if (input.rateLimitPerHour > max) {
+      if (input.rate_limit_per_hour > max) {
         errors.rate_limit_per_hour = `must be at most ${max} on the ${plan} plan`;
       }
     }
     let expiresAt: Date | null = null;
-    if (input.expiresAt) {
-      expiresAt = new Date(input.expiresAt);
+    if (input.expires_at) {
+      expiresAt = new Date(input.expires_at);
       if (Number.isNaN(expiresAt.getTime())) errors.expires_at = 'must be an ISO 8601 timestamp';
       else if (expiresAt.getTime() <= this.clock.nowMs()) errors.expires_at = 'must be in the future';
     }
@@ -153,7 +147,7 @@ export class ApiKeyService {
     const now = this.clock.now();
     const row = await insertKey(db, {
       id: uuidv7(now.getTime()),
-      account_id: input.accountId,
+      account_id: accountId,
       name: input.name,
       description: input.description ?? null,
       key_type: keyType,
@@ -161,7 +155,7 @@ export class ApiKeyService {
       key_hash: this.hash(key),
       prefix: key.slice(0, 16),
       last4: key.slice(-4),
-      rate_limit_per_hour: input.rateLimitPerHour ?? null,
+      rate_limit_per_hour: input.rate_limit_per_hour ?? null,
       allowed_domains: domains,
       expires_at: expiresAt,
       created_at: now,

@@ -113,11 +113,7 @@ describe('POST /v1/webhooks', () => {
 
   it('is forbidden to publishable keys and needs a credential', async () => {
     const acc = await t.account();
-    const pk = await t.ctx.modules.apiKeys.create({
-      accountId: acc.id,
-      name: 'widget',
-      keyType: 'publishable',
-    });
+    const pk = await t.ctx.modules.apiKeys.create(acc.id, { name: 'widget', key_type: 'publishable' });
     const res = await t.call('POST', '/v1/webhooks', {
       token: pk.key,
       body: { url: HOOK, events: ['booking.created'] },

@@ -1,0 +1,60 @@
+/** The API-keys module's request and answer schemas (docs/architecture.md#openapi). */
+import { type Static, Type } from '@sinclair/typebox';
+import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
+import { Timestamp, Uuid } from '../../platform/schemas.js';
+import { SECRET_SCOPES } from './service.js';
+
+export const ApiKey = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  key_type: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]),
+  scopes: Type.Array(
+    Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] }),
+  ),
+  prefix: Type.String({ description: 'first 16 characters of the key' }),
+  last4: Type.String(),
+  rate_limit_per_hour: Type.Integer(),
+  allowed_domains: Type.Array(Type.String()),
+  created_at: Timestamp,
+  expires_at: Type.Union([Timestamp, Type.Null()]),
+  revoked_at: Type.Union([Timestamp, Type.Null()]),
+  status: Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]),
+});
+export const CreatedApiKey = Type.Intersect([
+  ApiKey,
+  Type.Object({ key: Type.String({ description: 'the full key; shown only in this response' }) }),
+]);
+
+export const CreateKeyBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    key_type: Type.Optional(Type.Union([Type.Literal('secret'), Type.Literal('publishable')])),
+    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 10 })),
+    rate_limit_per_hour: Type.Optional(Type.Integer({ minimum: 1 })),
+    allowed_domains: Type.Optional(Type.Array(Type.String({ maxLength: 253 }), { maxItems: 50 })),
+    expires_at: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
+export type CreateKeyBody = Static<typeof CreateKeyBody>;
+
+export const StatsQuery = Type.Object(
+  {
+    window: Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('week')], { default: 'day' }),
+  },
+  { additionalProperties: false },
+);
+export const Stats = Type.Object({
+  key_id: Uuid,
+  window: Type.String(),
+  window_start: Timestamp,
+  window_end: Timestamp,
+  requests: Type.Integer(),
+  rate_limited: Type.Integer(),
+  by_status: Type.Object({ '2xx': Type.Integer(), '4xx': Type.Integer(), '5xx': Type.Integer() }),
+  last_used_at: Type.Union([Timestamp, Type.Null()]),
+  rate_limit_per_hour: Type.Integer(),
+  remaining: Type.Integer({ description: 'requests left in the current hourly rate-limit window' }),
+});
