@@ -1,10 +1,9 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { PrincipalService } from './service.js';
 import { answer, withExample } from '../../platform/openapi.js';
-import { IdParams, ListQuery, Pagination, wrap } from '../../platform/schemas.js';
+import { IdParams, ListQuery, wrap } from '../../platform/schemas.js';
 import { validatorCompiler } from '../../platform/validation.js';
-import { CreateHostBody, Host, PutScheduleBody, Schedule, UpdateHostBody } from './schemas.js';
+import { CreateHostBody, Host, HostList, PutScheduleBody, Schedule, UpdateHostBody } from './schemas.js';
 import { actorOf } from '../../platform/actor.js';
 import type { TypedApp } from '../../platform/routes.js';
 
@@ -88,7 +87,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
         summary: 'List the account’s hosts, newest first',
         querystring: ListQuery,
         response: {
-          200: answer('One page of hosts', Type.Object({ hosts: Type.Array(Host), pagination: Pagination }), {
+          200: answer('One page of hosts', HostList, {
             hosts: [HOST],
             pagination: { next_cursor: null, has_more: false },
           }),

@@ -1,7 +1,7 @@
 /** TypeBox schemas of hosts and schedules (docs/api.md#hosts-and-schedules). */
 import { Type } from '@sinclair/typebox';
 import { SCHEDULE_LIMITS, WEEKDAYS } from '../../lib/schedule.js';
-import { EmailAddress, Timestamp, Uuid } from '../../platform/schemas.js';
+import { EmailAddress, Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
 
 const Zone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' });
 
@@ -25,10 +25,15 @@ export const Host = Type.Object({
   deleted_at: Type.Union([Timestamp, Type.Null()]),
 });
 
+/** A host's e-mail address as bodies give it: the server's one e-mail rule, at most 320 characters. */
+const HostEmail = Type.String({ ...EmailAddress, maxLength: 320 });
+
+export const HostList = Type.Object({ hosts: Type.Array(Host), pagination: Pagination });
+
 export const CreateHostBody = Type.Object(
   {
     display_name: Type.String({ minLength: 1, maxLength: 200 }),
-    email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
+    email: Type.Optional(Type.Union([HostEmail, Type.Null()])),
     timezone: Type.Optional({
       ...Zone,
       description: 'IANA time zone; defaults to the account’s time zone',
@@ -40,7 +45,7 @@ export const CreateHostBody = Type.Object(
 export const UpdateHostBody = Type.Object(
   {
     display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    email: Type.Optional(Type.Union([Type.String({ format: 'email', maxLength: 320 }), Type.Null()])),
+    email: Type.Optional(Type.Union([HostEmail, Type.Null()])),
     timezone: Type.Optional(Zone),
   },
   { additionalProperties: false, minProperties: 1 },

@@ -1,4 +1,5 @@
 /** Hosts and working-hours schedules (docs/api.md#hosts-and-schedules), and principal look-ups for other modules. */
+import type { Static } from '@sinclair/typebox';
 import { IANAZone } from 'luxon';
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
@@ -13,6 +14,7 @@ import { type ActorLike, PrincipalAccess } from './access.js';
 import type { PrincipalRef } from './api.js';
 import * as repo from './repo.js';
 import { isEmailAddress } from '../../platform/validation.js';
+import type { CreateHostBody, UpdateHostBody } from './schemas.js';
 
 /** A live principal with its effective schedule (the stored one or the default). */
 export interface PrincipalProfile extends PrincipalRef {
@@ -27,12 +29,6 @@ export function isValidZone(zone: string): boolean {
 export interface Contact {
   name: string;
   email: string | null;
-}
-
-export interface HostInput {
-  display_name: string;
-  email?: string | null;
-  timezone?: string;
 }
 
 export class PrincipalService {
@@ -69,7 +65,7 @@ export class PrincipalService {
 
   // ---- hosts ---------------------------------------------------------------------------------------
 
-  async createHost(accountId: string, input: HostInput) {
+  async createHost(accountId: string, input: Static<typeof CreateHostBody>) {
     const errors: Record<string, string> = {};
     const displayName = input.display_name.trim();
     if (!displayName) errors.display_name = 'must not be empty';
@@ -106,7 +102,7 @@ export class PrincipalService {
     return presentHost(row, (await this.calendarConnected([id])).has(id));
   }
 
-  async updateHost(accountId: string, id: string, patch: Partial<HostInput>) {
+  async updateHost(accountId: string, id: string, patch: Static<typeof UpdateHostBody>) {
     const errors: Record<string, string> = {};
     const set: { display_name?: string; email?: string | null; timezone?: string } = {};
     if (patch.display_name !== undefined) {
