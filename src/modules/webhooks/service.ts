@@ -1,4 +1,5 @@
 /** Webhook use cases: subscriptions, secret rotation, test sends, delivery history, manual retries. */
+import type { Static } from '@sinclair/typebox';
 import type { Db, Tx } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import { withTransaction } from '../../db/store.js';
@@ -11,6 +12,7 @@ import { type OutboundPolicy, checkUrl } from '../../platform/outbound.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import { attemptJob } from './delivery.js';
 import { ATTEMPT_QUEUE, TEST_EVENT_TYPE } from './events.js';
+import type { CreateBody, DeliveriesQuery, UpdateBody } from './schemas.js';
 import {
   type AttemptRow,
   attemptsOf,
@@ -31,7 +33,6 @@ import {
   type WebhookRow,
 } from './repo.js';
 import { generateWebhookSecret } from './signing.js';
-import type { DeliveryStatus } from './tables.js';
 
 /** After a rotation the previous secret keeps signing (a second webhook-signature entry) this long. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -103,7 +104,7 @@ export class WebhookService {
    * docs/api.md#webhooks: the answer carries the secret, shown here only. The actor's principal (the
    * account for API keys, the user for sessions) is recorded as the subscription's creator.
    */
-  async create(actor: Actor, input: { url: string; events: string[]; description?: string }) {
+  async create(actor: Actor, input: Static<typeof CreateBody>) {
     const errors: Record<string, string> = {};
     this.validUrl(input.url, errors);
     const events = this.validEvents(input.events, errors);
@@ -158,11 +159,7 @@ export class WebhookService {
   }
 
   /** Pausing (`active: false`) ends the pending deliveries as failed; they can be retried by hand. */
-  async update(
-    accountId: string,
-    id: string,
-    patch: { url?: string; events?: string[]; description?: string; active?: boolean },
-  ): Promise<PresentedWebhook> {
+  async update(accountId: string, id: string, patch: Static<typeof UpdateBody>): Promise<PresentedWebhook> {
     const errors: Record<string, string> = {};
     if (patch.url !== undefined) this.validUrl(patch.url, errors);
     const events = patch.events !== undefined ? this.validEvents(patch.events, errors) : undefined;
@@ -237,11 +234,7 @@ export class WebhookService {
     });
   }
 
-  async listDeliveries(
-    accountId: string,
-    webhookId: string,
-    query: { limit: number; cursor?: string; status?: DeliveryStatus; event_type?: string },
-  ) {
+  async listDeliveries(accountId: string, webhookId: string, query: Static<typeof DeliveriesQuery>) {
     await this.mustFind(this.db, accountId, webhookId);
     const rows = await listDeliveries(
       this.db,
