@@ -83,6 +83,8 @@ interface Periodic {
   fn: () => Promise<unknown>;
   /** Not due before this (as last seen in job_schedules): pumps skip the database until then. */
   checkAtMs: number;
+  /** A run of it is still going (in `inFlight`). */
+  busy: boolean;
 }
 
 /** How soon the runner looks again after the store was unreachable. */
@@ -139,7 +141,7 @@ export class JobRunner {
   }
 
   every(name: string, everyMs: number, fn: () => Promise<unknown>): void {
-    this.periodics.push({ name, everyMs, fn, checkAtMs: 0 });
+    this.periodics.push({ name, everyMs, fn, checkAtMs: 0, busy: false });
   }
 
   async start(notifier: Notifier | null): Promise<void> {
@@ -401,11 +403,21 @@ export class JobRunner {
         continue;
       }
       p.checkAtMs = next.getTime();
-      try {
-        await p.fn();
-      } catch (err) {
-        this.log.error({ err, task: p.name }, 'periodic task failed');
-      }
+      // The task runs beside the pump, not in it: a long purge must not hold up the queues' claims.
+      // A tick that comes while the previous run still goes is skipped.
+      if (p.busy) continue;
+      p.busy = true;
+      const run: Promise<void> = p
+        .fn()
+        .then(
+          () => {},
+          (err) => this.log.error({ err, task: p.name }, 'periodic task failed'),
+        )
+        .finally(() => {
+          p.busy = false;
+          this.inFlight.delete(run);
+        });
+      this.inFlight.add(run);
     }
   }
 
