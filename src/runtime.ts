@@ -118,7 +118,9 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
 
   let notifier: Notifier | null = null;
   if (opts.notifier !== false) {
-    notifier = new Notifier(store.listenUrl ?? store.url, (err) => log.warn({ err }, 'LISTEN connection lost; reconnecting'));
+    notifier = new Notifier(store.listenUrl ?? store.url, (err) =>
+      log.warn({ err }, 'LISTEN connection lost; reconnecting'),
+    );
     started.notifier = notifier;
     await notifier.start();
   }
