@@ -3,7 +3,7 @@
  * definition, and their types, added to the webhooks module's `EventPayloads` for `emitEvent`.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { CONSENT, Consent } from './routes.js';
+import { CONSENT, Consent } from './schemas.js';
 
 /** `{ consent }`: the consent as the API shows it, after the change (to both parties' accounts). */
 const consentOnly = (description: string, consent: object) =>

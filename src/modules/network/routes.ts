@@ -1,79 +1,28 @@
 /** Routes of the network module: consents and the network (docs/api.md#consents, #network). */
-import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
-import { UUID_PATTERN } from '../../platform/ids.js';
-import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../platform/schemas.js';
-import { RELATIONSHIPS, type NetworkService, SCOPES } from './service.js';
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-/** The service refuses anything but a UUID with 400 `errors.grantee_id`: the schema says the same. */
-const PrincipalId = Type.String({
-  pattern: UUID_PATTERN,
-  maxLength: 64,
-  description: 'a principal id (UUID)',
-});
-const ActingFor = Type.Optional(
-  Type.String({
-    minLength: 1,
-    maxLength: 64,
-    description: 'act for this host of the account (default: the caller)',
-  }),
-);
-
-/** What answers carry (requests are checked by the service, which names the allowed values). */
-const PrincipalUuid = Type.String({ pattern: UUID_PATTERN, description: 'a principal id (UUID)' });
-const Scope = Type.Unsafe<string>({ type: 'string', enum: [...SCOPES] });
-
-export const Consent = Type.Object({
-  id: Type.String({ pattern: prefixedIdPattern('cons'), description: 'cons_…' }),
-  grantor_id: PrincipalUuid,
-  grantee_id: PrincipalUuid,
-  scopes: Type.Array(Scope),
-  status: Type.String({ enum: ['active', 'revoked', 'expired'] }),
-  expires_at: Nullable(Timestamp),
-  created_at: Timestamp,
-  revoked_at: Nullable(Timestamp),
-});
-const ConsentAnswer = Type.Object({ consent: Consent });
-
-const Invitation = Type.Object({
-  id: Type.String({ pattern: prefixedIdPattern('inv'), description: 'inv_…' }),
-  invitee_email: EmailAddress,
-  invitee_name: Nullable(Type.String()),
-  relationship_type: Type.String(),
-  status: Type.String({ enum: ['pending', 'accepted', 'declined', 'expired'] }),
-  expires_at: Timestamp,
-  created_at: Timestamp,
-});
-const InvitationAnswer = Type.Object({ invitation: Invitation });
-const Relationship = Type.String({ enum: [...RELATIONSHIPS] });
-
-const IdParams = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 100 }) },
-  { additionalProperties: false },
-);
-const TokenParams = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 100 }) },
-  { additionalProperties: false },
-);
-const PrincipalParams = Type.Object(
-  { principal_id: Type.String({ minLength: 1, maxLength: 100 }) },
-  { additionalProperties: false },
-);
+import {
+  CONSENT,
+  ConnectionList,
+  ConnectionsQuery,
+  ConsentAnswer,
+  ConsentList,
+  ConsentParams,
+  ConsentsQuery,
+  DisconnectQuery,
+  EmptyBody,
+  GrantBody,
+  InvitationAnswer,
+  InvitationsMade,
+  InviteBody,
+  InviteManyBody,
+  PrincipalParams,
+  TokenParams,
+} from './schemas.js';
+import type { NetworkService } from './service.js';
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
-export const CONSENT = {
-  id: 'cons_01jxk8d4e5f6g7h8j9k0m1n2p3',
-  grantor_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
-  grantee_id: '0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d',
-  scopes: ['availability:read:freebusy'],
-  status: 'active',
-  expires_at: '2026-12-31T23:00:00.000Z',
-  created_at: '2026-06-05T14:20:00.000Z',
-  revoked_at: null,
-};
 const INVITATION = {
   id: 'inv_01jxk8f1g2h3j4k5m6n7p8q9r0',
   invitee_email: 'sam@okafor-sports.example',
@@ -99,33 +48,11 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         operationId: 'grantConsent',
         tags: consents,
         summary: 'Grant scopes to another principal (granting again merges into the active consent)',
-        body: withExample(
-          Type.Object(
-            {
-              grantee_id: PrincipalId,
-              scopes: Type.Array(Type.String({ maxLength: 64 }), {
-                minItems: 1,
-                maxItems: 3,
-                description: `any of ${SCOPES.join(', ')}`,
-              }),
-              expires_at: Type.Optional(
-                Type.String({
-                  maxLength: 64,
-                  // The service's rule: an instant that ends in its offset (and parses, in the future).
-                  pattern: '(Z|z|[+-]\\d{2}:\\d{2})$',
-                  description: 'ISO 8601 instant with an offset, in the future',
-                }),
-              ),
-              principal_id: ActingFor,
-            },
-            { additionalProperties: false },
-          ),
-          {
-            grantee_id: CONSENT.grantee_id,
-            scopes: ['availability:read:freebusy'],
-            expires_at: '2027-01-01T00:00:00+01:00',
-          },
-        ),
+        body: withExample(GrantBody, {
+          grantee_id: CONSENT.grantee_id,
+          scopes: ['availability:read:freebusy'],
+          expires_at: '2027-01-01T00:00:00+01:00',
+        }),
         response: {
           200: answer('Granted again: the scopes merged into the active consent', ConsentAnswer, {
             consent: { ...CONSENT, scopes: ['availability:read:freebusy', 'availability:read:details'] },
@@ -149,30 +76,16 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         operationId: 'listConsents',
         tags: consents,
         summary: 'Consents the caller granted or received',
-        querystring: Type.Object(
-          {
-            role: Type.Optional(Type.String({ enum: ['grantor', 'grantee'] })),
-            active_only: Type.Boolean({ default: true }),
-            limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-            cursor: Type.Optional(Type.String({ maxLength: 512 })),
-            principal_id: ActingFor,
-          },
-          { additionalProperties: false },
-        ),
+        querystring: ConsentsQuery,
         response: {
-          200: answer(
-            'One page of consents',
-            Type.Object({ consents: Type.Array(Consent), pagination: Pagination }),
-            { consents: [CONSENT], pagination: { next_cursor: null, has_more: false } },
-          ),
+          200: answer('One page of consents', ConsentList, {
+            consents: [CONSENT],
+            pagination: { next_cursor: null, has_more: false },
+          }),
         },
       },
     },
-    async (request) =>
-      network.listConsents(actorOf(request.caller), {
-        ...request.query,
-        role: request.query.role as 'grantor' | 'grantee' | undefined,
-      }),
+    async (request) => network.listConsents(actorOf(request.caller), request.query),
   );
 
   app.get(
@@ -183,7 +96,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         operationId: 'getConsent',
         tags: consents,
         summary: 'A consent the caller is a party of',
-        params: IdParams,
+        params: ConsentParams,
         response: { 200: answer('The consent', ConsentAnswer, { consent: CONSENT }) },
       },
     },
@@ -198,7 +111,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         operationId: 'revokeConsent',
         tags: consents,
         summary: 'Revoke a consent (grantor), or give it up (grantee); effective for the next request',
-        params: IdParams,
+        params: ConsentParams,
         response: {
           200: answer('The revoked consent', ConsentAnswer, {
             consent: { ...CONSENT, status: 'revoked', revoked_at: '2026-06-20T09:00:00.000Z' },
@@ -217,40 +130,19 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         operationId: 'listConnections',
         tags: net,
         summary: 'Principals connected to the caller',
-        querystring: Type.Object(
-          {
-            limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-            cursor: Type.Optional(Type.String({ maxLength: 512 })),
-            principal_id: ActingFor,
-          },
-          { additionalProperties: false },
-        ),
+        querystring: ConnectionsQuery,
         response: {
-          200: answer(
-            'One page of connected principals',
-            Type.Object({
-              connections: Type.Array(
-                Type.Object({
-                  principal_id: PrincipalUuid,
-                  display_name: Type.String(),
-                  relationship_type: Relationship,
-                  connected_at: Timestamp,
-                }),
-              ),
-              pagination: Pagination,
-            }),
-            {
-              connections: [
-                {
-                  principal_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
-                  display_name: 'Okafor Sports Clinic',
-                  relationship_type: 'colleague',
-                  connected_at: '2026-06-05T15:02:10.000Z',
-                },
-              ],
-              pagination: { next_cursor: null, has_more: false },
-            },
-          ),
+          200: answer('One page of connected principals', ConnectionList, {
+            connections: [
+              {
+                principal_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
+                display_name: 'Okafor Sports Clinic',
+                relationship_type: 'colleague',
+                connected_at: '2026-06-05T15:02:10.000Z',
+              },
+            ],
+            pagination: { next_cursor: null, has_more: false },
+          }),
         },
       },
     },
@@ -266,7 +158,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         tags: net,
         summary: 'Remove a connection (both ways)',
         params: PrincipalParams,
-        querystring: Type.Object({ principal_id: ActingFor }, { additionalProperties: false }),
+        querystring: DisconnectQuery,
         response: { 204: noContent('Disconnected, both ways') },
       },
     },
@@ -291,24 +183,12 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         operationId: 'createInvitation',
         tags: net,
         summary: 'Invite someone by e-mail (a pending invitation to the address is sent again: 200)',
-        body: withExample(
-          Type.Object(
-            {
-              invitee_email: Type.String({ minLength: 3, maxLength: 320 }),
-              invitee_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-              relationship_type: Relationship,
-              message: Type.Optional(Type.String({ maxLength: 2000 })),
-              principal_id: ActingFor,
-            },
-            { additionalProperties: false },
-          ),
-          {
-            invitee_email: INVITATION.invitee_email,
-            invitee_name: 'Sam Okafor',
-            relationship_type: 'colleague',
-            message: 'Let’s share availability for joint sessions.',
-          },
-        ),
+        body: withExample(InviteBody, {
+          invitee_email: INVITATION.invitee_email,
+          invitee_name: 'Sam Okafor',
+          relationship_type: 'colleague',
+          message: 'Let’s share availability for joint sessions.',
+        }),
         response: {
           200: answer('A pending invitation to the address, sent again', InvitationAnswer, {
             invitation: INVITATION,
@@ -334,56 +214,28 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         operationId: 'createInvitations',
         tags: net,
         summary: 'Invite many addresses at once; already connected or invalid ones are skipped',
-        body: withExample(
-          Type.Object(
-            {
-              contacts: Type.Array(
-                Type.Object(
-                  {
-                    email: Type.String({ minLength: 1, maxLength: 320 }),
-                    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-                  },
-                  { additionalProperties: false },
-                ),
-                { minItems: 1, maxItems: 100 },
-              ),
-              relationship_type: Relationship,
-              send_emails: Type.Boolean({ default: true }),
-              message: Type.Optional(Type.String({ maxLength: 2000 })),
-              principal_id: ActingFor,
-            },
-            { additionalProperties: false },
-          ),
-          {
-            contacts: [
-              { email: 'sam@okafor-sports.example', name: 'Sam Okafor' },
-              { email: 'lee@example.com' },
-              { email: 'not-an-address' },
-            ],
-            relationship_type: 'colleague',
-            send_emails: true,
-          },
-        ),
+        body: withExample(InviteManyBody, {
+          contacts: [
+            { email: 'sam@okafor-sports.example', name: 'Sam Okafor' },
+            { email: 'lee@example.com' },
+            { email: 'not-an-address' },
+          ],
+          relationship_type: 'colleague',
+          send_emails: true,
+        }),
         response: {
-          200: answer(
-            'The invitations made, and the addresses skipped with why',
-            Type.Object({
-              invitations: Type.Array(Invitation),
-              skipped: Type.Array(Type.Object({ email: Type.String(), reason: Type.String() })),
-            }),
-            {
-              invitations: [
-                INVITATION,
-                {
-                  ...INVITATION,
-                  id: 'inv_01jxk8f1g2h3j4k5m6n7p8q9r1',
-                  invitee_email: 'lee@example.com',
-                  invitee_name: null,
-                },
-              ],
-              skipped: [{ email: 'not-an-address', reason: 'invalid_email' }],
-            },
-          ),
+          200: answer('The invitations made, and the addresses skipped with why', InvitationsMade, {
+            invitations: [
+              INVITATION,
+              {
+                ...INVITATION,
+                id: 'inv_01jxk8f1g2h3j4k5m6n7p8q9r1',
+                invitee_email: 'lee@example.com',
+                invitee_name: null,
+              },
+            ],
+            skipped: [{ email: 'not-an-address', reason: 'invalid_email' }],
+          }),
         },
       },
     },
@@ -411,7 +263,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
               ? 'Accept an invitation (the invited user, signed in): the two principals are connected'
               : 'Decline an invitation (the invited user, signed in)',
           params: TokenParams,
-          body: withExample(Type.Object({}, { additionalProperties: false }), {}),
+          body: withExample(EmptyBody, {}),
           response: {
             200: answer(
               action === 'accept'

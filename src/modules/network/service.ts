@@ -19,11 +19,12 @@ import { isTokenShape, randomToken, sha256Hex } from '../../platform/crypto.js';
 import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
-import { isEmailAddress } from '../../platform/validation.js';
+import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
 import type { MailApi, MailMessage } from '../mail/api.js';
 import { htmlBody } from '../mail/api.js';
 import type { AccessGrant, AccessRule, PrincipalRef, PrincipalsApi } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
+import type { ConnectionsQuery, ConsentsQuery, GrantBody, InviteBody, InviteManyBody } from './schemas.js';
 import type { ConsentsTable, NetworkInvitationsTable } from './tables.js';
 
 export const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
@@ -91,7 +92,7 @@ export class NetworkService {
   /** POST /v1/consents: grant, or merge scopes into the active consent of the pair. */
   async grant(
     caller: Actor,
-    body: { grantee_id: string; scopes: string[]; expires_at?: string; principal_id?: string },
+    body: GrantBody,
   ): Promise<{ created: boolean; consent: ReturnType<typeof presentConsent> }> {
     const errors: Record<string, string> = {};
     const bad = body.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
@@ -101,7 +102,7 @@ export class NetworkService {
     let expiresAt: Date | null = null;
     if (body.expires_at !== undefined) {
       const t = Date.parse(body.expires_at);
-      if (!/(Z|[+-]\d{2}:\d{2})$/i.test(body.expires_at) || !Number.isFinite(t)) {
+      if (!isIsoInstant(body.expires_at) || !Number.isFinite(t)) {
         errors.expires_at = 'must be an ISO 8601 instant with an offset';
       } else if (t <= nowMs) errors.expires_at = 'must be in the future';
       else expiresAt = new Date(t);
@@ -177,16 +178,7 @@ export class NetworkService {
   }
 
   /** GET /v1/consents */
-  async listConsents(
-    caller: Actor,
-    q: {
-      role?: 'grantor' | 'grantee';
-      active_only: boolean;
-      limit: number;
-      cursor?: string;
-      principal_id?: string;
-    },
-  ) {
+  async listConsents(caller: Actor, q: ConsentsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, { prefix: 'cons' });
     const now = this.deps.clock.now();
@@ -368,7 +360,7 @@ export class NetworkService {
   // ---- the network ---------------------------------------------------------------------------------
 
   /** GET /v1/network */
-  async connections(caller: Actor, q: { limit: number; cursor?: string; principal_id?: string }) {
+  async connections(caller: Actor, q: ConnectionsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, 'uuid');
     const { rows } = await sql<{ principal_id: string; relationship_type: string; connected_at: Date }>`
@@ -418,13 +410,7 @@ export class NetworkService {
    */
   async invite(
     caller: Actor,
-    body: {
-      invitee_email: string;
-      invitee_name?: string;
-      relationship_type: string;
-      message?: string;
-      principal_id?: string;
-    },
+    body: InviteBody,
     opts: { sendEmail: boolean } = { sendEmail: true },
   ): Promise<{ created: boolean; invitation: ReturnType<typeof presentInvitation> }> {
     const inviter = await this.actor(caller, body.principal_id);
@@ -469,16 +455,7 @@ export class NetworkService {
   }
 
   /** POST /v1/network/invitations/bulk */
-  async inviteMany(
-    caller: Actor,
-    body: {
-      contacts: { email: string; name?: string }[];
-      relationship_type: string;
-      send_emails: boolean;
-      message?: string;
-      principal_id?: string;
-    },
-  ) {
+  async inviteMany(caller: Actor, body: InviteManyBody) {
     const invitations: ReturnType<typeof presentInvitation>[] = [];
     const skipped: { email: string; reason: string }[] = [];
     for (const c of body.contacts) {

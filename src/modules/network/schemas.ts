@@ -1,0 +1,173 @@
+/** The network module's request and answer schemas: consents and the network (docs/api.md#consents, #network). */
+import { type Static, Type } from '@sinclair/typebox';
+import { UUID_PATTERN } from '../../platform/ids.js';
+import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../platform/schemas.js';
+import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
+import { RELATIONSHIPS, SCOPES } from './service.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+/** The service refuses anything but a UUID with 400 `errors.grantee_id`: the schema says the same. */
+const PrincipalId = Type.String({
+  pattern: UUID_PATTERN,
+  maxLength: 64,
+  description: 'a principal id (UUID)',
+});
+const ActingFor = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'act for this host of the account (default: the caller)',
+  }),
+);
+
+/** What answers carry (requests are checked by the service, which names the allowed values). */
+const PrincipalUuid = Type.String({ pattern: UUID_PATTERN, description: 'a principal id (UUID)' });
+const Scope = Type.Unsafe<string>({ type: 'string', enum: [...SCOPES] });
+
+export const Consent = Type.Object({
+  id: Type.String({ pattern: prefixedIdPattern('cons'), description: 'cons_…' }),
+  grantor_id: PrincipalUuid,
+  grantee_id: PrincipalUuid,
+  scopes: Type.Array(Scope),
+  status: Type.String({ enum: ['active', 'revoked', 'expired'] }),
+  expires_at: Nullable(Timestamp),
+  created_at: Timestamp,
+  revoked_at: Nullable(Timestamp),
+});
+export const ConsentAnswer = Type.Object({ consent: Consent });
+export const ConsentList = Type.Object({ consents: Type.Array(Consent), pagination: Pagination });
+
+export const Invitation = Type.Object({
+  id: Type.String({ pattern: prefixedIdPattern('inv'), description: 'inv_…' }),
+  invitee_email: EmailAddress,
+  invitee_name: Nullable(Type.String()),
+  relationship_type: Type.String(),
+  status: Type.String({ enum: ['pending', 'accepted', 'declined', 'expired'] }),
+  expires_at: Timestamp,
+  created_at: Timestamp,
+});
+export const InvitationAnswer = Type.Object({ invitation: Invitation });
+const Relationship = Type.String({ enum: [...RELATIONSHIPS] });
+
+export const ConsentParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+export const TokenParams = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+export const PrincipalParams = Type.Object(
+  { principal_id: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+
+export const GrantBody = Type.Object(
+  {
+    grantee_id: PrincipalId,
+    scopes: Type.Array(Type.String({ maxLength: 64 }), {
+      minItems: 1,
+      maxItems: 3,
+      description: `any of ${SCOPES.join(', ')}`,
+    }),
+    expires_at: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        // The service's rule (platform/validation.ts `isIsoInstant`, then in the future).
+        pattern: ISO_INSTANT_PATTERN,
+        description: 'ISO 8601 instant with an offset, in the future',
+      }),
+    ),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type GrantBody = Static<typeof GrantBody>;
+
+export const ConsentsQuery = Type.Object(
+  {
+    role: Type.Optional(Type.Unsafe<'grantor' | 'grantee'>({ type: 'string', enum: ['grantor', 'grantee'] })),
+    active_only: Type.Boolean({ default: true }),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type ConsentsQuery = Static<typeof ConsentsQuery>;
+
+export const ConnectionsQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type ConnectionsQuery = Static<typeof ConnectionsQuery>;
+
+export const ConnectionList = Type.Object({
+  connections: Type.Array(
+    Type.Object({
+      principal_id: PrincipalUuid,
+      display_name: Type.String(),
+      relationship_type: Relationship,
+      connected_at: Timestamp,
+    }),
+  ),
+  pagination: Pagination,
+});
+
+export const DisconnectQuery = Type.Object({ principal_id: ActingFor }, { additionalProperties: false });
+
+export const InviteBody = Type.Object(
+  {
+    invitee_email: Type.String({ minLength: 3, maxLength: 320 }),
+    invitee_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    relationship_type: Relationship,
+    message: Type.Optional(Type.String({ maxLength: 2000 })),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type InviteBody = Static<typeof InviteBody>;
+
+export const InviteManyBody = Type.Object(
+  {
+    contacts: Type.Array(
+      Type.Object(
+        {
+          email: Type.String({ minLength: 1, maxLength: 320 }),
+          name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 100 },
+    ),
+    relationship_type: Relationship,
+    send_emails: Type.Boolean({ default: true }),
+    message: Type.Optional(Type.String({ maxLength: 2000 })),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type InviteManyBody = Static<typeof InviteManyBody>;
+
+export const InvitationsMade = Type.Object({
+  invitations: Type.Array(Invitation),
+  skipped: Type.Array(Type.Object({ email: Type.String(), reason: Type.String() })),
+});
+
+export const EmptyBody = Type.Object({}, { additionalProperties: false });
+
+/** What the OpenAPI document shows (platform/openapi.ts); the consent events show it too. */
+export const CONSENT = {
+  id: 'cons_01jxk8d4e5f6g7h8j9k0m1n2p3',
+  grantor_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
+  grantee_id: '0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d',
+  scopes: ['availability:read:freebusy'],
+  status: 'active',
+  expires_at: '2026-12-31T23:00:00.000Z',
+  created_at: '2026-06-05T14:20:00.000Z',
+  revoked_at: null,
+};
