@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { sql } from 'kysely';
 import type { Db } from './db/store.js';
 import { registerApiReference } from './platform/api-reference.js';
-import { DESCRIPTIONS, TITLES } from './platform/errors.js';
+import { DESCRIPTIONS, type ErrorCode, PLATFORM_503, statusesOf, TITLES } from './platform/errors.js';
 import { createPlatform, type PlatformDeps } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import type { Metrics } from './platform/metrics.js';
@@ -118,12 +118,37 @@ export async function buildApp(
         };
       }
       const responses = { ...((s.response as Record<string, unknown>) ?? {}) };
-      const problemRef = (description: string) => ({
-        description,
-        content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } },
+      // A problem response; with codes, `code` is narrowed to them (docs/api.md, Errors: a closed set).
+      const problemRef = (description: string, codes: readonly ErrorCode[] = []) => ({
+        description:
+          codes.length === 0
+            ? description
+            : `${description}. Codes: ${codes.map((c) => `\`${c}\``).join(', ')}`,
+        content: {
+          'application/problem+json': {
+            schema:
+              codes.length === 0
+                ? { $ref: 'Problem#' }
+                : {
+                    allOf: [
+                      { $ref: 'Problem#' },
+                      { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } },
+                    ],
+                  },
+          },
+        },
       });
-      for (const [code, description] of Object.entries(route.config?.problems ?? {})) {
-        responses[code] ??= problemRef(description);
+      for (const [status, doc] of Object.entries(route.config?.problems ?? {})) {
+        const { description, codes } = typeof doc === 'string' ? { description: doc, codes: [] } : doc;
+        for (const c of codes) {
+          // A code listed under a status it is not declared with is a mistake in the route (or the module).
+          if (!statusesOf(c).includes(Number(status))) {
+            throw new Error(`${route.method} ${url}: code ${c} is not declared for status ${status}`);
+          }
+        }
+        // Every operation's 503 may carry the platform's codes (store, overload, shutdown).
+        const all = status === '503' ? [...new Set([...codes, ...PLATFORM_503])] : codes;
+        responses[status] ??= problemRef(description, all);
       }
       // Who may call (platform/auth.ts Access): `none` and `unmetered` look at no credential, `public`
       // takes an optional one, every other route the global bearer.
@@ -135,7 +160,8 @@ export async function buildApp(
       for (const [code, description] of Object.entries(COMMON_ERRORS)) {
         // A route that reads no credential refuses none (unless its handler does: `config.problems`).
         if (anonymous && (code === '401' || code === '403')) continue;
-        if (!(code in responses)) responses[code] = problemRef(description);
+        if (!(code in responses))
+          responses[code] = problemRef(description, code === '503' ? PLATFORM_503 : []);
       }
       if (url.includes(':')) responses['414'] ??= problemRef('A path segment is longer than 100 characters');
       if (route.config?.idempotent) {

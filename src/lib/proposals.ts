@@ -70,7 +70,7 @@ export interface Transition {
   to: ProposalStatus;
   effects: readonly Effect[];
   /** The call still fails after the change is stored: status and `code` of its problem. */
-  answer?: { status: 409; code: string };
+  answer?: { status: 409; code: 'consent_revoked' };
 }
 
 /** Every allowed change. Rows of one (from, mode, action) are tried in order; the first guard that holds wins. */

@@ -1,7 +1,71 @@
 /** Typed domain errors. Services throw these; one handler (platform/http-errors.ts) renders them. */
+
+/**
+ * The closed set of problem `code`s (docs/api.md, Errors). Each module declares the codes it throws in
+ * its own `errors.ts` with `errorCodes(...)` and merges them in here:
+ *
+ *   export const BOOKING_CODES = errorCodes('bookings', { slot_unavailable: { status: 409, meaning: '…' } });
+ *   declare module '../../platform/errors.js' { interface ErrorCodes extends BookingCodes {} }
+ *
+ * so `code: 'typo'` fails to compile. Each operation lists the codes each of its error statuses may
+ * carry (`config.problems`), and the OpenAPI document narrows that status's `code` to them.
+ */
+export interface ErrorCodes extends PlatformCodes {}
+export type ErrorCode = keyof ErrorCodes;
+
+/** What a code means: the status(es) it comes with and when. */
+export interface CodeInfo {
+  status: number | readonly number[];
+  meaning: string;
+}
+
+const DECLARED = new Map<string, { module: string; info: CodeInfo }>();
+
+/** Declares a module's codes (one place per module) and remembers them for the document and the tests. */
+export function errorCodes<const K extends string>(
+  module: string,
+  codes: Record<K, CodeInfo>,
+): Record<K, CodeInfo> {
+  for (const [code, info] of Object.entries<CodeInfo>(codes)) {
+    // Two modules may throw one code (each declares it): its statuses are those of both.
+    const before = DECLARED.get(code);
+    const status = before ? [...new Set([...statusList(before.info), ...statusList(info)])] : info.status;
+    DECLARED.set(code, {
+      module: before ? `${before.module}, ${module}` : module,
+      info: { ...info, status },
+    });
+  }
+  return codes;
+}
+
+/** Every code declared so far (by the platform and the modules loaded), with its module. */
+export function declaredCodes(): ReadonlyMap<string, { module: string; info: CodeInfo }> {
+  return DECLARED;
+}
+
+/** The statuses a code is declared with. */
+export function statusesOf(code: string): readonly number[] {
+  const d = DECLARED.get(code);
+  return d ? statusList(d.info) : [];
+}
+
+function statusList(info: CodeInfo): readonly number[] {
+  return typeof info.status === 'number' ? [info.status] : info.status;
+}
+
+/** Codes of the platform itself, possible on any operation's 503. */
+export const PLATFORM_CODES = errorCodes('platform', {
+  store_unavailable: { status: 503, meaning: 'The data store is unreachable or restarting; nothing changed' },
+  overloaded: { status: 503, meaning: 'Every store connection stayed busy; nothing changed' },
+  shutting_down: { status: 503, meaning: 'The server is draining; nothing ran, send the request elsewhere' },
+});
+type PlatformCodes = typeof PLATFORM_CODES;
+/** The 503 codes every operation may answer. */
+export const PLATFORM_503: readonly ErrorCode[] = ['store_unavailable', 'overloaded', 'shutting_down'];
+
 export interface ProblemExtras {
   errors?: Record<string, string>;
-  code?: string;
+  code?: ErrorCode;
   [member: string]: unknown;
 }
 

@@ -10,7 +10,7 @@ import type {
 } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { type Access, accessForUnmatched, type Caller, targetPath } from './auth.js';
-import { AppError, ValidationFailed } from './errors.js';
+import { AppError, type ErrorCode, ValidationFailed } from './errors.js';
 import { createGate, type GateDeps } from './gate.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { idempotencyHooks } from './idempotency-hooks.js';
@@ -31,9 +31,19 @@ declare module 'fastify' {
     access?: Access;
     /** Honour the Idempotency-Key header (every creating POST turns this on). */
     idempotent?: boolean;
-    /** Route-specific error answers for the OpenAPI document (status → when), beside the common ones. */
-    problems?: Record<string, string>;
+    /**
+     * Route-specific error answers for the OpenAPI document (status → when, and the problem `code`s that
+     * status may carry), beside the common ones. A status whose answers carry a `code` must list it: the
+     * document narrows `code` to the listed ones (the platform's 503 codes are added to every 503).
+     */
+    problems?: Record<string, string | ProblemDoc>;
   }
+}
+
+/** One documented error status of a route: when it happens and the codes it may carry. */
+export interface ProblemDoc {
+  description: string;
+  codes: readonly ErrorCode[];
 }
 
 const METHODS: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];

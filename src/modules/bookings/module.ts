@@ -1,3 +1,5 @@
+// Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
+import './errors.js';
 import type { AvailabilityApi } from '../availability/api.js';
 import type { BookingLinksApi } from '../booking-links/api.js';
 import type { CalendarsApi } from '../calendars/api.js';

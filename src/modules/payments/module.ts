@@ -1,3 +1,5 @@
+// Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
+import './errors.js';
 import { defineModule } from '../module.js';
 import { stripeEventRetentionSchedule } from './retention.js';
 import { paymentRoutes } from './routes.js';

@@ -1,3 +1,5 @@
+// Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
+import './errors.js';
 import type { BookingsApi } from '../bookings/api.js';
 import type { CalendarsApi } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
