@@ -1,45 +1,10 @@
-import { Type } from '@sinclair/typebox';
 import type { AccountService } from './service.js';
 import { actorOf } from '../../platform/actor.js';
 import { Forbidden } from '../../platform/errors.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
-import { EmailAddress, Timestamp, Uuid, wrap } from '../../platform/schemas.js';
+import { wrap } from '../../platform/schemas.js';
+import { Me, Session, SessionBody } from './schemas.js';
 import type { TypedApp } from '../../platform/routes.js';
-
-const User = Type.Object({
-  id: Uuid,
-  account_id: Uuid,
-  email: EmailAddress,
-  display_name: Type.String(),
-  created_at: Timestamp,
-});
-const Account = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  plan: Type.Union([Type.Literal('free'), Type.Literal('premium'), Type.Literal('enterprise')]),
-  rate_limit_per_hour: Type.Integer(),
-  created_at: Timestamp,
-});
-const SessionBody = Type.Object(
-  {
-    email: Type.String({ minLength: 3, maxLength: 320 }),
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
-  },
-  { additionalProperties: false },
-);
-const Session = Type.Object({
-  token: Type.String({ description: 'JWT; send as Authorization: Bearer <token>' }),
-  expires_at: Timestamp,
-  user: User,
-});
-const Me = Type.Object({
-  principal_id: Uuid,
-  credential: Type.Union([Type.Literal('secret'), Type.Literal('publishable'), Type.Literal('session')]),
-  account: Account,
-  key_id: Type.Union([Uuid, Type.Null()]),
-  scopes: Type.Array(Type.String()),
-  user: Type.Union([User, Type.Null()]),
-});
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
 const ACCOUNT = {
@@ -85,7 +50,7 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
       },
     },
     async (request, reply) => {
-      const session = await accounts.createSession(request.body.email, request.body.password);
+      const session = await accounts.createSession(request.body);
       reply.code(201);
       return { session };
     },

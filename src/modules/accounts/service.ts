@@ -22,6 +22,7 @@ import {
   updateAccount,
 } from './repo.js';
 import { isEmailAddress } from '../../platform/validation.js';
+import type { SessionBody } from './schemas.js';
 
 export interface SessionClaims {
   sub: string;
@@ -176,7 +177,7 @@ export class AccountService {
   }
 
   /** Signs a user in: a short-lived JWT bound to a revocable session row. */
-  async createSession(email: string, password: string) {
+  async createSession({ email, password }: SessionBody) {
     const user = await findUserByEmail(this.db, email.trim());
     const ok = await verifyPassword(password, user?.password_hash ?? null);
     if (!user || !ok) throw new Unauthorized('Invalid e-mail or password');
