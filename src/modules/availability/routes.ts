@@ -14,6 +14,7 @@ import {
 } from './schemas.js';
 import type { AvailabilityService } from './service.js';
 import { answer } from '../../platform/openapi.js';
+import type { ProblemDoc } from '../../platform/http.js';
 import type { TypedApp } from '../../platform/routes.js';
 
 /** What the OpenAPI document shows (platform/openapi.ts): a host in Paris (UTC+2 in June). */
@@ -24,13 +25,23 @@ const SLOTS = [
   { start: '2026-06-10T09:00:00.000Z', end: '2026-06-10T09:30:00.000Z' },
 ];
 
+/** Reading a principal's busy time: it needs a calendar, and one that can be read. */
+const CALENDAR_PROBLEMS = {
+  '404': {
+    description:
+      '`not-found`: no such principal, or code `calendar_not_connected` (it has no connected calendar)',
+    codes: ['calendar_not_connected'],
+  },
+  '503': { description: CALENDAR_503, codes: ['calendar_unavailable', 'calendar_disconnected'] },
+} satisfies Record<string, ProblemDoc>;
+
 export function availabilityRoutes(app: TypedApp, availability: AvailabilityService): void {
   const tags = ['Availability'];
 
   app.get(
     '/v1/availability/slots',
     {
-      config: { access: 'availability', problems: { '503': CALENDAR_503 } },
+      config: { access: 'availability', problems: CALENDAR_PROBLEMS },
       schema: {
         tags,
         operationId: 'listAvailableSlots',
@@ -74,7 +85,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
   app.get(
     '/v1/availability/next',
     {
-      config: { access: 'availability', problems: { '503': CALENDAR_503 } },
+      config: { access: 'availability', problems: CALENDAR_PROBLEMS },
       schema: {
         tags,
         operationId: 'getNextAvailableSlot',
@@ -111,7 +122,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
   app.get(
     '/v1/availability/mutual',
     {
-      config: { access: 'private', problems: { '503': CALENDAR_503 } },
+      config: { access: 'private', problems: CALENDAR_PROBLEMS },
       schema: {
         tags,
         operationId: 'listMutualSlots',
@@ -158,9 +169,12 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
       config: {
         access: 'private',
         problems: {
-          '403':
-            '`forbidden`: not accessible to this caller; code `details_not_granted` for details=true without the right',
-          '503': CALENDAR_503,
+          '403': {
+            description:
+              '`forbidden`: not accessible to this caller; code `details_not_granted` for details=true without the right',
+            codes: ['details_not_granted'],
+          },
+          ...CALENDAR_PROBLEMS,
         },
       },
       schema: {

@@ -53,8 +53,11 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
         access: 'private',
         idempotent: true,
         problems: {
-          '409': `${SLUG_TAKEN}; or \`idempotency-key-in-use\``,
-          '422': `${NOT_PAYABLE}; or \`idempotency-key-reused\``,
+          '409': { description: `${SLUG_TAKEN}; or \`idempotency-key-in-use\``, codes: ['slug_taken'] },
+          '422': {
+            description: `${NOT_PAYABLE}; or \`idempotency-key-reused\``,
+            codes: ['payments_not_configured'],
+          },
         },
       },
       schema: {
@@ -126,7 +129,13 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
   app.patch(
     '/v1/booking-links/:id',
     {
-      config: { access: 'private', problems: { '409': SLUG_TAKEN, '422': NOT_PAYABLE } },
+      config: {
+        access: 'private',
+        problems: {
+          '409': { description: SLUG_TAKEN, codes: ['slug_taken'] },
+          '422': { description: NOT_PAYABLE, codes: ['payments_not_configured'] },
+        },
+      },
       schema: {
         operationId: 'updateBookingLink',
         tags,

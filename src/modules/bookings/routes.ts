@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
 import { CALENDAR_503, STALE_DESCRIPTION } from '../availability/schemas.js';
 import { answer, withExample } from '../../platform/openapi.js';
+import type { ProblemDoc } from '../../platform/http.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 import {
   BookingAnswer,
@@ -37,6 +38,29 @@ const CONFLICT =
   '`conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon';
 const PAST =
   '`unprocessable`: code `start_in_past` (start_time in the past) or `payments_not_configured` (a priced link)';
+/** A read of busy time that failed (availability, CALENDAR_503). */
+const BUSY_503: ProblemDoc = {
+  description: CALENDAR_503,
+  codes: ['calendar_unavailable', 'calendar_disconnected'],
+};
+const BOOKING_503: ProblemDoc = {
+  description: `${CALENDAR_503}; or code \`payments_unavailable\`: Stripe could not be reached (a priced link)`,
+  codes: ['calendar_unavailable', 'calendar_disconnected', 'payments_unavailable'],
+};
+/** Booking a time: busy time is read, and a priced link opens a Stripe checkout. */
+const BOOKING_PROBLEMS: Record<string, ProblemDoc> = {
+  '409': { description: CONFLICT, codes: ['slot_unavailable'] },
+  '422': {
+    description: `${PAST}, or \`payments_not_ready\` (the payee has not finished Stripe onboarding)`,
+    codes: ['start_in_past', 'payments_not_configured', 'payments_not_ready'],
+  },
+  '503': BOOKING_503,
+};
+/** Moving a booking: busy time is read again. */
+const RESCHEDULE_409: ProblemDoc = {
+  description: `${CONFLICT}; or \`booking_not_live\`, or \`payment_pending\` (waiting for its payment)`,
+  codes: ['slot_unavailable', 'booking_not_live', 'payment_pending'],
+};
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
 const HOST_ID = '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03';
@@ -113,7 +137,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
   app.post(
     '/v1/bookings',
     {
-      config: { access: 'private', idempotent: true, problems: { '409': CONFLICT, '422': PAST } },
+      config: { access: 'private', idempotent: true, problems: BOOKING_PROBLEMS },
       schema: {
         operationId: 'createBooking',
         tags,
@@ -193,8 +217,9 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
       config: {
         access: 'private',
         problems: {
-          '409': `${CONFLICT}; or \`booking_not_live\``,
-          '422': '`unprocessable`: code `start_in_past`',
+          '409': RESCHEDULE_409,
+          '422': { description: '`unprocessable`: code `start_in_past`', codes: ['start_in_past'] },
+          '503': BUSY_503,
         },
       },
       schema: {
@@ -326,7 +351,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
   app.get(
     '/v1/public/links/:slug/availability',
     {
-      config: { access: 'public', problems: { '503': CALENDAR_503 } },
+      config: { access: 'public', problems: { '503': BUSY_503 } },
       schema: {
         operationId: 'listPublicSlots',
         tags: publicTags,
@@ -361,7 +386,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
   app.post(
     '/v1/public/links/:slug/bookings',
     {
-      config: { access: 'public', idempotent: true, problems: { '409': CONFLICT, '422': PAST } },
+      config: { access: 'public', idempotent: true, problems: BOOKING_PROBLEMS },
       schema: {
         operationId: 'createPublicBooking',
         tags: publicTags,
@@ -422,8 +447,16 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         problems: {
           '400':
             '`validation-error`: `errors["answers.<id>"]` for a required question left out, an answer of the wrong type, or an unknown question',
-          '409': '`conflict`: code `offer_expired` or `offer_claimed`',
-          '422': '`unprocessable`: the time has started',
+          '409': {
+            description:
+              '`conflict`: code `offer_expired` or `offer_claimed`; `slot_unavailable` when the time was taken',
+            codes: ['offer_expired', 'offer_claimed', 'slot_unavailable'],
+          },
+          '422': {
+            description: '`unprocessable`: the time has started; a priced link without payments',
+            codes: ['start_in_past', 'payments_not_configured', 'payments_not_ready'],
+          },
+          '503': BOOKING_503,
         },
       },
       preValidation: emptyBodyIsObject,
@@ -479,7 +512,12 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
   app.post(
     '/v1/public/bookings/:token/cancel',
     {
-      config: { access: 'public', problems: { '422': '`unprocessable`: code `booking_started`' } },
+      config: {
+        access: 'public',
+        problems: {
+          '422': { description: '`unprocessable`: code `booking_started`', codes: ['booking_started'] },
+        },
+      },
       schema: {
         operationId: 'cancelPublicBooking',
         tags: publicTags,
@@ -502,8 +540,12 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
       config: {
         access: 'public',
         problems: {
-          '409': `${CONFLICT}; or \`booking_not_live\``,
-          '422': '`unprocessable`: `start_in_past` or `booking_started`',
+          '409': RESCHEDULE_409,
+          '422': {
+            description: '`unprocessable`: `start_in_past` or `booking_started`',
+            codes: ['start_in_past', 'booking_started'],
+          },
+          '503': BUSY_503,
         },
       },
       schema: {

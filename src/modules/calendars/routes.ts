@@ -393,7 +393,12 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     {
       config: {
         access: 'private',
-        problems: { '422': '`unprocessable`: code `calendar_read_only` (an ICS feed as destination)' },
+        problems: {
+          '422': {
+            description: '`unprocessable`: code `calendar_read_only` (an ICS feed as destination)',
+            codes: ['calendar_read_only'],
+          },
+        },
       },
       schema: {
         operationId: 'updateCalendar',
@@ -416,7 +421,15 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
   app.post(
     '/v1/calendars/sync',
     {
-      config: { access: 'private' },
+      config: {
+        access: 'private',
+        problems: {
+          '503': {
+            description: '`service-unavailable`: no calendar could be synced',
+            codes: ['calendar_unavailable', 'calendar_disconnected'],
+          },
+        },
+      },
       preValidation: emptyBodyIsObject,
       schema: {
         operationId: 'syncCalendars',

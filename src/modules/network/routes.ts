@@ -42,7 +42,13 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: {
         access: 'private',
-        problems: { '404': '`not-found`: no principal with this grantee_id' },
+        problems: {
+          '404': '`not-found`: no principal with this grantee_id',
+          '409': {
+            description: '`conflict`: the consent changed concurrently; retry',
+            codes: ['consent_conflict'],
+          },
+        },
       },
       schema: {
         operationId: 'grantConsent',
@@ -177,7 +183,9 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: {
         access: 'private',
-        problems: { '409': '`conflict`: code `already_connected`' },
+        problems: {
+          '409': { description: '`conflict`: code `already_connected`', codes: ['already_connected'] },
+        },
       },
       schema: {
         operationId: 'createInvitation',
@@ -250,9 +258,16 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         config: {
           access: 'private',
           problems: {
-            '401': '`unauthorized`: code `invitation_invalid` (unknown or already used token)',
-            '403': '`forbidden`: code `auth_method_invalid` (not a user session) or `auth_email_mismatch`',
-            '410': '`gone`: code `invitation_expired`',
+            '401': {
+              description: '`unauthorized`: code `invitation_invalid` (unknown or already used token)',
+              codes: ['invitation_invalid'],
+            },
+            '403': {
+              description:
+                '`forbidden`: code `auth_method_invalid` (not a user session) or `auth_email_mismatch`',
+              codes: ['auth_method_invalid', 'auth_email_mismatch'],
+            },
+            '410': { description: '`gone`: code `invitation_expired`', codes: ['invitation_expired'] },
           },
         },
         schema: {

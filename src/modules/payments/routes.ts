@@ -47,9 +47,15 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
           // Rate-limited per client address like every /v1 answer (and carrying X-RateLimit-*).
           access: 'none',
           problems: {
-            '400': '`validation-error`: code `invalid_signature` (Stripe-Signature does not verify)',
-            '404':
-              '`not-found`: code `payments_not_configured` (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET)',
+            '400': {
+              description: '`validation-error`: code `invalid_signature` (Stripe-Signature does not verify)',
+              codes: ['invalid_signature'],
+            },
+            '404': {
+              description:
+                '`not-found`: code `payments_not_configured` (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET)',
+              codes: ['payments_not_configured'],
+            },
           },
         },
         schema: {
@@ -83,7 +89,13 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
       preValidation: emptyBodyIsObject,
       config: {
         access: 'private',
-        problems: { '422': NOT_CONFIGURED, '503': '`service-unavailable`: code `payments_unavailable`' },
+        problems: {
+          '422': { description: NOT_CONFIGURED, codes: ['payments_not_configured'] },
+          '503': {
+            description: '`service-unavailable`: code `payments_unavailable`',
+            codes: ['payments_unavailable'],
+          },
+        },
       },
       schema: {
         operationId: 'connectStripeAccount',
@@ -120,7 +132,10 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
   app.get(
     '/v1/stripe/account',
     {
-      config: { access: 'private', problems: { '422': NOT_CONFIGURED } },
+      config: {
+        access: 'private',
+        problems: { '422': { description: NOT_CONFIGURED, codes: ['payments_not_configured'] } },
+      },
       schema: {
         operationId: 'getStripeAccount',
         tags: ['Payments'],

@@ -69,9 +69,20 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
       config: {
         access: 'private',
         problems: {
-          '400': '`validation-error`; code `earliest_slot_too_soon` (poll slots start under 25 h ahead)',
-          '403': '`forbidden`: code `consent_required` (a participant has not granted booking:propose)',
-          '409': '`conflict`: code `calendar_disconnected_originator`',
+          '400': {
+            description:
+              '`validation-error`; code `earliest_slot_too_soon` (poll slots start under 25 h ahead)',
+            codes: ['earliest_slot_too_soon'],
+          },
+          '403': {
+            description:
+              '`forbidden`: code `consent_required` (a participant has not granted booking:propose)',
+            codes: ['consent_required'],
+          },
+          '409': {
+            description: '`conflict`: code `calendar_disconnected_originator`',
+            codes: ['calendar_disconnected_originator'],
+          },
         },
       },
       schema: {
@@ -199,9 +210,9 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
       config: {
         access: 'public',
         problems: {
-          '401': '`unauthorized`: code `invalid_token`',
-          '404': '`not-found`: code `proposal_not_found`',
-          '410': '`gone`: code `token_expired`',
+          '401': { description: '`unauthorized`: code `invalid_token`', codes: ['invalid_token'] },
+          '404': { description: '`not-found`: code `proposal_not_found`', codes: ['proposal_not_found'] },
+          '410': { description: '`gone`: code `token_expired`', codes: ['token_expired'] },
         },
       },
       schema: {
@@ -238,7 +249,12 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
   app.get(
     '/v1/proposals/:id',
     {
-      config: { access: 'private', problems: { '404': '`not-found`: code `proposal_not_found`' } },
+      config: {
+        access: 'private',
+        problems: {
+          '404': { description: '`not-found`: code `proposal_not_found`', codes: ['proposal_not_found'] },
+        },
+      },
       schema: {
         tags,
         operationId: 'getProposal',
@@ -282,13 +298,33 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
       config: {
         access: 'public',
         problems: {
-          '400': '`validation-error`; code `poll_mode_only_supports_accept`',
-          '401': '`unauthorized`: code `invalid_token` (unknown or used link, or no credential)',
-          '403': '`forbidden`: code `organizer_cannot_respond`',
-          '404': '`not-found`: code `proposal_not_found`',
-          '409':
-            '`conflict`: code `consent_revoked` (the proposal expired), `slot_mismatch`, `slot_unavailable`, `slot_passed`, `already_responded`, `already_voted`, `proposal_not_open` (with `proposal_status`, the proposal’s state)',
-          '410': '`gone`: code `token_expired`',
+          '400': {
+            description: '`validation-error`; code `poll_mode_only_supports_accept`',
+            codes: ['poll_mode_only_supports_accept'],
+          },
+          '401': {
+            description: '`unauthorized`: code `invalid_token` (unknown or used link, or no credential)',
+            codes: ['invalid_token'],
+          },
+          '403': {
+            description: '`forbidden`: code `organizer_cannot_respond`',
+            codes: ['organizer_cannot_respond'],
+          },
+          '404': { description: '`not-found`: code `proposal_not_found`', codes: ['proposal_not_found'] },
+          '409': {
+            description:
+              '`conflict`: code `consent_revoked` (the proposal expired), `slot_mismatch`, `slot_unavailable`, `slot_passed`, `already_responded`, `already_voted`, `proposal_not_open` (with `proposal_status`, the proposal’s state)',
+            codes: [
+              'consent_revoked',
+              'slot_mismatch',
+              'slot_unavailable',
+              'slot_passed',
+              'already_responded',
+              'already_voted',
+              'proposal_not_open',
+            ],
+          },
+          '410': { description: '`gone`: code `token_expired`', codes: ['token_expired'] },
         },
       },
       schema: {
@@ -335,8 +371,12 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
       config: {
         access: 'private',
         problems: {
-          '409':
-            '`conflict`: code `not_a_poll` or `proposal_not_open` (with `proposal_status`, the proposal’s state)',
+          '404': { description: '`not-found`: code `proposal_not_found`', codes: ['proposal_not_found'] },
+          '409': {
+            description:
+              '`conflict`: code `not_a_poll` or `proposal_not_open` (with `proposal_status`, the proposal’s state)',
+            codes: ['not_a_poll', 'proposal_not_open'],
+          },
         },
       },
       schema: {
@@ -359,11 +399,17 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
       config: {
         access: 'private',
         problems: {
-          '403':
-            '`forbidden`: code `requester_only` (a participant cannot withdraw an open proposal; it rejects it)',
-          '404': '`not-found`: code `proposal_not_found`',
-          '409':
-            '`conflict`: code `proposal_not_open` with `proposal_status` (rejected, countered, expired, already cancelled, or a resolved poll)',
+          '403': {
+            description:
+              '`forbidden`: code `requester_only` (a participant cannot withdraw an open proposal; it rejects it)',
+            codes: ['requester_only'],
+          },
+          '404': { description: '`not-found`: code `proposal_not_found`', codes: ['proposal_not_found'] },
+          '409': {
+            description:
+              '`conflict`: code `proposal_not_open` with `proposal_status` (rejected, countered, expired, already cancelled, or a resolved poll)',
+            codes: ['proposal_not_open'],
+          },
         },
       },
       schema: {
