@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { EMAIL_ADDRESS_PATTERN } from './validation.js';
 
 /** Shared schema pieces. */
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
@@ -14,7 +15,7 @@ export function prefixedIdPattern(prefix: string): string {
  * outside it would become a 500.
  */
 export const EmailAddress = Type.String({
-  pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  pattern: EMAIL_ADDRESS_PATTERN,
   description: 'e-mail address (something@domain.tld)',
 });
 /** An absolute URL (answers). */

@@ -48,7 +48,12 @@ export function isIsoInstant(value: string): boolean {
   return ISO_INSTANT.test(value);
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * The one e-mail shape, as a JSON Schema `pattern` (platform/schemas.ts `EmailAddress` uses it), so that
+ * schemas say exactly what `isEmailAddress` checks.
+ */
+export const EMAIL_ADDRESS_PATTERN = '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$';
+const EMAIL = new RegExp(EMAIL_ADDRESS_PATTERN);
 
 /** The one e-mail shape accounts, users, hosts and invitations accept: something@domain.tld, no spaces. */
 export function isEmailAddress(value: string): boolean {
