@@ -7,6 +7,8 @@
  * the dialect of OpenAPI 3.1, with ajv-formats). Answers of routes hidden from the document
  * (`hide: true`) and of requests that match no route (404, 405, 414) are checked only as problems:
  * an `application/problem+json` body must be a valid problem, and an unmatched error must be one.
+ * A problem's `code` must be one the operation documents for that status (the `enum` its response
+ * narrows `code` to; none listed: no `code`); off the document, one the document lists somewhere.
  *
  * A mismatch is recorded, never thrown (a throw would change the answer the test is looking at);
  * test/setup/openapi.ts fails the test during which it was recorded, in an afterEach.
@@ -79,6 +81,7 @@ export class ResponseChecker {
   private readonly compiled = new Map<string, ValidateFunction>();
   private readonly components: Record<string, unknown>;
   private readonly problem: ValidateFunction;
+  private allCodes: Set<string> | undefined;
 
   constructor(private readonly doc: Doc) {
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
@@ -121,7 +124,9 @@ export class ResponseChecker {
       a.route !== undefined && !a.hidden ? this.doc.paths[openApiPath(a.route)]?.[method] : undefined;
     if (!op) {
       // Hidden or unmatched: only problems are checked (pages and documents answer what they like).
-      if (media === 'application/problem+json') return this.checkProblem(a.status, a.body);
+      if (media === 'application/problem+json') {
+        return this.checkProblem(a.status, a.body) ?? this.checkCode(a.status, a.body, undefined);
+      }
       if (a.route === undefined && a.status >= 400) return `a ${a.status} without a route is ${media}`;
       return null;
     }
@@ -141,7 +146,7 @@ export class ResponseChecker {
       return `status ${a.status} is ${media ?? 'without a content type'}; listed: ${Object.keys(content).join(', ')}`;
     }
     if (media === 'application/problem+json') {
-      const wrong = this.checkProblem(a.status, a.body);
+      const wrong = this.checkProblem(a.status, a.body) ?? this.checkCode(a.status, a.body, listed);
       if (wrong) return wrong;
     }
     const schema = content[media]?.schema;
@@ -157,6 +162,40 @@ export class ResponseChecker {
     const v = this.validator(`${a.method} ${a.route} ${a.status} ${media}`, schema);
     if (!v(data)) return `status ${a.status} ${media} body: ${this.errorsOf(v)}`;
     return null;
+  }
+
+  /** The codes a problem response documents: the `enum` its schema narrows `code` to (none: []). */
+  private static codesOf(response: ResponseObject): string[] {
+    const schema = response.content?.['application/problem+json']?.schema as
+      | { allOf?: { properties?: { code?: { enum?: unknown[] } } }[] }
+      | undefined;
+    return (schema?.allOf ?? []).flatMap((s) => (s.properties?.code?.enum ?? []).map(String));
+  }
+
+  /** Every code the document lists on some operation (for answers off the document). */
+  private everyCode(): Set<string> {
+    this.allCodes ??= new Set(
+      Object.values(this.doc.paths).flatMap((ops) =>
+        Object.values(ops).flatMap((op) =>
+          Object.values(op.responses ?? {}).flatMap((r) => ResponseChecker.codesOf(r)),
+        ),
+      ),
+    );
+    return this.allCodes;
+  }
+
+  /** A problem's `code` must be documented for the operation and status (`listed`; undefined: off the document). */
+  private checkCode(
+    status: number,
+    body: string | undefined,
+    listed: ResponseObject | undefined,
+  ): string | null {
+    if (body === undefined) return null;
+    const code = (JSON.parse(body) as { code?: unknown }).code;
+    if (code === undefined) return null;
+    const allowed = listed ? ResponseChecker.codesOf(listed) : [...this.everyCode()];
+    if (typeof code === 'string' && allowed.includes(code)) return null;
+    return `problem code ${JSON.stringify(code)} is not documented for status ${status} (documented: ${allowed.join(', ') || 'none'})`;
   }
 
   private checkProblem(status: number, body: string | undefined): string | null {
