@@ -4,8 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Timestamp } from '../../platform/schemas.js';
-import { BOOKING } from './routes.js';
-import { Booking } from './schemas.js';
+import { BOOKING, Booking } from './schemas.js';
 
 /** `{ booking }`: the booking as the API shows it, after the change. */
 const bookingOnly = (description: string, booking: object = BOOKING) =>

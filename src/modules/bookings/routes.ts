@@ -6,6 +6,8 @@ import { answer, withExample } from '../../platform/openapi.js';
 import type { ProblemDoc } from '../../platform/http.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 import {
+  BOOKED,
+  BOOKING,
   BookingAnswer,
   BookingList,
   BookingParams,
@@ -17,6 +19,7 @@ import {
   EntryList,
   EntryListQuery,
   EntryParams,
+  HOST_ID,
   JoinBody,
   LinkParams,
   ListQuery,
@@ -32,6 +35,9 @@ import {
   UpdateBody,
 } from './schemas.js';
 import type { BookingService } from './service.js';
+
+/** The example booking, also read from here by test helpers (its home is schemas.ts). */
+export { BOOKING } from './schemas.js';
 import type { WaitlistService } from './waitlist.js';
 
 const CONFLICT =
@@ -63,35 +69,6 @@ const RESCHEDULE_409: ProblemDoc = {
 };
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
-const HOST_ID = '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03';
-const BOOKED = {
-  id: 'booking_01jxk9c2e1d3f5g7h9j1k3m5n7',
-  status: 'confirmed' as const,
-  start_time: '2026-06-10T14:00:00.000Z',
-  end_time: '2026-06-10T14:45:00.000Z',
-  customer_email: 'ada@example.com',
-  customer_name: 'Ada Lovelace',
-  customer_timezone: 'Europe/London',
-  notes: 'Left knee, after running',
-  answers: { reason: 'Knee pain when running', first_visit: 'Yes' },
-  payment_amount: null,
-  payment_currency: null,
-  checkout_url: null,
-  payment_expires_at: null,
-  refund_status: null,
-  cancellation_reason: null,
-  cancelled_at: null,
-  created_at: '2026-06-08T09:15:02.310Z',
-  updated_at: '2026-06-08T09:15:02.310Z',
-};
-export const BOOKING = {
-  ...BOOKED,
-  principal_id: HOST_ID,
-  host_ids: [HOST_ID],
-  booking_link_id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
-  title: 'Physiotherapy assessment',
-  metadata: { crm_contact_id: 'C-20931' },
-};
 const SYNCED = [
   {
     principal_id: HOST_ID,

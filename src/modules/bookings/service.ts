@@ -6,6 +6,7 @@
  * no check-then-insert decides a race. Hours, notice, horizon and calendar busy time are checked first
  * (availability.refusal); the booking row, its occupancy, its event and its mails commit together.
  */
+import type { Static } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import { enqueue, WriteBatch } from '../../jobs/runner.js';
@@ -30,7 +31,7 @@ import { bookMeeting, cancelMeeting, type MeetingBookingInput } from './meetings
 import { type Announcement, type BookingWriter, type PaidHold, PaidBookings } from './paid.js';
 import { meetingWith, presentBooking, presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
-import type { BookingStatus } from './tables.js';
+import type { CreateBody, ListQuery, PublicCreateBody, UpdateBody } from './schemas.js';
 import { isTokenShape, manageToken, newManageNonce, tokenHash } from './tokens.js';
 
 const MINUTE = 60_000;
@@ -55,33 +56,6 @@ export interface BookingsDeps {
   payments: Pick<PaymentsApi, 'payee' | 'createCheckout' | 'expireCheckout' | 'refund'>;
   busy: Pick<BookingBusySource, 'changed'>;
   log: { error(obj: object, msg: string): void };
-}
-
-/** What a creating request asks for, after the surface-specific parts (who, which link). */
-export interface BookingRequest {
-  start_time: string;
-  end_time?: string;
-  duration_minutes?: number;
-  customer_email: string;
-  customer_name: string;
-  customer_timezone?: string;
-  notes?: string;
-  metadata?: Record<string, unknown>;
-  answers?: Record<string, unknown>;
-}
-
-export interface CreateBody extends BookingRequest, ReturnUrls {
-  principal_id?: string;
-  booking_link_id?: string;
-}
-
-export interface ListQuery {
-  principal_id?: string;
-  status?: BookingStatus;
-  from?: string;
-  to?: string;
-  limit: number;
-  cursor?: string;
 }
 
 type Assignment = 'single' | 'round_robin' | 'collective';
@@ -110,10 +84,7 @@ interface Plan {
 }
 
 /** Where Stripe sends the customer back (default: the link's page). */
-export interface ReturnUrls {
-  success_url?: string | undefined;
-  cancel_url?: string | undefined;
-}
+export type ReturnUrls = Pick<Static<typeof PublicCreateBody>, 'success_url' | 'cancel_url'>;
 
 const REFUSALS: Record<SlotRefusal | 'taken' | 'no_host', string> = {
   minimum_notice: 'The start is inside the minimum notice',
@@ -153,7 +124,7 @@ export class BookingService implements BookingWriter {
   // ---- authenticated API -------------------------------------------------------------------------
 
   /** POST /v1/bookings */
-  async create(actor: Actor, body: CreateBody) {
+  async create(actor: Actor, body: Static<typeof CreateBody>) {
     const p = new input.Problems();
     let link: BookingLink | null = null;
     if (body.booking_link_id !== undefined) {
@@ -198,7 +169,7 @@ export class BookingService implements BookingWriter {
   }
 
   /** GET /v1/bookings */
-  async list(accountId: string, q: ListQuery) {
+  async list(accountId: string, q: Static<typeof ListQuery>) {
     const p = new input.Problems();
     if (q.principal_id !== undefined && !isUuid(q.principal_id)) p.add('principal_id', 'must be a UUID');
     const from = input.instant(q.from, 'from', p);
@@ -236,16 +207,7 @@ export class BookingService implements BookingWriter {
   }
 
   /** PATCH /v1/bookings/{id}: notes and metadata; a new time is a reschedule. */
-  async update(
-    accountId: string,
-    id: string,
-    body: {
-      start_time?: string;
-      end_time?: string;
-      notes?: string | null;
-      metadata?: Record<string, unknown>;
-    },
-  ) {
+  async update(accountId: string, id: string, body: Static<typeof UpdateBody>) {
     const b = await this.owned(accountId, id);
     const p = new input.Problems();
     const notes =
@@ -378,11 +340,7 @@ export class BookingService implements BookingWriter {
   }
 
   /** POST /v1/public/links/{slug}/bookings */
-  async createPublic(
-    caller: Caller,
-    slug: string,
-    body: BookingRequest & { success_url?: string; cancel_url?: string },
-  ) {
+  async createPublic(caller: Caller, slug: string, body: Static<typeof PublicCreateBody>) {
     const link = await this.publicLink(caller, slug);
     const p = new input.Problems();
     returnUrls(body, p);
@@ -832,7 +790,8 @@ export class BookingService implements BookingWriter {
 
   // ---- helpers -----------------------------------------------------------------------------------
 
-  private fields(body: BookingRequest, link: BookingLink | null, p: input.Problems) {
+  /** What a creating request asks for, after the surface-specific parts (who, which link). */
+  private fields(body: Static<typeof PublicCreateBody>, link: BookingLink | null, p: input.Problems) {
     const slot = input.interval(body, link, p);
     const customer = {
       email: input.email(body.customer_email, 'customer_email', p),

@@ -6,6 +6,7 @@
  * booking in one transaction; a hold not claimed in time (KAIROS_WAITLIST_HOLD_MINUTES) passes to the
  * next entry, then is released. Offers and the reaper run on the job runner with the injected clock.
  */
+import type { Static } from '@sinclair/typebox';
 import { sql } from 'kysely';
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
@@ -25,6 +26,7 @@ import * as input from './input.js';
 import { offerMail } from './mails.js';
 import { presentEntry, presentPublicEntry } from './present.js';
 import * as repo from './repo.js';
+import type { ClaimBody, JoinBody } from './schemas.js';
 import { type BookingService, occupancyOf, WAITLIST_OFFER_QUEUE } from './service.js';
 import { isTokenShape, newClaimToken, tokenHash } from './tokens.js';
 
@@ -57,17 +59,7 @@ export class WaitlistService {
   constructor(private readonly deps: WaitlistDeps) {}
 
   /** POST /v1/public/links/{slug}/waitlist */
-  async join(
-    caller: Caller,
-    slug: string,
-    body: {
-      customer_email: string;
-      customer_name: string;
-      preferred_from: string;
-      preferred_to: string;
-      notes?: string;
-    },
-  ) {
+  async join(caller: Caller, slug: string, body: Static<typeof JoinBody>) {
     const link = await this.deps.bookings.publicLink(caller, slug);
     const p = new input.Problems();
     const email = input.email(body.customer_email, 'customer_email', p);
@@ -148,7 +140,7 @@ export class WaitlistService {
    * checked as a public booking's are (input.answers: required ones, types, no unknown ones; 400 with
    * `errors["answers.<id>"]`), once the offer is known to be held.
    */
-  async claim(token: string, body: { answers?: Record<string, unknown> } = {}) {
+  async claim(token: string, body: Static<typeof ClaimBody> = {}) {
     const hash = isTokenShape(token) ? tokenHash(token) : null;
     const e = hash ? await repo.findEntryByClaimHash(this.deps.db, hash) : undefined;
     if (!e) throw new NotFound('This claim link is not valid');
