@@ -170,8 +170,11 @@ describe.skipIf(!run)('pages in Chromium', () => {
   });
 
   it('a 409 (someone was faster) asks again and says so', async () => {
-    // A host of its own: the times other tests booked on the shared host do not shift its first slot.
-    const slug = await makeLink({}, await makeHost('Ada Fresh', ALWAYS));
+    // A host of its own (times other tests booked on the shared host do not shift its first slot),
+    // free 14:00–16:00 UTC only: the same calendar day in UTC and New York (09:00–11:00), so switching
+    // zones keeps the day the page shows, whatever the hour the test runs at.
+    const daytime = ALWAYS.map((d) => ({ ...d, start: '14:00', end: '16:00' }));
+    const slug = await makeLink({}, await makeHost('Ada Fresh', daytime));
     const { context, page, csp } = await openPage(browser, 'UTC');
     await page.goto(`${t.url}/book/${slug}`);
     const slot = await firstSlot(slug);
