@@ -1,6 +1,9 @@
-/** TypeBox schemas of the proposals module's answers and events (docs/api.md#proposals-and-polls). */
-import { Type } from '@sinclair/typebox';
-import { EmailAddress, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
+/** TypeBox schemas of the proposals module's requests, answers and events (docs/api.md#proposals-and-polls). */
+import { type Static, Type } from '@sinclair/typebox';
+import type { ProposalStatus } from '../../lib/proposals.js';
+import { EmailAddress, Pagination, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
+import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
+import { MAX_EXPIRES_HOURS } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -123,3 +126,146 @@ export const RESOLVED = {
   },
   resolved_at: '2026-06-07T09:00:00.000Z',
 };
+
+// ---- requests and the answers of the routes ------------------------------------------------------
+
+const ActingFor = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'act for this host of the account (default: the caller)',
+  }),
+);
+/** What the service accepts (platform/validation.ts `isIsoInstant`): seconds optional, an offset or Z. */
+const Instant = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: ISO_INSTANT_PATTERN,
+  description: 'ISO 8601 instant with an offset',
+});
+export const SlotIn = Type.Object({ start: Instant, end: Instant }, { additionalProperties: false });
+export type SlotIn = Static<typeof SlotIn>;
+
+export const ProposalAnswer = Type.Object({ proposal: Proposal, counter_proposal: Type.Optional(Proposal) });
+export const PublicProposal = Type.Object({
+  id: Type.String(),
+  mode: Type.String({ enum: ['standard', 'poll'] }),
+  poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
+  status: Type.String({ enum: PROPOSAL_STATUSES }),
+  requester_name: Type.String(),
+  title: Nullable(Type.String()),
+  message: Nullable(Type.String()),
+  slots: Type.Array(Slot),
+  participants: Type.Array(Type.Object({ name: Type.String(), response: Type.String() })),
+  resolution: Nullable(Resolution),
+  expires_at: Timestamp,
+  viewer: Type.Object({
+    name: Nullable(Type.String()),
+    response: Nullable(Type.String()),
+    voted_slot_id: Nullable(Type.String({ pattern: prefixedIdPattern('slot') })),
+    can_respond: Type.Boolean(),
+  }),
+});
+export const PublicProposalAnswer = Type.Object({ proposal: PublicProposal });
+
+export const ProposalParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+
+export const CreateProposalBody = Type.Object(
+  {
+    mode: Type.Unsafe<'standard' | 'poll'>({ type: 'string', enum: ['standard', 'poll'] }),
+    participant_ids: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10 }),
+    ),
+    participant_emails: Type.Optional(
+      Type.Array(Type.String({ minLength: 3, maxLength: 320 }), {
+        maxItems: 50,
+        description: 'named poll invitees; none (or absent) makes an open poll',
+      }),
+    ),
+    slots: Type.Array(SlotIn, { minItems: 1, maxItems: 10 }),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    message: Type.Optional(Type.String({ maxLength: 2000 })),
+    metadata: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 40 }), Type.String({ maxLength: 500 }), {
+        maxProperties: 20,
+      }),
+    ),
+    expires_in_hours: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_EXPIRES_HOURS,
+        description: 'default 72 (standard) or 168 (poll; at most until an hour before its first slot)',
+      }),
+    ),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type CreateProposalBody = Static<typeof CreateProposalBody>;
+
+export const ProposalCreated = Type.Object({
+  proposal: Proposal,
+  invitations: Type.Optional(
+    Type.Array(Type.Object({ email: EmailAddress, magic_link_url: Type.String({ format: 'uri' }) }), {
+      description: 'named poll: each invitee’s single-use link, shown once',
+    }),
+  ),
+  magic_link_url: Type.Optional(
+    Type.String({ format: 'uri', description: 'open poll: the shared link, shown once' }),
+  ),
+});
+
+export const ProposalsQuery = Type.Object(
+  {
+    role: Type.Optional(
+      Type.Unsafe<'requester' | 'participant'>({ type: 'string', enum: ['requester', 'participant'] }),
+    ),
+    status: Type.Optional(Type.Unsafe<ProposalStatus>({ type: 'string', enum: PROPOSAL_STATUSES })),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type ProposalsQuery = Static<typeof ProposalsQuery>;
+export const ProposalList = Type.Object({ proposals: Type.Array(Proposal), pagination: Pagination });
+
+export const TokenQuery = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+
+export const Thread = Type.Object({
+  thread: Type.Object({
+    id: Type.String({ pattern: prefixedIdPattern('thr') }),
+    proposals: Type.Array(Proposal),
+  }),
+});
+
+export const RespondBody = Type.Object(
+  {
+    action: Type.Unsafe<'accept' | 'counter' | 'reject'>({
+      type: 'string',
+      enum: ['accept', 'counter', 'reject'],
+    }),
+    selected_slot_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    counter_slots: Type.Optional(Type.Array(SlotIn, { minItems: 1, maxItems: 10 })),
+    message: Type.Optional(Type.String({ maxLength: 2000 })),
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    voter_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    voter_email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type RespondBody = Static<typeof RespondBody>;
+export const RespondAnswer = Type.Union([ProposalAnswer, PublicProposalAnswer]);
+
+export const EmptyBody = Type.Object({}, { additionalProperties: false });
+export const CancelProposalBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { additionalProperties: false },
+);

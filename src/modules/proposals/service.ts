@@ -17,7 +17,6 @@ import type { Interval } from '../../lib/intervals.js';
 import {
   type Effect,
   type ProposalAction,
-  type ProposalStatus,
   pollWinner,
   type Transition,
   transition,
@@ -47,6 +46,7 @@ import {
   type SlotRow,
 } from './present.js';
 import type { Resolution } from './tables.js';
+import type { CreateProposalBody, ProposalsQuery, RespondBody, SlotIn } from './schemas.js';
 
 const HOUR = 3_600_000;
 /** Poll slots start at least this far ahead (code `earliest_slot_too_soon`). */
@@ -67,42 +67,6 @@ export interface ProposalsDeps {
   bookings: Pick<BookingsApi, 'bookMeeting' | 'cancelMeeting' | 'busyChanged'>;
   network: { mayPropose(from: string, to: string): Promise<boolean> };
   log: { error(obj: object, msg: string): void };
-}
-
-export interface SlotInput {
-  start: string;
-  end: string;
-}
-
-export interface CreateBody {
-  mode: 'standard' | 'poll';
-  participant_ids?: string[];
-  participant_emails?: string[];
-  slots: SlotInput[];
-  title?: string;
-  message?: string;
-  metadata?: Record<string, string>;
-  expires_in_hours?: number;
-  principal_id?: string;
-}
-
-export interface ResponseBody {
-  action: 'accept' | 'counter' | 'reject';
-  selected_slot_id?: string;
-  counter_slots?: SlotInput[];
-  message?: string;
-  token?: string;
-  voter_name?: string;
-  voter_email?: string;
-  principal_id?: string;
-}
-
-export interface ListQuery {
-  role?: 'requester' | 'participant';
-  status?: ProposalStatus;
-  limit: number;
-  cursor?: string;
-  principal_id?: string;
 }
 
 function invalidToken(detail = 'This link is not valid or was already used'): AppError {
@@ -168,7 +132,7 @@ export class ProposalService {
   // ---- create --------------------------------------------------------------------------------------
 
   /** POST /v1/proposals */
-  async create(caller: Actor, body: CreateBody) {
+  async create(caller: Actor, body: CreateProposalBody) {
     const requester = await this.actor(caller, body.principal_id);
     const nowMs = this.deps.clock.nowMs();
     const errors: Record<string, string> = {};
@@ -410,7 +374,7 @@ export class ProposalService {
   // ---- read ----------------------------------------------------------------------------------------
 
   /** GET /v1/proposals */
-  async list(caller: Actor, q: ListQuery) {
+  async list(caller: Actor, q: ProposalsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, { prefix: 'prop' });
     let query = this.deps.db.selectFrom('proposals').selectAll();
@@ -496,7 +460,7 @@ export class ProposalService {
   // ---- answers -------------------------------------------------------------------------------------
 
   /** POST /v1/proposals/{id}/response */
-  async respond(caller: Caller, id: string, body: ResponseBody) {
+  async respond(caller: Caller, id: string, body: RespondBody) {
     const p0 = await this.row(id);
     if (!p0) throw proposalNotFound();
     if (p0.mode === 'poll' && body.action !== 'accept') {
@@ -621,7 +585,7 @@ export class ProposalService {
   }
 
   /** Who answers, from the token or the caller's credential (docs/api.md#proposals-and-polls). */
-  private async responder(caller: Caller, p: ProposalRow, body: ResponseBody): Promise<Responder> {
+  private async responder(caller: Caller, p: ProposalRow, body: RespondBody): Promise<Responder> {
     if (body.token !== undefined) {
       if (!isTokenShape(body.token)) throw invalidToken();
       const hash = sha256Hex(body.token);
@@ -1181,12 +1145,7 @@ export class ProposalService {
 
   // ---- helpers -------------------------------------------------------------------------------------
 
-  private slotsOf(
-    input: SlotInput[],
-    field: string,
-    nowMs: number,
-    errors: Record<string, string>,
-  ): Interval[] {
+  private slotsOf(input: SlotIn[], field: string, nowMs: number, errors: Record<string, string>): Interval[] {
     const out: Interval[] = [];
     const seen = new Set<string>();
     input.forEach((s, i) => {
