@@ -79,7 +79,10 @@ describe('kairos CLI', () => {
   describe('without a store', () => {
     const missing = join(REPO, '.test-data', `cli-missing-${process.pid}`);
 
-    it('refuses to create a new data directory, saying how to, with exit code 2', async () => {
+    // Each case starts the CLI from source (a few seconds each on a busy 2-core machine).
+    it('refuses to create a new data directory, saying how to, with exit code 2', {
+      timeout: 90_000,
+    }, async () => {
       rmSync(missing, { recursive: true, force: true });
       for (const args of [['accounts', 'list'], ['mail', 'list'], ['migrate']]) {
         const out = await runCli(args, { KAIROS_DATA_DIR: missing });
@@ -93,7 +96,9 @@ describe('kairos CLI', () => {
       expect(existsSync(missing)).toBe(false);
     });
 
-    it("prints --version and each command's own --help without touching a store", async () => {
+    it("prints --version and each command's own --help without touching a store", {
+      timeout: 120_000,
+    }, async () => {
       const env = { KAIROS_DATA_DIR: missing };
       const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
       const v = await runCli(['--version'], env);
