@@ -1,4 +1,4 @@
-/** Typed domain errors. Services throw these; one handler (platform/http-errors.ts) renders them. */
+/** Typed domain errors. Services throw these; one handler (platform/problems.ts) renders them. */
 
 /**
  * The closed set of problem `code`s (docs/api.md, Errors). Each module declares the codes it throws in
