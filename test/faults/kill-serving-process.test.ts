@@ -205,5 +205,5 @@ describe('kill -9 of a serving process under mixed load', () => {
     }
     // At least once: a repeated delivery is the same event, byte for byte.
     expect([...copies.values()].filter((bodies) => bodies.size !== 1)).toEqual([]);
-  }, 180_000);
+  }, LOAD_MS * 2 + 150_000);
 });

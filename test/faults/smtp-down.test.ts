@@ -68,5 +68,5 @@ describe('SMTP down', () => {
     expect(new Set(ids).size).toBe(ids.length);
     const sent = await t.ctx.db.selectFrom('mail_outbox').select('status').execute();
     expect(sent.every((m) => m.status === 'sent')).toBe(true);
-  }, 120_000);
+  }, DOWN_MS * 3 + 60_000);
 });
