@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
@@ -25,6 +24,9 @@ import {
   CalendarUpdateBody,
   SyncAnswer,
   SyncBody,
+  LinkCaldavForm,
+  type LinkForm,
+  LinkIcsForm,
 } from './schemas.js';
 import type { BrowserOutcome, CalendarService, CallerRef } from './service.js';
 import { actorOf } from '../../platform/actor.js';
@@ -213,10 +215,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       },
       async (request, reply) => {
         const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
-        const started = await calendars.startOAuth(actor, provider, {
-          ...(request.query.redirect_uri ? { redirectUri: request.query.redirect_uri } : {}),
-          ...(request.query.state !== undefined ? { clientState: request.query.state } : {}),
-        });
+        const started = await calendars.startOAuth(actor, provider, request.query);
         reply.header('cache-control', 'no-store');
         if (wantsJson(request)) return started;
         return reply.redirect(started.authorize_url, 302);
@@ -247,16 +246,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
         },
       },
       async (request, reply) => {
-        const q = request.query;
-        const outcome = await calendars.finishOAuth(
-          provider,
-          {
-            ...(typeof q.code === 'string' ? { code: q.code } : {}),
-            ...(typeof q.state === 'string' ? { state: q.state } : {}),
-            ...(typeof q.error === 'string' ? { error: q.error } : {}),
-          },
-          cookiesOf(request),
-        );
+        const outcome = await calendars.finishOAuth(provider, request.query, cookiesOf(request));
         return sendOutcome(request, reply, outcome);
       },
     );
@@ -284,12 +274,11 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       },
     },
     async (request, reply) => {
-      const { principal_id, ...input } = request.body;
       const actor = await calendars.actorFor(
         callerRef(request.caller),
-        principalOf(principal_id, request.query.principal_id),
+        principalOf(request.body.principal_id, request.query.principal_id),
       );
-      const connection = await calendars.connectCaldav(actor, input);
+      const connection = await calendars.connectCaldav(actor, request.body);
       reply.code(201);
       return { connection };
     },
@@ -331,12 +320,11 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       },
     },
     async (request, reply) => {
-      const { principal_id, ...input } = request.body;
       const actor = await calendars.actorFor(
         callerRef(request.caller),
-        principalOf(principal_id, request.query.principal_id),
+        principalOf(request.body.principal_id, request.query.principal_id),
       );
-      const connection = await calendars.connectIcs(actor, input);
+      const connection = await calendars.connectIcs(actor, request.body);
       reply.code(201);
       return { connection };
     },
@@ -558,25 +546,12 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
             params: PublicConnectParams,
             body:
               kind === 'caldav'
-                ? withExample(
-                    Type.Object(
-                      {
-                        server_url: Type.String({ maxLength: 2048 }),
-                        username: Type.String({ maxLength: 320 }),
-                        password: Type.String({ maxLength: 1024 }),
-                      },
-                      { additionalProperties: false },
-                    ),
-                    {
-                      server_url: 'https://caldav.icloud.com/',
-                      username: 'maya.chen@icloud.com',
-                      password: 'abcd-efgh-ijkl-mnop',
-                    },
-                  )
-                : withExample(
-                    Type.Object({ url: Type.String({ maxLength: 2048 }) }, { additionalProperties: false }),
-                    { url: 'https://calendar.example.org/feeds/7f3a9c1e/basic.ics' },
-                  ),
+                ? withExample(LinkCaldavForm, {
+                    server_url: 'https://caldav.icloud.com/',
+                    username: 'maya.chen@icloud.com',
+                    password: 'abcd-efgh-ijkl-mnop',
+                  })
+                : withExample(LinkIcsForm, { url: 'https://calendar.example.org/feeds/7f3a9c1e/basic.ics' }),
             response: { 200: answer('A page saying the calendar is connected', HtmlPage, PAGE_EXAMPLE) },
           },
         },
@@ -587,7 +562,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
             await calendars.connectViaLink(
               (request.params as { token: string }).token,
               kind,
-              request.body as Record<string, string | undefined>,
+              request.body as LinkForm,
             ),
           ),
       );

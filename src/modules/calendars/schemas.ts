@@ -1,5 +1,5 @@
 /** TypeBox schemas of the calendar routes (validation, OpenAPI and types in one). */
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { MAX_OUTBOUND_URL_LENGTH } from '../../platform/outbound.js';
 import { Timestamp, Uuid } from '../../platform/schemas.js';
 import { CONNECT_LINK_MAX_HOURS } from './service.js';
@@ -207,6 +207,22 @@ export const ConnectLinkBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The connect page's forms (a host connects through its connect link): checked by the service. */
+export const LinkCaldavForm = Type.Object(
+  {
+    server_url: Type.String({ maxLength: 2048 }),
+    username: Type.String({ maxLength: 320 }),
+    password: Type.String({ maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+export const LinkIcsForm = Type.Object(
+  { url: Type.String({ maxLength: 2048 }) },
+  { additionalProperties: false },
+);
+/** Either form, as the service reads it (a field the form lacks is empty). */
+export type LinkForm = Partial<Static<typeof LinkCaldavForm> & Static<typeof LinkIcsForm>>;
 
 export const PublicConnectParams = Type.Object(
   { token: Type.String({ minLength: 10, maxLength: 100 }) },

@@ -7,6 +7,7 @@
  * ICS), connections.ts (storing, listing, selection, sync, disconnect), connect-links.ts (host connect
  * links) and jobs.ts (background work).
  */
+import type { Static } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
@@ -23,6 +24,15 @@ import { calendarWork } from './jobs.js';
 import { type CalendarSync, type MeetingSpec, MeetingWriter } from './meetings.js';
 import { type BrowserOutcome, OAuthFlow } from './oauth-flow.js';
 import type { PrincipalDirectory } from './principals.js';
+import type {
+  CalendarUpdateBody,
+  CaldavBody,
+  CallbackQuery,
+  ConnectLinkBody,
+  ConnectQuery,
+  IcsBody,
+  LinkForm,
+} from './schemas.js';
 import type { OAuthProviderName } from './tables.js';
 
 export { CONNECT_LINK_MAX_HOURS } from './connect-links.js';
@@ -135,15 +145,18 @@ export class CalendarService {
   startOAuth(
     actor: Actor,
     provider: OAuthProviderName,
-    opts: { redirectUri?: string; clientState?: string },
+    query: Static<typeof ConnectQuery>,
   ): Promise<{ authorize_url: string; expires_at: string }> {
-    return this.oauth.startOAuth(actor, provider, opts);
+    return this.oauth.startOAuth(actor, provider, {
+      ...(query.redirect_uri ? { redirectUri: query.redirect_uri } : {}),
+      ...(query.state !== undefined ? { clientState: query.state } : {}),
+    });
   }
 
   /** The provider sent the browser back: check the state, exchange the code, store the connection. */
   finishOAuth(
     provider: OAuthProviderName,
-    q: { code?: string; state?: string; error?: string; error_description?: string },
+    q: Static<typeof CallbackQuery>,
     cookies: Readonly<Record<string, string>> = {},
   ): Promise<BrowserOutcome> {
     return this.oauth.finishOAuth(provider, q, cookies);
@@ -152,14 +165,11 @@ export class CalendarService {
   // ---------------------------------------------------------------------------------------------
   // CalDAV and ICS
 
-  connectCaldav(
-    actor: Actor,
-    input: { server_url: string; username: string; password: string },
-  ): Promise<PresentedConnection> {
+  connectCaldav(actor: Actor, input: Static<typeof CaldavBody>): Promise<PresentedConnection> {
     return this.connect.connectCaldav(actor, input);
   }
 
-  connectIcs(actor: Actor, input: { url: string; name?: string }): Promise<PresentedConnection> {
+  connectIcs(actor: Actor, input: Static<typeof IcsBody>): Promise<PresentedConnection> {
     return this.connect.connectIcs(actor, input);
   }
 
@@ -178,7 +188,7 @@ export class CalendarService {
   updateCalendar(
     caller: Actor,
     id: string,
-    change: { selected?: boolean | undefined; destination?: boolean | undefined },
+    change: Static<typeof CalendarUpdateBody>,
   ): Promise<PresentedCalendar> {
     return this.connections.updateCalendar(caller, id, change);
   }
@@ -237,7 +247,7 @@ export class CalendarService {
   createConnectLink(
     accountId: string,
     hostId: string,
-    input: { expires_in_hours?: number },
+    input: Static<typeof ConnectLinkBody>,
   ): Promise<{ url: string; expires_at: string; host_id: string; providers: OAuthProviderName[] }> {
     return this.links.createConnectLink(accountId, hostId, input);
   }
@@ -246,11 +256,7 @@ export class CalendarService {
    * A host connects a CalDAV account or an ICS feed through its connect link (the page's forms): the
    * same checks and SSRF rules as the API; a refusal is a page that says why.
    */
-  async connectViaLink(
-    token: string,
-    kind: 'caldav' | 'ics',
-    input: Record<string, string | undefined>,
-  ): Promise<BrowserOutcome> {
+  async connectViaLink(token: string, kind: 'caldav' | 'ics', input: LinkForm): Promise<BrowserOutcome> {
     const host = await this.links.hostOf(token);
     try {
       if (kind === 'caldav') {
