@@ -61,19 +61,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
       },
     },
     async (request, reply) => {
-      const q = request.query;
-      const json = await availability.slots(request.caller, {
-        businessId: q.business_id,
-        principalId: q.principal_id,
-        durationMinutes: q.duration_minutes,
-        from: q.from,
-        to: q.to,
-        timezone: q.timezone,
-        slotIntervalMinutes: q.slot_interval,
-        bufferMinutes: q.buffer,
-        groupByDay: q.group_by_day,
-        consentId: q.consent_id,
-      });
+      const json = await availability.slots(request.caller, request.query);
       // The answer is JSON already rendered (and remembered) by present.ts, sent as is: the one route
       // whose body is not serialized from its schema, for speed; availability tests check its shape.
       return reply
@@ -104,19 +92,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
         },
       },
     },
-    async (request) => {
-      const q = request.query;
-      return availability.next(request.caller, {
-        businessId: q.business_id,
-        principalId: q.principal_id,
-        durationMinutes: q.duration_minutes,
-        after: q.after,
-        daysAhead: q.days_ahead,
-        timezone: q.timezone,
-        slotIntervalMinutes: q.slot_interval,
-        consentId: q.consent_id,
-      });
-    },
+    async (request) => availability.next(request.caller, request.query),
   );
 
   app.get(
@@ -149,18 +125,7 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
         },
       },
     },
-    async (request) => {
-      const q = request.query;
-      return availability.mutual(request.caller, {
-        principalIds: q.principal_ids,
-        durationMinutes: q.duration_minutes,
-        from: q.from,
-        to: q.to,
-        timezone: q.timezone,
-        slotIntervalMinutes: q.slot_interval,
-        limit: q.limit,
-      });
-    },
+    async (request) => availability.mutual(request.caller, request.query),
   );
 
   app.get(

@@ -4,6 +4,7 @@
  * access from the principals module; the arithmetic from `src/lib`. Every instant is UTC; the `timezone` asked for changes only
  * the labels and the grouping by day, never which slots there are.
  */
+import type { Static } from '@sinclair/typebox';
 import { clip, type Interval, normalize, subtract, union } from '../../lib/intervals.js';
 import { type Schedule, workingIntervals } from '../../lib/schedule.js';
 import {
@@ -29,6 +30,7 @@ import {
 } from '../principals/api.js';
 import type { BusyAnswer, BusySource, TitledInterval } from './busy-source.js';
 import { AnswerMemo } from './memo.js';
+import type { BlocksQuery, MutualQuery, NextQuery, SlotsQuery } from './schemas.js';
 import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsJson } from './present.js';
 
 const MINUTE = 60_000;
@@ -44,40 +46,7 @@ export const MUTUAL_MAX_PRINCIPALS = 5;
 const NEXT_SEARCH_DAYS = [1, 7, MAX_NEXT_DAYS_AHEAD];
 
 /** The principal asked about: `business_id`, or its alias `principal_id` (one is required). */
-export interface TargetParams {
-  businessId?: string;
-  principalId?: string;
-}
-
-export interface SlotsParams extends TargetParams {
-  durationMinutes: number;
-  from: string;
-  to: string;
-  timezone?: string;
-  slotIntervalMinutes?: number;
-  bufferMinutes?: number;
-  groupByDay?: boolean;
-  consentId?: string;
-}
-
-export interface NextParams extends TargetParams {
-  durationMinutes: number;
-  after?: string;
-  daysAhead: number;
-  timezone?: string;
-  slotIntervalMinutes?: number;
-  consentId?: string;
-}
-
-export interface MutualParams {
-  principalIds: string;
-  durationMinutes: number;
-  from: string;
-  to: string;
-  timezone?: string;
-  slotIntervalMinutes?: number;
-  limit: number;
-}
+type TargetParams = Pick<Static<typeof SlotsQuery>, 'business_id' | 'principal_id'>;
 
 export type BlockStatus = 'busy' | 'free' | 'outside_hours';
 export type BlockSource = 'calendar' | 'booking' | 'schedule';
@@ -144,21 +113,20 @@ export class AvailabilityService {
   }
 
   /** GET /v1/availability/slots: the answer as JSON text (present.ts), remembered (memo.ts). */
-  async slots(caller: Caller, params: SlotsParams): Promise<Buffer | string> {
+  async slots(caller: Caller, params: Static<typeof SlotsQuery>): Promise<Buffer | string> {
     const problems = new Problems();
     const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
     const target = resolveTarget(params, problems);
     checkCommon(params, problems);
-    if (params.bufferMinutes !== undefined && !(params.bufferMinutes >= 0 && params.bufferMinutes <= 1440)) {
+    if (params.buffer !== undefined && !(params.buffer >= 0 && params.buffer <= 1440)) {
       problems.add('buffer', 'must be an integer from 0 to 1440 (minutes)');
     }
     problems.throwIfAny();
 
-    const p = (await this.accessible(caller, [target!], params.consentId))[0]!;
-    const durationMs = params.durationMinutes * MINUTE;
-    const extra = (params.bufferMinutes ?? 0) * MINUTE;
-    const intervalMs =
-      params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE;
+    const p = (await this.accessible(caller, [target!], params.consent_id))[0]!;
+    const durationMs = params.duration_minutes * MINUTE;
+    const extra = (params.buffer ?? 0) * MINUTE;
+    const intervalMs = params.slot_interval === undefined ? undefined : params.slot_interval * MINUTE;
     const input = profileConstraints(p, extra);
     const nowMs = this.deps.clock.nowMs();
     const alignTimezone = p.schedule.timezone;
@@ -167,7 +135,7 @@ export class AvailabilityService {
     const { busy, stale, busyAsOf } = await this.busyFor([p], [queryWindow(input, range, window!)]);
     const { calendar, booking } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
-    const groupByDay = params.groupByDay ?? false;
+    const groupByDay = params.group_by_day ?? false;
     const memo = this.slotAnswers;
     // Calendar and booking busy time are kept apart (bookings are padded occupancy, lib/slots.ts), so
     // the answer is remembered by the pair of stable arrays, never by a merge made per request.
@@ -193,7 +161,7 @@ export class AvailabilityService {
     });
     const json = slotsJson({
       principal_id: p.id,
-      duration_minutes: params.durationMinutes,
+      duration_minutes: params.duration_minutes,
       timezone,
       stale,
       busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
@@ -207,7 +175,7 @@ export class AvailabilityService {
   }
 
   /** GET /v1/availability/next (remembered like slots). */
-  async next(caller: Caller, params: NextParams): Promise<NextAnswer> {
+  async next(caller: Caller, params: Static<typeof NextQuery>): Promise<NextAnswer> {
     const problems = new Problems();
     const nowMs = this.deps.clock.nowMs();
     let after = nowMs;
@@ -216,18 +184,17 @@ export class AvailabilityService {
       if (Number.isNaN(t)) problems.add('after', 'must be an ISO 8601 timestamp with an offset');
       else after = t;
     }
-    if (!(params.daysAhead >= 1 && params.daysAhead <= MAX_NEXT_DAYS_AHEAD)) {
+    if (!(params.days_ahead >= 1 && params.days_ahead <= MAX_NEXT_DAYS_AHEAD)) {
       problems.add('days_ahead', `must be an integer from 1 to ${MAX_NEXT_DAYS_AHEAD}`);
     }
     const target = resolveTarget(params, problems);
     checkCommon(params, problems);
     problems.throwIfAny();
 
-    const p = (await this.accessible(caller, [target!], params.consentId))[0]!;
-    const window = { start: after, end: after + params.daysAhead * DAY };
-    const durationMs = params.durationMinutes * MINUTE;
-    const intervalMs =
-      params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE;
+    const p = (await this.accessible(caller, [target!], params.consent_id))[0]!;
+    const window = { start: after, end: after + params.days_ahead * DAY };
+    const durationMs = params.duration_minutes * MINUTE;
+    const intervalMs = params.slot_interval === undefined ? undefined : params.slot_interval * MINUTE;
     const input = profileConstraints(p, 0);
     const alignTimezone = p.schedule.timezone;
     const range = slotRange(input, { window, nowMs, durationMs, intervalMs, alignTimezone });
@@ -269,7 +236,7 @@ export class AvailabilityService {
     }
     const answer: NextAnswer = {
       principal_id: p.id,
-      duration_minutes: params.durationMinutes,
+      duration_minutes: params.duration_minutes,
       timezone,
       stale,
       busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
@@ -280,10 +247,10 @@ export class AvailabilityService {
   }
 
   /** GET /v1/availability/mutual */
-  async mutual(caller: Caller, params: MutualParams) {
+  async mutual(caller: Caller, params: Static<typeof MutualQuery>) {
     const problems = new Problems();
     const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
-    const ids = params.principalIds.split(',').map((s) => s.trim());
+    const ids = params.principal_ids.split(',').map((s) => s.trim());
     if (ids.length < MUTUAL_MIN_PRINCIPALS || ids.length > MUTUAL_MAX_PRINCIPALS) {
       problems.add(
         'principal_ids',
@@ -298,7 +265,7 @@ export class AvailabilityService {
     problems.throwIfAny();
 
     const ps = await this.accessible(caller, ids, undefined);
-    const durationMs = params.durationMinutes * MINUTE;
+    const durationMs = params.duration_minutes * MINUTE;
     const nowMs = this.deps.clock.nowMs();
     const inputs = ps.map((p) => profileConstraints(p, 0));
     const windows = inputs.map((input) =>
@@ -315,14 +282,14 @@ export class AvailabilityService {
     const slots = mutualSlots(principals, {
       window: window!,
       durationMs,
-      intervalMs: params.slotIntervalMinutes === undefined ? undefined : params.slotIntervalMinutes * MINUTE,
+      intervalMs: params.slot_interval === undefined ? undefined : params.slot_interval * MINUTE,
       nowMs,
       alignTimezone: first.schedule.timezone,
       limit: params.limit,
     });
     return {
       principal_ids: ps.map((p) => p.id),
-      duration_minutes: params.durationMinutes,
+      duration_minutes: params.duration_minutes,
       timezone: params.timezone ?? first.schedule.timezone,
       stale,
       busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
@@ -336,7 +303,7 @@ export class AvailabilityService {
   }
 
   /** GET /v1/principals/{id}/availability: normalized busy / free / outside_hours blocks. */
-  async blocks(caller: Caller, principalId: string, params: { from: string; to: string; details?: boolean }) {
+  async blocks(caller: Caller, principalId: string, params: Static<typeof BlocksQuery>) {
     const problems = new Problems();
     const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
     problems.throwIfAny();
@@ -685,12 +652,12 @@ function parseWindow(from: string, to: string, maxDays: number, problems: Proble
 
 /** The principal id from `business_id` or `principal_id`; records a problem when there is none. */
 function resolveTarget(p: TargetParams, problems: Problems): string | undefined {
-  if (p.businessId !== undefined && p.principalId !== undefined && p.businessId !== p.principalId) {
+  if (p.business_id !== undefined && p.principal_id !== undefined && p.business_id !== p.principal_id) {
     problems.add('principal_id', 'must equal business_id when both are given (it is an alias)');
     return undefined;
   }
-  const field = p.businessId !== undefined ? 'business_id' : 'principal_id';
-  const id = p.businessId ?? p.principalId;
+  const field = p.business_id !== undefined ? 'business_id' : 'principal_id';
+  const id = p.business_id ?? p.principal_id;
   if (id === undefined) {
     problems.add('business_id', 'is required (or its alias principal_id)');
     return undefined;
@@ -704,10 +671,10 @@ function resolveTarget(p: TargetParams, problems: Problems): string | undefined 
 
 /** Checks shared by slots, next and mutual (the schema checks types; these are the ranges and zones). */
 function checkCommon(
-  p: { durationMinutes: number; timezone?: string; slotIntervalMinutes?: number },
+  p: Pick<Static<typeof MutualQuery>, 'duration_minutes' | 'timezone' | 'slot_interval'>,
   problems: Problems,
 ): void {
-  const d = p.durationMinutes;
+  const d = p.duration_minutes;
   if (!(Number.isInteger(d) && d >= MIN_DURATION_MINUTES && d <= MAX_DURATION_MINUTES)) {
     problems.add(
       'duration_minutes',
@@ -717,7 +684,7 @@ function checkCommon(
   if (p.timezone !== undefined && !isValidZone(p.timezone)) {
     problems.add('timezone', 'must be a valid IANA time zone');
   }
-  const si = p.slotIntervalMinutes;
+  const si = p.slot_interval;
   if (si !== undefined && !(Number.isInteger(si) && si >= 5 && si <= MAX_DURATION_MINUTES)) {
     problems.add('slot_interval', `must be an integer from 5 to ${MAX_DURATION_MINUTES} (minutes)`);
   }
