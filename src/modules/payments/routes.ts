@@ -1,27 +1,15 @@
 /** Routes of the payments module: the Stripe webhook and Stripe Connect (docs/api.md#payments). */
-import { Type } from '@sinclair/typebox';
 import { actorOf } from '../../platform/actor.js';
 import { answer, withExample } from '../../platform/openapi.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
+import {
+  ConnectBody,
+  ConnectedAccount,
+  Onboarding,
+  StripeWebhookHeaders,
+  WebhookReceived,
+} from './schemas.js';
 import type { PaymentsService } from './service.js';
-
-const ConnectedAccount = Type.Object({
-  stripe_account_id: Type.String({ description: 'acct_…' }),
-  charges_enabled: Type.Boolean(),
-  payouts_enabled: Type.Boolean(),
-  details_submitted: Type.Boolean(),
-  ready: Type.Boolean({ description: 'charges enabled and details submitted: paid bookings go to it' }),
-});
-
-const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
-
-const ConnectBody = Type.Object(
-  {
-    refresh_url: Type.Optional({ ...HttpUrl, description: 'where Stripe sends an expired onboarding link' }),
-    return_url: Type.Optional({ ...HttpUrl, description: 'where Stripe sends the user after onboarding' }),
-  },
-  { additionalProperties: false },
-);
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
 const ACCOUNT = {
@@ -63,13 +51,12 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
           tags: ['Payments'],
           summary: 'Stripe events (Stripe-Signature verified, each event handled once)',
           security: [],
-          headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String()) }),
+          headers: StripeWebhookHeaders,
           response: {
-            200: answer(
-              'The event was taken (duplicate: it had been handled before)',
-              Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() }),
-              { received: true, duplicate: false },
-            ),
+            200: answer('The event was taken (duplicate: it had been handled before)', WebhookReceived, {
+              received: true,
+              duplicate: false,
+            }),
           },
         },
       },
@@ -106,23 +93,14 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
           return_url: 'https://app.acme-physio.example/settings/payments',
         }),
         response: {
-          200: answer(
-            'The Stripe account and a fresh onboarding link',
-            Type.Object({
-              ...ConnectedAccount.properties,
-              onboarding_url: Type.String({
-                description: 'Stripe’s onboarding page (short-lived; ask again)',
-              }),
-            }),
-            {
-              ...ACCOUNT,
-              charges_enabled: false,
-              payouts_enabled: false,
-              details_submitted: false,
-              ready: false,
-              onboarding_url: 'https://connect.stripe.com/setup/e/acct_1PqR2sT3uV4wX5yZ/Yx8kLm2nOp4q',
-            },
-          ),
+          200: answer('The Stripe account and a fresh onboarding link', Onboarding, {
+            ...ACCOUNT,
+            charges_enabled: false,
+            payouts_enabled: false,
+            details_submitted: false,
+            ready: false,
+            onboarding_url: 'https://connect.stripe.com/setup/e/acct_1PqR2sT3uV4wX5yZ/Yx8kLm2nOp4q',
+          }),
         },
       },
     },

@@ -18,6 +18,7 @@ import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError, NotFound, Unprocessable } from '../../platform/errors.js';
 import type { Extensions } from '../module.js';
+import type { ConnectBody } from './schemas.js';
 import {
   type CheckoutInput,
   type CheckoutSession,
@@ -305,10 +306,7 @@ export class PaymentsService implements PaymentsApi {
    * Creates the account's connected account once (Stripe's idempotency key and the primary key make
    * two racing requests end with one) and answers an onboarding link.
    */
-  async connect(
-    accountId: string,
-    urls: { refresh_url?: string | undefined; return_url?: string | undefined },
-  ): Promise<ConnectAnswer & { onboarding_url: string }> {
+  async connect(accountId: string, urls: ConnectBody): Promise<ConnectAnswer & { onboarding_url: string }> {
     if (!this.stripe) throw stripeNotConfigured();
     const stripe = this.stripe;
     let row = await this.account(accountId);
