@@ -1,7 +1,6 @@
-import { Type } from '@sinclair/typebox';
 import type { ApiKeyService } from './service.js';
-import { IdParams, ListQuery, Pagination, wrap } from '../../platform/schemas.js';
-import { ApiKey, CreatedApiKey, CreateKeyBody, Stats, StatsQuery } from './schemas.js';
+import { IdParams, ListQuery, wrap } from '../../platform/schemas.js';
+import { ApiKey, ApiKeyList, CreatedApiKey, CreateKeyBody, Stats, StatsQuery } from './schemas.js';
 import type { ApiKeyStatsService } from './stats.js';
 import { actorOf } from '../../platform/actor.js';
 import { answer, withExample } from '../../platform/openapi.js';
@@ -68,11 +67,10 @@ export function apiKeyRoutes(
         summary: 'List the account’s API keys (never the secret values)',
         querystring: ListQuery,
         response: {
-          200: answer(
-            'One page of keys, newest first',
-            Type.Object({ api_keys: Type.Array(ApiKey), pagination: Pagination }),
-            { api_keys: [KEY], pagination: { next_cursor: null, has_more: false } },
-          ),
+          200: answer('One page of keys, newest first', ApiKeyList, {
+            api_keys: [KEY],
+            pagination: { next_cursor: null, has_more: false },
+          }),
         },
       },
     },

@@ -1,7 +1,7 @@
 /** The API-keys module's request and answer schemas (docs/architecture.md#openapi). */
 import { type Static, Type } from '@sinclair/typebox';
 import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
-import { Timestamp, Uuid } from '../../platform/schemas.js';
+import { Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
 import { SECRET_SCOPES } from './service.js';
 
 export const ApiKey = Type.Object({
@@ -21,6 +21,7 @@ export const ApiKey = Type.Object({
   revoked_at: Type.Union([Timestamp, Type.Null()]),
   status: Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]),
 });
+export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKey), pagination: Pagination });
 export const CreatedApiKey = Type.Intersect([
   ApiKey,
   Type.Object({ key: Type.String({ description: 'the full key; shown only in this response' }) }),
