@@ -18,6 +18,8 @@ import {
   revokeKey,
 } from './repo.js';
 import type { CreateKeyBody } from './schemas.js';
+import type { Static } from '@sinclair/typebox';
+import type { ListQuery } from '../../platform/schemas.js';
 
 export const SECRET_PREFIX = 'svc_sk_live_';
 export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
@@ -168,7 +170,7 @@ export class ApiKeyService {
     return presentKey({ ...r, account_limit: planLimit(r.plan, r.account_custom_limit) }, this.clock.nowMs());
   }
 
-  async list(accountId: string, opts: { limit: number; cursor?: string }) {
+  async list(accountId: string, opts: Static<typeof ListQuery>) {
     const pos = decodeCursor(opts.cursor, 'uuid');
     const rows = await listKeys(this.db, accountId, pos, opts.limit);
     const { items, pagination } = page(rows, opts.limit);
