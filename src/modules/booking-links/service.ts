@@ -12,6 +12,8 @@ import type { PrincipalsApi } from '../principals/api.js';
 import type { Assignment, BookingLink, BookingLinksApi, LinkQuestion } from './api.js';
 import * as repo from './repo.js';
 import { type CreateLinkInput, LINK_LIMITS, SLUG_PATTERN, type UpdateLinkInput } from './schemas.js';
+import type { Static } from '@sinclair/typebox';
+import type { ListQuery } from '../../platform/schemas.js';
 
 /** What the module asks of the principals module: may the caller act for a principal. */
 export interface LinkPrincipals {
@@ -141,7 +143,7 @@ export class BookingLinkService implements BookingLinksApi {
     }
   }
 
-  async list(accountId: string, opts: { limit: number; cursor?: string }) {
+  async list(accountId: string, opts: Static<typeof ListQuery>) {
     const pos = decodeCursor(opts.cursor, { prefix: 'link' });
     const rows = await repo.listLinks(this.db, accountId, pos, opts.limit);
     const { items, pagination } = page(rows, opts.limit);
