@@ -15,6 +15,7 @@ import type { PrincipalRef } from './api.js';
 import * as repo from './repo.js';
 import { isEmailAddress } from '../../platform/validation.js';
 import type { CreateHostBody, UpdateHostBody } from './schemas.js';
+import type { ListQuery } from '../../platform/schemas.js';
 
 /** A live principal with its effective schedule (the stored one or the default). */
 export interface PrincipalProfile extends PrincipalRef {
@@ -88,7 +89,7 @@ export class PrincipalService {
     return presentHost(row, false);
   }
 
-  async listHosts(accountId: string, opts: { limit: number; cursor?: string }) {
+  async listHosts(accountId: string, opts: Static<typeof ListQuery>) {
     const rows = await repo.listHosts(this.db, accountId, decodeCursor(opts.cursor, 'uuid'), opts.limit);
     const { items, pagination } = page(rows, opts.limit);
     const connected = await this.calendarConnected(items.map((r) => r.id));
