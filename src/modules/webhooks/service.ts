@@ -33,6 +33,7 @@ import {
   type WebhookRow,
 } from './repo.js';
 import { generateWebhookSecret } from './signing.js';
+import type { ListQuery } from '../../platform/schemas.js';
 
 /** After a rotation the previous secret keeps signing (a second webhook-signature entry) this long. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -136,7 +137,7 @@ export class WebhookService {
     };
   }
 
-  async list(accountId: string, query: { limit: number; cursor?: string }) {
+  async list(accountId: string, query: Static<typeof ListQuery>) {
     const rows = await listWebhooks(
       this.db,
       accountId,
