@@ -29,6 +29,7 @@ import * as repo from './repo.js';
 import type { ClaimBody, JoinBody } from './schemas.js';
 import { type BookingService, occupancyOf, WAITLIST_OFFER_QUEUE } from './service.js';
 import { isTokenShape, newClaimToken, tokenHash } from './tokens.js';
+import type { ListQuery } from '../../platform/schemas.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -92,7 +93,7 @@ export class WaitlistService {
   }
 
   /** GET /v1/booking-links/{id}/waitlist (oldest first, the order offers follow). */
-  async list(accountId: string, linkId: string, q: { limit: number; cursor?: string }) {
+  async list(accountId: string, linkId: string, q: Static<typeof ListQuery>) {
     await this.ownedLink(accountId, linkId);
     const after = decodeCursor(q.cursor, { prefix: 'wl' });
     const rows = await repo.listEntries(this.deps.db, linkId, after, q.limit);
