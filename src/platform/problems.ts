@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { storeUnavailability } from '../db/unavailable.js';
 import { AppError, TITLES } from './errors.js';
+import { EMAIL_ADDRESS_PATTERN, ISO_INSTANT_PATTERN } from './validation.js';
 
 /** Retry-After (seconds) on a 503 for an unreachable store: about what a PostgreSQL restart takes. */
 const STORE_RETRY_AFTER_S = 5;
@@ -100,8 +101,13 @@ export function validationErrors(issues: AjvIssue[], context: string | undefined
     } else if (issue.keyword === 'additionalProperties') {
       field = fieldPath(issue.instancePath ?? '', String(issue.params.additionalProperty));
       message = 'is not a known field';
-    } else if (issue.keyword === 'format' && issue.params.format === 'email') {
+    } else if (
+      (issue.keyword === 'format' && issue.params.format === 'email') ||
+      (issue.keyword === 'pattern' && issue.params.pattern === EMAIL_ADDRESS_PATTERN)
+    ) {
       message = 'must be a valid e-mail address';
+    } else if (issue.keyword === 'pattern' && issue.params.pattern === ISO_INSTANT_PATTERN) {
+      message = 'must be an ISO 8601 timestamp with an offset, e.g. 2026-06-10T14:00:00Z';
     } else if (issue.keyword === 'format' && issue.params.format === 'date-time') {
       message = 'must be an ISO 8601 timestamp with an offset, e.g. 2026-06-10T14:00:00Z';
     }

@@ -1,6 +1,7 @@
 /** The network module's request and answer schemas: consents and the network (docs/api.md#consents, #network). */
 import { type Static, Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
+import { EMAIL_ADDRESS_PATTERN } from '../../platform/validation.js';
 import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../platform/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 import { RELATIONSHIPS, SCOPES } from './service.js';
@@ -122,7 +123,7 @@ export const DisconnectQuery = Type.Object({ principal_id: ActingFor }, { additi
 
 export const InviteBody = Type.Object(
   {
-    invitee_email: Type.String({ minLength: 3, maxLength: 320 }),
+    invitee_email: Type.String({ pattern: EMAIL_ADDRESS_PATTERN, maxLength: 320 }),
     invitee_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     relationship_type: Relationship,
     message: Type.Optional(Type.String({ maxLength: 2000 })),
