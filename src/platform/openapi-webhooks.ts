@@ -58,7 +58,7 @@ export function webhooksDocument(events: ReadonlyMap<string, DeclaredEvent>): Re
               example: {
                 id: 'evt_01jxk9c2f4h6j8k0m2n4p6q8r0',
                 type,
-                created_at: '2026-06-08T09:15:02.310Z',
+                created_at: '2054-06-08T09:15:02.310Z',
                 data: (payload.examples as unknown[] | undefined)?.[0] ?? {},
               },
               schema: {

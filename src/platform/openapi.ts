@@ -100,7 +100,7 @@ export const TAG_GROUPS: readonly { name: string; tags: string[] }[] = [
 export function guides(baseUrl: string): string {
   return `Kairos answers availability questions, takes bookings and pushes signed webhooks. Every
 endpoint is under \`/v1\`; bodies are JSON (UTF-8, \`snake_case\`); times are ISO 8601 instants,
-answered in UTC with milliseconds (\`2026-06-10T14:00:00.000Z\`).
+answered in UTC with milliseconds (\`2054-06-10T14:00:00.000Z\`).
 
 ## Authentication
 
@@ -177,7 +177,7 @@ Keys are scoped to the caller. Successful and 4xx answers are remembered, 5xx an
 \`\`\`sh
 curl -X POST ${baseUrl}/v1/bookings -H "Authorization: Bearer $KAIROS_KEY" \\
   -H "Idempotency-Key: 6f1c2e0a-8d9b-4f5e-a3c7-2b1d0e9f8a76" -H "Content-Type: application/json" \\
-  -d '{"start_time": "2026-06-10T14:00:00Z", "end_time": "2026-06-10T14:30:00Z", "customer_email": "ada@example.com", "customer_name": "Ada Lovelace"}'
+  -d '{"start_time": "2054-06-10T14:00:00Z", "end_time": "2054-06-10T14:30:00Z", "customer_email": "ada@example.com", "customer_name": "Ada Lovelace"}'
 \`\`\`
 
 ## Pagination

@@ -107,9 +107,9 @@ export function validationErrors(issues: AjvIssue[], context: string | undefined
     ) {
       message = 'must be a valid e-mail address';
     } else if (issue.keyword === 'pattern' && issue.params.pattern === ISO_INSTANT_PATTERN) {
-      message = 'must be an ISO 8601 timestamp with an offset, e.g. 2026-06-10T14:00:00Z';
+      message = 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z';
     } else if (issue.keyword === 'format' && issue.params.format === 'date-time') {
-      message = 'must be an ISO 8601 timestamp with an offset, e.g. 2026-06-10T14:00:00Z';
+      message = 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z';
     }
     if (!field) field = context === 'body' ? 'body' : (context ?? 'request');
     if (!(field in errors)) errors[field] = message;

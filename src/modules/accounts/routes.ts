@@ -12,14 +12,14 @@ const ACCOUNT = {
   name: 'Acme Physiotherapy',
   plan: 'premium' as const,
   rate_limit_per_hour: 1000,
-  created_at: '2026-05-28T10:02:11.417Z',
+  created_at: '2054-05-28T10:02:11.417Z',
 };
 const USER = {
   id: '0190a4b9-0c1d-7e2f-9a3b-4c5d6e7f8a9b',
   account_id: ACCOUNT.id,
   email: 'ops@acme-physio.example',
   display_name: 'Jordan Ops',
-  created_at: '2026-05-28T10:05:40.002Z',
+  created_at: '2054-05-28T10:05:40.002Z',
 };
 
 export function accountRoutes(app: TypedApp, accounts: AccountService): void {
@@ -42,7 +42,7 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
               token:
                 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIwMTkwYTRiOS0wYzFkIiwic2lkIjoic2Vzc18wMW04NDcifQ.' +
                 'x3Jd0kq8S7bZkzq1y2mQYwQ0n3xq7V1g4p8n2Lw5b0M',
-              expires_at: '2026-06-10T15:00:00.000Z',
+              expires_at: '2054-06-10T15:00:00.000Z',
               user: USER,
             },
           }),

@@ -17,7 +17,7 @@ const KEY = {
   last4: 'k2Vd',
   rate_limit_per_hour: 1000,
   allowed_domains: ['acme-physio.example'],
-  created_at: '2026-06-02T11:20:00.000Z',
+  created_at: '2054-06-02T11:20:00.000Z',
   expires_at: null,
   revoked_at: null,
   status: 'active' as const,
@@ -103,7 +103,7 @@ export function apiKeyRoutes(
         params: IdParams,
         response: {
           200: answer('The revoked key', wrap('api_key', ApiKey), {
-            api_key: { ...KEY, status: 'revoked', revoked_at: '2026-06-12T16:45:09.330Z' },
+            api_key: { ...KEY, status: 'revoked', revoked_at: '2054-06-12T16:45:09.330Z' },
           }),
         },
       },
@@ -126,12 +126,12 @@ export function apiKeyRoutes(
             stats: {
               key_id: KEY.id,
               window: 'day',
-              window_start: '2026-06-11T16:00:00.000Z',
-              window_end: '2026-06-12T16:00:00.000Z',
+              window_start: '2054-06-11T16:00:00.000Z',
+              window_end: '2054-06-12T16:00:00.000Z',
               requests: 1423,
               rate_limited: 0,
               by_status: { '2xx': 1390, '4xx': 33, '5xx': 0 },
-              last_used_at: '2026-06-12T15:58:31.872Z',
+              last_used_at: '2054-06-12T15:58:31.872Z',
               rate_limit_per_hour: 1000,
               remaining: 912,
             },

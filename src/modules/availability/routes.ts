@@ -20,9 +20,9 @@ import type { TypedApp } from '../../platform/routes.js';
 /** What the OpenAPI document shows (platform/openapi.ts): a host in Paris (UTC+2 in June). */
 const HOST_ID = '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03';
 const SLOTS = [
-  { start: '2026-06-10T07:00:00.000Z', end: '2026-06-10T07:30:00.000Z' },
-  { start: '2026-06-10T07:30:00.000Z', end: '2026-06-10T08:00:00.000Z' },
-  { start: '2026-06-10T09:00:00.000Z', end: '2026-06-10T09:30:00.000Z' },
+  { start: '2054-06-10T07:00:00.000Z', end: '2054-06-10T07:30:00.000Z' },
+  { start: '2054-06-10T07:30:00.000Z', end: '2054-06-10T08:00:00.000Z' },
+  { start: '2054-06-10T09:00:00.000Z', end: '2054-06-10T09:30:00.000Z' },
 ];
 
 /** Reading a principal's busy time: it needs a calendar, and one that can be read. */
@@ -152,52 +152,52 @@ export function availabilityRoutes(app: TypedApp, availability: AvailabilityServ
         response: {
           200: answer('Sorted, non-overlapping blocks covering the window', BlocksAnswer, {
             principal_id: HOST_ID,
-            from: '2026-06-10T06:00:00.000Z',
-            to: '2026-06-10T16:00:00.000Z',
+            from: '2054-06-10T06:00:00.000Z',
+            to: '2054-06-10T16:00:00.000Z',
             timezone: 'Europe/Paris',
             stale: true,
-            busy_as_of: '2026-06-10T05:42:17.000Z',
+            busy_as_of: '2054-06-10T05:42:17.000Z',
             blocks: [
               {
-                start: '2026-06-10T06:00:00.000Z',
-                end: '2026-06-10T07:00:00.000Z',
+                start: '2054-06-10T06:00:00.000Z',
+                end: '2054-06-10T07:00:00.000Z',
                 status: 'outside_hours',
                 source: 'schedule',
               },
               {
-                start: '2026-06-10T07:00:00.000Z',
-                end: '2026-06-10T08:00:00.000Z',
+                start: '2054-06-10T07:00:00.000Z',
+                end: '2054-06-10T08:00:00.000Z',
                 status: 'free',
                 source: 'schedule',
               },
               {
-                start: '2026-06-10T08:00:00.000Z',
-                end: '2026-06-10T09:00:00.000Z',
+                start: '2054-06-10T08:00:00.000Z',
+                end: '2054-06-10T09:00:00.000Z',
                 status: 'busy',
                 source: 'calendar',
                 titles: ['Team stand-up'],
               },
               {
-                start: '2026-06-10T09:00:00.000Z',
-                end: '2026-06-10T12:00:00.000Z',
+                start: '2054-06-10T09:00:00.000Z',
+                end: '2054-06-10T12:00:00.000Z',
                 status: 'free',
                 source: 'schedule',
               },
               {
-                start: '2026-06-10T12:00:00.000Z',
-                end: '2026-06-10T12:30:00.000Z',
+                start: '2054-06-10T12:00:00.000Z',
+                end: '2054-06-10T12:30:00.000Z',
                 status: 'busy',
                 source: 'booking',
               },
               {
-                start: '2026-06-10T12:30:00.000Z',
-                end: '2026-06-10T15:00:00.000Z',
+                start: '2054-06-10T12:30:00.000Z',
+                end: '2054-06-10T15:00:00.000Z',
                 status: 'free',
                 source: 'schedule',
               },
               {
-                start: '2026-06-10T15:00:00.000Z',
-                end: '2026-06-10T16:00:00.000Z',
+                start: '2054-06-10T15:00:00.000Z',
+                end: '2054-06-10T16:00:00.000Z',
                 status: 'outside_hours',
                 source: 'schedule',
               },

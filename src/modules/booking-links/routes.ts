@@ -36,8 +36,8 @@ const LINK = {
   max_days_ahead: 60,
   active: true,
   url: 'https://kairos.acme-physio.example/book/physio-assessment',
-  created_at: '2026-06-02T12:00:00.000Z',
-  updated_at: '2026-06-02T12:00:00.000Z',
+  created_at: '2054-06-02T12:00:00.000Z',
+  updated_at: '2054-06-02T12:00:00.000Z',
   deleted_at: null,
 };
 
@@ -144,7 +144,7 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
         body: withExample(UpdateLinkBody, { price_amount: 7500, active: true }),
         response: {
           200: answer('The booking link as updated', Link, {
-            booking_link: { ...LINK, price_amount: 7500, updated_at: '2026-06-04T09:30:00.000Z' },
+            booking_link: { ...LINK, price_amount: 7500, updated_at: '2054-06-04T09:30:00.000Z' },
           }),
         },
       },
@@ -168,8 +168,8 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
           200: answer('The deleted booking link, in its final state', Link, {
             booking_link: {
               ...LINK,
-              updated_at: '2026-06-30T17:00:00.000Z',
-              deleted_at: '2026-06-30T17:00:00.000Z',
+              updated_at: '2054-06-30T17:00:00.000Z',
+              deleted_at: '2054-06-30T17:00:00.000Z',
             },
           }),
         },

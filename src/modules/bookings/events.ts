@@ -28,8 +28,8 @@ export const bookingEvents = {
         {
           booking: {
             ...BOOKING,
-            start_time: '2026-06-11T09:00:00.000Z',
-            end_time: '2026-06-11T09:45:00.000Z',
+            start_time: '2054-06-11T09:00:00.000Z',
+            end_time: '2054-06-11T09:45:00.000Z',
           },
           previous: { start_time: BOOKING.start_time, end_time: BOOKING.end_time },
         },
@@ -40,7 +40,7 @@ export const bookingEvents = {
     ...BOOKING,
     status: 'cancelled',
     cancellation_reason: 'Feeling better',
-    cancelled_at: '2026-06-09T08:00:00.000Z',
+    cancelled_at: '2054-06-09T08:00:00.000Z',
   }),
 } as const;
 

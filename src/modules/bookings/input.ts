@@ -36,7 +36,7 @@ export function instant(value: string | undefined, field: string, p: Problems): 
   if (value === undefined) return undefined;
   const ms = isIsoInstant(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
-    p.add(field, 'must be an ISO 8601 timestamp with an offset, e.g. 2026-06-10T14:00:00Z');
+    p.add(field, 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z');
     return undefined;
   }
   return ms;

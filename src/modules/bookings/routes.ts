@@ -75,7 +75,7 @@ const SYNCED = [
     provider: 'google' as const,
     status: 'synced' as const,
     error: null,
-    updated_at: '2026-06-08T09:15:03.004Z',
+    updated_at: '2054-06-08T09:15:03.004Z',
   },
 ];
 const MANAGE_URL = 'https://kairos.acme-physio.example/b/bm_Yk3xQ9vN2rT7wL5pZ8cF1hJ4dS6gA0mE';
@@ -87,15 +87,15 @@ const PUBLIC_BOOKING = {
 const CANCELLED = {
   status: 'cancelled' as const,
   cancellation_reason: 'Feeling better',
-  cancelled_at: '2026-06-09T18:02:44.120Z',
-  updated_at: '2026-06-09T18:02:44.120Z',
+  cancelled_at: '2054-06-09T18:02:44.120Z',
+  updated_at: '2054-06-09T18:02:44.120Z',
 };
 const ENTRY = {
   id: 'wl_01jxka1b2c3d4e5f6g7h8j9k0m',
   status: 'waiting' as const,
-  preferred_from: '2026-06-11T07:00:00.000Z',
-  preferred_to: '2026-06-12T16:00:00.000Z',
-  created_at: '2026-06-08T12:40:00.000Z',
+  preferred_from: '2054-06-11T07:00:00.000Z',
+  preferred_to: '2054-06-12T16:00:00.000Z',
+  created_at: '2054-06-08T12:40:00.000Z',
 };
 const WAITLIST_ENTRY = {
   ...ENTRY,
@@ -105,7 +105,7 @@ const WAITLIST_ENTRY = {
   notes: 'Mornings preferred',
   offer: null,
   booking_id: null,
-  updated_at: '2026-06-08T12:40:00.000Z',
+  updated_at: '2054-06-08T12:40:00.000Z',
 };
 
 export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist: WaitlistService): void {
@@ -123,7 +123,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         body: withExample(CreateBody, {
           principal_id: HOST_ID,
           booking_link_id: BOOKING.booking_link_id,
-          start_time: '2026-06-10T16:00:00+02:00',
+          start_time: '2054-06-10T16:00:00+02:00',
           duration_minutes: 45,
           customer_email: 'ada@example.com',
           customer_name: 'Ada Lovelace',
@@ -205,16 +205,16 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         summary: 'Change notes or metadata; a new start_time / end_time reschedules (booking.updated)',
         params: BookingParams,
         body: withExample(UpdateBody, {
-          start_time: '2026-06-11T09:00:00Z',
-          end_time: '2026-06-11T09:45:00Z',
+          start_time: '2054-06-11T09:00:00Z',
+          end_time: '2054-06-11T09:45:00Z',
         }),
         response: {
           200: answer('The booking as changed', BookingAnswer, {
             booking: {
               ...BOOKING,
-              start_time: '2026-06-11T09:00:00.000Z',
-              end_time: '2026-06-11T09:45:00.000Z',
-              updated_at: '2026-06-09T08:30:00.000Z',
+              start_time: '2054-06-11T09:00:00.000Z',
+              end_time: '2054-06-11T09:45:00.000Z',
+              updated_at: '2054-06-09T08:30:00.000Z',
             },
           }),
         },
@@ -275,7 +275,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         params: EntryParams,
         response: {
           200: answer('The removed entry', EntryAnswer, {
-            waitlist_entry: { ...WAITLIST_ENTRY, status: 'removed', updated_at: '2026-06-09T10:00:00.000Z' },
+            waitlist_entry: { ...WAITLIST_ENTRY, status: 'removed', updated_at: '2054-06-09T10:00:00.000Z' },
           }),
         },
       },
@@ -343,9 +343,9 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
             stale: false,
             busy_as_of: null,
             slots: [
-              { start: '2026-06-10T07:00:00.000Z', end: '2026-06-10T07:45:00.000Z' },
-              { start: '2026-06-10T07:15:00.000Z', end: '2026-06-10T08:00:00.000Z' },
-              { start: '2026-06-10T14:00:00.000Z', end: '2026-06-10T14:45:00.000Z' },
+              { start: '2054-06-10T07:00:00.000Z', end: '2054-06-10T07:45:00.000Z' },
+              { start: '2054-06-10T07:15:00.000Z', end: '2054-06-10T08:00:00.000Z' },
+              { start: '2054-06-10T14:00:00.000Z', end: '2054-06-10T14:45:00.000Z' },
             ],
           }),
         },
@@ -370,7 +370,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         summary: 'Book a link; the answer carries manage_url, the attendee’s self-service link (once)',
         params: SlugParams,
         body: withExample(PublicCreateBody, {
-          start_time: '2026-06-10T15:00:00+01:00',
+          start_time: '2054-06-10T15:00:00+01:00',
           duration_minutes: 45,
           customer_email: 'ada@example.com',
           customer_name: 'Ada Lovelace',
@@ -402,8 +402,8 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         body: withExample(JoinBody, {
           customer_email: 'grace@example.com',
           customer_name: 'Grace Hopper',
-          preferred_from: '2026-06-11T08:00:00+01:00',
-          preferred_to: '2026-06-12T17:00:00+01:00',
+          preferred_from: '2054-06-11T08:00:00+01:00',
+          preferred_to: '2054-06-12T17:00:00+01:00',
           notes: 'Mornings preferred',
         }),
         response: { 201: answer('The new waitlist entry', PublicEntryAnswer, { waitlist_entry: ENTRY }) },
@@ -450,15 +450,15 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
             booking: {
               ...PUBLIC_BOOKING,
               id: 'booking_01jxkb7c8d9e0f1g2h3j4k5m6n',
-              start_time: '2026-06-11T08:00:00.000Z',
-              end_time: '2026-06-11T08:45:00.000Z',
+              start_time: '2054-06-11T08:00:00.000Z',
+              end_time: '2054-06-11T08:45:00.000Z',
               customer_email: 'grace@example.com',
               customer_name: 'Grace Hopper',
               customer_timezone: null,
               notes: 'Mornings preferred',
               answers: {},
-              created_at: '2026-06-10T07:05:00.000Z',
-              updated_at: '2026-06-10T07:05:00.000Z',
+              created_at: '2054-06-10T07:05:00.000Z',
+              updated_at: '2054-06-10T07:05:00.000Z',
               manage_url: 'https://kairos.acme-physio.example/b/bm_Pq7rS2tU9vW4xY6zA1bC3dE5fG8hJ0kL',
             },
           }),
@@ -530,14 +530,14 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         tags: publicTags,
         summary: 'Move the booking to a new start, same length (booking.updated)',
         params: TokenParams,
-        body: withExample(RescheduleBody, { start_time: '2026-06-11T10:00:00+01:00' }),
+        body: withExample(RescheduleBody, { start_time: '2054-06-11T10:00:00+01:00' }),
         response: {
           200: answer('The booking at its new time', PublicBookingAnswer, {
             booking: {
               ...PUBLIC_BOOKING,
-              start_time: '2026-06-11T09:00:00.000Z',
-              end_time: '2026-06-11T09:45:00.000Z',
-              updated_at: '2026-06-09T08:30:00.000Z',
+              start_time: '2054-06-11T09:00:00.000Z',
+              end_time: '2054-06-11T09:45:00.000Z',
+              updated_at: '2054-06-09T08:30:00.000Z',
             },
           }),
         },

@@ -16,7 +16,7 @@ const Instant = Type.String({
   minLength: 1,
   maxLength: 64,
   pattern: ISO_INSTANT_PATTERN,
-  description: 'ISO 8601 instant with an offset, e.g. 2026-06-10T14:00:00Z',
+  description: 'ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z',
 });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const Metadata = Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), {
@@ -315,8 +315,8 @@ export const HOST_ID = '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03';
 export const BOOKED = {
   id: 'booking_01jxk9c2e1d3f5g7h9j1k3m5n7',
   status: 'confirmed' as const,
-  start_time: '2026-06-10T14:00:00.000Z',
-  end_time: '2026-06-10T14:45:00.000Z',
+  start_time: '2054-06-10T14:00:00.000Z',
+  end_time: '2054-06-10T14:45:00.000Z',
   customer_email: 'ada@example.com',
   customer_name: 'Ada Lovelace',
   customer_timezone: 'Europe/London',
@@ -329,8 +329,8 @@ export const BOOKED = {
   refund_status: null,
   cancellation_reason: null,
   cancelled_at: null,
-  created_at: '2026-06-08T09:15:02.310Z',
-  updated_at: '2026-06-08T09:15:02.310Z',
+  created_at: '2054-06-08T09:15:02.310Z',
+  updated_at: '2054-06-08T09:15:02.310Z',
 };
 export const BOOKING = {
   ...BOOKED,

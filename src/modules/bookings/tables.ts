@@ -58,7 +58,7 @@ export interface BookingOccupancyTable {
   /** The booking (`booking_…`) or waitlist hold (`wl_…`) holding the time. */
   owner_id: string;
   principal_id: string;
-  /** tstzrange text, e.g. `[2026-01-01 10:00:00+00,2026-01-01 10:30:00+00)`. */
+  /** tstzrange text, e.g. `[2054-01-01 10:00:00+00,2054-01-01 10:30:00+00)`. */
   during: string;
 }
 

@@ -140,10 +140,10 @@ const CONNECTION = {
   status: 'connected' as const,
   status_reason: null,
   account: 'maya.chen@example.com',
-  last_sync: '2026-06-08T09:00:12.514Z',
+  last_sync: '2054-06-08T09:00:12.514Z',
   last_error: null,
   retry_at: null,
-  created_at: '2026-06-01T09:30:05.771Z',
+  created_at: '2054-06-01T09:30:05.771Z',
   calendars: [
     CALENDAR,
     {
@@ -160,8 +160,8 @@ const CALDAV_CONNECTION = {
   id: 'conn_01jxk6p2q3r4s5t6v7w8x9y0z1',
   provider: 'caldav' as const,
   account: 'maya@caldav.fastmail.com',
-  last_sync: '2026-06-08T09:20:40.118Z',
-  created_at: '2026-06-08T09:20:39.902Z',
+  last_sync: '2054-06-08T09:20:40.118Z',
+  created_at: '2054-06-08T09:20:39.902Z',
   calendars: [
     {
       ...CALENDAR,
@@ -207,7 +207,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
                 provider === 'google'
                   ? 'https://accounts.google.com/o/oauth2/v2/auth?client_id=1234.apps.googleusercontent.com&response_type=code&code_challenge_method=S256&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&state=eyJmIjoiYSJ9.c2ln'
                   : 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=6731de76-14a6-49ae-97bc-6eba6914391e&response_type=code&code_challenge_method=S256&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&state=eyJmIjoiYSJ9.c2ln',
-              expires_at: '2026-06-08T09:45:00.000Z',
+              expires_at: '2054-06-08T09:45:00.000Z',
             }),
             302: noContent(`Otherwise a redirect to ${name}’s consent screen (Location header)`),
           },
@@ -428,7 +428,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
         response: {
           200: answer('What each connection gave', SyncAnswer, {
             events_synced: 23,
-            last_sync: '2026-06-08T10:00:03.208Z',
+            last_sync: '2054-06-08T10:00:03.208Z',
             connections: [
               { id: CONNECTION.id, provider: 'google', status: 'synced', busy_blocks: 17, error: null },
               { id: CALDAV_CONNECTION.id, provider: 'caldav', status: 'synced', busy_blocks: 6, error: null },
@@ -494,7 +494,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
           201: answer('The link to send to the host', ConnectLinkAnswer, {
             connect_link: {
               url: 'https://kairos.acme-physio.example/v1/public/connect/cl_6QmZ2xV9rT4wK8nB1pD7sF3hJ5',
-              expires_at: '2026-06-11T10:00:00.000Z',
+              expires_at: '2054-06-11T10:00:00.000Z',
               host_id: '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03',
               providers: ['google', 'microsoft'],
             },

@@ -14,7 +14,7 @@ export const networkEvents = {
   'consent.revoked': consentOnly('A consent was revoked by its grantor', {
     ...CONSENT,
     status: 'revoked',
-    revoked_at: '2026-06-20T10:00:00.000Z',
+    revoked_at: '2054-06-20T10:00:00.000Z',
   }),
 } as const;
 

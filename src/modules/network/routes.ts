@@ -29,8 +29,8 @@ const INVITATION = {
   invitee_name: 'Sam Okafor',
   relationship_type: 'colleague',
   status: 'pending',
-  expires_at: '2026-06-12T14:30:00.000Z',
-  created_at: '2026-06-05T14:30:00.000Z',
+  expires_at: '2054-06-12T14:30:00.000Z',
+  created_at: '2054-06-05T14:30:00.000Z',
 };
 
 export function networkRoutes(app: TypedApp, network: NetworkService): void {
@@ -120,7 +120,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
         params: ConsentParams,
         response: {
           200: answer('The revoked consent', ConsentAnswer, {
-            consent: { ...CONSENT, status: 'revoked', revoked_at: '2026-06-20T09:00:00.000Z' },
+            consent: { ...CONSENT, status: 'revoked', revoked_at: '2054-06-20T09:00:00.000Z' },
           }),
         },
       },
@@ -144,7 +144,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
                 principal_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
                 display_name: 'Okafor Sports Clinic',
                 relationship_type: 'colleague',
-                connected_at: '2026-06-05T15:02:10.000Z',
+                connected_at: '2054-06-05T15:02:10.000Z',
               },
             ],
             pagination: { next_cursor: null, has_more: false },

@@ -168,7 +168,7 @@ export const CONSENT = {
   grantee_id: '0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d',
   scopes: ['availability:read:freebusy'],
   status: 'active',
-  expires_at: '2026-12-31T23:00:00.000Z',
-  created_at: '2026-06-05T14:20:00.000Z',
+  expires_at: '2054-12-31T23:00:00.000Z',
+  created_at: '2054-06-05T14:20:00.000Z',
   revoked_at: null,
 };

@@ -25,8 +25,8 @@ const HOST = {
   timezone: 'Europe/Paris',
   status: 'active' as const,
   calendar_connected: true,
-  created_at: '2026-06-01T09:12:44.120Z',
-  updated_at: '2026-06-01T09:12:44.120Z',
+  created_at: '2054-06-01T09:12:44.120Z',
+  updated_at: '2054-06-01T09:12:44.120Z',
   deleted_at: null,
 };
 const SCHEDULE = {
@@ -38,8 +38,8 @@ const SCHEDULE = {
     { day: 'fri' as const, start: '09:00', end: '13:00' },
   ],
   overrides: [
-    { date: '2026-07-14', unavailable: true as const },
-    { date: '2026-07-18', intervals: [{ start: '10:00', end: '14:00' }] },
+    { date: '2054-07-14', unavailable: true as const },
+    { date: '2054-07-18', intervals: [{ start: '10:00', end: '14:00' }] },
   ],
   buffer_before_minutes: 0,
   buffer_after_minutes: 10,
@@ -126,7 +126,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
         body: withExample(UpdateHostBody, { timezone: 'America/New_York' }),
         response: {
           200: answer('The host as updated', wrap('host', Host), {
-            host: { ...HOST, timezone: 'America/New_York', updated_at: '2026-06-03T15:40:02.511Z' },
+            host: { ...HOST, timezone: 'America/New_York', updated_at: '2054-06-03T15:40:02.511Z' },
           }),
         },
       },
@@ -150,8 +150,8 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
             host: {
               ...HOST,
               status: 'deleted' as const,
-              updated_at: '2026-06-20T08:00:00.000Z',
-              deleted_at: '2026-06-20T08:00:00.000Z',
+              updated_at: '2054-06-20T08:00:00.000Z',
+              deleted_at: '2054-06-20T08:00:00.000Z',
             },
           }),
         },

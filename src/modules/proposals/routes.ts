@@ -58,8 +58,8 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
           title: 'Partnership kick-off',
           message: 'Either time works for us.',
           slots: [
-            { start: '2026-06-10T14:00:00Z', end: '2026-06-10T15:00:00Z' },
-            { start: '2026-06-11T09:00:00Z', end: '2026-06-11T10:00:00Z' },
+            { start: '2054-06-10T14:00:00Z', end: '2054-06-10T15:00:00Z' },
+            { start: '2054-06-11T09:00:00Z', end: '2054-06-11T10:00:00Z' },
           ],
         }),
         response: {

@@ -62,15 +62,15 @@ export const Proposal = Type.Object({
 export const SLOTS = [
   {
     id: 'slot_01jxk9a1b2c3d4e5f6g7h8j9k0',
-    start: '2026-06-10T14:00:00.000Z',
-    end: '2026-06-10T15:00:00.000Z',
+    start: '2054-06-10T14:00:00.000Z',
+    end: '2054-06-10T15:00:00.000Z',
     is_selected: true,
     votes: 0,
   },
   {
     id: 'slot_01jxk9a1b2c3d4e5f6g7h8j9k1',
-    start: '2026-06-11T09:00:00.000Z',
-    end: '2026-06-11T10:00:00.000Z',
+    start: '2054-06-11T09:00:00.000Z',
+    end: '2054-06-11T10:00:00.000Z',
     is_selected: false,
     votes: 0,
   },
@@ -97,9 +97,9 @@ export const PROPOSAL = {
   metadata: {},
   resolution: null,
   booking_error: null,
-  expires_at: '2026-06-08T14:00:00.000Z',
-  created_at: '2026-06-05T14:00:00.000Z',
-  resolved_at: '2026-06-05T16:12:00.000Z',
+  expires_at: '2054-06-08T14:00:00.000Z',
+  created_at: '2054-06-05T14:00:00.000Z',
+  resolved_at: '2054-06-05T16:12:00.000Z',
 };
 export const POLL = {
   ...PROPOSAL,
@@ -124,7 +124,7 @@ export const RESOLVED = {
     total_votes: 1,
     tie_count: 1,
   },
-  resolved_at: '2026-06-07T09:00:00.000Z',
+  resolved_at: '2054-06-07T09:00:00.000Z',
 };
 
 // ---- requests and the answers of the routes ------------------------------------------------------

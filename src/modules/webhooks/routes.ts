@@ -28,21 +28,21 @@ const HOOK = {
   events: ['booking.created', 'booking.cancelled'],
   description: 'CRM sync',
   active: true,
-  created_at: '2026-06-02T11:30:00.000Z',
-  updated_at: '2026-06-02T11:30:00.000Z',
+  created_at: '2054-06-02T11:30:00.000Z',
+  updated_at: '2054-06-02T11:30:00.000Z',
   previous_secret_expires_at: null,
 };
 const SECRET = 'whsec_MfKQ9r8GKYqVpmLs1e8xq5dUJ3ZtR0d0n6yq2m1tN2c=';
 const EVENT = {
   id: 'evt_01jxk9c2f4h6j8k0m2n4p6q8r0',
   type: 'booking.created',
-  created_at: '2026-06-08T09:15:02.310Z',
+  created_at: '2054-06-08T09:15:02.310Z',
   data: {
     booking: {
       id: 'booking_01jxk9c2e1d3f5g7h9j1k3m5n7',
       status: 'confirmed',
-      start_time: '2026-06-10T14:00:00.000Z',
-      end_time: '2026-06-10T14:30:00.000Z',
+      start_time: '2054-06-10T14:00:00.000Z',
+      end_time: '2054-06-10T14:30:00.000Z',
       customer_email: 'ada@example.com',
       customer_name: 'Ada Lovelace',
     },
@@ -57,7 +57,7 @@ const DELIVERY = {
   attempts: [
     {
       number: 1,
-      at: '2026-06-08T09:15:02.402Z',
+      at: '2054-06-08T09:15:02.402Z',
       manual: false,
       response_status: 200,
       duration_ms: 143,
@@ -66,7 +66,7 @@ const DELIVERY = {
     },
   ],
   next_attempt_at: null,
-  created_at: '2026-06-08T09:15:02.310Z',
+  created_at: '2054-06-08T09:15:02.310Z',
 };
 
 export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventTypes: readonly string[]): void {
@@ -161,7 +161,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
             webhook: {
               ...HOOK,
               events: ['booking.created', 'booking.updated', 'booking.cancelled'],
-              updated_at: '2026-06-05T08:12:40.019Z',
+              updated_at: '2054-06-05T08:12:40.019Z',
             },
           }),
         },
@@ -203,8 +203,8 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
           200: answer('The webhook with its new secret (shown only here)', wrap('webhook', RotatedWebhook), {
             webhook: {
               ...HOOK,
-              updated_at: '2026-06-09T10:00:00.000Z',
-              previous_secret_expires_at: '2026-06-10T10:00:00.000Z',
+              updated_at: '2054-06-09T10:00:00.000Z',
+              previous_secret_expires_at: '2054-06-10T10:00:00.000Z',
               secret: 'whsec_3q8Vb1sN0xZkE7yW4tR2mP9cL6hG5fD1aJ0uK8iO2n4=',
             },
           }),
@@ -230,7 +230,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
             event: {
               id: 'evt_01jxkb0a2c4e6g8j0k2m4p6r8t',
               type: 'webhook.test',
-              created_at: '2026-06-09T10:05:00.000Z',
+              created_at: '2054-06-09T10:05:00.000Z',
               data: { webhook_id: HOOK.id, message: 'This is a test event sent from the Kairos API.' },
             },
             delivery: {
@@ -240,8 +240,8 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
               event_type: 'webhook.test',
               status: 'pending',
               attempts: [],
-              next_attempt_at: '2026-06-09T10:05:00.000Z',
-              created_at: '2026-06-09T10:05:00.000Z',
+              next_attempt_at: '2054-06-09T10:05:00.000Z',
+              created_at: '2054-06-09T10:05:00.000Z',
             },
           }),
         },
@@ -292,14 +292,14 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
               attempts: [
                 {
                   number: 4,
-                  at: '2026-06-08T09:51:03.004Z',
+                  at: '2054-06-08T09:51:03.004Z',
                   manual: false,
                   response_status: 503,
                   duration_ms: 88,
                   error: 'HTTP 503',
                   response_body: 'Service Unavailable',
                 },
-                { ...DELIVERY.attempts[0]!, number: 5, at: '2026-06-08T11:02:17.550Z', manual: true },
+                { ...DELIVERY.attempts[0]!, number: 5, at: '2054-06-08T11:02:17.550Z', manual: true },
               ],
             },
           }),

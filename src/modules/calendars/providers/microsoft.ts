@@ -187,7 +187,7 @@ export function graphError(res: Response, json: unknown, nowMs: number): Provide
   return new ProviderError(code, res.status, message, opts);
 }
 
-/** Graph's dateTimeTimeZone.dateTime: local wall time without offset, e.g. 2026-06-01T09:00:00.0000000. */
+/** Graph's dateTimeTimeZone.dateTime: local wall time without offset, e.g. 2054-06-01T09:00:00.0000000. */
 export function graphDateTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19)}.0000000`;
 }
