@@ -25,48 +25,52 @@ function nextThursdayAt(hour: number): string {
 }
 
 describe('SMTP down', () => {
-  it('mails made while the SMTP server is down wait with backoff and all arrive once it is back, each exactly once', async () => {
-    const first = await startSmtpSink();
-    const port = Number(new URL(first.url).port);
-    t = await startTestApp({ workers: true, env: { SMTP_URL: first.url } });
-    await first.close(); // down
+  it(
+    'mails made while the SMTP server is down wait with backoff and all arrive once it is back, each exactly once',
+    async () => {
+      const first = await startSmtpSink();
+      const port = Number(new URL(first.url).port);
+      t = await startTestApp({ workers: true, env: { SMTP_URL: first.url } });
+      await first.close(); // down
 
-    const acc = await t.account();
-    const made = await t.call('POST', '/v1/hosts', {
-      token: acc.key,
-      body: { display_name: 'Mail host', timezone: 'UTC', email: 'host@example.com' },
-    });
-    expect(made.status).toBe(201);
-    const host = (await made.json()).host.principal_id as string;
-    for (let hour = 9; hour < 14; hour++) {
-      const res = await t.call('POST', '/v1/bookings', {
+      const acc = await t.account();
+      const made = await t.call('POST', '/v1/hosts', {
         token: acc.key,
-        body: {
-          principal_id: host,
-          start_time: nextThursdayAt(hour),
-          customer_email: `guest${hour}@example.com`,
-          customer_name: 'Guest',
-        },
+        body: { display_name: 'Mail host', timezone: 'UTC', email: 'host@example.com' },
       });
-      expect(res.status).toBe(201);
-    }
-    const queued = await t.ctx.db.selectFrom('mail_outbox').select(['id', 'status', 'attempts']).execute();
-    expect(queued.length).toBeGreaterThanOrEqual(5);
+      expect(made.status).toBe(201);
+      const host = (await made.json()).host.principal_id as string;
+      for (let hour = 9; hour < 14; hour++) {
+        const res = await t.call('POST', '/v1/bookings', {
+          token: acc.key,
+          body: {
+            principal_id: host,
+            start_time: nextThursdayAt(hour),
+            customer_email: `guest${hour}@example.com`,
+            customer_name: 'Guest',
+          },
+        });
+        expect(res.status).toBe(201);
+      }
+      const queued = await t.ctx.db.selectFrom('mail_outbox').select(['id', 'status', 'attempts']).execute();
+      expect(queued.length).toBeGreaterThanOrEqual(5);
 
-    await new Promise((resolve) => setTimeout(resolve, DOWN_MS));
-    const waiting = await t.ctx.db.selectFrom('mail_outbox').select(['status', 'attempts']).execute();
-    // Tried, failed, kept: nothing sent, nothing given up.
-    expect(waiting.filter((m) => m.status !== 'pending')).toEqual([]);
-    expect(Math.max(...waiting.map((m) => m.attempts))).toBeGreaterThan(1);
+      await new Promise((resolve) => setTimeout(resolve, DOWN_MS));
+      const waiting = await t.ctx.db.selectFrom('mail_outbox').select(['status', 'attempts']).execute();
+      // Tried, failed, kept: nothing sent, nothing given up.
+      expect(waiting.filter((m) => m.status !== 'pending')).toEqual([]);
+      expect(Math.max(...waiting.map((m) => m.attempts))).toBeGreaterThan(1);
 
-    sink = await startSmtpSink({ port }); // back, where it was
-    // The longest wait is the backoff step reached during the outage (about as long as the outage).
-    const got = await sink.waitFor(queued.length, DOWN_MS * 2 + 20_000);
-    await new Promise((resolve) => setTimeout(resolve, 2_000)); // a duplicate would arrive meanwhile
-    expect(sink.messages).toHaveLength(queued.length);
-    const ids = got.map((m) => m.messageId);
-    expect(new Set(ids).size).toBe(ids.length);
-    const sent = await t.ctx.db.selectFrom('mail_outbox').select('status').execute();
-    expect(sent.every((m) => m.status === 'sent')).toBe(true);
-  }, DOWN_MS * 3 + 60_000);
+      sink = await startSmtpSink({ port }); // back, where it was
+      // The longest wait is the backoff step reached during the outage (about as long as the outage).
+      const got = await sink.waitFor(queued.length, DOWN_MS * 2 + 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 2_000)); // a duplicate would arrive meanwhile
+      expect(sink.messages).toHaveLength(queued.length);
+      const ids = got.map((m) => m.messageId);
+      expect(new Set(ids).size).toBe(ids.length);
+      const sent = await t.ctx.db.selectFrom('mail_outbox').select('status').execute();
+      expect(sent.every((m) => m.status === 'sent')).toBe(true);
+    },
+    DOWN_MS * 3 + 60_000,
+  );
 });
