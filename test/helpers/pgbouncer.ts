@@ -78,7 +78,12 @@ export async function startPgBouncer(serverUrl: string): Promise<PgBouncer> {
       `auth_file = ${join(dir, 'users.txt')}`,
       'pool_mode = transaction',
       'max_client_conn = 1000',
-      'default_pool_size = 40',
+      // Few server connections, as a pooler is for: the tests' PostgreSQL (max_connections 100 on the
+      // machine's server) is shared with the other test files running at the same time. A client that
+      // cannot get one within 20 s is refused instead of waiting on.
+      'default_pool_size = 8',
+      'max_db_connections = 10',
+      'query_wait_timeout = 20',
       'ignore_startup_parameters = extra_float_digits,options',
       '',
     ].join('\n'),
