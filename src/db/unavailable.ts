@@ -31,7 +31,6 @@ const DRIVER_MESSAGES = [
   /^Connection terminated/, // "Connection terminated unexpectedly", "… due to connection timeout"
   /^Client has encountered a connection error and is not queryable$/,
   /^Client was closed and is not queryable$/,
-  /^timeout exceeded when trying to connect$/,
   /^Query read timeout$/,
 ];
 
