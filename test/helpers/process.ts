@@ -120,17 +120,19 @@ export async function startTwoServers(
       DATABASE_PREPARED_STATEMENTS: '0',
     };
   }
-  const [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
-  return {
-    t,
-    a,
-    b,
-    async stop() {
-      await Promise.all([a.stop(), b.stop()]);
-      await bouncer?.stop();
-      await t.close();
-    },
+  const started = await Promise.allSettled([spawnServer(env), spawnServer(env)]);
+  const [a, b] = started.map((s) => (s.status === 'fulfilled' ? s.value : null));
+  const stop = async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await bouncer?.stop();
+    await t.close();
   };
+  if (!a || !b) {
+    // A server that did not start leaves nothing running: the other one, PgBouncer, the test app.
+    await stop();
+    throw (started.find((s) => s.status === 'rejected') as PromiseRejectedResult).reason;
+  }
+  return { t, a, b, stop };
 }
 
 /** A JSON request to a server process, with an optional bearer token (the two-process suites). */
