@@ -78,11 +78,13 @@ export async function startPgBouncer(serverUrl: string): Promise<PgBouncer> {
       `auth_file = ${join(dir, 'users.txt')}`,
       'pool_mode = transaction',
       'max_client_conn = 1000',
-      // Few server connections, as a pooler is for: the tests' PostgreSQL (max_connections 100 on the
-      // machine's server) is shared with the other test files running at the same time. A client that
-      // cannot get one within 20 s is refused instead of waiting on.
-      'default_pool_size = 8',
-      'max_db_connections = 10',
+      // As many server connections as the two processes' pools hold (2 × DATABASE_POOL_MAX 10), and
+      // no more: fewer starved a booking race (a transaction that waits for a second pooled
+      // connection holds its own), more took the shared test server (max_connections 100 on the
+      // machine's) past its limit with other files running. A client that cannot get one within 20 s
+      // is refused instead of waiting on.
+      'default_pool_size = 20',
+      'max_db_connections = 20',
       'query_wait_timeout = 20',
       'ignore_startup_parameters = extra_float_digits,options',
       '',
