@@ -1,7 +1,7 @@
 /** SQL of the accounts module: accounts, users and sign-in sessions (principal rows go through principals). */
 import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
-import type { AccountsTable, SessionsTable, UsersTable } from '../../db/types.js';
+import type { AccountsTable, SessionsTable, UsersTable } from './tables.js';
 
 type Queryable = Db | Tx;
 

@@ -1,7 +1,8 @@
 /** SQL of the api-keys module: keys (with their account's plan) and their hourly usage buckets. */
 import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
-import type { AccountsTable, ApiKeysTable } from '../../db/types.js';
+import type { DB } from '../../db/types.js';
+import type { ApiKeysTable } from './tables.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
 
 type Queryable = Db | Tx;
@@ -15,7 +16,7 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 export async function findAccountPlan(
   db: Queryable,
   accountId: string,
-): Promise<Pick<Selectable<AccountsTable>, 'plan' | 'rate_limit_per_hour'> | undefined> {
+): Promise<Pick<Selectable<DB['accounts']>, 'plan' | 'rate_limit_per_hour'> | undefined> {
   return db
     .selectFrom('accounts')
     .select(['plan', 'rate_limit_per_hour'])

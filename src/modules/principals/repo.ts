@@ -1,7 +1,7 @@
 /** SQL of the principals module: hosts (principals of kind 'host') and schedules. */
 import { sql, type Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
-import type { PrincipalsTable } from '../../db/types.js';
+import type { PrincipalsTable } from './tables.js';
 import type { Schedule, ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
 import './tables.js';

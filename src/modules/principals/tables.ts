@@ -1,6 +1,19 @@
-/** Table types of the principals module (migration 0003_principals), merged into the database type. */
+/** Table types of the principals module (migrations 0001_platform, 0003_principals), merged into the DB type. */
 import type { Json, Timestamp } from '../../db/types.js';
 import type { ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
+
+export interface PrincipalsTable {
+  id: string;
+  kind: 'account' | 'host' | 'user';
+  account_id: string;
+  display_name: string;
+  email: string | null;
+  timezone: string;
+  status: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Timestamp | null;
+}
 
 export interface SchedulesTable {
   principal_id: string;
@@ -17,6 +30,7 @@ export interface SchedulesTable {
 
 declare module '../../db/types.js' {
   interface DB {
+    principals: PrincipalsTable;
     schedules: SchedulesTable;
   }
 }
