@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { type Receiver, startReceiver } from '../test/helpers/receiver.js';
 import { loadConfig } from '../src/config.js';
 import { emitEvent } from '../src/modules/webhooks/events.js';
+import { WebhookService } from '../src/modules/webhooks/service.js';
 import { closeOutboundDispatchers } from '../src/platform/outbound.js';
 import { type Runtime, startRuntime } from '../src/runtime.js';
 import { sampleBooking } from '../test/helpers/events.js';
@@ -68,6 +69,12 @@ async function open(databaseUrl: string | undefined): Promise<Harness> {
   };
 }
 
+/** The webhooks module's subscription use cases (what POST /v1/webhooks runs), on the runtime's store. */
+function subscriptions(ctx: Runtime): WebhookService {
+  const policy = { allowPrivateNetwork: ctx.config.allowPrivateNetwork };
+  return new WebhookService(ctx.db, ctx.clock, ctx.keys.encryptionKey, policy, [...ctx.events.keys()]);
+}
+
 /** Emits `count` events for the account in transactions of `batch`; resolves at the last commit. */
 async function emit(ctx: Runtime, accountId: string, count: number, batch: number): Promise<void> {
   for (let done = 0; done < count; done += batch) {
@@ -89,7 +96,7 @@ async function throughput(h: Harness, events: number, endpoints: number): Promis
   const { ctx, receiver } = h;
   const account = await ctx.modules.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
   for (let i = 0; i < endpoints; i++) {
-    await ctx.modules.webhooks.create(
+    await subscriptions(ctx).create(
       { accountId: account.account.id, principalId: account.account.id },
       { url: `${receiver.url}/${i}`, events: ['booking.created'] },
     );
@@ -109,7 +116,7 @@ async function throughput(h: Harness, events: number, endpoints: number): Promis
 async function latency(h: Harness, events: number, gapMs: number): Promise<number[]> {
   const { ctx, receiver } = h;
   const account = await ctx.modules.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
-  await ctx.modules.webhooks.create(
+  await subscriptions(ctx).create(
     { accountId: account.account.id, principalId: account.account.id },
     { url: `${receiver.url}/latency`, events: ['booking.created'] },
   );

@@ -6,7 +6,8 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import { FakeClock } from '../../platform/clock.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
-import { type EmitEventInput, emitEvent } from './events.js';
+import type { EmitEventInput } from './api.js';
+import { emitEvent } from './events.js';
 
 const MINUTE = 60_000;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');

@@ -1,13 +1,14 @@
 /**
  * The events outbox (docs/architecture.md: a state change and its events commit together; delivery happens
- * after commit). Every module emits its events with `emitEvent`, inside its own transaction.
+ * after commit). `emitEvent` is the implementation of `WebhooksApi.emit`, which every emitting module
+ * calls through its declared need, inside its own transaction.
  */
 import { Type } from '@sinclair/typebox';
 import type { Tx } from '../../db/store.js';
 import { WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
-import type { EventPayloads, EventType } from './api.js';
-import { anySubscriptionFor, eventInsert, type StoredEvent } from './repo.js';
+import type { EmitEventInput, EventType, StoredEvent } from './api.js';
+import { anySubscriptionFor, eventInsert } from './repo.js';
 
 /** Sent by POST /v1/webhooks/{id}/test to one endpoint only; not subscribable. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -34,20 +35,6 @@ export const TestEventPayload = Type.Object(
     ],
   },
 );
-
-export interface EmitEventInput<T extends EventType = EventType> {
-  /** The account whose subscriptions receive the event. */
-  accountId: string;
-  type: T;
-  /** The payload (`data` of the envelope, docs/api.md#events), as the emitting module declares it. */
-  data: EventPayloads[T];
-  /**
-   * For events meant for one principal only (`proposal.resolved` goes to the organiser's
-   * subscriptions only, docs/api.md#events): the account's own subscriptions (made with an API key) and
-   * those the principal made (with a session) receive it; other users' subscriptions do not.
-   */
-  recipientPrincipalId?: string | null;
-}
 
 /**
  * Writes an event and enqueues its dispatch, inside the caller's transaction, in one statement: the

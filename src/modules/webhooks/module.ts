@@ -1,4 +1,5 @@
 import { defineModule } from '../module.js';
+import type { WebhooksApi, WebhooksNeeds } from './api.js';
 import { WebhookDeliverer } from './delivery.js';
 import { TEST_EVENT_TYPE, TestEventPayload } from './events.js';
 import { webhookRetentionSchedule } from './retention.js';
@@ -6,7 +7,7 @@ import { webhookRoutes } from './routes.js';
 import { WebhookService } from './service.js';
 
 /** Webhook subscriptions, the event outbox, and signed deliveries with retries. Needs no other module. */
-export const webhooksModule = defineModule()({
+export const webhooksModule = defineModule<WebhooksNeeds>()({
   name: 'webhooks',
   needs: [],
   events: { [TEST_EVENT_TYPE]: TestEventPayload },
@@ -24,8 +25,9 @@ export const webhooksModule = defineModule()({
       { retryScheduleMs: config.webhookRetryScheduleMs, timeoutMs: config.webhookTimeoutMs, policy },
       log,
     );
+    const api: WebhooksApi = service;
     return {
-      api: service,
+      api,
       routes: (app) => webhookRoutes(app, service, types),
       jobs: deliverer.queues(),
       schedules: [webhookRetentionSchedule(db, clock, config.retention)],

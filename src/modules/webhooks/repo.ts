@@ -13,6 +13,7 @@ import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
+import type { StoredEvent } from './api.js';
 import type {
   DeliveryStatus,
   WebhookAttemptsTable,
@@ -23,13 +24,6 @@ import type {
 type Queryable = Db | Tx;
 
 /** The event envelope of docs/api.md#events, in the key order it is serialised with. */
-export interface StoredEvent {
-  id: string;
-  type: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
-
 export type WebhookRow = Selectable<WebhooksTable>;
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -3,15 +3,16 @@ import type { Static } from '@sinclair/typebox';
 import type { Db, Tx } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import { withTransaction } from '../../db/store.js';
-import { enqueueMany } from '../../jobs/runner.js';
+import { enqueueMany, type WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { encryptSecret } from '../../platform/crypto.js';
 import { Conflict, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
 import { type OutboundPolicy, checkUrl } from '../../platform/outbound.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
+import type { EmitEventInput, EventType, StoredEvent, WebhooksApi } from './api.js';
 import { attemptJob } from './delivery.js';
-import { ATTEMPT_QUEUE, TEST_EVENT_TYPE } from './events.js';
+import { ATTEMPT_QUEUE, emitEvent, TEST_EVENT_TYPE } from './events.js';
 import type { CreateBody, DeliveriesQuery, UpdateBody } from './schemas.js';
 import {
   type AttemptRow,
@@ -27,7 +28,6 @@ import {
   insertWebhook,
   listDeliveries,
   listWebhooks,
-  type StoredEvent,
   updateDelivery,
   updateWebhook,
   type WebhookRow,
@@ -77,7 +77,7 @@ export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
 }
 export type PresentedDelivery = ReturnType<typeof presentDelivery>;
 
-export class WebhookService {
+export class WebhookService implements WebhooksApi {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -86,6 +86,10 @@ export class WebhookService {
     /** What a subscription may list: the event types the modules declare. */
     private readonly eventTypes: readonly string[],
   ) {}
+
+  emit<T extends EventType>(trx: Tx, input: EmitEventInput<T>, batch?: WriteBatch): Promise<StoredEvent> {
+    return emitEvent(trx, this.clock, input, batch);
+  }
 
   private validUrl(url: string, errors: Record<string, string>): void {
     const checked = checkUrl(url, this.policy);
