@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Access, anonymousCaller, authorize, type Caller, originAllowed } from './auth.js';
 import type { Clock } from './clock.js';
+import { isInnerDispatch } from './dispatch.js';
 import { AppError, Unauthorized } from './errors.js';
 import type { Decision } from './rate-limit.js';
 
@@ -39,7 +40,16 @@ export interface GateDeps {
  * for the database; throws (or rejects with) the AppError to answer with.
  */
 export function createGate(deps: GateDeps) {
-  const { config, auth, limiter, clock } = deps;
+  const { config, auth, clock } = deps;
+  // A request dispatched in-process by one already counted (platform/dispatch.ts) takes no token.
+  const unmetered = (limit: number): Decision => ({ allowed: true, limit, remaining: limit, resetAt: 0 });
+  const meter = (request: FastifyRequest) =>
+    isInnerDispatch(request)
+      ? {
+          takeCached: (_s: string, limit: number) => unmetered(limit),
+          take: async (_s: string, limit: number) => unmetered(limit),
+        }
+      : deps.limiter;
 
   // The origin of KAIROS_BASE_URL (read when asked: a test server learns its address after start).
   let ownFor: string | undefined;
@@ -105,6 +115,7 @@ export function createGate(deps: GateDeps) {
     access: Access,
   ): Promise<void> | undefined {
     if (access === 'unmetered') return undefined;
+    const limiter = meter(request);
     const header = request.headers.authorization;
     let token: string | null = null;
     let authError: AppError | null = null;

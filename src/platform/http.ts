@@ -10,6 +10,7 @@ import type {
 } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { type Access, accessForUnmatched, type Caller, targetPath } from './auth.js';
+import { isInnerDispatch } from './dispatch.js';
 import { AppError, type ErrorCode, ValidationFailed } from './errors.js';
 import { createGate, type GateDeps } from './gate.js';
 import type { IdempotencyStore } from './idempotency.js';
@@ -280,7 +281,8 @@ export function createPlatform(deps: PlatformDeps): {
       const route = request.routeOptions.url ?? 'unmatched';
       metrics.observe(request.method, route, reply.statusCode, seconds);
       const c = request.caller;
-      if (c?.keyId) usage.record(c.keyId, reply.statusCode, reply.statusCode === 429);
+      if (c?.keyId && !isInnerDispatch(request))
+        usage.record(c.keyId, reply.statusCode, reply.statusCode === 429);
       request.log.info(
         {
           request_id: request.id,
