@@ -1,0 +1,269 @@
+/**
+ * The house checks (npm run check:house; docs/architecture.md#house-rules):
+ *
+ * - table ownership: each table belongs to the module (or mechanism) whose `tables.ts` registers it on
+ *   the database type; a module's non-test sources may touch only its own tables, through Kysely
+ *   (`selectFrom('t')`, `innerJoin('t as x', …)`, …) or in raw `sql` text (`FROM t`, `JOIN t`, …).
+ * - room size: no non-test source file under src/ is over 600 lines (migrations aside).
+ *
+ * Today's known violations are listed in scripts/house-debt.json: they are allowed and reported as
+ * debt, and an entry that is no longer needed fails the check, so the list only shrinks.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const MAX_LINES = 600;
+
+export interface TableUse {
+  file: string;
+  line: number;
+  table: string;
+}
+
+export interface SideDoor extends TableUse {
+  module: string;
+  owner: string;
+}
+
+export interface Debt {
+  oversize: string[];
+  sideDoors: { module: string; table: string }[];
+}
+
+/** Every file under `dir` (recursively), as paths relative to `root` with `/` separators. */
+export function listFiles(root: string, dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else out.push(relative(root, path).split(sep).join('/'));
+    }
+  };
+  walk(join(root, dir));
+  return out.sort();
+}
+
+const isTest = (path: string): boolean => /\.test\.tsx?$/.test(path);
+
+/** The table names a `tables.ts` registers: the members of its `interface DB { … }` augmentation. */
+export function registeredTables(source: string): string[] {
+  const names: string[] = [];
+  for (const block of source.matchAll(/interface\s+DB\s*\{([^}]*)\}/g)) {
+    for (const member of (block[1] ?? '').matchAll(/^\s*([a-z_][a-z0-9_]*)\s*:/gm)) names.push(member[1]!);
+  }
+  return names;
+}
+
+/**
+ * Who owns each table: `src/modules/<m>/tables.ts` → module `<m>` (its folder name); any other
+ * `tables.ts` under src/ (platform, jobs) → that folder's name.
+ */
+export function tableOwners(root: string): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const path of listFiles(root, 'src')) {
+    if (!path.endsWith('/tables.ts')) continue;
+    const parts = path.split('/');
+    const owner = parts[1] === 'modules' ? parts[2]! : parts[1]!;
+    for (const table of registeredTables(readFileSync(join(root, path), 'utf8'))) {
+      const before = owners.get(table);
+      if (before && before !== owner)
+        throw new Error(`table ${table} is registered by ${before} and ${owner}`);
+      owners.set(table, owner);
+    }
+  }
+  return owners;
+}
+
+/** 1-based line of a character offset. */
+function lineAt(source: string, index: number): number {
+  let line = 1;
+  for (let i = 0; i < index; i++) if (source.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+const KYSELY_METHODS = [
+  'selectFrom',
+  'insertInto',
+  'updateTable',
+  'deleteFrom',
+  'mergeInto',
+  'replaceInto',
+  'innerJoin',
+  'leftJoin',
+  'rightJoin',
+  'fullJoin',
+  'crossJoin',
+  'innerJoinLateral',
+  'leftJoinLateral',
+  'crossJoinLateral',
+  'using',
+  'table',
+  // src/db/purge.ts: purgeInBatches(db, 'table', where)
+  'purgeInBatches',
+];
+
+/** Kysely calls naming a table as their first string argument: `.selectFrom('t as x')`, `(['a', 'b'])`. */
+const KYSELY_CALL = new RegExp(
+  `\\b(?:${KYSELY_METHODS.join('|')})\\(\\s*(?:[A-Za-z_$][\\w$]*\\s*,\\s*)?(\\[[^\\]]*\\]|'[^']*'|"[^"]*")`,
+  'g',
+);
+
+/** Raw SQL naming a table: FROM t, JOIN t, INTO t, UPDATE t (USING t for DELETE … USING). */
+const SQL_TABLE = /\b(?:from|join|into|update|using)\s+(?:only\s+)?"?([a-z_][a-z0-9_]*)"?/gi;
+
+/** The text of every `sql` tagged template in `source` (nested `${…}` blanked out), with its offset. */
+export function sqlTemplates(source: string): { text: string; at: number }[] {
+  const out: { text: string; at: number }[] = [];
+  const tag = /\bsql(?:\s*<[^`;]*?>)?\s*`/g;
+  for (let m = tag.exec(source); m; m = tag.exec(source)) {
+    const start = m.index + m[0].length;
+    let i = start;
+    let text = '';
+    let depth = 0;
+    for (; i < source.length; i++) {
+      const c = source[i]!;
+      if (depth === 0) {
+        if (c === '\\') {
+          text += source.slice(i, i + 2);
+          i++;
+        } else if (c === '`') break;
+        else if (c === '$' && source[i + 1] === '{') {
+          depth = 1;
+          i++;
+          text += ' ';
+        } else text += c;
+      } else if (c === '{') depth++;
+      else if (c === '}') depth--;
+      // Keep line count: newlines inside ${…} still advance the line.
+      if (depth > 0 && c === '\n') text += '\n';
+    }
+    out.push({ text, at: start });
+    tag.lastIndex = i + 1;
+  }
+  return out;
+}
+
+/** Every use of a known table in `source` (Kysely calls and raw sql text). */
+export function tableUses(file: string, source: string, known: ReadonlySet<string>): TableUse[] {
+  const uses: TableUse[] = [];
+  const add = (table: string, index: number): void => {
+    if (known.has(table)) uses.push({ file, line: lineAt(source, index), table });
+  };
+  for (const m of source.matchAll(KYSELY_CALL)) {
+    for (const name of (m[1] ?? '').matchAll(/['"]([^'"]+)['"]/g)) {
+      add((name[1] ?? '').trim().split(/\s+/)[0]!, m.index);
+    }
+  }
+  for (const { text, at } of sqlTemplates(source)) {
+    for (const m of text.matchAll(SQL_TABLE)) add(m[1]!.toLowerCase(), at + m.index);
+  }
+  for (const m of source.matchAll(/\bsql\.table\(\s*'([^']+)'/g)) add(m[1]!, m.index);
+  // One use per line and table.
+  const seen = new Set<string>();
+  return uses.filter((u) => {
+    const key = `${u.line}:${u.table}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Every place a module touches a table it does not own. */
+export function sideDoors(root: string, owners: ReadonlyMap<string, string>): SideDoor[] {
+  const known = new Set(owners.keys());
+  const out: SideDoor[] = [];
+  for (const file of listFiles(root, 'src/modules')) {
+    if (!/\.tsx?$/.test(file) || isTest(file)) continue;
+    const module = file.split('/')[2]!;
+    if (!file.slice('src/modules/'.length).includes('/')) continue; // module.ts, index.ts of the contract
+    for (const use of tableUses(file, readFileSync(join(root, file), 'utf8'), known)) {
+      const owner = owners.get(use.table)!;
+      if (owner !== module) out.push({ ...use, module, owner });
+    }
+  }
+  return out.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+}
+
+/** Non-test source files under src/ longer than MAX_LINES (migrations aside), with their length. */
+export function oversize(root: string): { file: string; lines: number }[] {
+  const out: { file: string; lines: number }[] = [];
+  for (const file of listFiles(root, 'src')) {
+    if (!/\.(tsx?|m?js|css)$/.test(file) || isTest(file) || file.startsWith('src/db/migrations/')) continue;
+    const text = readFileSync(join(root, file), 'utf8');
+    const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    if (lines > MAX_LINES) out.push({ file, lines });
+  }
+  return out;
+}
+
+export interface Verdict {
+  errors: string[];
+  debt: string[];
+}
+
+/** Compares what was found with the debt list: new violations and stale debt entries are errors. */
+export function judge(
+  doors: readonly SideDoor[],
+  big: readonly { file: string; lines: number }[],
+  debt: Debt,
+  exists: (file: string) => boolean,
+): Verdict {
+  const errors: string[] = [];
+  const owed: string[] = [];
+  const allowed = new Set(debt.sideDoors.map((d) => `${d.module}→${d.table}`));
+  const used = new Set<string>();
+  for (const d of doors) {
+    const key = `${d.module}→${d.table}`;
+    const where = `${d.file}:${d.line}: module ${d.module} touches table ${d.table}, owned by ${d.owner}`;
+    if (allowed.has(key)) {
+      used.add(key);
+      owed.push(`side door  ${where}`);
+    } else errors.push(`${where} (ask ${d.owner}'s api.ts instead)`);
+  }
+  for (const d of debt.sideDoors) {
+    const key = `${d.module}→${d.table}`;
+    if (!used.has(key)) {
+      errors.push(
+        `scripts/house-debt.json: sideDoors entry ${d.module} → ${d.table} is no longer needed: delete it`,
+      );
+    }
+  }
+  const bigFiles = new Map(big.map((b) => [b.file, b.lines]));
+  const allowedBig = new Set(debt.oversize);
+  for (const [file, lines] of bigFiles) {
+    if (allowedBig.has(file)) owed.push(`oversize   ${file}: ${lines} lines (at most ${MAX_LINES})`);
+    else errors.push(`${file}: ${lines} lines, more than ${MAX_LINES}: split it into rooms of one job`);
+  }
+  for (const file of allowedBig) {
+    if (!bigFiles.has(file)) {
+      errors.push(
+        `scripts/house-debt.json: oversize entry ${file} is no longer needed (${exists(file) ? `at most ${MAX_LINES} lines` : 'no such file'}): delete it`,
+      );
+    }
+  }
+  return { errors, debt: owed };
+}
+
+function main(): void {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const debt = JSON.parse(readFileSync(join(root, 'scripts/house-debt.json'), 'utf8')) as Debt;
+  const owners = tableOwners(root);
+  const verdict = judge(sideDoors(root, owners), oversize(root), debt, (f) => existsSync(join(root, f)));
+  if (verdict.debt.length > 0) {
+    console.log(`house debt (scripts/house-debt.json), ${verdict.debt.length}:`);
+    for (const line of verdict.debt) console.log(`  ${line}`);
+  }
+  if (verdict.errors.length > 0) {
+    console.error(`house check failed, ${verdict.errors.length}:`);
+    for (const line of verdict.errors) console.error(`  ${line}`);
+    process.exitCode = 1;
+  } else {
+    console.log(
+      `house check: ${owners.size} tables owned; no new side doors, no new room over ${MAX_LINES} lines`,
+    );
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main();

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { judge, registeredTables, type SideDoor, tableUses } from '../../scripts/house.js';
+
+const known = new Set(['bookings', 'users', 'proposals', 'proposal_participants', 'principals']);
+
+describe('house check: table uses', () => {
+  it('finds tables named by Kysely calls, with aliases, lists and the line of the call', () => {
+    const src = [
+      "db.selectFrom('bookings as b')",
+      "  .innerJoin('users as u', 'u.id', 'b.user_id')",
+      "  .selectFrom(['proposals', 'principals'])",
+      "await db.insertInto(\n  'proposal_participants')",
+    ].join('\n');
+    expect(tableUses('f.ts', src, known).map((u) => `${u.line}:${u.table}`)).toEqual([
+      '1:bookings',
+      '2:users',
+      '3:proposals',
+      '3:principals',
+      '4:proposal_participants',
+    ]);
+  });
+
+  it('finds tables in raw sql text, whatever the case, and not in interpolations or prose', () => {
+    const $ = '$'; // source text that holds `${…}`, without a template placeholder in this file
+    const src = [
+      '// read from bookings in prose is not a query',
+      'const q = sql<{ n: number }>`',
+      '  SELECT count(*) FROM Bookings b',
+      `  JOIN users u ON u.id = ${$}{sql\`x\`}`,
+      `  WHERE ${$}{other} AND EXISTS (SELECT 1 FROM unnest(${$}{ids}))\`;`,
+      'sql`UPDATE proposals SET x = 1`; sql`insert into principals (id) values (1)`',
+    ].join('\n');
+    expect(tableUses('f.ts', src, known).map((u) => `${u.line}:${u.table}`)).toEqual([
+      '3:bookings',
+      '4:users',
+      '6:proposals',
+      '6:principals',
+    ]);
+  });
+
+  it('ignores names that are not tables (CTEs, functions, columns)', () => {
+    const src = "db.with('recent', q).selectFrom('recent'); sql`SELECT 1 FROM generate_series(1, 2)`";
+    expect(tableUses('f.ts', src, known)).toEqual([]);
+  });
+
+  it('reads the tables a tables.ts registers on DB', () => {
+    const src = "declare module '../../db/types.js' {\n  interface DB {\n    a_b: A;\n    c: C;\n  }\n}";
+    expect(registeredTables(src)).toEqual(['a_b', 'c']);
+  });
+});
+
+describe('house check: the verdict', () => {
+  const door: SideDoor = {
+    file: 'src/modules/pages/service.ts',
+    line: 3,
+    table: 'bookings',
+    module: 'pages',
+    owner: 'bookings',
+  };
+
+  it('fails a side door that is not in the debt list, naming file, line and table', () => {
+    const v = judge([door], [], { oversize: [], sideDoors: [] }, () => true);
+    expect(v.errors).toEqual([
+      "src/modules/pages/service.ts:3: module pages touches table bookings, owned by bookings (ask bookings's api.ts instead)",
+    ]);
+  });
+
+  it('allows a listed side door and reports it as debt', () => {
+    const v = judge(
+      [door],
+      [],
+      { oversize: [], sideDoors: [{ module: 'pages', table: 'bookings' }] },
+      () => true,
+    );
+    expect(v.errors).toEqual([]);
+    expect(v.debt).toHaveLength(1);
+  });
+
+  it('fails a debt entry that is no longer needed, so the list cannot rot', () => {
+    const v = judge(
+      [],
+      [],
+      { oversize: ['src/x.ts'], sideDoors: [{ module: 'pages', table: 'bookings' }] },
+      () => true,
+    );
+    expect(v.errors).toHaveLength(2);
+    expect(v.errors.join('\n')).toMatch(/pages → bookings is no longer needed/);
+    expect(v.errors.join('\n')).toMatch(/oversize entry src\/x\.ts is no longer needed/);
+  });
+
+  it('fails a file over 600 lines that is not listed', () => {
+    const v = judge([], [{ file: 'src/y.ts', lines: 601 }], { oversize: [], sideDoors: [] }, () => true);
+    expect(v.errors).toEqual(['src/y.ts: 601 lines, more than 600: split it into rooms of one job']);
+  });
+});
