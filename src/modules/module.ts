@@ -19,9 +19,6 @@ import type { DerivedKeys } from '../platform/keys.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { TypedApp } from '../platform/routes.js';
 import type { UsageRecorder } from '../platform/usage.js';
-import type { BusySource } from './availability/api.js';
-import type { StripeEventHandler } from './payments/api.js';
-import type { AccessRule, CalendarStatus } from './principals/api.js';
 
 /** What every module may use: the platform of this process. Never another module's internals. */
 export interface Platform {
@@ -41,17 +38,16 @@ export interface Platform {
   log: { error(obj: object, msg: string): void };
 }
 
-/** The extension points: what later modules contribute to earlier ones, by name. */
-export interface ExtensionPointTypes {
-  /** Where availability reads busy time (calendars; bookings next). */
-  busySources: BusySource;
-  /** Access grants beyond "self" and "a host of my account" (network and consents will add theirs). */
-  accessGrants: AccessRule;
-  /** Which principals have a connected calendar (shown on hosts). */
-  calendarStatus: CalendarStatus;
-  /** What happens when Stripe reports an event (bookings: payments and expiries of paid bookings). */
-  stripeEvents: StripeEventHandler;
-}
+/**
+ * The extension points: what later modules contribute to earlier ones, by name → item type. Empty here
+ * (this contract imports no module): the module that reads a point registers it in its own api.ts by
+ * declaration merging, e.g. availability's
+ *   declare module '../module.js' { interface ExtensionPointTypes { busySources: BusySource } }
+ * Today: availability's `busySources`, principals' `accessGrants` and `calendarStatus`, payments'
+ * `stripeEvents`.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the modules' api.ts
+export interface ExtensionPointTypes {}
 
 export type ExtensionPoint = keyof ExtensionPointTypes;
 
@@ -61,24 +57,21 @@ export type ExtensionPoint = keyof ExtensionPointTypes;
  * modules are still being built (that throws: the list would be incomplete).
  */
 export class Extensions {
-  private readonly points: { [P in ExtensionPoint]: ExtensionPointTypes[P][] } = {
-    busySources: [],
-    accessGrants: [],
-    calendarStatus: [],
-    stripeEvents: [],
-  };
+  private readonly points = new Map<ExtensionPoint, unknown[]>();
   private sealed = false;
 
   /** Everything contributed to `point`, in module order. */
   all<P extends ExtensionPoint>(point: P): readonly ExtensionPointTypes[P][] {
     if (!this.sealed) throw new Error(`extension point ${point} read before every module was composed`);
-    return this.points[point];
+    return (this.points.get(point) ?? []) as ExtensionPointTypes[P][];
   }
 
   /** @internal composition only */
   add<P extends ExtensionPoint>(point: P, items: readonly ExtensionPointTypes[P][]): void {
     if (this.sealed) throw new Error(`extension point ${point} is sealed`);
-    this.points[point].push(...items);
+    const list = this.points.get(point);
+    if (list) list.push(...items);
+    else this.points.set(point, [...items]);
   }
 
   /** @internal composition only */

@@ -118,3 +118,10 @@ export class PaymentsUnavailable extends AppError {
     super(503, 'service-unavailable', detail, { code: 'payments_unavailable' }, { 'retry-after': '5' });
   }
 }
+
+declare module '../module.js' {
+  interface ExtensionPointTypes {
+    /** What happens when Stripe reports an event (bookings: payments and expiries of paid bookings). */
+    stripeEvents: StripeEventHandler;
+  }
+}

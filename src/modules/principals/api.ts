@@ -69,3 +69,12 @@ export interface CalendarStatus {
 
 /** The principals module's API: the service, with `access` (who may read or act for whom). */
 export type PrincipalsApi = PrincipalService;
+
+declare module '../module.js' {
+  interface ExtensionPointTypes {
+    /** Access grants beyond "self" and "a host of my account" (network adds consents and connections). */
+    accessGrants: AccessRule;
+    /** Which principals have a connected calendar (shown on hosts). */
+    calendarStatus: CalendarStatus;
+  }
+}
