@@ -8,11 +8,14 @@
  */
 import type { Caller } from '../../platform/auth.js';
 import type { Extensions } from '../module.js';
-import type { AccessDecision, AccessGrant, PrincipalRef } from './api.js';
-import type { PrincipalProfile } from './service.js';
-
-/** Who acts, as far as principal relations go (a Caller fits too: anonymous callers relate to nothing). */
-export type ActorLike = { accountId: string | null; principalId: string | null };
+import type {
+  AccessDecision,
+  AccessGrant,
+  ActorLike,
+  PrincipalAccessApi,
+  PrincipalProfile,
+  PrincipalRef,
+} from './api.js';
 
 /**
  * How `actor` relates to principal `p`: the actor itself (its acting principal, or its account's
@@ -31,7 +34,7 @@ const DENIED: AccessDecision = Object.freeze({
   details: false,
 });
 
-export class PrincipalAccess {
+export class PrincipalAccess implements PrincipalAccessApi {
   constructor(
     private readonly principals: {
       profiles(ids: readonly string[]): Promise<Map<string, PrincipalProfile>>;

@@ -1,21 +1,15 @@
 /**
- * The principals module's public surface: what other modules may import (docs/architecture.md#modules).
- * Principals are accounts, users and hosts; this module owns their rows, their schedules, and the
- * decision of who may read or act for whom.
+ * The principals module's public surface: types only (docs/architecture.md#modules). Principals are
+ * accounts, users and hosts; this module owns their rows, their schedules, and the decision of who
+ * may read or act for whom.
  */
+import type { Tx } from '../../db/store.js';
+import type { Schedule } from '../../lib/schedule.js';
 import type { Caller } from '../../platform/auth.js';
-import type { PrincipalKind } from './repo.js';
-import type { PrincipalService } from './service.js';
+import type { CreateHostBody, Host } from './schemas.js';
+import type { Static } from '@sinclair/typebox';
 
-export type { PrincipalAccess } from './access.js';
-export type { NewPrincipal, PrincipalKind } from './repo.js';
-export { relationTo } from './access.js';
-export {
-  type Contact as PrincipalContact,
-  isValidZone,
-  type PrincipalProfile,
-  type PrincipalService,
-} from './service.js';
+export type PrincipalKind = 'account' | 'host' | 'user';
 
 /** A live principal as other modules see it. */
 export interface PrincipalRef {
@@ -24,6 +18,32 @@ export interface PrincipalRef {
   accountId: string;
   timezone: string;
 }
+
+/** A live principal with its effective schedule (the stored one or the default). */
+export interface PrincipalProfile extends PrincipalRef {
+  schedule: Schedule;
+}
+
+/** A principal's display name and mail address (null: none). */
+export interface PrincipalContact {
+  name: string;
+  email: string | null;
+}
+
+/** The principal row of a new account or user (hosts are created through the hosts routes). */
+export interface NewPrincipal {
+  id: string;
+  kind: PrincipalKind;
+  account_id: string;
+  display_name: string;
+  /** For a user: its sign-in e-mail, which is the principal's mail address from then on. */
+  email: string | null;
+  timezone: string;
+  created_at: Date;
+}
+
+/** Who acts, as far as principal relations go (a Caller fits too: anonymous callers relate to nothing). */
+export type ActorLike = { accountId: string | null; principalId: string | null };
 
 /** Why a read of another principal's availability is allowed. */
 export type AccessBasis = 'self' | 'managed_host' | 'network' | 'consent';
@@ -67,8 +87,67 @@ export interface CalendarStatus {
   connected(principalIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
-/** The principals module's API: the service, with `access` (who may read or act for whom). */
-export type PrincipalsApi = PrincipalService;
+/** Who may read or act for whom (principals/access.ts). */
+export interface PrincipalAccessApi {
+  /**
+   * The live principal `principalId` if `actor` may act for it — itself or a host its account
+   * manages — else null (also when it does not exist). Callers choose the 403 they answer.
+   */
+  actingFor(actor: ActorLike, principalId: string): Promise<PrincipalProfile | null>;
+  /** May `actor` act for `principalId` — itself (its principal or its account) or a live host its account manages? */
+  mayActFor(actor: ActorLike, principalId: string): Promise<boolean>;
+  /**
+   * The read decision for each of `ids` at once. `known` passes principals the caller already loaded
+   * (any id missing from it is looked up; absent or deleted principals are denied).
+   */
+  canReadMany(
+    caller: Caller,
+    ids: readonly string[],
+    opts?: { consentId?: string | null; known?: ReadonlyMap<string, PrincipalRef> },
+  ): Promise<Map<string, AccessDecision>>;
+}
+
+/** What the principals module does for other modules. */
+export interface PrincipalsApi {
+  readonly access: PrincipalAccessApi;
+  /**
+   * Live principals among `ids` (keyed by lower-case id), with their effective schedules, from a
+   * cache invalidated by NOTIFY. The objects may be shared with other requests: never mutate them.
+   */
+  profiles(ids: readonly string[]): Promise<Map<string, PrincipalProfile>>;
+  /**
+   * The live principals behind `ids` as stored now, read in the caller's transaction and locked
+   * against changes (schedule, zone, deletion) until it ends; `contacts` as `contacts()` answers them.
+   */
+  lockedProfiles(
+    trx: Tx,
+    ids: readonly string[],
+  ): Promise<{ profiles: Map<string, PrincipalProfile>; contacts: Map<string, PrincipalContact> }>;
+  /**
+   * Display names and mail addresses (docs/api.md#e-mail-and-pages: a user's sign-in e-mail, a host's
+   * or an account's contact e-mail, or null), keyed by id; deleted principals too. Not cached.
+   */
+  contacts(ids: readonly string[]): Promise<Map<string, PrincipalContact>>;
+  /** Is `principalId` a live host of the account? */
+  isManagedHost(accountId: string, principalId: string): Promise<boolean>;
+  /** The zone a principal's floating and all-day calendar events are read in (also when deleted); UTC by default. */
+  storedZoneOf(id: string): Promise<string>;
+  /** Inserts the principal row of a new account or user, in the caller's transaction. */
+  insertPrincipal(trx: Tx, principal: NewPrincipal): Promise<void>;
+  /** Creates a host of the account (the hosts route; operators' and tests' fixtures). */
+  createHost(accountId: string, input: Static<typeof CreateHostBody>): Promise<Static<typeof Host>>;
+}
+
+/** The principals module needs no other module. */
+export type PrincipalsNeeds = Record<never, never>;
+
+// Transitional names (availability/service.ts still uses them): the interfaces above.
+export type PrincipalService = PrincipalsApi;
+export type PrincipalAccess = PrincipalAccessApi;
+
+// Transitional: bookings/input.ts and availability/service.ts still import this helper from here; it
+// goes once they use platform/validation.ts's isTimeZone (the one zone rule).
+export { isValidZone } from './service.js';
 
 declare module '../module.js' {
   interface ExtensionPointTypes {

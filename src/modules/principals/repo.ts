@@ -4,14 +4,13 @@ import type { Db, Tx } from '../../db/store.js';
 import type { PrincipalsTable } from './tables.js';
 import type { Schedule, ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
+import type { NewPrincipal, PrincipalKind } from './api.js';
 import './tables.js';
 
 type Queryable = Db | Tx;
 
 /** NOTIFY channel announcing principal changes (payload: principal id); see announceChange. */
 export const PRINCIPALS_CHANNEL = 'kairos_principals';
-
-export type PrincipalKind = 'account' | 'host' | 'user';
 
 export interface HostRow {
   id: string;
@@ -123,17 +122,20 @@ async function changeLiveHost(
     .executeTakeFirst();
 }
 
-/** Names and mail addresses of principals (a user's is its sign-in e-mail), deleted ones included. */
+/**
+ * Names and mail addresses of principals, deleted ones included. A user's principal row carries its
+ * sign-in e-mail: the accounts module writes both rows with the same address in one transaction
+ * (createUser) and no path changes either, so this module never reads the accounts module's `users`.
+ */
 export async function findContacts(
   db: Queryable,
   ids: readonly string[],
 ): Promise<{ id: string; display_name: string; email: string | null }[]> {
   if (ids.length === 0) return [];
   return db
-    .selectFrom('principals as p')
-    .leftJoin('users as u', 'u.id', 'p.id')
-    .select(['p.id', 'p.display_name', sql<string | null>`coalesce(u.email, p.email)`.as('email')])
-    .where('p.id', 'in', [...ids])
+    .selectFrom('principals')
+    .select(['id', 'display_name', 'email'])
+    .where('id', 'in', [...ids])
     .execute();
 }
 
@@ -142,7 +144,7 @@ export async function findContacts(
  * (lockForChange), so they wait for the holder, and the holder waits for a change in progress.
  * Answers their contacts (as findContacts). Read schedules afterwards in a separate statement: under
  * READ COMMITTED a statement that waited for a lock still reads joined tables as they were when it
- * started (a contact's sign-in e-mail may be that old; a schedule may not).
+ * started (a schedule may not be that old).
  */
 export async function lockForShare(
   trx: Queryable,
@@ -150,12 +152,11 @@ export async function lockForShare(
 ): Promise<{ id: string; display_name: string; email: string | null }[]> {
   if (ids.length === 0) return [];
   return trx
-    .selectFrom('principals as p')
-    .leftJoin('users as u', 'u.id', 'p.id')
-    .select(['p.id', 'p.display_name', sql<string | null>`coalesce(u.email, p.email)`.as('email')])
-    .where('p.id', 'in', [...ids])
-    .orderBy('p.id')
-    .forShare('p')
+    .selectFrom('principals')
+    .select(['id', 'display_name', 'email'])
+    .where('id', 'in', [...ids])
+    .orderBy('id')
+    .forShare()
     .execute();
 }
 
@@ -242,16 +243,6 @@ export async function announceChange(db: Queryable, principalId: string): Promis
 export async function zoneOf(db: Queryable, id: string): Promise<string | undefined> {
   const row = await db.selectFrom('principals').select('timezone').where('id', '=', id).executeTakeFirst();
   return row?.timezone;
-}
-
-export interface NewPrincipal {
-  id: string;
-  kind: PrincipalKind;
-  account_id: string;
-  display_name: string;
-  email: string | null;
-  timezone: string;
-  created_at: Date;
 }
 
 /** Inserts an account's or a user's principal row (hosts go through insertHost). */

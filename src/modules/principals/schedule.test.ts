@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { newHost } from '../../../test/helpers/fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -7,11 +8,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function host(token: string, body: Record<string, unknown> = {}): Promise<string> {
-  const res = await t.call('POST', '/v1/hosts', { token, body: { display_name: 'Host', ...body } });
-  expect(res.status).toBe(201);
-  return (await res.json()).host.principal_id;
-}
+const host = (token: string, body: Record<string, unknown> = {}) => newHost(t, { token }, body);
 
 const WEEKDAYS_9_TO_5 = ['mon', 'tue', 'wed', 'thu', 'fri'].map((day) => ({
   day,

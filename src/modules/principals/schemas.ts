@@ -1,9 +1,16 @@
 /** TypeBox schemas of hosts and schedules (docs/api.md#hosts-and-schedules). */
 import { Type } from '@sinclair/typebox';
 import { SCHEDULE_LIMITS, WEEKDAYS } from '../../lib/schedule.js';
-import { EmailAddress, Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
+import {
+  EmailAddress,
+  NON_BLANK_PATTERN,
+  Pagination,
+  TimeZone,
+  Timestamp,
+  Uuid,
+} from '../../platform/schemas.js';
 
-const Zone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' });
+const Zone = TimeZone;
 
 export const Host = Type.Object({
   id: Type.String({
@@ -32,7 +39,7 @@ export const HostList = Type.Object({ hosts: Type.Array(Host), pagination: Pagin
 
 export const CreateHostBody = Type.Object(
   {
-    display_name: Type.String({ minLength: 1, maxLength: 200 }),
+    display_name: Type.String({ minLength: 1, maxLength: 200, pattern: NON_BLANK_PATTERN }),
     email: Type.Optional(Type.Union([HostEmail, Type.Null()])),
     timezone: Type.Optional({
       ...Zone,
@@ -44,7 +51,7 @@ export const CreateHostBody = Type.Object(
 
 export const UpdateHostBody = Type.Object(
   {
-    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NON_BLANK_PATTERN })),
     email: Type.Optional(Type.Union([HostEmail, Type.Null()])),
     timezone: Type.Optional(Zone),
   },

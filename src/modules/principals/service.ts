@@ -10,29 +10,20 @@ import { Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js'
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import type { Extensions } from '../module.js';
-import { type ActorLike, PrincipalAccess } from './access.js';
-import type { PrincipalRef } from './api.js';
+import { PrincipalAccess } from './access.js';
+import type { ActorLike, NewPrincipal, PrincipalContact, PrincipalProfile, PrincipalsApi } from './api.js';
 import * as repo from './repo.js';
 import { isEmailAddress } from '../../platform/validation.js';
 import type { CreateHostBody, UpdateHostBody } from './schemas.js';
 import type { ListQuery } from '../../platform/schemas.js';
 
-/** A live principal with its effective schedule (the stored one or the default). */
-export interface PrincipalProfile extends PrincipalRef {
-  schedule: Schedule;
-}
-
 export function isValidZone(zone: string): boolean {
   return IANAZone.isValidZone(zone);
 }
 
-/** A principal's display name and mail address (null: none). */
-export interface Contact {
-  name: string;
-  email: string | null;
-}
+type Contact = PrincipalContact;
 
-export class PrincipalService {
+export class PrincipalService implements PrincipalsApi {
   private readonly cache: InvalidatedCache<PrincipalProfile>;
   /** Who may read or act for whom (principals/access.ts). */
   readonly access: PrincipalAccess;
@@ -217,7 +208,7 @@ export class PrincipalService {
   }
 
   /** Inserts the principal row of a new account or user, in the caller's transaction. */
-  insertPrincipal(trx: Tx, principal: repo.NewPrincipal): Promise<void> {
+  insertPrincipal(trx: Tx, principal: NewPrincipal): Promise<void> {
     return repo.insertPrincipal(trx, principal);
   }
 
