@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const HOUR = 3_600_000;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
@@ -13,11 +14,7 @@ afterAll(async () => {
   await t.close();
 });
 
-async function signIn(email: string): Promise<string> {
-  const res = await t.call('POST', '/v1/sessions', { body: { email, password: 'correct horse battery' } });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { session: { token: string } }).session.token;
-}
+const signIn = async (email: string): Promise<string> => (await fixtures.signIn(t, email)).token;
 
 async function sessionTimes(): Promise<string[]> {
   const rows = await t.ctx.db.selectFrom('sessions').select('created_at').orderBy('created_at').execute();

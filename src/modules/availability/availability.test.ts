@@ -6,6 +6,7 @@ import { ServiceUnavailable } from '../../platform/errors.js';
 import { contributing } from '../../../test/helpers/modules.js';
 import type { AccessRule } from '../principals/api.js';
 import type { BusyAnswer, BusySource } from './busy-source.js';
+import { newHost } from '../../../test/helpers/fixtures.js';
 
 /** In-memory busy source FOR TESTS ONLY: busy time per principal, plus stale and failing switches. */
 class MemorySource implements BusySource {
@@ -47,9 +48,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function host(token: string, body: Record<string, unknown> = {}, busy: Interval[] | null = []) {
-  const res = await t.call('POST', '/v1/hosts', { token, body: { display_name: 'Host', ...body } });
-  expect(res.status).toBe(201);
-  const id: string = (await res.json()).host.principal_id;
+  const id = await newHost(t, { token }, body);
   if (busy) calendar.busyBy.set(id, busy);
   return id;
 }

@@ -14,6 +14,7 @@ import { type MicrosoftEmulator, startMicrosoftEmulator } from '../../../test/em
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const H = 3_600_000;
 const D = 24 * H;
@@ -110,13 +111,7 @@ beforeEach(() => {
   feedEvents = [];
 });
 
-async function newHost(): Promise<string> {
-  const host = await t.ctx.modules.principals.createHost(account.id, {
-    display_name: 'Host',
-    timezone: 'UTC',
-  });
-  return host.principal_id;
-}
+const newHost = () => fixtures.newHost(t, { accountId: account.id }, { timezone: 'UTC' });
 
 /** Connects the host's calendar through the API as a client would; answers the connection id. */
 async function connect(provider: ProviderName, host: string): Promise<string> {

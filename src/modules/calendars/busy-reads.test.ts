@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const H = 3_600_000;
 const D = 24 * H;
@@ -60,10 +61,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => feed.close(() => resolve()));
 });
 
-async function newHost(): Promise<string> {
-  const host = await a.ctx.modules.principals.createHost(account.id, { display_name: 'Host' });
-  return host.principal_id;
-}
+const newHost = () => fixtures.newHost(a, { accountId: account.id });
 
 async function connectFeed(host: string): Promise<void> {
   const res = await a.call('POST', '/v1/calendars/ics', {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type RadicaleServer, radicaleAvailable, startRadicale } from '../../../test/emulators/radicale.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const clock = new FakeClock('2026-06-01T00:00:00.000Z');
 const T0 = clock.nowMs();
@@ -93,10 +94,7 @@ beforeEach(() => {
 
 const source = () => t.ctx.modules.calendars.busySource;
 
-async function newHost(timezone = 'UTC'): Promise<string> {
-  const host = await t.ctx.modules.principals.createHost(account.id, { display_name: 'Host', timezone });
-  return host.principal_id;
-}
+const newHost = (timezone = 'UTC') => fixtures.newHost(t, { accountId: account.id }, { timezone });
 
 describe('ICS feeds', () => {
   it('adds a feed (RRULE, EXDATE, all-day in the host’s zone, transparent ignored), URL stored encrypted', async () => {

@@ -10,6 +10,7 @@ import { type MicrosoftEmulator, startMicrosoftEmulator } from '../../../test/em
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { FakeClock } from '../../platform/clock.js';
 import type { AppError } from '../../platform/errors.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 const H = 3_600_000;
@@ -60,13 +61,8 @@ beforeEach(() => {
 const source = () => t.ctx.modules.calendars.busySource;
 
 /** A fresh host of the test account, so each test has its own connections. */
-async function newHost(name = 'Host'): Promise<string> {
-  const host = await t.ctx.modules.principals.createHost(account.id, {
-    display_name: name,
-    timezone: 'UTC',
-  });
-  return host.principal_id;
-}
+const newHost = (name = 'Host') =>
+  fixtures.newHost(t, { accountId: account.id }, { display_name: name, timezone: 'UTC' });
 
 /** Connect through the API as a client app would; returns where the browser ends up. */
 async function connect(provider: 'google' | 'microsoft', principalId: string, state = 'client-state-1') {

@@ -14,6 +14,7 @@ import { type RadicaleServer, radicaleAvailable, startRadicale } from '../../../
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 // Monday 2 March 2026, 06:00 UTC; hosts work Mon–Fri 09:00–17:00 in their zone (UTC here).
 const T0 = '2026-03-02T06:00:00.000Z';
@@ -61,14 +62,12 @@ beforeEach(() => {
   clock.set(T0);
 });
 
-async function newHost(): Promise<string> {
-  const res = await t.call('POST', '/v1/hosts', {
-    token: account.key,
-    body: { display_name: 'Host', email: `host-${++userCount}@kairos.example`, timezone: 'UTC' },
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()).host.principal_id;
-}
+const newHost = () =>
+  fixtures.newHost(
+    t,
+    { token: account.key },
+    { email: `host-${++userCount}@kairos.example`, timezone: 'UTC' },
+  );
 
 /** Connects `host` to the provider as `user` through the API, as a client app would. */
 async function connectOAuth(provider: 'google' | 'microsoft', host: string, user: string): Promise<void> {
@@ -108,14 +107,12 @@ async function caldavHost(): Promise<{ host: string; calendarUrl: string }> {
   return { host, calendarUrl };
 }
 
-async function book(host: string, start: string): Promise<Json> {
-  const res = await t.call('POST', '/v1/bookings', {
-    token: account.key,
-    body: { ...customer, principal_id: host, start_time: start, notes: 'About the engine' },
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()).booking;
-}
+const book = (host: string, start: string): Promise<Json> =>
+  fixtures.book(
+    t,
+    { token: account.key, principal_id: host },
+    { ...customer, start_time: start, notes: 'About the engine' },
+  );
 
 async function get(id: string): Promise<Json> {
   const res = await t.call('GET', `/v1/bookings/${id}`, { token: account.key });
