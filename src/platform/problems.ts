@@ -1,7 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { storeUnavailability } from '../db/unavailable.js';
 import { AppError, TITLES } from './errors.js';
-import { EMAIL_ADDRESS_PATTERN, ISO_INSTANT_PATTERN } from './validation.js';
+import { UUID_PATTERN } from './ids.js';
+import { HOSTNAME_PATTERN, NON_BLANK_PATTERN } from './schemas.js';
+import { EMAIL_ADDRESS_PATTERN, ISO_INSTANT_PATTERN, TIME_ZONE_FORMAT } from './validation.js';
 
 /** Retry-After (seconds) on a 503 for an unreachable store: about what a PostgreSQL restart takes. */
 const STORE_RETRY_AFTER_S = 5;
@@ -110,6 +112,19 @@ export function validationErrors(issues: AjvIssue[], context: string | undefined
       message = 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z';
     } else if (issue.keyword === 'format' && issue.params.format === 'date-time') {
       message = 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z';
+    } else if (issue.keyword === 'format' && issue.params.format === TIME_ZONE_FORMAT) {
+      message = 'must be a valid IANA time zone';
+    } else if (
+      (issue.keyword === 'format' && issue.params.format === 'uuid') ||
+      (issue.keyword === 'pattern' && issue.params.pattern === UUID_PATTERN)
+    ) {
+      message = 'must be a UUID';
+    } else if (issue.keyword === 'pattern' && issue.params.pattern === HOSTNAME_PATTERN) {
+      message = 'must be a hostname such as example.com';
+    } else if (issue.keyword === 'pattern' && issue.params.pattern === NON_BLANK_PATTERN) {
+      message = 'must not be empty';
+    } else if (issue.keyword === 'format' && issue.params.format === 'uri') {
+      message = 'must be an absolute URL, e.g. https://example.com/hooks';
     }
     if (!field) field = context === 'body' ? 'body' : (context ?? 'request');
     if (!(field in errors)) errors[field] = message;

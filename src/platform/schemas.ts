@@ -1,8 +1,23 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { EMAIL_ADDRESS_PATTERN } from './validation.js';
+import { EMAIL_ADDRESS_PATTERN, TIME_ZONE_FORMAT } from './validation.js';
 
 /** Shared schema pieces. */
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
+
+/** An IANA time zone name the time-zone database knows (docs/api.md#conventions). */
+export const TimeZone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  format: TIME_ZONE_FORMAT,
+  description: 'IANA time zone, e.g. Europe/Paris',
+});
+
+/** Text with something in it: at least one character that is not white space. */
+export const NON_BLANK_PATTERN = '\\S';
+
+/** A DNS hostname (letters, digits and hyphens in dot-separated labels), any case: `example.com`. */
+export const HOSTNAME_PATTERN =
+  '^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp' });
 /** The pattern of a prefixed id of one kind (platform/ids.ts `prefixedId`): `cons_` + 26 base32 characters. */
 export function prefixedIdPattern(prefix: string): string {

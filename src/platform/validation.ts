@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { IANAZone } from 'luxon';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module namespace.
 type AddFormats = (ajv: Ajv) => Ajv;
@@ -10,10 +11,27 @@ const addFormats: AddFormats =
 
 const common: Options = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false };
 
-function make(coerce: Options['coerceTypes']): Ajv {
-  const ajv = new Ajv({ ...common, coerceTypes: coerce });
-  addFormats(ajv);
+/**
+ * The string format of an IANA time zone name (docs/api.md#conventions): one the time-zone database knows,
+ * e.g. `Europe/Paris` or `UTC`. JSON Schema has no such format; the document names it so that clients
+ * know the rule, and requests are checked against it before any handler runs.
+ */
+export const TIME_ZONE_FORMAT = 'iana-time-zone';
+
+/** Whether `zone` names a time zone of the IANA database (as Luxon, and so the slot engine, reads it). */
+export function isTimeZone(zone: string): boolean {
+  return IANAZone.isValidZone(zone);
+}
+
+/** The standard formats (ajv-formats) and Kairos's own (`iana-time-zone`), on any Ajv instance. */
+export function addKairosFormats<A extends Pick<Ajv, 'addFormat'>>(ajv: A): A {
+  addFormats(ajv as unknown as Ajv);
+  ajv.addFormat(TIME_ZONE_FORMAT, { type: 'string', validate: isTimeZone });
   return ajv;
+}
+
+function make(coerce: Options['coerceTypes']): Ajv {
+  return addKairosFormats(new Ajv({ ...common, coerceTypes: coerce }));
 }
 
 /**

@@ -15,16 +15,12 @@
  */
 import type { Ajv2020 as AjvType, ValidateFunction } from 'ajv/dist/2020.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyModule } from '../../src/modules/index.js';
 import { defineModule } from '../../src/modules/module.js';
+import { addKairosFormats } from '../../src/platform/validation.js';
 
-// ajv and ajv-formats are CommonJS; under NodeNext their default exports arrive as the module namespace.
-type AddFormats = (ajv: AjvType) => AjvType;
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ??
-  (addFormatsModule as unknown as AddFormats);
+// ajv is CommonJS; under NodeNext its default export arrives as the module namespace.
 type AjvCtor = new (opts: object) => AjvType;
 const Ajv2020: AjvCtor =
   (Ajv2020Module as unknown as { default?: AjvCtor }).default ?? (Ajv2020Module as unknown as AjvCtor);
@@ -84,8 +80,8 @@ export class ResponseChecker {
   private allCodes: Set<string> | undefined;
 
   constructor(private readonly doc: Doc) {
-    this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-    addFormats(this.ajv);
+    // The document's formats: the standard ones and Kairos's own (iana-time-zone).
+    this.ajv = addKairosFormats(new Ajv2020({ strict: false, allErrors: true, validateFormats: true }));
     this.components = doc.components?.schemas ?? {};
     const problem = this.components.Problem;
     if (!problem) throw new Error('the OpenAPI document has no Problem schema');

@@ -66,7 +66,9 @@ describe('API keys', () => {
     const cases: [unknown, string][] = [
       [{}, 'name'],
       [{ name: '' }, 'name'],
-      [{ name: 'x', scopes: ['admin'] }, 'scopes'],
+      [{ name: 'x', scopes: ['admin'] }, 'scopes.0'],
+      [{ name: 'x', scopes: ['create:booking'] }, 'scopes'],
+      [{ name: 'x', key_type: 'publishable', allowed_domains: [' example.com'] }, 'allowed_domains.0'],
       [{ name: 'x', rate_limit_per_hour: 0 }, 'rate_limit_per_hour'],
       [{ name: 'x', rate_limit_per_hour: 5000 }, 'rate_limit_per_hour'],
       [

@@ -1,17 +1,18 @@
 /** The API-keys module's request and answer schemas (docs/architecture.md#openapi). */
 import { type Static, Type } from '@sinclair/typebox';
 import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
-import { Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
+import { HOSTNAME_PATTERN, Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
 import { SECRET_SCOPES } from './service.js';
+
+/** Every scope a key may hold: read and write (secret), read:availability and create:booking (publishable). */
+const KeyScope = Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] });
 
 export const ApiKey = Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
   key_type: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]),
-  scopes: Type.Array(
-    Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] }),
-  ),
+  scopes: Type.Array(KeyScope),
   prefix: Type.String({ description: 'first 16 characters of the key' }),
   last4: Type.String(),
   rate_limit_per_hour: Type.Integer(),
@@ -32,9 +33,24 @@ export const CreateKeyBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     key_type: Type.Optional(Type.Union([Type.Literal('secret'), Type.Literal('publishable')])),
-    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 10 })),
+    scopes: Type.Optional(
+      Type.Array(KeyScope, {
+        maxItems: 10,
+        description:
+          'secret keys: read, write (default both); publishable keys: read:availability, create:booking (default both)',
+      }),
+    ),
     rate_limit_per_hour: Type.Optional(Type.Integer({ minimum: 1 })),
-    allowed_domains: Type.Optional(Type.Array(Type.String({ maxLength: 253 }), { maxItems: 50 })),
+    allowed_domains: Type.Optional(
+      Type.Array(
+        Type.String({ maxLength: 253, pattern: HOSTNAME_PATTERN, description: 'a hostname, any case' }),
+        {
+          maxItems: 50,
+          description:
+            'publishable keys only: the sites (Origin hostnames) that may use the key; stored lower-case',
+        },
+      ),
+    ),
     expires_at: Type.Optional(Type.String({ format: 'date-time' })),
   },
   { additionalProperties: false },

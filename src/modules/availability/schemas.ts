@@ -1,7 +1,7 @@
 /** TypeBox schemas of the availability endpoints (docs/api.md#availability). */
 import { Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
-import { Timestamp, Uuid } from '../../platform/schemas.js';
+import { Timestamp, TimeZone, Uuid } from '../../platform/schemas.js';
 import {
   MAX_DURATION_MINUTES,
   MAX_NEXT_DAYS_AHEAD,
@@ -19,8 +19,7 @@ const Duration = Type.Integer({
   description: 'slot length in minutes',
 });
 const Zone = Type.String({
-  minLength: 1,
-  maxLength: 64,
+  ...TimeZone,
   description: 'IANA time zone for labels and grouping (default: the principal’s); never changes the slots',
 });
 const SlotInterval = Type.Integer({

@@ -3,6 +3,7 @@ import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app
 import { MODULES } from '../index.js';
 import type { BookingLinksApi } from './api.js';
 import { bookingLinksModule } from './module.js';
+import { newHost } from '../../../test/helpers/fixtures.js';
 
 /** The module, composed as an extra one while it is not in the MODULES list. */
 const extra = MODULES.some((m) => m.name === 'bookingLinks') ? [] : [bookingLinksModule];
@@ -33,10 +34,7 @@ async function created(token: string, body: Record<string, unknown> = {}): Promi
   return (await res.json()).booking_link;
 }
 
-async function host(token: string, name = 'Host'): Promise<string> {
-  const res = await t.call('POST', '/v1/hosts', { token, body: { display_name: name } });
-  return (await res.json()).host.principal_id;
-}
+const host = (token: string, name = 'Host') => newHost(t, { token }, { display_name: name });
 
 async function rowsOf(accountId: string): Promise<number> {
   const rows = await t.ctx.db
@@ -202,7 +200,7 @@ describe('booking links: validation', () => {
       [{ durations: [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55] }, 'durations'],
       [{ durations: [15, 30], duration_minutes: 45 }, 'duration_minutes'],
       [{ host_ids: [] }, 'host_ids'],
-      [{ host_ids: ['not-a-uuid'] }, 'host_ids'],
+      [{ host_ids: ['not-a-uuid'] }, 'host_ids.0'],
       [{ host_ids: [theirHost] }, 'host_ids'],
       [{ host_ids: [other.id] }, 'host_ids'],
       [{ host_ids: [deleted] }, 'host_ids'],

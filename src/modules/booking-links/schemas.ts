@@ -1,5 +1,6 @@
 /** TypeBox schemas of the booking-link routes (docs/api.md#booking-links): validation, OpenAPI and types. */
 import { type Static, Type } from '@sinclair/typebox';
+import { UUID_PATTERN } from '../../platform/ids.js';
 import { Pagination, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
 
 /** The limits of docs/api.md#booking-links, shared by schemas and the service's own checks. */
@@ -90,7 +91,7 @@ const fields = {
     }),
   ),
   host_ids: Type.Optional(
-    Type.Array(Type.String({ maxLength: 64, description: 'principal UUID' }), {
+    Type.Array(Type.String({ pattern: UUID_PATTERN, description: 'principal UUID (any case)' }), {
       minItems: 1,
       maxItems: LINK_LIMITS.maxHosts,
       description:

@@ -1,6 +1,6 @@
 /** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
 import { Type } from '@sinclair/typebox';
-import { EmailAddress, Pagination, Timestamp } from '../../platform/schemas.js';
+import { EmailAddress, Pagination, Timestamp, TimeZone } from '../../platform/schemas.js';
 import { BusyAsOf } from '../availability/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 
@@ -43,9 +43,7 @@ const Customer = {
   duration_minutes: Type.Optional(Duration),
   customer_email: Type.String({ minLength: 1, maxLength: 320, description: 'e-mail address' }),
   customer_name: Type.String({ minLength: 1, maxLength: 200 }),
-  customer_timezone: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone' }),
-  ),
+  customer_timezone: Type.Optional(TimeZone),
   notes: Type.Optional(Type.String({ maxLength: 5000 })),
 };
 
@@ -253,7 +251,7 @@ export const PublicAvailabilityQuery = Type.Object(
   {
     from: { ...Instant, description: 'window start' },
     to: { ...Instant, description: 'window end (exclusive)' },
-    timezone: Type.Optional(Type.String({ maxLength: 64 })),
+    timezone: Type.Optional({ ...TimeZone, description: 'IANA time zone for labels and grouping by day' }),
     duration_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440 })),
   },
   { additionalProperties: false },

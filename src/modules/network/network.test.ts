@@ -8,6 +8,7 @@ import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app
 import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
@@ -61,11 +62,7 @@ async function user(
 }
 
 /** A fresh session for a user (sessions last an hour: tests that move the clock sign in again). */
-async function signIn(email: string): Promise<string> {
-  const res = await t.call('POST', '/v1/sessions', { body: { email, password: 'correct horse battery' } });
-  expect(res.status).toBe(201);
-  return (await res.json()).session.token;
-}
+const signIn = async (email: string): Promise<string> => (await fixtures.signIn(t, email)).token;
 
 const grant = (token: string, body: Record<string, unknown>) =>
   t.call('POST', '/v1/consents', { token, body });
@@ -105,7 +102,7 @@ describe('consents', () => {
     const b = await user();
     const bad = await grant(a.token, { grantee_id: b.id, scopes: ['calendar:write'] });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).errors.scopes).toContain(
+    expect((await bad.json()).errors['scopes.0']).toContain(
       'availability:read:freebusy, availability:read:details, booking:propose',
     );
     const self = await grant(a.token, { grantee_id: a.id, scopes: ['booking:propose'] });

@@ -66,7 +66,7 @@ export const PrincipalParams = Type.Object(
 export const GrantBody = Type.Object(
   {
     grantee_id: PrincipalId,
-    scopes: Type.Array(Type.String({ maxLength: 64 }), {
+    scopes: Type.Array(Scope, {
       minItems: 1,
       maxItems: 3,
       description: `any of ${SCOPES.join(', ')}`,

@@ -17,6 +17,7 @@ const EventTypeName = Type.Unsafe<string>({ $ref: 'EventType#' });
 const Url = Type.String({
   minLength: 1,
   maxLength: MAX_OUTBOUND_URL_LENGTH,
+  format: 'uri',
   description: 'Receiver of the HTTP POST deliveries; https only (private addresses are refused)',
 });
 const Description = Type.String({ maxLength: 2000 });
