@@ -29,6 +29,8 @@ export interface SideDoor extends TableUse {
 export interface Debt {
   oversize: string[];
   sideDoors: { module: string; table: string }[];
+  /** Import circles owed (checked by scripts/deps.ts). */
+  cycles?: string[];
 }
 
 /** Every file under `dir` (recursively), as paths relative to `root` with `/` separators. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { judgeDeps } from '../../scripts/deps.js';
 import { judge, registeredTables, type SideDoor, tableUses } from '../../scripts/house.js';
 
 const known = new Set(['bookings', 'users', 'proposals', 'proposal_participants', 'principals']);
@@ -91,5 +92,35 @@ describe('house check: the verdict', () => {
   it('fails a file over 600 lines that is not listed', () => {
     const v = judge([], [{ file: 'src/y.ts', lines: 601 }], { oversize: [], sideDoors: [] }, () => true);
     expect(v.errors).toEqual(['src/y.ts: 601 lines, more than 600: split it into rooms of one job']);
+  });
+});
+
+describe('import rules: the circle debt', () => {
+  const circle = (from: string, ...cycle: string[]) => ({
+    type: 'cycle',
+    from,
+    to: cycle[0]!,
+    rule: { name: 'no-circular', severity: 'error' },
+    cycle: cycle.map((name) => ({ name })),
+  });
+
+  it('allows a listed circle whichever file depcruise reads it from, and reports it as debt', () => {
+    const v = judgeDeps([circle('b.ts', 'a.ts', 'b.ts')], ['a.ts → b.ts → a.ts']);
+    expect(v).toEqual({ errors: [], debt: ['circle  b.ts → a.ts → b.ts'] });
+  });
+
+  it('fails a new circle, any other broken rule, and a listed circle that is gone', () => {
+    const layer = {
+      type: 'dependency',
+      from: 'src/db/x.ts',
+      to: 'src/platform/y.ts',
+      rule: { name: 'db-below-platform', severity: 'error' },
+    };
+    const v = judgeDeps([circle('c.ts', 'd.ts', 'c.ts'), layer], ['a.ts → b.ts → a.ts']);
+    expect(v.errors).toEqual([
+      'no-circular: c.ts → d.ts → c.ts',
+      'db-below-platform: src/db/x.ts → src/platform/y.ts',
+      'scripts/house-debt.json: cycles entry "a.ts → b.ts → a.ts" is no longer needed: delete it',
+    ]);
   });
 });
