@@ -1,15 +1,9 @@
-import type { ApiKeysApi } from '../api-keys/api.js';
 import { defineModule } from '../module.js';
-import type { PrincipalsApi } from '../principals/api.js';
+import type { AccountsApi, AccountsNeeds } from './api.js';
 import { sessionCredentials } from './credentials.js';
 import { sessionRetentionSchedule } from './retention.js';
 import { accountRoutes } from './routes.js';
 import { AccountService } from './service.js';
-
-export interface AccountsNeeds {
-  apiKeys: Pick<ApiKeysApi, 'create'>;
-  principals: Pick<PrincipalsApi, 'insertPrincipal'>;
-}
 
 /** Accounts (businesses), their users, sign-in sessions; a credential kind (user sessions). */
 export const accountsModule = defineModule<AccountsNeeds>()({
@@ -20,14 +14,14 @@ export const accountsModule = defineModule<AccountsNeeds>()({
     const accounts = new AccountService(
       platform.db,
       platform.clock,
-      needs.apiKeys,
-      needs.principals,
+      needs,
       jwtKey,
       platform.config.sessionTtlSeconds,
       platform.revocations,
     );
+    const api: AccountsApi = accounts;
     return {
-      api: accounts,
+      api,
       routes: (app) => accountRoutes(app, accounts),
       credentials: [sessionCredentials(accounts, jwtKey)],
       schedules: [sessionRetentionSchedule(platform.db, platform.clock, platform.config.retention.expiredMs)],

@@ -1,4 +1,7 @@
-/** SQL of the accounts module: accounts, users and sign-in sessions (principal rows go through principals). */
+/**
+ * SQL of the accounts module: accounts, users and sign-in sessions. Principal rows (a user's display
+ * name) go through the principals module's API.
+ */
 import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import type { AccountsTable, SessionsTable, UsersTable } from './tables.js';
@@ -7,12 +10,11 @@ type Queryable = Db | Tx;
 
 export type AccountRow = Selectable<AccountsTable>;
 
-/** A user with the display name of its principal. */
+/** A user (its display name is its principal's). */
 export interface UserRow {
   id: string;
   account_id: string;
   email: string;
-  display_name: string;
   created_at: Date;
 }
 
@@ -62,19 +64,17 @@ export async function findUserByEmail(
   email: string,
 ): Promise<(UserRow & { password_hash: string }) | undefined> {
   return db
-    .selectFrom('users as u')
-    .innerJoin('principals as p', 'p.id', 'u.id')
-    .select(['u.id', 'u.account_id', 'u.email', 'u.password_hash', 'p.display_name', 'u.created_at'])
-    .where(sql`lower(u.email)`, '=', email.toLowerCase())
+    .selectFrom('users')
+    .select(['id', 'account_id', 'email', 'password_hash', 'created_at'])
+    .where(sql`lower(email)`, '=', email.toLowerCase())
     .executeTakeFirst();
 }
 
 export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
   return db
-    .selectFrom('users as u')
-    .innerJoin('principals as p', 'p.id', 'u.id')
-    .select(['u.id', 'u.account_id', 'u.email', 'p.display_name', 'u.created_at'])
-    .where('u.id', '=', id)
+    .selectFrom('users')
+    .select(['id', 'account_id', 'email', 'created_at'])
+    .where('id', '=', id)
     .executeTakeFirst();
 }
 

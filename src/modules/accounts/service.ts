@@ -5,9 +5,8 @@ import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { hashPassword, verifyPassword } from '../../platform/passwords.js';
-import type { ApiKeysApi, Plan } from '../api-keys/api.js';
-import { planLimit } from '../api-keys/api.js';
-import type { PrincipalsApi } from '../principals/api.js';
+import type { Plan } from '../api-keys/api.js';
+import type { AccountsApi, AccountsNeeds, PresentedAccount, PresentedUser } from './api.js';
 import {
   emailTaken,
   findAccount,
@@ -24,34 +23,13 @@ import {
 import { isEmailAddress } from '../../platform/validation.js';
 import type { SessionBody } from './schemas.js';
 
-export interface SessionClaims {
-  sub: string;
-  sid: string;
-  acc: string;
-}
+export type { SessionClaims } from './api.js';
 
-function presentAccount(a: {
-  id: string;
-  name: string;
-  plan: Plan;
-  rate_limit_per_hour: number | null;
-  created_at: Date | string;
-}) {
-  return {
-    id: a.id,
-    name: a.name,
-    plan: a.plan,
-    rate_limit_per_hour: planLimit(a.plan, a.rate_limit_per_hour),
-    created_at: new Date(a.created_at).toISOString(),
-  };
-}
-
-export class AccountService {
+export class AccountService implements AccountsApi {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly keys: Pick<ApiKeysApi, 'create'>,
-    private readonly principals: Pick<PrincipalsApi, 'insertPrincipal'>,
+    private readonly needs: AccountsNeeds,
     private readonly jwtKey: Buffer,
     private readonly sessionTtlSeconds: number,
     private readonly revocations: RevocationListener,
@@ -73,7 +51,7 @@ export class AccountService {
     return this.db.transaction().execute(async (trx) => {
       const now = this.clock.now();
       const id = uuidv7(now.getTime());
-      await this.principals.insertPrincipal(trx, {
+      await this.needs.principals.insertPrincipal(trx, {
         id,
         kind: 'account',
         account_id: id,
@@ -89,13 +67,17 @@ export class AccountService {
         rate_limit_per_hour: input.rateLimitPerHour ?? null,
         created_at: now,
       });
-      const first = await this.keys.create(id, { name: 'Default secret key', key_type: 'secret' }, trx);
+      const first = await this.needs.apiKeys.create(
+        id,
+        { name: 'Default secret key', key_type: 'secret' },
+        trx,
+      );
       return {
         account: {
           id,
           name,
           plan,
-          rate_limit_per_hour: planLimit(plan, input.rateLimitPerHour ?? null),
+          rate_limit_per_hour: this.needs.apiKeys.planLimit(plan, input.rateLimitPerHour ?? null),
           created_at: now.toISOString(),
         },
         api_key: { ...first.api_key, key: first.key },
@@ -106,12 +88,12 @@ export class AccountService {
   async getAccount(id: string) {
     const a = await findAccount(this.db, id);
     if (!a) throw new NotFound('No account with this id');
-    return presentAccount(a);
+    return this.present(a);
   }
 
   /** Every account, oldest first (operators: `kairos accounts list`). */
   async listAccounts() {
-    return (await listAccounts(this.db)).map(presentAccount);
+    return (await listAccounts(this.db)).map((a) => this.present(a));
   }
 
   /**
@@ -135,10 +117,36 @@ export class AccountService {
     });
     if (!row) throw new NotFound('No account with this id');
     this.revocations.revoked(accountRef(id));
-    return presentAccount(row);
+    return this.present(row);
   }
 
-  async createUser(input: { accountId: string; email: string; password: string; displayName?: string }) {
+  private present(a: {
+    id: string;
+    name: string;
+    plan: Plan;
+    rate_limit_per_hour: number | null;
+    created_at: Date | string;
+  }): PresentedAccount {
+    return {
+      id: a.id,
+      name: a.name,
+      plan: a.plan,
+      rate_limit_per_hour: this.needs.apiKeys.planLimit(a.plan, a.rate_limit_per_hour),
+      created_at: new Date(a.created_at).toISOString(),
+    };
+  }
+
+  /** The display name of a user's principal (the principals module owns it). */
+  private async displayName(userId: string): Promise<string> {
+    return (await this.needs.principals.contacts([userId])).get(userId)?.name ?? '';
+  }
+
+  async createUser(input: {
+    accountId: string;
+    email: string;
+    password: string;
+    displayName?: string;
+  }): Promise<PresentedUser> {
     const errors: Record<string, string> = {};
     const email = input.email.trim();
     if (!isEmailAddress(email)) errors.email = 'must be a valid e-mail address';
@@ -150,7 +158,7 @@ export class AccountService {
       if (await emailTaken(trx, email)) throw new Conflict('A user with this e-mail already exists');
       const now = this.clock.now();
       const id = uuidv7(now.getTime());
-      await this.principals.insertPrincipal(trx, {
+      await this.needs.principals.insertPrincipal(trx, {
         id,
         kind: 'user',
         account_id: input.accountId,
@@ -205,7 +213,7 @@ export class AccountService {
         id: user.id,
         account_id: user.account_id,
         email: user.email,
-        display_name: user.display_name,
+        display_name: await this.displayName(user.id),
         created_at: new Date(user.created_at).toISOString(),
       },
     };
@@ -226,9 +234,15 @@ export class AccountService {
     return !!s && s.revoked_at === null && new Date(s.expires_at).getTime() > this.clock.nowMs();
   }
 
-  async getUser(id: string) {
+  async getUser(id: string): Promise<PresentedUser> {
     const u = await findUser(this.db, id);
     if (!u) throw new NotFound('No user with this id');
-    return { ...u, created_at: new Date(u.created_at).toISOString() };
+    return {
+      id: u.id,
+      account_id: u.account_id,
+      email: u.email,
+      display_name: await this.displayName(u.id),
+      created_at: new Date(u.created_at).toISOString(),
+    };
   }
 }

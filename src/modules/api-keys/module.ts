@@ -1,4 +1,5 @@
 import { defineModule } from '../module.js';
+import type { ApiKeysApi, ApiKeysNeeds } from './api.js';
 import { apiKeyCredentials } from './credentials.js';
 import { usageRetentionSchedule } from './retention.js';
 import { apiKeyRoutes } from './routes.js';
@@ -6,7 +7,7 @@ import { ApiKeyService } from './service.js';
 import { ApiKeyStatsService } from './stats.js';
 
 /** Secret and publishable API keys: issue, list, revoke, usage stats; a credential kind. */
-export const apiKeysModule = defineModule()({
+export const apiKeysModule = defineModule<ApiKeysNeeds>()({
   name: 'apiKeys',
   needs: [],
   create({ platform }) {
@@ -17,8 +18,9 @@ export const apiKeysModule = defineModule()({
       platform.revocations,
     );
     const stats = new ApiKeyStatsService(platform.db, platform.clock, platform.usage);
+    const api: ApiKeysApi = keys;
     return {
-      api: keys,
+      api,
       routes: (app) => apiKeyRoutes(app, { keys, stats }),
       credentials: [apiKeyCredentials(keys)],
       schedules: [usageRetentionSchedule(platform.db, platform.clock, platform.config.retention.usageMs)],

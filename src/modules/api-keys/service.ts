@@ -17,6 +17,7 @@ import {
   liveAllowedDomains,
   revokeKey,
 } from './repo.js';
+import type { ApiKeysApi, KeyCredential, KeyType, Plan, PresentedKey } from './api.js';
 import type { CreateKeyBody } from './schemas.js';
 import type { Static } from '@sinclair/typebox';
 import type { ListQuery } from '../../platform/schemas.js';
@@ -28,8 +29,7 @@ export const PLAN_LIMITS = { free: 100, premium: 1000 } as const;
 export const ENTERPRISE_DEFAULT_LIMIT = 10_000;
 export const MAX_KEY_RATE_LIMIT = 10_000_000;
 
-export type KeyType = 'secret' | 'publishable';
-export type Plan = 'free' | 'premium' | 'enterprise';
+export type { KeyType, Plan } from './api.js';
 
 interface KeyRow {
   id: string;
@@ -48,7 +48,7 @@ interface KeyRow {
 }
 
 /** The API's view of a key: never the secret or its hash. */
-export function presentKey(row: KeyRow, now: number) {
+export function presentKey(row: KeyRow, now: number): PresentedKey {
   const expiresAt = row.expires_at ? new Date(row.expires_at) : null;
   const status: 'active' | 'revoked' | 'expired' = row.revoked_at
     ? 'revoked'
@@ -71,7 +71,6 @@ export function presentKey(row: KeyRow, now: number) {
     status,
   };
 }
-export type PresentedKey = ReturnType<typeof presentKey>;
 
 export function planLimit(plan: Plan, custom: number | null): number {
   if (plan === 'enterprise') return custom ?? ENTERPRISE_DEFAULT_LIMIT;
@@ -84,7 +83,7 @@ function generateKey(keyType: KeyType): string {
   return (keyType === 'secret' ? SECRET_PREFIX : PUBLISHABLE_PREFIX) + randomBytes(32).toString('base64url');
 }
 
-export class ApiKeyService {
+export class ApiKeyService implements ApiKeysApi {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -209,7 +208,11 @@ export class ApiKeyService {
   }
 
   /** The key behind a presented value, for authentication. */
-  async resolve(key: string) {
+  async resolve(key: string): Promise<KeyCredential | undefined> {
     return findKeyByHash(this.db, this.hash(key));
+  }
+
+  planLimit(plan: Plan, custom: number | null): number {
+    return planLimit(plan, custom);
   }
 }
