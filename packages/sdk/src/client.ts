@@ -68,7 +68,11 @@ export class KairosCore {
 
   constructor(o: KairosOptions = {}) {
     this.apiKey = o.apiKey;
-    this.baseUrl = (o.baseUrl ?? globalThis.location?.origin ?? '').replace(/\/+$/, '');
+    this.baseUrl = (
+      o.baseUrl ??
+      (globalThis as { location?: { origin: string } }).location?.origin ??
+      ''
+    ).replace(/\/+$/, '');
     this.maxRetries = o.maxRetries ?? 2;
     this.timeoutMs = o.timeoutMs ?? 60_000;
     this.maxRetryDelayMs = o.maxRetryDelayMs ?? 60_000;

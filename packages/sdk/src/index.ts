@@ -8,7 +8,7 @@ import { KairosCore, type KairosOptions } from './client.js';
 import type { Method, OperationId } from './types.js';
 
 /** Resource → method → operationId: what each method calls. Inputs and results follow the operation. */
-const RESOURCES = {
+export const RESOURCES = {
   me: 'getMe',
   sessions: { create: 'createSession', deleteCurrent: 'deleteCurrentSession' },
   availability: { slots: 'listAvailableSlots', next: 'getNextAvailableSlot', mutual: 'listMutualSlots' },

@@ -21,6 +21,7 @@ export class WebhookVerificationError extends Error {
 }
 
 const enc = new TextEncoder();
+type Bytes = Uint8Array<ArrayBuffer>;
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
@@ -29,15 +30,15 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function base64(text: string): Uint8Array {
+function base64(text: string): Bytes {
   const bin = atob(text);
   return Uint8Array.from(bin, (c) => c.charCodeAt(0));
 }
 
-const hmacKey = (raw: Uint8Array) =>
-  crypto.subtle.importKey('raw', raw as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+const hmacKey = (raw: Bytes) =>
+  crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
 
-const concat = (a: Uint8Array, b: Uint8Array) => {
+const concat = (a: Bytes, b: Bytes): Bytes => {
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
   out.set(b, a.length);
@@ -55,7 +56,7 @@ export async function verifyWebhook(
   secret: string | readonly string[],
   options: { toleranceSeconds?: number; now?: number } = {},
 ): Promise<WebhookEvent> {
-  const body = typeof rawBody === 'string' ? enc.encode(rawBody) : rawBody;
+  const body: Bytes = typeof rawBody === 'string' ? enc.encode(rawBody) : Uint8Array.from(rawBody);
   const secrets = typeof secret === 'string' ? [secret] : secret;
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
@@ -80,19 +81,17 @@ export async function verifyWebhook(
         try {
           return base64(e.slice(3));
         } catch {
-          return new Uint8Array();
+          return new Uint8Array(0);
         }
       });
     for (const s of secrets) {
       const key = await hmacKey(base64(s.startsWith('whsec_') ? s.slice(6) : s));
-      for (const sig of given)
-        if (await crypto.subtle.verify('HMAC', key, sig as BufferSource, signed as BufferSource)) ok = true;
+      for (const sig of given) if (await crypto.subtle.verify('HMAC', key, sig, signed)) ok = true;
     }
   } else if (legacy !== undefined && /^[0-9a-f]{64}$/.test(legacy)) {
     const sig = Uint8Array.from(legacy.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
     for (const s of secrets) {
-      if (await crypto.subtle.verify('HMAC', await hmacKey(enc.encode(s)), sig, body as BufferSource))
-        ok = true;
+      if (await crypto.subtle.verify('HMAC', await hmacKey(enc.encode(s)), sig, body)) ok = true;
     }
   }
   if (!ok) throw new WebhookVerificationError('no valid signature for this body and secret');
