@@ -49,50 +49,6 @@ export function networkError(err: unknown, what: string): ProviderError {
   return new ProviderError('unavailable', 0, `${what}: ${msg}`, { cause: err });
 }
 
-/** Generic status mapping once the provider-specific body has been read. */
-export function codeForStatus(status: number, rateLimited: boolean): ProviderErrorCode {
-  if (status === 401) return 'unauthorized';
-  if (status === 429 || rateLimited) return 'rate_limited';
-  if (status >= 500) return 'unavailable';
-  return 'bad_request';
-}
-
-/**
- * One authenticated JSON call to a provider API: Bearer token, JSON accepted, network failures as
- * `unavailable`, and non-2xx answers turned into a ProviderError by the provider's own body parser.
- */
-export async function bearerJsonRequest(
-  fetch: (url: string, init?: RequestInit) => Promise<Response>,
-  url: string,
-  accessToken: string,
-  init: RequestInit & { headers?: Record<string, string> },
-  what: string,
-  toError: (res: Response, json: unknown) => ProviderError,
-): Promise<unknown> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      ...init,
-      headers: { ...init.headers, authorization: `Bearer ${accessToken}`, accept: 'application/json' },
-    });
-  } catch (err) {
-    throw networkError(err, `${what} request failed`);
-  }
-  const json = await readJsonSafe(res);
-  if (res.ok) return json;
-  throw toError(res, json);
-}
-
-/** Reads a JSON body without throwing; undefined when absent or not JSON. */
-export async function readJsonSafe(res: Response): Promise<unknown> {
-  try {
-    const text = await res.text();
-    return text ? (JSON.parse(text) as unknown) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

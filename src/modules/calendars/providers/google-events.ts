@@ -4,10 +4,10 @@
  * skip the events it wrote itself (marked with `extendedProperties.private[KAIROS_PROPERTY]`).
  */
 import { DateTime, IANAZone } from 'luxon';
-import { systemClock } from '../../../platform/clock.js';
-import { bearerJsonRequest, isRecord, ProviderError, str } from './errors.js';
+import { isRecord, ProviderError, str } from './errors.js';
 import { type EventSpec, KAIROS_PROPERTY, type WrittenEvent } from './events.js';
-import { type GoogleApiConfig, googleError } from './google.js';
+import { type GoogleApiConfig, googleRequest as request } from './google.js';
+import { nextPageTokenUrl, readPages } from './http.js';
 import {
   assertWindow,
   type BusyResult,
@@ -145,27 +145,27 @@ async function calendarBusy(
   withTitles: boolean,
 ): Promise<TitledInterval[]> {
   const busy: TitledInterval[] = [];
-  let pageToken: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const url = new URL(eventsUrl(cfg, calendarId));
-    url.searchParams.set('timeMin', isoUtc(window.start));
-    url.searchParams.set('timeMax', isoUtc(window.end));
-    url.searchParams.set('singleEvents', 'true');
-    url.searchParams.set('maxResults', String(PAGE_SIZE));
-    url.searchParams.set('showDeleted', 'false');
-    url.searchParams.set('fields', withTitles ? LIST_FIELDS_TITLED : LIST_FIELDS);
-    if (pageToken) url.searchParams.set('pageToken', pageToken);
-    const json = await request(cfg, fetch, url.toString(), accessToken, { method: 'GET' });
+  const first = new URL(eventsUrl(cfg, calendarId));
+  first.searchParams.set('timeMin', isoUtc(window.start));
+  first.searchParams.set('timeMax', isoUtc(window.end));
+  first.searchParams.set('singleEvents', 'true');
+  first.searchParams.set('maxResults', String(PAGE_SIZE));
+  first.searchParams.set('showDeleted', 'false');
+  first.searchParams.set('fields', withTitles ? LIST_FIELDS_TITLED : LIST_FIELDS);
+  const complete = await readPages(first.toString(), MAX_PAGES, async (url) => {
+    const json = await request(cfg, fetch, url, accessToken, { method: 'GET' });
     const zone = calendarZone(isRecord(json) ? str(json.timeZone) : undefined);
     const items = isRecord(json) && Array.isArray(json.items) ? json.items : [];
     for (const it of items) {
       const interval = isRecord(it) && busyInterval(it, zone);
       if (interval) busy.push(interval);
     }
-    pageToken = isRecord(json) ? str(json.nextPageToken) : undefined;
-    if (!pageToken) return busy;
+    return nextPageTokenUrl(url, json);
+  });
+  if (!complete) {
+    throw new ProviderError('unavailable', 200, `events paging did not end for calendar ${calendarId}`);
   }
-  throw new ProviderError('unavailable', 200, `events paging did not end for calendar ${calendarId}`);
+  return busy;
 }
 
 /** The event's busy interval, or undefined when it does not block time (or is unreadable). */
@@ -230,17 +230,4 @@ function eventsUrl(cfg: GoogleApiConfig, calendarId: string): string {
 
 function eventUrl(cfg: GoogleApiConfig, calendarId: string, eventId: string): string {
   return `${eventsUrl(cfg, calendarId)}/${encodeURIComponent(eventId)}`;
-}
-
-/** One Calendar API call (any method; a 204 without a body resolves to undefined). */
-function request(
-  cfg: GoogleApiConfig,
-  fetch: HttpFetch,
-  url: string,
-  accessToken: string,
-  init: RequestInit & { headers?: Record<string, string> },
-): Promise<unknown> {
-  return bearerJsonRequest(fetch, url, accessToken, init, 'Google Calendar', (res, json) =>
-    googleError(res, json, (cfg.clock ?? systemClock).nowMs()),
-  );
 }

@@ -1,19 +1,15 @@
 /** Google Calendar API v3: free/busy and the calendar list, over an injected fetch. */
-import { type Clock, systemClock } from '../../../platform/clock.js';
-import { bearerJsonRequest, codeForStatus, isRecord, parseRetryAfter, ProviderError, str } from './errors.js';
+import type { Clock } from '../../../platform/clock.js';
+import { isRecord, ProviderError, str } from './errors.js';
+import { answerError, fanOutBusy, jsonApi, nextPageTokenUrl, readPages } from './http.js';
 import {
   assertWindow,
   type BusyResult,
   type CalendarError,
-  chunk,
-  clipIntervals,
   DAY_MS,
   type HttpFetch,
   type Interval,
   isoUtc,
-  mapLimit,
-  mergeIntervals,
-  splitWindow,
   trimBase,
 } from './types.js';
 
@@ -30,7 +26,6 @@ export const GOOGLE_API_URL = 'https://www.googleapis.com/calendar/v3';
 export const GOOGLE_MAX_CALENDARS_PER_CALL = 50;
 /** freeBusy answers "The requested time range is too long." beyond about 90 days; stay below. */
 export const GOOGLE_MAX_WINDOW_MS = 89 * DAY_MS;
-const CONCURRENCY = 3;
 
 export interface GoogleFreeBusyQuery {
   calendarIds: readonly string[];
@@ -60,19 +55,12 @@ export async function googleFreeBusy(
   const ids = [...new Set(q.calendarIds)];
   if (ids.length === 0) return { busy: [], errors: [] };
   const url = `${trimBase(cfg.apiUrl)}/freeBusy`;
-  const jobs = splitWindow(window, GOOGLE_MAX_WINDOW_MS).flatMap((w) =>
-    chunk(ids, GOOGLE_MAX_CALENDARS_PER_CALL).map((group) => ({ w, group })),
+  return fanOutBusy(
+    window,
+    ids,
+    { maxWindowMs: GOOGLE_MAX_WINDOW_MS, perCall: GOOGLE_MAX_CALENDARS_PER_CALL },
+    (w, group) => freeBusyCall(cfg, fetch, url, accessToken, w, group),
   );
-  const busy: Interval[] = [];
-  const errors = new Map<string, CalendarError>();
-  const results = await mapLimit(jobs, CONCURRENCY, ({ w, group }) =>
-    freeBusyCall(cfg, fetch, url, accessToken, w, group),
-  );
-  for (const r of results) {
-    busy.push(...r.busy);
-    for (const e of r.errors) if (!errors.has(e.calendarId)) errors.set(e.calendarId, e);
-  }
-  return { busy: mergeIntervals(clipIntervals(busy, window)), errors: [...errors.values()] };
 }
 
 async function freeBusyCall(
@@ -118,15 +106,12 @@ export async function googleListCalendars(
   fetch: HttpFetch,
   accessToken: string,
 ): Promise<GoogleCalendar[]> {
-  const base = `${trimBase(cfg.apiUrl)}/users/me/calendarList`;
+  const first = new URL(`${trimBase(cfg.apiUrl)}/users/me/calendarList`);
+  first.searchParams.set('maxResults', '250');
+  first.searchParams.set('showHidden', 'false');
   const out: GoogleCalendar[] = [];
-  let pageToken: string | undefined;
-  for (let page = 0; page < 100; page++) {
-    const url = new URL(base);
-    url.searchParams.set('maxResults', '250');
-    url.searchParams.set('showHidden', 'false');
-    if (pageToken) url.searchParams.set('pageToken', pageToken);
-    const json = await googleRequest(cfg, fetch, url.toString(), accessToken, { method: 'GET' });
+  const complete = await readPages(first.toString(), 100, async (url) => {
+    const json = await googleRequest(cfg, fetch, url, accessToken, { method: 'GET' });
     const items = isRecord(json) && Array.isArray(json.items) ? json.items : [];
     for (const it of items) {
       if (!isRecord(it) || typeof it.id !== 'string') continue;
@@ -141,22 +126,10 @@ export async function googleListCalendars(
       if (role) cal.accessRole = role;
       out.push(cal);
     }
-    pageToken = isRecord(json) ? str(json.nextPageToken) : undefined;
-    if (!pageToken) return out;
-  }
-  throw new ProviderError('unavailable', 200, 'calendarList paging did not end');
-}
-
-function googleRequest(
-  cfg: GoogleApiConfig,
-  fetch: HttpFetch,
-  url: string,
-  accessToken: string,
-  init: RequestInit & { headers?: Record<string, string> },
-): Promise<unknown> {
-  return bearerJsonRequest(fetch, url, accessToken, init, 'Google Calendar', (res, json) =>
-    googleError(res, json, (cfg.clock ?? systemClock).nowMs()),
-  );
+    return nextPageTokenUrl(url, json);
+  });
+  if (!complete) throw new ProviderError('unavailable', 200, 'calendarList paging did not end');
+  return out;
 }
 
 /** Google error body: {error: {code, message, errors: [{domain, reason, message}], status}}. */
@@ -166,10 +139,8 @@ export function googleError(res: Response, json: unknown, nowMs: number): Provid
   const reason = (isRecord(first) && str(first.reason)) || (err && str(err.status)) || undefined;
   const message = (err && str(err.message)) || `Google Calendar API answered ${res.status}`;
   const rateLimited = res.status === 403 && reason !== undefined && RATE_REASONS.has(reason);
-  const code = codeForStatus(res.status, rateLimited);
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);
-  const opts: { retryAfterMs?: number; reason?: string } = {};
-  if (retryAfterMs !== undefined) opts.retryAfterMs = retryAfterMs;
-  if (reason !== undefined) opts.reason = reason;
-  return new ProviderError(code, res.status, message, opts);
+  return answerError(res, nowMs, { message, reason, rateLimited });
 }
+
+/** One Calendar API call (any method; a 204 without a body resolves to undefined). */
+export const googleRequest = jsonApi<GoogleApiConfig>('Google Calendar', googleError);

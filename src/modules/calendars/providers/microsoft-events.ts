@@ -12,10 +12,15 @@
  * Busy time comes from calendarView rather than getSchedule because only events carry the Kairos
  * marker (GRAPH_KAIROS_PROPERTY_ID), so the meetings Kairos wrote are not counted twice.
  */
-import { systemClock } from '../../../platform/clock.js';
+import { isRecord, ProviderError, str } from './errors.js';
 import { type EventSpec, GRAPH_KAIROS_PROPERTY_ID, type WrittenEvent } from './events.js';
-import { bearerJsonRequest, isRecord, ProviderError, str } from './errors.js';
-import { type GraphConfig, graphDateTime, graphError, parseGraphDateTime } from './microsoft.js';
+import { graphNextLink, readPages } from './http.js';
+import {
+  type GraphConfig,
+  graphDateTime,
+  graphRequest as graphCall,
+  parseGraphDateTime,
+} from './microsoft.js';
 import {
   assertWindow,
   type BusyResult,
@@ -127,7 +132,6 @@ async function calendarViewBusy(
   withTitles: boolean,
 ): Promise<TitledInterval[] | CalendarError> {
   const base = trimBase(cfg.graphUrl);
-  const origin = new URL(base).origin;
   const expand = `singleValueExtendedProperties($filter=id eq '${GRAPH_KAIROS_PROPERTY_ID.replace(/'/g, "''")}')`;
   const query = [
     `startDateTime=${encodeURIComponent(new Date(window.start).toISOString())}`,
@@ -136,10 +140,10 @@ async function calendarViewBusy(
     `$expand=${encodeURIComponent(expand)}`,
     `$top=${PAGE_SIZE}`,
   ].join('&');
-  let url: string | undefined =
-    `${base}/me/calendars/${encodeURIComponent(calendarId)}/calendarView?${query}`;
+  const first = `${base}/me/calendars/${encodeURIComponent(calendarId)}/calendarView?${query}`;
   const busy: TitledInterval[] = [];
-  for (let page = 0; url && page < MAX_PAGES; page++) {
+  let failed: CalendarError | undefined;
+  const complete = await readPages(first, MAX_PAGES, async (url) => {
     let json: unknown;
     try {
       json = await graphCall(cfg, fetch, url, accessToken, {
@@ -148,7 +152,8 @@ async function calendarViewBusy(
       });
     } catch (err) {
       if (err instanceof ProviderError && PER_CALENDAR_STATUS.has(err.status)) {
-        return { calendarId, reason: err.reason ?? `http_${err.status}` };
+        failed = { calendarId, reason: err.reason ?? `http_${err.status}` };
+        return undefined;
       }
       throw err;
     }
@@ -163,14 +168,14 @@ async function calendarViewBusy(
         busy.push({ start, end, title: (str(ev.subject) ?? '').slice(0, 500) });
       }
     }
-    const next = isRecord(json) ? str(json['@odata.nextLink']) : undefined;
-    if (!next) return busy;
     // Only follow links back to the configured Graph origin: the bearer token goes with them.
-    const nextUrl = URL.canParse(next, base) ? new URL(next, base) : undefined;
-    if (nextUrl?.origin !== origin) return { calendarId, reason: 'foreign_next_link' };
-    url = nextUrl.toString();
-  }
-  return { calendarId, reason: 'paging_did_not_end' };
+    const next = graphNextLink(json, base);
+    if (next !== 'foreign') return next;
+    failed = { calendarId, reason: 'foreign_next_link' };
+    return undefined;
+  });
+  if (failed) return failed;
+  return complete ? busy : { calendarId, reason: 'paging_did_not_end' };
 }
 
 /** Whether the event carries the Kairos marker (extended property ids compare case-insensitively). */
@@ -215,17 +220,4 @@ function writtenEvent(json: unknown, fallbackId: string | undefined): WrittenEve
   const id = (isRecord(json) ? str(json.id) : undefined) ?? fallbackId;
   if (!id) throw new ProviderError('unavailable', 200, 'Microsoft Graph answered an event without id');
   return { id, etag: (isRecord(json) ? str(json['@odata.etag']) : undefined) ?? null };
-}
-
-/** One Graph call; a 204 (no body) resolves to undefined. */
-function graphCall(
-  cfg: GraphConfig,
-  fetch: HttpFetch,
-  url: string,
-  accessToken: string,
-  init: RequestInit & { headers?: Record<string, string> },
-): Promise<unknown> {
-  return bearerJsonRequest(fetch, url, accessToken, init, 'Microsoft Graph', (res, json) =>
-    graphError(res, json, (cfg.clock ?? systemClock).nowMs()),
-  );
 }

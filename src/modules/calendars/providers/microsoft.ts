@@ -1,19 +1,15 @@
 /** Microsoft Graph v1.0: getSchedule (free/busy) and the calendar list, over an injected fetch. */
 import { DateTime } from 'luxon';
-import { type Clock, systemClock } from '../../../platform/clock.js';
-import { bearerJsonRequest, codeForStatus, isRecord, parseRetryAfter, ProviderError, str } from './errors.js';
+import type { Clock } from '../../../platform/clock.js';
+import { isRecord, ProviderError, str } from './errors.js';
+import { answerError, fanOutBusy, graphNextLink, jsonApi, readPages } from './http.js';
 import {
   assertWindow,
   type BusyResult,
   type CalendarError,
-  chunk,
-  clipIntervals,
   DAY_MS,
   type HttpFetch,
   type Interval,
-  mapLimit,
-  mergeIntervals,
-  splitWindow,
   trimBase,
 } from './types.js';
 import { resolveZoneName } from './zones.js';
@@ -31,7 +27,6 @@ export const GRAPH_URL = 'https://graph.microsoft.com/v1.0';
 export const GRAPH_MAX_WINDOW_MS = 41 * DAY_MS;
 /** ... and at most 20 schedules (mailboxes) per call. */
 export const GRAPH_MAX_SCHEDULES_PER_CALL = 20;
-const CONCURRENCY = 3;
 
 export interface MicrosoftScheduleQuery {
   /** SMTP addresses (the user's own, or others' they may see); not calendar ids. */
@@ -66,19 +61,12 @@ export async function microsoftFreeBusy(
   if (schedules.length === 0) return { busy: [], errors: [] };
   const interval = Math.min(1440, Math.max(5, Math.round(q.availabilityViewInterval ?? 30)));
   const url = `${trimBase(cfg.graphUrl)}/me/calendar/getSchedule`;
-  const jobs = splitWindow(window, GRAPH_MAX_WINDOW_MS).flatMap((w) =>
-    chunk(schedules, GRAPH_MAX_SCHEDULES_PER_CALL).map((group) => ({ w, group })),
+  return fanOutBusy(
+    window,
+    schedules,
+    { maxWindowMs: GRAPH_MAX_WINDOW_MS, perCall: GRAPH_MAX_SCHEDULES_PER_CALL },
+    (w, group) => scheduleCall(cfg, fetch, url, accessToken, w, group, interval),
   );
-  const results = await mapLimit(jobs, CONCURRENCY, ({ w, group }) =>
-    scheduleCall(cfg, fetch, url, accessToken, w, group, interval),
-  );
-  const busy: Interval[] = [];
-  const errors = new Map<string, CalendarError>();
-  for (const r of results) {
-    busy.push(...r.busy);
-    for (const e of r.errors) if (!errors.has(e.calendarId)) errors.set(e.calendarId, e);
-  }
-  return { busy: mergeIntervals(clipIntervals(busy, window)), errors: [...errors.values()] };
 }
 
 async function scheduleCall(
@@ -135,11 +123,9 @@ export async function microsoftListCalendars(
   accessToken: string,
 ): Promise<MicrosoftCalendar[]> {
   const base = trimBase(cfg.graphUrl);
-  const origin = new URL(base).origin;
   const out: MicrosoftCalendar[] = [];
-  let url: string | undefined =
-    `${base}/me/calendars?$select=id,name,isDefaultCalendar,canEdit,owner&$top=100`;
-  for (let page = 0; url && page < 100; page++) {
+  const first = `${base}/me/calendars?$select=id,name,isDefaultCalendar,canEdit,owner&$top=100`;
+  const complete = await readPages(first, 100, async (url) => {
     const json = await graphRequest(cfg, fetch, url, accessToken, { method: 'GET' });
     const value = isRecord(json) && Array.isArray(json.value) ? json.value : [];
     for (const c of value) {
@@ -154,24 +140,12 @@ export async function microsoftListCalendars(
       if (typeof c.canEdit === 'boolean') cal.canEdit = c.canEdit;
       out.push(cal);
     }
-    const next = isRecord(json) ? str(json['@odata.nextLink']) : undefined;
-    // Only follow links back to the configured Graph origin: the bearer token goes with them.
-    url = next && new URL(next, base).origin === origin ? new URL(next, base).toString() : undefined;
-  }
-  if (url) throw new ProviderError('unavailable', 200, 'calendars paging did not end');
+    // A link away from the configured Graph origin ends the list: the bearer token would go with it.
+    const next = graphNextLink(json, base);
+    return next === 'foreign' ? undefined : next;
+  });
+  if (!complete) throw new ProviderError('unavailable', 200, 'calendars paging did not end');
   return out;
-}
-
-function graphRequest(
-  cfg: GraphConfig,
-  fetch: HttpFetch,
-  url: string,
-  accessToken: string,
-  init: RequestInit & { headers?: Record<string, string> },
-): Promise<unknown> {
-  return bearerJsonRequest(fetch, url, accessToken, init, 'Microsoft Graph', (res, json) =>
-    graphError(res, json, (cfg.clock ?? systemClock).nowMs()),
-  );
 }
 
 /** Graph error body: {error: {code, message, innerError}}; throttling: 429 (or 503) + Retry-After. */
@@ -179,13 +153,11 @@ export function graphError(res: Response, json: unknown, nowMs: number): Provide
   const err = isRecord(json) && isRecord(json.error) ? json.error : undefined;
   const reason = err ? str(err.code) : undefined;
   const message = (err && str(err.message)) || `Microsoft Graph answered ${res.status}`;
-  const code = codeForStatus(res.status, false);
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);
-  const opts: { retryAfterMs?: number; reason?: string } = {};
-  if (retryAfterMs !== undefined) opts.retryAfterMs = retryAfterMs;
-  if (reason !== undefined) opts.reason = reason;
-  return new ProviderError(code, res.status, message, opts);
+  return answerError(res, nowMs, { message, reason });
 }
+
+/** One Graph call (any method; a 204 without a body resolves to undefined). */
+export const graphRequest = jsonApi<GraphConfig>('Microsoft Graph', graphError);
 
 /** Graph's dateTimeTimeZone.dateTime: local wall time without offset, e.g. 2054-06-01T09:00:00.0000000. */
 export function graphDateTime(ms: number): string {

@@ -4,7 +4,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { type Clock, systemClock } from '../../../platform/clock.js';
-import { isRecord, readJsonSafe, str } from './errors.js';
+import { isRecord, str } from './errors.js';
+import { readJsonSafe } from './http.js';
 import type { HttpFetch } from './types.js';
 
 export type OAuthProvider = 'google' | 'microsoft';
