@@ -60,7 +60,7 @@ const HOUR = 3_600_000;
 /**
  * `<link rel="preload">` of the free times the booking page asks for first, so the browser fetches
  * them while it loads the script: this UTC month's window widened by 14 hours each side (every zone's
- * month, as src/web/shared/time.ts monthWindow computes it) from this minute on. The script uses the
+ * month, as src/web/booking/shared/time.ts monthWindow computes it) from this minute on. The script uses the
  * link's URL as is when the visitor's month is the one named here.
  */
 export function slotsPreload(slug: string, duration: number, nowMs: number): string {

@@ -14,7 +14,7 @@ import type { ApiKeysApi } from '../api-keys/api.js';
 import type { BookingLinksApi } from '../booking-links/api.js';
 import type { BookingsApi } from '../bookings/api.js';
 import type { PrincipalService } from '../principals/api.js';
-import type { InvitationView, OfferView } from '../../web/shared/views.js';
+import type { InvitationView, OfferView } from '../../web/booking/shared/views.js';
 
 export interface PagesDeps {
   db: Db;
