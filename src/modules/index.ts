@@ -10,6 +10,7 @@ import { bookingLinksModule } from './booking-links/module.js';
 import { bookingsModule } from './bookings/module.js';
 import { calendarsModule } from './calendars/module.js';
 import { mailModule } from './mail/module.js';
+import { mcpModule } from './mcp/module.js';
 import { networkModule } from './network/module.js';
 import { pagesModule } from './pages/module.js';
 import { paymentsModule } from './payments/module.js';
@@ -40,6 +41,7 @@ export const MODULES = [
   networkModule,
   pagesModule,
   proposalsModule,
+  mcpModule,
 ] as const;
 
 type Listed = (typeof MODULES)[number];

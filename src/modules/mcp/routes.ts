@@ -1,0 +1,46 @@
+/**
+ * `POST /mcp` (docs/mcp.md): the MCP endpoint on the API server. Outside a tool call it follows the
+ * API's rules: the same Bearer credentials (secret key, user session; a publishable key sees the
+ * public-surface tools), one count against the key's hourly limit per request, problem+json for a
+ * refused request — a 401 also carries `WWW-Authenticate` — and JSON-RPC errors only for protocol
+ * faults. Hidden from the OpenAPI document: it is JSON-RPC, described by the MCP specification.
+ */
+import { actorOf } from '../../platform/actor.js';
+import type { TypedApp } from '../../platform/routes.js';
+import type { McpEndpoint } from './server.js';
+import type { McpService } from './service.js';
+
+export function mcpRoutes(app: TypedApp, endpoint: McpEndpoint, _service: McpService): void {
+  app.post(
+    '/mcp',
+    {
+      config: { access: 'availability' },
+      schema: { hide: true },
+      onSend: async (_request, reply, payload) => {
+        if (reply.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="kairos"');
+        return payload;
+      },
+    },
+    async (request, reply) => {
+      actorOf(request.caller);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(request.headers)) {
+        if (v === undefined) continue;
+        headers.set(k, Array.isArray(v) ? v.join(', ') : String(v));
+      }
+      const url = `http://${request.headers.host ?? 'localhost'}${request.url}`;
+      const web = new Request(url, { method: 'POST', headers });
+      const res = await endpoint.handle(web, request.body, {
+        app: request.server,
+        request,
+        caller: request.caller,
+      });
+      reply.code(res.status);
+      res.headers.forEach((value, key) => {
+        if (key !== 'content-length' && key !== 'transfer-encoding') reply.header(key, value);
+      });
+      const text = await res.text();
+      return reply.send(text);
+    },
+  );
+}

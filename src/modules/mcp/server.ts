@@ -1,0 +1,118 @@
+/**
+ * The MCP endpoint (docs/mcp.md#protocol): the official SDK's low-level `Server`, one instance per
+ * HTTP request (stateless: any process answers any request), serving both protocol generations with
+ * JSON answers:
+ * - the current revision (2026-07-28: no handshake, every request carries its version) through the
+ *   SDK's `createMcpHandler` in strict mode with `responseMode: 'json'`;
+ * - the 2025 revisions (2025-11-25 and older: `initialize` first) through the SDK's Streamable HTTP
+ *   transport, stateless (`sessionIdGenerator: undefined`) with `enableJsonResponse`, chosen by the
+ *   SDK's own `isLegacyRequest` classification.
+ * Tools and prompts are the same for both; their handlers are era-blind.
+ */
+import {
+  type AuthInfo,
+  type CallToolResult,
+  createMcpHandler,
+  isLegacyRequest,
+  type McpRequestContext,
+  Server,
+  type Tool,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { PROMPTS } from './prompts.js';
+import type { CallContext, McpService } from './service.js';
+
+const INSTRUCTIONS =
+  'Kairos schedules meetings. Call current_time before reasoning about dates. Every time you send needs a UTC offset; every time you get back carries one and the answer names its IANA timezone. Ask check_consent before reading other people’s availability or proposing to them. Pass an idempotency_key to creating tools and reuse it on retries. An isError result says what failed and what to do next.';
+
+export interface McpEndpoint {
+  /** Serves one POST to /mcp for an authenticated caller. */
+  handle(request: Request, parsedBody: unknown, ctx: CallContext): Promise<Response>;
+  close(): Promise<void>;
+}
+
+function contextOf(auth: AuthInfo | undefined): CallContext {
+  const ctx = (auth?.extra as { kairos?: CallContext } | undefined)?.kairos;
+  if (!ctx) throw new Error('MCP request without its Kairos context');
+  return ctx;
+}
+
+export function createMcpEndpoint(service: McpService, version: string): McpEndpoint {
+  const build = (ctx: CallContext): Server => {
+    const server = new Server(
+      { name: 'kairos', title: 'Kairos scheduling', version },
+      { capabilities: { tools: {}, prompts: {} }, instructions: INSTRUCTIONS },
+    );
+    // The service's schemas are JSON Schema objects (`type: object` at the root, derive.ts).
+    const tools = () => service.list(ctx.app, ctx.caller) as unknown as Tool[];
+    server.setRequestHandler('tools/list', async () => ({ tools: tools() }));
+    server.setRequestHandler('tools/call', async (req) => {
+      const result = await service.call(ctx, req.params.name, req.params.arguments);
+      const listed = tools().find((t) => t.name === req.params.name);
+      return server.projectCallToolResult(result as CallToolResult, listed?.outputSchema);
+    });
+    const prompts = () =>
+      PROMPTS.filter(
+        (p) => p.audience === 'any' || ctx.caller.kind === 'secret' || ctx.caller.kind === 'session',
+      );
+    server.setRequestHandler('prompts/list', async () => ({
+      prompts: prompts().map(({ name, title, description, arguments: args }) => ({
+        name,
+        title,
+        description,
+        arguments: args,
+      })),
+    }));
+    server.setRequestHandler('prompts/get', async (req) => {
+      const p = prompts().find((x) => x.name === req.params.name);
+      if (!p) throw new Error(`Unknown prompt ${req.params.name}`);
+      const args = (req.params.arguments ?? {}) as Record<string, string>;
+      const missing = p.arguments.filter((a) => a.required && !args[a.name]).map((a) => a.name);
+      if (missing.length > 0) throw new Error(`Missing prompt arguments: ${missing.join(', ')}`);
+      return {
+        description: p.description,
+        messages: [{ role: 'user' as const, content: { type: 'text' as const, text: p.text(args) } }],
+      };
+    });
+    return server;
+  };
+
+  const modern = createMcpHandler((c: McpRequestContext) => build(contextOf(c.authInfo)), {
+    legacy: 'reject',
+    responseMode: 'json',
+  });
+
+  async function legacy(
+    request: Request,
+    parsedBody: unknown,
+    ctx: CallContext,
+    auth: AuthInfo,
+  ): Promise<Response> {
+    const server = build(ctx);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request, { authInfo: auth, parsedBody });
+    } finally {
+      await transport.close().catch(() => {});
+      await server.close().catch(() => {});
+    }
+  }
+
+  return {
+    async handle(request, parsedBody, ctx) {
+      const auth: AuthInfo = {
+        token: 'kairos',
+        clientId: ctx.caller.keyId ?? ctx.caller.userId ?? 'kairos',
+        scopes: ctx.caller.scopes,
+        extra: { kairos: ctx },
+      };
+      if (await isLegacyRequest(request, parsedBody)) return legacy(request, parsedBody, ctx, auth);
+      return modern.fetch(request, { authInfo: auth, parsedBody });
+    },
+    close: () => modern.close(),
+  };
+}

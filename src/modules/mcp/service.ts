@@ -1,0 +1,347 @@
+/**
+ * The MCP tools at work (docs/mcp.md): the catalogue (each REST tool's schemas derived from the
+ * app's OpenAPI document once per app), the listing a credential sees, and a tool call: input
+ * checks an agent gets wrong most (times without an offset), the in-process REST request, and the
+ * answer — times shown with their offset in the principal's zone, checked against the tool's
+ * `outputSchema` before it leaves, or an `isError` result with the problem and the next step.
+ */
+import type { Ajv2020 as AjvType, ValidateFunction } from 'ajv/dist/2020.js';
+import Ajv2020Module from 'ajv/dist/2020.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DateTime } from 'luxon';
+import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
+import { addKairosFormats, isTimeZone } from '../../platform/validation.js';
+import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
+import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
+import { dispatch } from './dispatch.js';
+import {
+  type CheckConsentInput,
+  CheckConsentInput as CheckConsentInputSchema,
+  CheckConsentOutput,
+  type CurrentTimeInput,
+  CurrentTimeInput as CurrentTimeInputSchema,
+  CurrentTimeOutput,
+} from './schemas.js';
+import { type RestTool, TOOLS, type ToolAnnotations, type ToolDefinition } from './tools.js';
+
+// ajv is CommonJS; under NodeNext its default export arrives as the module namespace.
+type AjvCtor = new (opts: object) => AjvType;
+const Ajv2020: AjvCtor =
+  (Ajv2020Module as unknown as { default?: AjvCtor }).default ?? (Ajv2020Module as unknown as AjvCtor);
+
+/** A tool as `tools/list` shows it. */
+export interface ListedTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema: JsonSchema;
+  annotations: ToolAnnotations & { title: string };
+}
+
+export interface ToolResult {
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+interface Entry {
+  def: ToolDefinition;
+  listed: ListedTool;
+  op?: DerivedOperation;
+  validate: ValidateFunction;
+}
+
+/** The tool call's context: the app that answers it and the HTTP request it arrived in. */
+export interface CallContext {
+  app: FastifyInstance;
+  request: FastifyRequest;
+  caller: Caller;
+}
+
+function seesTool(caller: Caller, def: ToolDefinition): boolean {
+  return def.audience === 'any' || caller.kind === 'secret' || caller.kind === 'session';
+}
+
+export class McpService {
+  private readonly catalogues = new WeakMap<FastifyInstance, Map<string, Entry>>();
+  private readonly ajv = addKairosFormats(
+    new Ajv2020({ strict: false, allErrors: true, validateFormats: true }),
+  );
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Every tool with its schemas, derived once per app from its OpenAPI document. */
+  catalogue(app: FastifyInstance): Map<string, Entry> {
+    const known = this.catalogues.get(app);
+    if (known) return known;
+    const doc = (app as unknown as { swagger(): OpenApiDocument }).swagger();
+    const entries = new Map<string, Entry>();
+    for (const def of TOOLS) {
+      let inputSchema: JsonSchema;
+      let outputSchema: JsonSchema;
+      let op: DerivedOperation | undefined;
+      if (def.kind === 'rest') {
+        op = deriveOperation(doc, def);
+        inputSchema = op.inputSchema;
+        outputSchema = op.outputSchema;
+      } else if (def.name === 'current_time') {
+        inputSchema = CurrentTimeInputSchema as unknown as JsonSchema;
+        outputSchema = CurrentTimeOutput as unknown as JsonSchema;
+      } else {
+        inputSchema = CheckConsentInputSchema as unknown as JsonSchema;
+        outputSchema = CheckConsentOutput as unknown as JsonSchema;
+      }
+      // TypeBox schemas carry symbol keys; a JSON round trip leaves the plain JSON Schema.
+      inputSchema = JSON.parse(JSON.stringify(inputSchema)) as JsonSchema;
+      outputSchema = JSON.parse(JSON.stringify(outputSchema)) as JsonSchema;
+      entries.set(def.name, {
+        def,
+        op,
+        validate: this.ajv.compile(outputSchema),
+        listed: {
+          name: def.name,
+          title: def.title,
+          description: def.description,
+          inputSchema,
+          outputSchema,
+          annotations: { title: def.title, ...def.annotations },
+        },
+      });
+    }
+    this.catalogues.set(app, entries);
+    return entries;
+  }
+
+  /** The tools this caller may call (a publishable key sees the public surface only). */
+  list(app: FastifyInstance, caller: Caller): ListedTool[] {
+    return [...this.catalogue(app).values()].filter((e) => seesTool(caller, e.def)).map((e) => e.listed);
+  }
+
+  /** One `tools/call`. Never throws for anything the caller sent: that is an `isError` result. */
+  async call(ctx: CallContext, name: string, rawArgs: unknown): Promise<ToolResult> {
+    const entry = this.catalogue(ctx.app).get(name);
+    if (!entry || !seesTool(ctx.caller, entry.def)) {
+      return toolError(
+        {
+          title: 'Unknown tool',
+          status: 404,
+          code: 'unknown_tool',
+          detail: `There is no tool ${name} for this credential`,
+        },
+        'Call tools/list and use one of the tools it names.',
+      );
+    }
+    if (
+      rawArgs !== undefined &&
+      (rawArgs === null || typeof rawArgs !== 'object' || Array.isArray(rawArgs))
+    ) {
+      return inputError({ arguments: 'must be an object' });
+    }
+    const args = { ...((rawArgs ?? {}) as Record<string, unknown>) };
+    if (args.timezone !== undefined && (typeof args.timezone !== 'string' || !isTimeZone(args.timezone))) {
+      return inputError({ timezone: 'must be an IANA time zone name, e.g. Europe/Paris' });
+    }
+    let result: ToolResult;
+    if (entry.def.kind === 'custom') {
+      const unknown = Object.keys(args).filter(
+        (k) => !(entry.listed.inputSchema.properties as Record<string, unknown>)?.[k],
+      );
+      if (unknown.length > 0)
+        return inputError(Object.fromEntries(unknown.map((k) => [k, 'is not a field of this tool'])));
+      result =
+        entry.def.name === 'current_time'
+          ? this.currentTime(args as CurrentTimeInput)
+          : await this.checkConsent(ctx, args as CheckConsentInput);
+    } else {
+      result = await this.callRest(ctx, entry.def, entry.op as DerivedOperation, args);
+    }
+    if (result.isError || result.structuredContent === undefined) return result;
+    if (!entry.validate(result.structuredContent)) {
+      ctx.request.log.error(
+        { tool: name, errors: entry.validate.errors },
+        'MCP tool answer outside its outputSchema',
+      );
+      return toolError(
+        {
+          title: 'Internal error',
+          status: 500,
+          code: 'internal_error',
+          detail: 'The answer did not match the tool’s output schema; it has been logged',
+        },
+        'Retry later.',
+      );
+    }
+    return result;
+  }
+
+  private ok(structured: Record<string, unknown>): ToolResult {
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  }
+
+  private currentTime(args: CurrentTimeInput): ToolResult {
+    const zone = args.timezone ?? 'UTC';
+    const now = DateTime.fromMillis(this.clock.nowMs(), { zone });
+    return this.ok({
+      now: now.toISO() as string,
+      now_utc: now.toUTC().toISO() as string,
+      timezone: zone,
+      utc_offset: now.toFormat('ZZ'),
+      local_date: now.toISODate() as string,
+      weekday: now.setLocale('en').toFormat('cccc'),
+    });
+  }
+
+  private async checkConsent(ctx: CallContext, args: CheckConsentInput): Promise<ToolResult> {
+    if (typeof args.grantor_id !== 'string') return inputError({ grantor_id: 'is required' });
+    const scope = args.scope ?? 'availability:read:freebusy';
+    let cursor: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const query: Record<string, string> = { role: 'grantee', active_only: 'true', limit: '100' };
+      if (args.principal_id) query.principal_id = args.principal_id;
+      if (cursor) query.cursor = cursor;
+      const res = await dispatch(ctx.app, ctx.request, { method: 'GET', url: '/v1/consents', query });
+      if (res.status !== 200)
+        return this.problem({ kind: 'rest', name: 'check_consent' } as RestTool, res.status, res.body);
+      const body = res.body as {
+        consents: { grantor_id: string; scopes: string[] }[];
+        pagination: { next_cursor: string | null; has_more: boolean };
+      };
+      const found = body.consents.find((c) => c.grantor_id === args.grantor_id && c.scopes.includes(scope));
+      if (found) {
+        return this.ok({
+          grantor_id: args.grantor_id,
+          scope,
+          granted: true,
+          consent: inZone(found, 'UTC') as Record<string, unknown>,
+          next: 'Go ahead.',
+          timezone: 'UTC',
+        });
+      }
+      if (!body.pagination.has_more || !body.pagination.next_cursor) break;
+      cursor = body.pagination.next_cursor;
+    }
+    return this.ok({
+      grantor_id: args.grantor_id,
+      scope,
+      granted: false,
+      consent: null,
+      next: `No active consent with ${scope}. A network connection also gives access (list_network). Otherwise the principal grants it with grant_consent using their own credentials; do not read or propose until then.`,
+      timezone: 'UTC',
+    });
+  }
+
+  private problem(tool: RestTool, status: number, body: unknown): ToolError {
+    const p = (body !== null && typeof body === 'object' ? body : { detail: String(body) }) as Record<
+      string,
+      unknown
+    >;
+    const { type: _type, instance: _instance, ...members } = p;
+    return toolError({ ...members, status }, nextStep(tool, status, p));
+  }
+
+  private async callRest(
+    ctx: CallContext,
+    tool: RestTool,
+    op: DerivedOperation,
+    args: Record<string, unknown>,
+  ): Promise<ToolResult> {
+    const known = new Set([
+      ...op.pathParams,
+      ...op.queryParams,
+      ...op.bodyParams,
+      'timezone',
+      'idempotency_key',
+    ]);
+    const errors: Record<string, string> = {};
+    for (const k of Object.keys(args)) {
+      if (!known.has(k) || (tool.fixed && k in tool.fixed)) errors[k] = 'is not a field of this tool';
+    }
+    Object.assign(errors, offsetless(args, op.instantFields));
+    let url = op.path;
+    for (const p of op.pathParams) {
+      const v = args[p];
+      if (v === undefined || v === null || v === '') errors[p] = 'is required';
+      else url = url.replace(`{${p}}`, encodeURIComponent(String(v)));
+    }
+    const idempotencyKey = args.idempotency_key;
+    if (idempotencyKey !== undefined && typeof idempotencyKey !== 'string')
+      errors.idempotency_key = 'must be a string';
+    if (Object.keys(errors).length > 0) return inputError(errors);
+
+    const query: Record<string, string> = {};
+    for (const q of op.queryParams) {
+      const v = tool.fixed?.[q] ?? args[q];
+      if (v === undefined || v === null) continue;
+      query[q] = Array.isArray(v) ? v.join(',') : String(v);
+    }
+    let body: Record<string, unknown> | undefined;
+    if (op.hasBody) {
+      body = {};
+      for (const b of op.bodyParams) {
+        if (b === 'timezone' && op.queryParams.includes('timezone')) continue;
+        const v = tool.fixed?.[b] ?? args[b];
+        if (v !== undefined) body[b] = v;
+      }
+    }
+    const res = await dispatch(ctx.app, ctx.request, {
+      method: op.method,
+      url,
+      query,
+      ...(body !== undefined ? { body } : {}),
+      ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
+    });
+    if (res.status >= 300) return this.problem(tool, res.status, res.body);
+    const answer = (op.wrapped ? { result: res.body } : (res.body ?? {})) as Record<string, unknown>;
+    const zone = await this.zoneFor(ctx, args, answer);
+    return this.ok({ ...(inZone(answer, zone) as Record<string, unknown>), timezone: zone });
+  }
+
+  /**
+   * The zone an answer is shown in: the one asked for, else the answer's own, else the zone of the
+   * principal it concerns (the input's `principal_id`, else the first in the answer, else the
+   * caller), read from that principal's schedule; UTC when none can be read.
+   */
+  private async zoneFor(
+    ctx: CallContext,
+    args: Record<string, unknown>,
+    answer: Record<string, unknown>,
+  ): Promise<string> {
+    if (typeof args.timezone === 'string') return args.timezone;
+    if (typeof answer.timezone === 'string' && isTimeZone(answer.timezone)) return answer.timezone;
+    const principal =
+      (typeof args.principal_id === 'string' ? args.principal_id : undefined) ??
+      firstPrincipal(answer) ??
+      ctx.caller.principalId ??
+      undefined;
+    if (!principal) return 'UTC';
+    const res = await dispatch(ctx.app, ctx.request, {
+      method: 'GET',
+      url: `/v1/principals/${encodeURIComponent(principal)}/schedule`,
+    });
+    const zone = (res.body as { schedule?: { timezone?: unknown } } | null)?.schedule?.timezone;
+    return res.status === 200 && typeof zone === 'string' && isTimeZone(zone) ? zone : 'UTC';
+  }
+}
+
+/** The first `principal_id` (or `requester_id`) in an answer, depth first. */
+function firstPrincipal(value: unknown, depth = 0): string | undefined {
+  if (depth > 6 || value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const found = firstPrincipal(v, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const obj = value as Record<string, unknown>;
+  for (const key of ['principal_id', 'requester_id']) {
+    if (typeof obj[key] === 'string') return obj[key] as string;
+  }
+  for (const v of Object.values(obj)) {
+    const found = firstPrincipal(v, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,363 @@
+/**
+ * The MCP tools (docs/mcp.md#tools): each mirrors one REST operation (named by its operationId; its
+ * schemas are derived from that operation in derive.ts) or, for `current_time` and `check_consent`,
+ * is composed here from REST calls. A tool's description is written for an agent: what it is for,
+ * what it needs, what to call next.
+ */
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/** Who sees a tool: `any` credential (publishable keys too: the public surface) or `private` ones. */
+export type Audience = 'any' | 'private';
+
+export interface RestTool {
+  kind: 'rest';
+  name: string;
+  title: string;
+  operationId: string;
+  description: string;
+  audience: Audience;
+  annotations: ToolAnnotations;
+  /** Request fields the tool sets itself (hidden from its input): `create_poll` sets `mode: poll`. */
+  fixed?: Record<string, unknown>;
+  /** Agent-facing descriptions of input fields, over the route's own. */
+  hints?: Record<string, string>;
+  /** A creating call: takes an optional `idempotency_key`, sent as `Idempotency-Key`. */
+  creates?: boolean;
+  /** On a 403, the consent the caller lacks and how to get it. */
+  consentHint?: string;
+}
+
+export interface CustomTool {
+  kind: 'custom';
+  name: string;
+  title: string;
+  description: string;
+  audience: Audience;
+  annotations: ToolAnnotations;
+}
+
+export type ToolDefinition = RestTool | CustomTool;
+
+const READ: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+const CREATE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+const CHANGE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: true,
+};
+const CONSENT_FOR_AVAILABILITY =
+  'Reading someone else’s availability needs their consent `availability:read:freebusy` (or a network connection): call check_consent for each principal; if one is missing, that principal grants it with grant_consent (their own credentials) — you cannot grant it for them.';
+const TIMES =
+  'Every time in the answer carries its UTC offset and the answer names its IANA `timezone`; pass `timezone` to choose it.';
+
+export const TOOLS: readonly ToolDefinition[] = [
+  {
+    kind: 'custom',
+    name: 'current_time',
+    title: 'Current time',
+    description:
+      'The current instant, in a given IANA time zone (default: UTC), with its UTC offset and the local date and weekday. Call it first whenever the user says "today", "tomorrow" or "next week": never assume the date.',
+    audience: 'any',
+    annotations: { ...READ, idempotentHint: false },
+  },
+  {
+    kind: 'rest',
+    name: 'list_hosts',
+    title: 'List hosts',
+    operationId: 'listHosts',
+    description:
+      'The hosts (people or resources) your account manages, with their id (`principal_id`), IANA time zone and whether a calendar is connected. Use a host’s `principal_id` in availability and booking tools.',
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'get_available_slots',
+    title: 'Available slots',
+    operationId: 'listAvailableSlots',
+    description: `Bookable slots of one principal (your account or one of its hosts, or someone who consented) between \`from\` and \`to\` (at most 62 days). ${TIMES} A principal without a connected calendar is an error that says so, never an empty list. ${CONSENT_FOR_AVAILABILITY}`,
+    audience: 'any',
+    annotations: READ,
+    consentHint: CONSENT_FOR_AVAILABILITY,
+  },
+  {
+    kind: 'rest',
+    name: 'get_next_available',
+    title: 'Next available slot',
+    operationId: 'getNextAvailableSlot',
+    description: `The first bookable slot of one principal after \`after\` (default now), looking \`days_ahead\` days. \`slot: null\` means no free time in that window (a missing calendar is an error, not null). ${TIMES}`,
+    audience: 'any',
+    annotations: READ,
+    consentHint: CONSENT_FOR_AVAILABILITY,
+  },
+  {
+    kind: 'rest',
+    name: 'find_mutual_availability',
+    title: 'Mutual availability',
+    operationId: 'listMutualSlots',
+    description: `Slots when 2–5 principals (\`principal_ids\`, comma-separated) are all free. Each one must have consented to you reading their availability (or be you, your host or in your network): call check_consent first. The answer says on what basis each was read. ${TIMES} Then propose a slot with create_proposal.`,
+    audience: 'private',
+    annotations: READ,
+    consentHint: CONSENT_FOR_AVAILABILITY,
+  },
+  {
+    kind: 'rest',
+    name: 'get_principal_availability',
+    title: 'Availability blocks',
+    operationId: 'listAvailabilityBlocks',
+    description: `One principal’s time between \`from\` and \`to\` as busy / free / outside-hours blocks (with event titles only when \`details=true\` and the consent allows). ${TIMES}`,
+    audience: 'private',
+    annotations: READ,
+    consentHint: CONSENT_FOR_AVAILABILITY,
+  },
+  {
+    kind: 'custom',
+    name: 'check_consent',
+    title: 'Check consent',
+    description:
+      'Whether a principal has granted you (the caller, or `principal_id` you act for) a consent scope: `availability:read:freebusy` (default; needed by find_mutual_availability and the availability tools), `availability:read:details` or `booking:propose` (needed by create_proposal). Ask before reading or proposing; if `granted` is false, the principal grants it with grant_consent using their own credentials.',
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'list_consents',
+    title: 'List consents',
+    operationId: 'listConsents',
+    description:
+      'Consents you granted (`role=grantor`) or received (`role=grantee`); `active_only=true` hides revoked and expired ones.',
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'grant_consent',
+    title: 'Grant consent',
+    operationId: 'grantConsent',
+    description:
+      'Grant another principal (`grantee_id`) scopes over YOUR calendar: `availability:read:freebusy`, `availability:read:details`, `booking:propose`. Only the grantor can grant: act with the grantor’s own credentials and only when the user asked for it. Granting again merges scopes.',
+    audience: 'private',
+    annotations: { ...CREATE, idempotentHint: true },
+    creates: true,
+  },
+  {
+    kind: 'rest',
+    name: 'revoke_consent',
+    title: 'Revoke consent',
+    operationId: 'revokeConsent',
+    description:
+      'Revoke a consent you granted (or give up one you received), by its `cons_…` id. Effective for the very next request.',
+    audience: 'private',
+    annotations: CHANGE,
+  },
+  {
+    kind: 'rest',
+    name: 'list_network',
+    title: 'List network',
+    operationId: 'listConnections',
+    description:
+      'Your network: principals connected to you. A connection lets both read each other’s availability and propose meetings without a separate consent.',
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'invite_to_network',
+    title: 'Invite to network',
+    operationId: 'createInvitation',
+    description:
+      'Invite someone by e-mail to your network (they accept by signing in). Inviting a pending address again resends it.',
+    audience: 'private',
+    annotations: CREATE,
+    creates: true,
+  },
+  {
+    kind: 'rest',
+    name: 'list_booking_links',
+    title: 'List booking links',
+    operationId: 'listBookingLinks',
+    description: 'Your account’s booking links (slug, title, durations, hosts, public URL).',
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'create_booking_link',
+    title: 'Create booking link',
+    operationId: 'createBookingLink',
+    description: 'Create a booking link (a public page people book through) for hosts of your account.',
+    audience: 'private',
+    annotations: CREATE,
+    creates: true,
+  },
+  {
+    kind: 'rest',
+    name: 'get_link_slots',
+    title: 'Booking link slots',
+    operationId: 'listPublicSlots',
+    description: `Bookable slots of a booking link, by its \`slug\`, between \`from\` and \`to\`. ${TIMES} Book one with book_on_link.`,
+    audience: 'any',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'book_on_link',
+    title: 'Book on a link',
+    operationId: 'createPublicBooking',
+    description:
+      'Book a slot of a booking link (by `slug`) for a customer: `start_time` must be a slot get_link_slots offered. Pass an `idempotency_key` so a retry never books twice. A conflict means the slot was just taken: ask for slots again.',
+    audience: 'any',
+    annotations: CREATE,
+    creates: true,
+  },
+  {
+    kind: 'rest',
+    name: 'create_booking',
+    title: 'Create booking',
+    operationId: 'createBooking',
+    description:
+      'Book a principal of your account (`principal_id`, or through `booking_link_id`) for a customer at `start_time` (a slot get_available_slots offered). Pass an `idempotency_key` so a retry never books twice. A conflict means the time was just taken: ask for slots again.',
+    audience: 'private',
+    annotations: CREATE,
+    creates: true,
+  },
+  {
+    kind: 'rest',
+    name: 'list_bookings',
+    title: 'List bookings',
+    operationId: 'listBookings',
+    description: `Bookings of your account by start time, filtered by \`principal_id\`, \`status\`, \`from\`, \`to\`. ${TIMES}`,
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'get_booking',
+    title: 'Get booking',
+    operationId: 'getBooking',
+    description: `One booking by its \`booking_…\` id. ${TIMES}`,
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'reschedule_booking',
+    title: 'Reschedule booking',
+    operationId: 'updateBooking',
+    description:
+      'Move a booking to a new `start_time` (and optionally `end_time`), or change its notes. The new time is checked like a new booking: a conflict means it is taken, ask for slots again.',
+    audience: 'private',
+    annotations: CHANGE,
+  },
+  {
+    kind: 'rest',
+    name: 'cancel_booking',
+    title: 'Cancel booking',
+    operationId: 'cancelBooking',
+    description:
+      'Cancel a booking by id (with an optional `reason`); the customer and hosts are mailed. Cancelling again changes nothing.',
+    audience: 'private',
+    annotations: CHANGE,
+  },
+  {
+    kind: 'rest',
+    name: 'join_waitlist',
+    title: 'Join waitlist',
+    operationId: 'joinWaitlist',
+    description:
+      'Put a customer on a booking link’s waitlist for a window (`preferred_from`–`preferred_to`): freed time inside it is offered to them by e-mail.',
+    audience: 'any',
+    annotations: CREATE,
+    creates: true,
+  },
+  {
+    kind: 'rest',
+    name: 'create_proposal',
+    title: 'Propose a meeting',
+    operationId: 'createProposal',
+    description:
+      'Propose 1–10 candidate slots to principals (`participant_ids`); each participant must have granted you `booking:propose` or be in your network (check_consent with scope `booking:propose`). When all accept, everyone is booked. Slots usually come from find_mutual_availability.',
+    audience: 'private',
+    annotations: CREATE,
+    fixed: { mode: 'standard' },
+    creates: true,
+    consentHint:
+      'Every participant must have granted you `booking:propose` (or be connected to you): call check_consent with scope `booking:propose`; a participant grants it with grant_consent using their own credentials.',
+  },
+  {
+    kind: 'rest',
+    name: 'create_poll',
+    title: 'Create poll',
+    operationId: 'createProposal',
+    description:
+      'Ask people to vote on 1–10 slots (each starting at least 25 h ahead): named (`participant_emails`, one link each) or open (no emails: one shared link). Close it with close_poll.',
+    audience: 'private',
+    annotations: CREATE,
+    fixed: { mode: 'poll' },
+    creates: true,
+  },
+  {
+    kind: 'rest',
+    name: 'respond_to_proposal',
+    title: 'Respond to proposal',
+    operationId: 'respondToProposal',
+    description:
+      'Answer a proposal you take part in: `action` accept (with `selected_slot_id`), reject, or counter (with `counter_slots`). A conflict on accept means the slot was just taken.',
+    audience: 'private',
+    annotations: { ...CREATE, idempotentHint: false },
+  },
+  {
+    kind: 'rest',
+    name: 'close_poll',
+    title: 'Close poll',
+    operationId: 'closeProposal',
+    description: 'Close a poll you asked now: the slot with the most votes wins.',
+    audience: 'private',
+    annotations: CHANGE,
+  },
+  {
+    kind: 'rest',
+    name: 'cancel_proposal',
+    title: 'Cancel proposal',
+    operationId: 'cancelProposal',
+    description:
+      'Withdraw an open proposal or poll you made, or cancel an accepted proposal (its bookings are cancelled).',
+    audience: 'private',
+    annotations: CHANGE,
+  },
+  {
+    kind: 'rest',
+    name: 'list_proposals',
+    title: 'List proposals',
+    operationId: 'listProposals',
+    description: `Proposals and polls you made (\`role=requester\`) or were asked (\`role=participant\`), by \`status\`. ${TIMES}`,
+    audience: 'private',
+    annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'get_proposal',
+    title: 'Get proposal',
+    operationId: 'getProposal',
+    description: `One proposal by its \`prop_…\` id: participants’ responses, slots, resolution. ${TIMES}`,
+    audience: 'private',
+    annotations: READ,
+  },
+];
