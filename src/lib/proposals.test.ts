@@ -150,15 +150,15 @@ describe('the transition table', () => {
     expect(allows('proposed', 'poll', 'counter')).toBe(false);
   });
 
-  it('renders as the markdown table docs/architecture.md prints', () => {
+  it('renders as the markdown table docs/design.md prints', () => {
     expect(transitionTable().split('\n')).toHaveLength(TRANSITIONS.length + 2);
   });
 });
 
-describe('docs/architecture.md', () => {
+describe('docs/design.md', () => {
   it('prints the transition table exactly as the code has it', async () => {
     const { readFileSync } = await import('node:fs');
-    const doc = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../docs/design.md', import.meta.url), 'utf8');
     expect(doc).toContain(transitionTable());
   });
 });

@@ -1,8 +1,8 @@
 /**
- * The proposal state machine as data, and the poll's winner (pure; docs/architecture.md "Proposals and
+ * The proposal state machine as data, and the poll's winner (pure; docs/design.md "Proposals and
  * polls"). The proposals service looks every change up here — which row applies to (status, mode,
  * action, facts), what status follows and which effects it runs — and refuses what no row allows
- * with a 409 naming the current status. The table is printed in docs/architecture.md.
+ * with a 409 naming the current status. The table is printed in docs/design.md.
  */
 
 export type ProposalStatus = 'proposed' | 'accepted' | 'rejected' | 'countered' | 'cancelled' | 'expired';
@@ -235,7 +235,7 @@ export function transition(
   return null;
 }
 
-/** The table as markdown (docs/architecture.md prints it; a test keeps the two equal). */
+/** The table as markdown (docs/design.md prints it; a test keeps the two equal). */
 export function transitionTable(): string {
   const lines = [
     '| from | mode | action | guard | to | effects |',

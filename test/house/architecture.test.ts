@@ -1,0 +1,39 @@
+/** docs/architecture.md stays true to the code it maps (docs/architecture.md#worked-example-booking-links). */
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+/** The text of the first fenced code block after `heading`. */
+function blockAfter(doc: string, heading: string): string {
+  const at = doc.indexOf(heading);
+  expect(at, `docs/architecture.md has a "${heading}" heading`).toBeGreaterThanOrEqual(0);
+  const open = doc.indexOf('```ts\n', at);
+  const close = doc.indexOf('\n```\n', open);
+  expect(open).toBeGreaterThan(at);
+  return doc.slice(open + '```ts\n'.length, close + 1);
+}
+
+describe('docs/architecture.md', () => {
+  const doc = read('docs/architecture.md');
+
+  it('prints src/modules/booking-links/module.ts exactly as its worked example', () => {
+    expect(blockAfter(doc, '### Worked example: booking links')).toBe(
+      read('src/modules/booking-links/module.ts'),
+    );
+  });
+
+  it('lists every module folder under src/modules in its module table', () => {
+    const folders = readdirSync(new URL('../../src/modules/', import.meta.url), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    const table = doc.slice(
+      doc.indexOf('| module | what it does | needs |'),
+      doc.indexOf('\n\n', doc.indexOf('| module |')),
+    );
+    for (const folder of folders) {
+      const name = folder.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+      expect(table, `module ${folder}`).toMatch(new RegExp(`\\| \`${name}\`( \\(\`${folder}/\`\\))? \\|`));
+    }
+  });
+});
