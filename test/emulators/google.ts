@@ -22,11 +22,25 @@
 import { randomBytes } from 'node:crypto';
 import { DateTime, IANAZone } from 'luxon';
 import type { OAuthConfig } from '../../src/modules/calendars/providers/oauth.js';
-import { type EmuRequest, type EmuResponse, json, startHttpServer, type TimeInput, toMs } from './http.js';
 import {
+  type EmuRequest,
+  type EmuResponse,
+  isObject,
+  json,
+  pageAt,
+  pageSize,
+  parseJson,
+  resetCounts,
+  startHttpServer,
+  type TimeInput,
+  toMs,
+} from './http.js';
+import {
+  apiGate,
   type AuthControls,
   authControls,
   FailureQueue,
+  holdApiCalls,
   type OAuthDialect,
   OAuthServer,
 } from './oauth-server.js';
@@ -225,10 +239,6 @@ function rfc3339(ms: number): string {
 
 function isoDate(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Google's own event ids are base32hex; so must client-chosen ones be. */
@@ -441,29 +451,24 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
   };
   addCalendar(defaultUser, { summary: defaultUser, primary: true, owner: defaultUser });
 
-  /** failNext: 429 and 403 answer Google's rateLimitExceeded body, other statuses a plain API error. */
-  const injectedFailure = (): EmuResponse | undefined => {
-    const f = failures.take();
-    if (!f) return undefined;
-    requests.apiErrors++;
-    const headers: Record<string, string> =
-      f.retryAfterSeconds === undefined ? {} : { 'retry-after': String(f.retryAfterSeconds) };
-    if (f.status === 429 || f.status === 403) {
-      return googleApiError(f.status, 'Rate Limit Exceeded', 'rateLimitExceeded', headers);
-    }
-    if (f.status === 401) return unauthenticated();
-    if (f.status >= 500) return googleApiError(f.status, 'Backend Error', 'backendError', headers);
-    return googleApiError(f.status, 'Bad Request', 'badRequest', headers);
-  };
+  const gate = apiGate(oauth, failures, requests, {
+    unauthorized: () => unauthenticated(),
+    /** failNext: 429 and 403 answer Google's rateLimitExceeded body, other statuses a plain API error. */
+    failure(status, headers) {
+      if (status === 429 || status === 403) {
+        return googleApiError(status, 'Rate Limit Exceeded', 'rateLimitExceeded', headers);
+      }
+      if (status === 401) return unauthenticated();
+      if (status >= 500) return googleApiError(status, 'Backend Error', 'backendError', headers);
+      return googleApiError(status, 'Bad Request', 'badRequest', headers);
+    },
+  });
 
   const freeBusy = (req: EmuRequest, user: string): EmuResponse => {
     requests.freeBusy++;
-    let body: unknown;
-    try {
-      body = JSON.parse(req.body);
-    } catch {
-      return googleApiError(400, 'Parse Error', 'parseError');
-    }
+    const parsed = parseJson(req);
+    if (!parsed) return googleApiError(400, 'Parse Error', 'parseError');
+    const body = parsed.value;
     const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     if (typeof b.timeMin !== 'string') return googleApiError(400, 'Missing timeMin parameter.', 'required');
     if (typeof b.timeMax !== 'string') return googleApiError(400, 'Missing timeMax parameter.', 'required');
@@ -517,14 +522,13 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
   const calendarList = (req: EmuRequest, user: string): EmuResponse => {
     requests.calendarList++;
     const mine = [...calendars.values()].filter((c) => c.owner === user);
-    const requested = Number(req.url.searchParams.get('maxResults') ?? 100);
-    const size = Math.max(1, Math.min(maxPageSize, Number.isFinite(requested) ? requested : 100));
+    const size = pageSize(req.url.searchParams.get('maxResults'), maxPageSize, 100);
     const offset = Number(req.url.searchParams.get('pageToken') ?? '0') || 0;
-    const page = mine.slice(offset, offset + size);
+    const page = pageAt(mine, offset, size);
     const body: Record<string, unknown> = {
       kind: 'calendar#calendarList',
       etag: `"${mine.length}"`,
-      items: page.map((c) => ({
+      items: page.items.map((c) => ({
         kind: 'calendar#calendarListEntry',
         etag: `"${c.id.length}"`,
         id: c.id,
@@ -535,7 +539,7 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
         selected: true,
       })),
     };
-    if (offset + size < mine.length) body.nextPageToken = String(offset + size);
+    if (page.next !== undefined) body.nextPageToken = String(page.next);
     else body.nextSyncToken = `sync_${mine.length}`;
     return json(200, body);
   };
@@ -594,13 +598,10 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
   };
 
   const parseBody = (req: EmuRequest): { body: Record<string, unknown> } | { error: EmuResponse } => {
-    let body: unknown;
-    try {
-      body = JSON.parse(req.body);
-    } catch {
-      return { error: googleApiError(400, 'Parse Error', 'parseError') };
-    }
-    return isObject(body) ? { body } : { error: googleApiError(400, 'Parse Error', 'parseError') };
+    const parsed = parseJson(req);
+    return parsed && isObject(parsed.value)
+      ? { body: parsed.value }
+      : { error: googleApiError(400, 'Parse Error', 'parseError') };
   };
 
   const listEvents = (req: EmuRequest, cal: Calendar): EmuResponse => {
@@ -635,7 +636,7 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
       .map((ev) => ({ ev, s: span(ev, cal) }))
       .filter(({ s }) => (min === undefined || s.end > min) && (max === undefined || s.start < max))
       .sort((a, b) => a.s.start - b.s.start || (a.ev.id < b.ev.id ? -1 : a.ev.id > b.ev.id ? 1 : 0));
-    const page = matching.slice(offset, offset + size);
+    const page = pageAt(matching, offset, size);
     const body: Record<string, unknown> = {
       kind: 'calendar#events',
       etag: `"${etagCounter}"`,
@@ -644,9 +645,9 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
       timeZone: cal.timeZone,
       accessRole: 'owner',
       defaultReminders: [],
-      items: page.map(({ ev }) => renderEvent(ev, cal)),
+      items: page.items.map(({ ev }) => renderEvent(ev, cal)),
     };
-    if (offset + size < matching.length) body.nextPageToken = String(offset + size);
+    if (page.next !== undefined) body.nextPageToken = String(page.next);
     else body.nextSyncToken = `sync_${etagCounter}`;
     return json(200, body);
   };
@@ -810,25 +811,18 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
     }
     if (req.method === 'POST' && path === '/revoke') return oauth.revokeEndpoint(req.body, req.headers);
     if (path.startsWith('/calendar/v3/')) {
-      const auth = oauth.checkBearer(req.headers.authorization);
-      if (!auth.ok) {
-        requests.apiErrors++;
-        return unauthenticated();
-      }
-      const failure = injectedFailure();
-      if (failure) return failure;
-      if (req.method === 'POST' && path === '/calendar/v3/freeBusy') return freeBusy(req, auth.grant.user);
+      const auth = gate(req.headers.authorization);
+      if ('refused' in auth) return auth.refused;
+      if (req.method === 'POST' && path === '/calendar/v3/freeBusy') return freeBusy(req, auth.user);
       if (req.method === 'GET' && path === '/calendar/v3/users/me/calendarList') {
-        return calendarList(req, auth.grant.user);
+        return calendarList(req, auth.user);
       }
-      const events = eventsRoute(req, auth.grant.user);
+      const events = eventsRoute(req, auth.user);
       if (events) return events;
     }
     return googleApiError(404, 'Not Found', 'notFound');
   });
-  server.holdRequests((req) =>
-    req.url.pathname.startsWith('/calendar/v3/') ? failures.takeHold() : undefined,
-  );
+  holdApiCalls(server, '/calendar/v3/', failures);
 
   return {
     url: server.url,
@@ -870,7 +864,7 @@ export async function startGoogleEmulator(opts: GoogleEmulatorOptions = {}): Pro
       eventWrites.length = 0;
       sendUpdates.length = 0;
       dropResponses = 0;
-      for (const k of Object.keys(requests) as (keyof typeof requests)[]) requests[k] = 0;
+      resetCounts(requests);
       failures.set(0, 500);
     },
     close: () => server.close(),

@@ -128,3 +128,47 @@ export async function authorizeViaRedirect(
   }
   return out;
 }
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A request's JSON body as `{ value }`; undefined when it is not JSON (the emulator answers 400). */
+export function parseJson(req: EmuRequest): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(req.body) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The page size a list request asks for in `param`, within 1…`max`; `fallback` when absent or not a number. */
+export function pageSize(param: string | null, max: number, fallback: number): number {
+  const asked = Number(param ?? fallback);
+  return Math.max(1, Math.min(max, Number.isFinite(asked) ? asked : fallback));
+}
+
+/** The `size` items of `all` from `offset`, and where the next page starts (undefined: this is the last). */
+export function pageAt<T>(all: readonly T[], offset: number, size: number): { items: T[]; next?: number } {
+  const items = all.slice(offset, offset + size);
+  return offset + size < all.length ? { items, next: offset + size } : { items };
+}
+
+/** The URL of the same list request at `base` + `path` with `param` (e.g. Graph's `$skip`) set to `value`. */
+export function pageLink(
+  base: string,
+  path: string,
+  query: URLSearchParams,
+  param: string,
+  value: number,
+): string {
+  const next = new URL(`${base}${path}`);
+  for (const [k, v] of query) if (k !== param) next.searchParams.set(k, v);
+  next.searchParams.set(param, String(value));
+  return next.toString();
+}
+
+/** Sets every request counter back to 0 (an emulator's reset()). */
+export function resetCounts(counts: Record<string, number>): void {
+  for (const k of Object.keys(counts)) counts[k] = 0;
+}

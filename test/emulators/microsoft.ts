@@ -29,11 +29,26 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
 import type { OAuthConfig } from '../../src/modules/calendars/providers/oauth.js';
-import { type EmuRequest, type EmuResponse, json, startHttpServer, type TimeInput, toMs } from './http.js';
 import {
+  type EmuRequest,
+  type EmuResponse,
+  isObject,
+  json,
+  pageLink,
+  pageAt,
+  pageSize,
+  parseJson,
+  resetCounts,
+  startHttpServer,
+  type TimeInput,
+  toMs,
+} from './http.js';
+import {
+  apiGate,
   type AuthControls,
   authControls,
   FailureQueue,
+  holdApiCalls,
   type OAuthDialect,
   OAuthServer,
 } from './oauth-server.js';
@@ -265,10 +280,6 @@ function sameProperty(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 type EventFields = Partial<Omit<EventResource, 'id' | 'calendarId' | 'changeKey'>>;
 
 /** Reads the writable event fields of a create or PATCH body; a 400 answer when one is malformed. */
@@ -406,28 +417,26 @@ export async function startMicrosoftEmulator(
   };
   addMailbox(defaultUser);
 
-  /** failNext: 429 answers TooManyRequests, 503 ServiceUnavailable, in Graph's error format. */
-  const injectedFailure = (): EmuResponse | undefined => {
-    const f = failures.take();
-    if (!f) return undefined;
-    requests.apiErrors++;
-    const headers: Record<string, string> =
-      f.retryAfterSeconds === undefined ? {} : { 'retry-after': String(f.retryAfterSeconds) };
-    if (f.status === 429) return graphError(429, 'TooManyRequests', 'Please retry again later.', headers);
-    if (f.status === 401) return expiredToken();
-    if (f.status === 503) return graphError(503, 'ServiceUnavailable', 'Service Unavailable.', headers);
-    if (f.status >= 500) return graphError(f.status, 'UnknownError', 'An unknown error occurred.', headers);
-    return graphError(f.status, 'ErrorInvalidRequest', 'The request is invalid.', headers);
-  };
+  const gate = apiGate(oauth, failures, requests, {
+    unauthorized: (reason) =>
+      reason === 'expired'
+        ? expiredToken()
+        : graphError(401, 'InvalidAuthenticationToken', 'Access token validation failure. Invalid audience.'),
+    /** failNext: 429 answers TooManyRequests, 503 ServiceUnavailable, in Graph's error format. */
+    failure(status, headers) {
+      if (status === 429) return graphError(429, 'TooManyRequests', 'Please retry again later.', headers);
+      if (status === 401) return expiredToken();
+      if (status === 503) return graphError(503, 'ServiceUnavailable', 'Service Unavailable.', headers);
+      if (status >= 500) return graphError(status, 'UnknownError', 'An unknown error occurred.', headers);
+      return graphError(status, 'ErrorInvalidRequest', 'The request is invalid.', headers);
+    },
+  });
 
   const getSchedule = (req: EmuRequest): EmuResponse => {
     requests.getSchedule++;
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(req.body) as Record<string, unknown>;
-    } catch {
-      return graphError(400, 'BadRequest', 'Unable to read JSON request payload.');
-    }
+    const parsed = parseJson(req);
+    if (!parsed) return graphError(400, 'BadRequest', 'Unable to read JSON request payload.');
+    const body = parsed.value as Record<string, unknown>;
     const schedules = body.schedules;
     if (
       !Array.isArray(schedules) ||
@@ -538,13 +547,12 @@ export async function startMicrosoftEmulator(
   const listCalendars = (req: EmuRequest, user: string, base: string): EmuResponse => {
     requests.calendars++;
     const mb = addMailbox(user);
-    const top = Number(req.url.searchParams.get('$top') ?? maxPageSize);
-    const size = Math.max(1, Math.min(maxPageSize, Number.isFinite(top) ? top : maxPageSize));
+    const size = pageSize(req.url.searchParams.get('$top'), maxPageSize, maxPageSize);
     const skip = Number(req.url.searchParams.get('$skip') ?? 0) || 0;
-    const page = mb.calendars.slice(skip, skip + size);
+    const page = pageAt(mb.calendars, skip, size);
     const body: Record<string, unknown> = {
       '@odata.context': "https://graph.microsoft.com/v1.0/$metadata#users('me')/calendars",
-      value: page.map((c) => ({
+      value: page.items.map((c) => ({
         id: c.id,
         name: c.name,
         color: 'auto',
@@ -554,11 +562,14 @@ export async function startMicrosoftEmulator(
         owner: { name: mb.email.split('@')[0], address: mb.email },
       })),
     };
-    if (skip + size < mb.calendars.length) {
-      const next = new URL(`${base}/v1.0/me/calendars`);
-      for (const [k, v] of req.url.searchParams) if (k !== '$skip') next.searchParams.set(k, v);
-      next.searchParams.set('$skip', String(skip + size));
-      body['@odata.nextLink'] = next.toString();
+    if (page.next !== undefined) {
+      body['@odata.nextLink'] = pageLink(
+        base,
+        '/v1.0/me/calendars',
+        req.url.searchParams,
+        '$skip',
+        page.next,
+      );
     }
     return json(200, body);
   };
@@ -619,13 +630,12 @@ export async function startMicrosoftEmulator(
     req: EmuRequest,
     method: 'POST' | 'PATCH',
   ): { body: Record<string, unknown> } | { error: EmuResponse } => {
-    let body: unknown;
-    try {
-      body = JSON.parse(req.body);
-    } catch {
+    const parsed = parseJson(req);
+    if (!parsed) {
       eventWrites.push({ method, path: req.url.pathname, body: undefined });
       return { error: graphError(400, 'BadRequest', 'Unable to read JSON request payload.') };
     }
+    const body = parsed.value;
     if (!isObject(body)) {
       eventWrites.push({ method, path: req.url.pathname, body: undefined });
       return { error: graphError(400, 'BadRequest', 'The request payload must be a JSON object.') };
@@ -728,21 +738,18 @@ export async function startMicrosoftEmulator(
     }
     const propertyId = expandedPropertyId(req);
     if (propertyId === null) return graphError(400, 'BadRequest', 'Parsing OData Select and Expand failed.');
-    const top = Number(q.get('$top') ?? eventsPageSize);
-    const size = Math.max(1, Math.min(eventsPageSize, Number.isFinite(top) ? top : eventsPageSize));
+    const size = pageSize(q.get('$top'), eventsPageSize, eventsPageSize);
     const skip = Number(q.get('$skip') ?? 0) || 0;
     const all = mb.events
       .filter((e) => e.calendarId === cal.id && e.end > start.toMillis() && e.start < end.toMillis())
       .sort((a, b) => a.start - b.start || a.end - b.end || (a.id < b.id ? -1 : 1));
+    const page = pageAt(all, skip, size);
     const body: Record<string, unknown> = {
       '@odata.context': "https://graph.microsoft.com/v1.0/$metadata#users('me')/calendars('id')/calendarView",
-      value: all.slice(skip, skip + size).map((e) => renderEvent(mb, e, req, propertyId)),
+      value: page.items.map((e) => renderEvent(mb, e, req, propertyId)),
     };
-    if (skip + size < all.length) {
-      const next = new URL(`${base}${req.url.pathname}`);
-      for (const [k, v] of q) if (k !== '$skip') next.searchParams.set(k, v);
-      next.searchParams.set('$skip', String(skip + size));
-      body['@odata.nextLink'] = next.toString();
+    if (page.next !== undefined) {
+      body['@odata.nextLink'] = pageLink(base, req.url.pathname, q, '$skip', page.next);
     }
     return json(200, body);
   };
@@ -785,40 +792,29 @@ export async function startMicrosoftEmulator(
       }
     }
     if (path.startsWith('/v1.0/')) {
-      const auth = oauth.checkBearer(req.headers.authorization);
-      if (!auth.ok) {
-        requests.apiErrors++;
-        return auth.reason === 'expired'
-          ? expiredToken()
-          : graphError(
-              401,
-              'InvalidAuthenticationToken',
-              'Access token validation failure. Invalid audience.',
-            );
-      }
-      const failure = injectedFailure();
-      if (failure) return failure;
+      const auth = gate(req.headers.authorization);
+      if ('refused' in auth) return auth.refused;
       if (req.method === 'POST' && path === '/v1.0/me/calendar/getSchedule') return getSchedule(req);
       if (req.method === 'GET' && path === '/v1.0/me/calendars')
-        return listCalendars(req, auth.grant.user, baseUrl);
+        return listCalendars(req, auth.user, baseUrl);
       const calendarPath = /^\/v1\.0\/me\/calendars\/([^/]+)\/(events|calendarView)$/.exec(path);
       const calendarId = calendarPath?.[1] === undefined ? undefined : decodeSegment(calendarPath[1]);
       if (calendarPath && calendarId !== undefined) {
         if (req.method === 'POST' && calendarPath[2] === 'events')
-          return createEvent(req, auth.grant.user, calendarId);
+          return createEvent(req, auth.user, calendarId);
         if (req.method === 'GET' && calendarPath[2] === 'calendarView')
-          return calendarView(req, auth.grant.user, baseUrl, calendarId);
+          return calendarView(req, auth.user, baseUrl, calendarId);
       }
       const eventPath = /^\/v1\.0\/me\/events\/([^/]+)$/.exec(path);
       const eventId = eventPath?.[1] === undefined ? undefined : decodeSegment(eventPath[1]);
       if (eventId !== undefined) {
-        const res = eventRoute(req, auth.grant.user, eventId);
+        const res = eventRoute(req, auth.user, eventId);
         if (res) return res;
       }
     }
     return graphError(404, 'ResourceNotFound', `Resource not found for the segment '${path}'.`);
   });
-  server.holdRequests((req) => (req.url.pathname.startsWith('/v1.0/') ? failures.takeHold() : undefined));
+  holdApiCalls(server, '/v1.0/', failures);
   baseUrl = server.url;
 
   return {
@@ -877,7 +873,7 @@ export async function startMicrosoftEmulator(
       getScheduleCalls.length = 0;
       eventWrites.length = 0;
       dropResponses = 0;
-      for (const k of Object.keys(requests) as (keyof typeof requests)[]) requests[k] = 0;
+      resetCounts(requests);
       failures.set(0, 500);
     },
     close: () => server.close(),

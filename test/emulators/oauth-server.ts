@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { type EmuResponse, html, json, redirect } from './http.js';
+import { type EmuResponse, html, json, type RunningServer, redirect } from './http.js';
 
 export interface OAuthDialect {
   /** Token-endpoint error body for `error`. */
@@ -365,4 +365,40 @@ export function authControls(oauth: OAuthServer, failures: FailureQueue): AuthCo
       oauth.denyNext = true;
     },
   };
+}
+
+/**
+ * The gate before an emulator's API routes, in the order the real APIs check: the bearer token (a
+ * refused one answered by `unauthorized`), then a failure injected with failNext (answered by
+ * `failure`, with Retry-After when one was asked for). Every refusal counts in `requests.apiErrors`.
+ */
+export function apiGate(
+  oauth: OAuthServer,
+  failures: FailureQueue,
+  requests: { apiErrors: number },
+  answers: {
+    unauthorized(reason: Exclude<AccessCheck, { ok: true }>['reason']): EmuResponse;
+    failure(status: number, headers: Record<string, string>): EmuResponse;
+  },
+): (authorization: string | undefined) => { user: string } | { refused: EmuResponse } {
+  return (authorization) => {
+    const auth = oauth.checkBearer(authorization);
+    if (!auth.ok) {
+      requests.apiErrors++;
+      return { refused: answers.unauthorized(auth.reason) };
+    }
+    const f = failures.take();
+    if (f) {
+      requests.apiErrors++;
+      const headers: Record<string, string> =
+        f.retryAfterSeconds === undefined ? {} : { 'retry-after': String(f.retryAfterSeconds) };
+      return { refused: answers.failure(f.status, headers) };
+    }
+    return { user: auth.grant.user };
+  };
+}
+
+/** Holds the calls under `prefix` that holdNext asked to hold. */
+export function holdApiCalls(server: RunningServer, prefix: string, failures: FailureQueue): void {
+  server.holdRequests((req) => (req.url.pathname.startsWith(prefix) ? failures.takeHold() : undefined));
 }
