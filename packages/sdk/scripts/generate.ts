@@ -41,9 +41,8 @@ function operationTable(doc: OpenAPI3): string {
       if (typeof op !== 'object' || !op.operationId || NOT_FOR_CLIENTS.has(op.operationId)) continue;
       const params = op.parameters ?? [];
       const ok = op.responses['200'] ?? op.responses['201'];
-      const paged = Boolean(
-        ok?.content?.['application/json']?.schema?.properties?.hasOwnProperty('pagination'),
-      );
+      const props = ok?.content?.['application/json']?.schema?.properties;
+      const paged = props !== undefined && Object.hasOwn(props, 'pagination');
       const flags = [
         op.requestBody?.content['application/json'] ? 'b' : '',
         params.some((p) => p.in === 'query') ? 'q' : '',

@@ -105,5 +105,5 @@ export function retryAfterMs(
     if (ms >= 0) return ms;
   }
   const at = problem?.retry_after ? Date.parse(problem.retry_after) - now : Number.NaN;
-  return at > 0 ? at : 0;
+  return Number.isNaN(at) ? 0 : Math.max(at, 0);
 }
