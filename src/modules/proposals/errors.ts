@@ -1,5 +1,5 @@
 /** The problem `code`s the proposals module answers (docs/api.md, Errors): its part of the closed set. */
-import { errorCodes } from '../../platform/errors.js';
+import { AppError, Conflict, errorCodes, Forbidden } from '../../platform/errors.js';
 
 export const PROPOSAL_CODES = errorCodes('proposals', {
   earliest_slot_too_soon: { status: 400, meaning: 'A poll slot starts less than 25 hours ahead' },
@@ -27,4 +27,24 @@ type Codes = typeof PROPOSAL_CODES;
 
 declare module '../../platform/errors.js' {
   interface ErrorCodes extends Codes {}
+}
+
+/** The problems the proposals module answers in several places, built in one place each. */
+export function invalidToken(detail = 'This link is not valid or was already used'): AppError {
+  return new AppError(401, 'unauthorized', detail, { code: 'invalid_token' });
+}
+export function tokenExpired(): AppError {
+  return new AppError(410, 'gone', 'This proposal has expired', { code: 'token_expired' });
+}
+export function notOpen(p: { status: string }, action: string): Conflict {
+  return new Conflict(`The proposal is ${p.status}; it cannot be ${action} now`, {
+    code: 'proposal_not_open',
+    proposal_status: p.status,
+  });
+}
+export function proposalNotFound(): AppError {
+  return new AppError(404, 'not-found', 'No proposal with this id', { code: 'proposal_not_found' });
+}
+export function organizerCannotRespond(): Forbidden {
+  return new Forbidden('The requester of a proposal cannot answer it', { code: 'organizer_cannot_respond' });
 }
