@@ -1,5 +1,5 @@
 /**
- * The booking page's budget (issue 15): its JavaScript gzipped (≤ 30 KB; the other pages' and
+ * The booking page's budget (docs/design.md#pages): its JavaScript gzipped (≤ 30 KB; the other pages' and
  * `/embed.js`'s sizes beside it), and how long after
  * navigation its free times are visible (≤ 300 ms on loopback). Runs the server in this process on a
  * throwaway embedded store (one host, Mon–Fri 09:00–17:00 UTC, a link with two durations and a

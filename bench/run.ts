@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark, one table. Figures, not pass/fail: see docs/architecture.md.
+// `npm run bench`: every benchmark, one table. Figures, not pass/fail: see docs/performance.md.
 import { availableParallelism, cpus } from 'node:os';
 import type { Row } from './lib.js';
 import { benchAvailability } from './availability.js';

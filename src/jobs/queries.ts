@@ -65,7 +65,7 @@ export type BatchedWrite = (db: QueryCreator<DB>) => OperationNodeSource & Compi
 
 /**
  * Writes gathered during a transaction and sent as one statement (data-modifying CTEs; docs/
- * architecture.md "Fewer round trips"): rows nobody reads back, such as a booking's event and its
+ * docs/design.md#store): rows nobody reads back, such as a booking's event and its
  * mails, and the jobs about them, with the wake-up of each of their queues. One round trip instead of
  * one per part; the parts of one statement all happen or none does. Whoever makes a batch runs it,
  * in the same transaction, before that commits.

@@ -59,7 +59,7 @@ export type Effect =
   | 'event:proposal.created'
   | 'event:proposal.cancelled'
   | 'event:proposal.expired'
-  /** To the requester's subscriptions only (SPEC 2.5): after `accepted` is stored, same transaction. */
+  /** To the requester's subscriptions only (docs/api.md#events): after `accepted` is stored, same transaction. */
   | 'event:proposal.resolved';
 
 export interface Transition {

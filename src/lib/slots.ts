@@ -17,7 +17,7 @@ export interface PrincipalAvailability {
   busy: readonly Interval[];
   /**
    * Time held by bookings, already padded with the buffers of the booking they belong to (the
-   * bookings module's occupancy, docs/architecture.md#bookings). A slot is free of it when the slot
+   * bookings module's occupancy, docs/design.md#bookings). A slot is free of it when the slot
    * padded with its own buffers does not meet it — exactly what the exclusion constraint checks when
    * the slot is booked. Normalized.
    */

@@ -142,7 +142,7 @@ describe('operations', () => {
     ).toBe(true);
   });
 
-  // docs/architecture.md#openapi: what every route must give the document (the lint checks it too).
+  // docs/design.md#openapi: what every route must give the document (the lint checks it too).
   it('gives every operation an operationId, a known tag, described answers and examples', async () => {
     const doc = await getJson(`${t.url}/v1/openapi.json`);
     const tags = new Set((doc.tags as { name: string }[]).map((tag) => tag.name));

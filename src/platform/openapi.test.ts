@@ -5,7 +5,7 @@ import { openApiPath } from '../../test/helpers/openapi-check.js';
 import { defineModule } from '../modules/module.js';
 import type { Access } from './auth.js';
 
-// docs/architecture.md#openapi: the document says who may call each operation and every status it
+// docs/design.md#openapi: the document says who may call each operation and every status it
 // can answer. The access each route declares (`config.access`) is read from the running app: a test
 // module records it for every answer, and each operation of the document is called once.
 const seen = new Map<string, Access | undefined>();
@@ -46,7 +46,7 @@ function securityFor(access: Access | undefined): unknown[] {
   return [{ bearer: [] }];
 }
 
-describe('the OpenAPI document (docs/architecture.md#openapi)', () => {
+describe('the OpenAPI document (docs/design.md#openapi)', () => {
   it('says, for every operation, the credentials its route accepts', async () => {
     expect(ops.length).toBeGreaterThan(50);
     for (const { method, path } of ops) {

@@ -1,7 +1,7 @@
 /**
  * What the OpenAPI document says beyond the schemas: each route's success answer (a description and
  * one realistic example, type-checked against its schema), request-body examples, the tags and the
- * guides rendered at /docs. The convention every route follows is in docs/architecture.md#openapi.
+ * guides rendered at /docs. The convention every route follows is in docs/design.md#openapi.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 

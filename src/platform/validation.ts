@@ -58,12 +58,19 @@ export function validatorCompiler(
  * that schemas can say exactly what `isIsoInstant` checks.
  */
 export const ISO_INSTANT_PATTERN =
-  '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:\\d{2})$';
+  '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])[Tt]([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)$';
 const ISO_INSTANT = new RegExp(ISO_INSTANT_PATTERN);
 
-/** The one instant shape bodies accept: ISO 8601 with a time and an offset (or Z). */
+/**
+ * The one instant shape bodies accept: ISO 8601 with a time and an offset (or Z), on a day the month has
+ * (JavaScript would read 2054-02-30 as 2 March without a word).
+ */
 export function isIsoInstant(value: string): boolean {
-  return ISO_INSTANT.test(value);
+  if (!ISO_INSTANT.test(value)) return false;
+  const year = Number(value.slice(0, 4));
+  const month = Number(value.slice(5, 7));
+  const day = Number(value.slice(8, 10));
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
 /**

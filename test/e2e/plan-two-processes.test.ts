@@ -1,6 +1,6 @@
 /**
  * `kairos accounts update --plan` run as its own process while two `kairos serve` processes share the
- * database (docs/architecture.md "Credentials"): both servers meter the account's next requests with
+ * database (docs/design.md#credentials): both servers meter the account's next requests with
  * the new limit within moments (the NOTIFY the CLI's change commits), not a minute later.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

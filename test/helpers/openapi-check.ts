@@ -1,6 +1,6 @@
 /**
  * FOR TESTS: every answer the test app gives is checked against the OpenAPI document it serves
- * (docs/architecture.md#openapi). A Fastify onSend hook, installed by a module that `startTestApp`
+ * (docs/design.md#openapi). A Fastify onSend hook, installed by a module that `startTestApp`
  * composes after the real ones, looks up the operation by method and route template
  * (`request.routeOptions.url`) and checks that the status is listed, that the content type is one the
  * status lists, and that the body validates against that media type's schema (JSON Schema 2020-12,

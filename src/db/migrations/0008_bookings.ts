@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Bookings module (docs/api.md#bookings, #waitlist; docs/architecture.md#bookings).
+ * Bookings module (docs/api.md#bookings, #waitlist; docs/design.md#bookings).
  *
  * `booking_occupancy` holds the time that is taken: one row per principal a live booking (pending
  * payment or confirmed) or a waitlist hold occupies, padded with that principal's buffers. The

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Calendar write-through (docs/architecture.md "Calendar write-through").
+ * Calendar write-through (docs/design.md#calendar-write-through).
  *
  * - `calendars.is_destination`: the calendar a principal's meetings are written into (at most one
  *   per principal; without one, the primary calendar of the principal's oldest writable connection).

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Payments (docs/architecture.md "Paid bookings").
+ * Payments (docs/design.md#paid-bookings).
  *
  * - `stripe_events`: the id of every Stripe event handled, inserted in the transaction that handles it,
  *   so each event takes effect once however often, in whatever order and in whichever process it

@@ -1,8 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Consents and the network (docs/api.md#consents, #network; docs/architecture.md "Consents and the
- * network").
+ * Consents and the network (docs/api.md#consents, #network; docs/design.md#consents-and-the-network).
  *
  * - `consents`: what a grantor lets a grantee do. At most one active consent per (grantor, grantee)
  *   (a partial unique index): granting again merges scopes into it, so racing grants end in one.

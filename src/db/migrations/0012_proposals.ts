@@ -1,12 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Proposals and polls (docs/api.md#proposals-and-polls; docs/architecture.md "Proposals and polls").
+ * Proposals and polls (docs/api.md#proposals-and-polls; docs/design.md#proposals-and-polls).
  *
  * - `proposals`: one row per proposal; every change of a proposal locks this row first, so answers,
  *   votes, the requester's close and the reaper are applied one at a time and a poll resolves once.
  *   `thread_id` groups a proposal with its counter-proposals; `open_token_hash` is an open poll's
- *   multi-use link; `resolution` is the stored result of a poll (SPEC 2.5 fields).
+ *   multi-use link; `resolution` is the stored result of a poll (docs/api.md#events fields).
  * - `proposal_slots`: the offered times, in the order given.
  * - `proposal_participants`: who answers. A standard participant is a principal; a named-poll invitee
  *   an address; an open-poll voter is added when voting (one per address, a unique index). Magic-link

@@ -1,5 +1,5 @@
 /**
- * `/embed.js`: Kairos's booking page on another site (docs/architecture.md#pages, README "Embed").
+ * `/embed.js`: Kairos's booking page on another site (docs/design.md#pages, README "Embed").
  * One classic script, no dependency, no eval, no inline style element or style attribute: it styles
  * what it adds through the CSSOM (`element.style.x = …`), which a strict Content-Security-Policy on
  * the host page allows, so the host page needs only `script-src` and `frame-src` for Kairos.

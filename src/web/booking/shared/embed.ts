@@ -1,5 +1,5 @@
 /**
- * The page's side of the embed (docs/architecture.md#pages): when a page runs inside the iframe that
+ * The page's side of the embed (docs/design.md#pages): when a page runs inside the iframe that
  * `/embed.js` made (`?embed=1`), it waits for the embedding page's `kairos:v1:init` message, whose
  * `origin` the browser vouches for, and from then on posts its events to that origin only (never
  * `'*'`): `kairos:v1:ready`, `slot_selected`, `booking_succeeded`, `booking_rescheduled`,
