@@ -8,7 +8,7 @@
  *   platform               HTTP, auth, errors, clock, keys, the asset bundler: db, lib
  *   db                     the store: lib only (config for opening it), never platform
  *   config, lib            know nothing of the rest (lib: pure algorithms)
- *   web/<client>/          browser code: only itself and web/shared (bundled by platform/assets.ts)
+ *   web/<client>/          browser code: only itself and web/shared/ (bundled by platform/assets.ts)
  *
  * Tests (*.test.ts, test/**) and bench/** may reach anywhere, so the layering rules leave them out.
  * TypeScript `.js` specifiers resolve to the `.ts` sources; type-only imports are seen

@@ -1,7 +1,7 @@
 /** Typed domain errors. Services throw these; one handler (platform/problems.ts) renders them. */
 
 /**
- * The closed set of problem `code`s (docs/api.md, Errors). Each module declares the codes it throws in
+ * The closed set of problem `code`s (docs/api.md#errors). Each module declares the codes it throws in
  * its own `errors.ts` with `errorCodes(...)` and merges them in here:
  *
  *   export const BOOKING_CODES = errorCodes('bookings', { slot_unavailable: { status: 409, meaning: '…' } });
