@@ -4,6 +4,7 @@ import pino from 'pino';
 import { isServeWorker, servePrimary, serveWorker } from './cluster.js';
 import { type Config, ConfigError, loadConfig, MAX_PROCESSES } from './config.js';
 import type { Plan } from './modules/api-keys/service.js';
+import { mcpUrl, runStdioBridge } from './modules/mcp/bridge.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
 import { type Runtime, startRuntime } from './runtime.js';
@@ -41,6 +42,11 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
     'the most recent mails (default 20), newest first: id, created, status, to, subject',
   ],
   'mail show': ['mail show ID', 'one mail: its headers and whole text body, with its links'],
+  mcp: [
+    'mcp --url URL',
+    "relay MCP over stdio (desktop clients) to the server's /mcp at URL, with the key in\n" +
+      '      KAIROS_API_KEY (docs/mcp.md); needs no store',
+  ],
 };
 
 const FOOTER = `Every command accepts --json (print exactly one JSON object) and --help. A command other than
@@ -159,6 +165,7 @@ export async function main(argv: string[]): Promise<number> {
       create: { type: 'boolean', default: false },
       limit: { type: 'string' },
       processes: { type: 'string' },
+      url: { type: 'string' },
     },
   });
   const [cmd, sub, arg] = positionals;
@@ -173,12 +180,28 @@ export async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   try {
+    if (cmd === 'mcp') return await mcpBridge(values.url);
     return await run(cmd, sub, arg, values, json);
   } catch (err) {
     // A usage error names the usage of the command it is about, when there is one.
     if (err instanceof UsageError) err.usage = usageOf(`${cmd} ${sub ?? ''}`.trim()) ?? usageOf(cmd) ?? USAGE;
     throw err;
   }
+}
+
+/** `kairos mcp --url URL`: the stdio bridge (no config, no store: it only talks to a server). */
+async function mcpBridge(url: string | undefined): Promise<number> {
+  if (!url) throw new UsageError('--url is required (the Kairos server, e.g. https://kairos.example.com)');
+  try {
+    mcpUrl(url);
+  } catch {
+    throw new UsageError(`--url must be an absolute URL (got ${url})`);
+  }
+  const key = process.env.KAIROS_API_KEY;
+  if (!key)
+    throw new UsageError('KAIROS_API_KEY must hold the API key to send as Bearer (secret or publishable)');
+  await runStdioBridge(url, key);
+  return 0;
 }
 
 type Values = {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/platform/clock.js';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
 import { serveCalendar, vcalendar } from '../helpers/ics.js';
+import { REQUIRED_TOOLS } from '../helpers/mcp.js';
 
 const T0 = '2026-03-02T06:00:00.000Z'; // a Monday
 const clock = new FakeClock(T0);
@@ -26,35 +27,6 @@ afterAll(async () => {
   await feed?.close();
 });
 beforeEach(() => clock.set(T0));
-
-export const REQUIRED_TOOLS = [
-  'current_time',
-  'list_hosts',
-  'get_available_slots',
-  'get_next_available',
-  'find_mutual_availability',
-  'get_principal_availability',
-  'check_consent',
-  'list_consents',
-  'grant_consent',
-  'revoke_consent',
-  'list_network',
-  'invite_to_network',
-  'list_booking_links',
-  'create_booking_link',
-  'create_booking',
-  'list_bookings',
-  'get_booking',
-  'reschedule_booking',
-  'cancel_booking',
-  'join_waitlist',
-  'create_proposal',
-  'create_poll',
-  'respond_to_proposal',
-  'close_poll',
-  'cancel_proposal',
-  'list_proposals',
-];
 
 interface User {
   id: string;
@@ -330,7 +302,7 @@ describe('MCP over Streamable HTTP', () => {
     expect(raw.status).toBe(401);
     expect(raw.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect(raw.headers.get('content-type')).toMatch(/application\/problem\+json/);
-    expect((await raw.json()).request_id).toMatch(/^req_/);
+    expect(((await raw.json()) as Json).request_id).toMatch(/^req_/);
   });
 
   it('answers bad input with isError naming the field, never a protocol error or a 500', async () => {

@@ -1,0 +1,81 @@
+/**
+ * `kairos mcp --url` (docs/mcp.md#stdio-bridge): the official MCP client spawns the bridge over stdio,
+ * as a desktop client does, and sees the same tools as over HTTP — in both protocol generations.
+ */
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { REQUIRED_TOOLS } from '../helpers/mcp.js';
+import { CLI } from '../helpers/process.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function bridged(key: string, modern: boolean): Promise<Client> {
+  const client = new Client(
+    { name: 'kairos-bridge-test', version: '1.0.0' },
+    modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--url', t.url],
+      env: { ...env, KAIROS_API_KEY: key },
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
+describe('kairos mcp (stdio bridge)', () => {
+  for (const modern of [false, true]) {
+    it(`lists every tool with schemas and annotations through the bridge (${modern ? 'current revision' : '2025-11-25 handshake'})`, async () => {
+      const acc = await t.account();
+      const client = await bridged(acc.key, modern);
+      try {
+        const { tools } = await client.listTools();
+        const names = tools.map((x) => x.name);
+        for (const name of REQUIRED_TOOLS) expect(names).toContain(name);
+        for (const tool of tools) {
+          expect(tool.inputSchema.type).toBe('object');
+          expect(tool.outputSchema?.type, tool.name).toBe('object');
+          expect(typeof tool.annotations?.readOnlyHint, tool.name).toBe('boolean');
+        }
+        const now = (await client.callTool({
+          name: 'current_time',
+          arguments: { timezone: 'Asia/Tokyo' },
+        })) as {
+          structuredContent?: { timezone: string; now: string };
+        };
+        expect(now.structuredContent?.timezone).toBe('Asia/Tokyo');
+        expect(now.structuredContent?.now).toMatch(/\+09:00$/);
+      } finally {
+        await client.close();
+      }
+    }, 60_000);
+  }
+
+  it('answers a request with a JSON-RPC error naming the server when the key is refused', async () => {
+    const client = new Client({ name: 'kairos-bridge-test', version: '1.0.0' });
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--url', t.url],
+      env: { ...env, KAIROS_API_KEY: 'svc_sk_live_not-a-key' },
+      stderr: 'pipe',
+    });
+    await expect(client.connect(transport)).rejects.toThrow(
+      /Kairos server at .*401|Unauthorized|unauthorized/i,
+    );
+    await client.close().catch(() => {});
+  }, 60_000);
+});
