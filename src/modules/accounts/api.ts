@@ -46,6 +46,10 @@ export interface AccountsApi {
   /** Whether a session is live (not revoked, not expired). */
   sessionActive(sessionId: string): Promise<boolean>;
   getUser(id: string): Promise<PresentedUser>;
+  /** A user's sign-in e-mail, or null when there is no such user. */
+  userEmail(userId: string): Promise<string | null>;
+  /** The user signing in with this e-mail (compared case-insensitively), or null. */
+  userIdByEmail(email: string): Promise<string | null>;
 }
 
 export interface AccountsNeeds {

@@ -78,6 +78,22 @@ export async function findUser(db: Queryable, id: string): Promise<UserRow | und
     .executeTakeFirst();
 }
 
+/** A user's sign-in e-mail, or undefined. */
+export async function findUserEmail(db: Queryable, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('users').select('email').where('id', '=', id).executeTakeFirst();
+  return row?.email;
+}
+
+/** The id of the user with this e-mail address (compared case-insensitively), or undefined. */
+export async function findUserIdByEmail(db: Queryable, email: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where(sql`lower(email)`, '=', sql<string>`lower(${email})`)
+    .executeTakeFirst();
+  return row?.id;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Sessions
 

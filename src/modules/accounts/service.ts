@@ -13,6 +13,8 @@ import {
   findSession,
   findUser,
   findUserByEmail,
+  findUserEmail,
+  findUserIdByEmail,
   insertAccount,
   insertSession,
   insertUser,
@@ -244,5 +246,13 @@ export class AccountService implements AccountsApi {
       display_name: await this.displayName(u.id),
       created_at: new Date(u.created_at).toISOString(),
     };
+  }
+
+  async userEmail(userId: string): Promise<string | null> {
+    return (await findUserEmail(this.db, userId)) ?? null;
+  }
+
+  async userIdByEmail(email: string): Promise<string | null> {
+    return (await findUserIdByEmail(this.db, email)) ?? null;
   }
 }

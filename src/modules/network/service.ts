@@ -9,7 +9,6 @@
  * `booking:propose` both ways and makes each readable to the other. Access is decided from the
  * database on every request: a revocation holds for the very next request in every process.
  */
-import { type Selectable, sql } from 'kysely';
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
@@ -20,12 +19,14 @@ import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../..
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
-import type { MailApi, MailMessage } from '../mail/api.js';
+import type { MailMessage } from '../mail/api.js';
 import { htmlBody } from '../mail/api.js';
-import type { AccessGrant, AccessRule, PrincipalRef, PrincipalsApi } from '../principals/api.js';
+import type { AccessGrant, AccessRule, PrincipalRef } from '../principals/api.js';
 import { emitEvent } from '../webhooks/api.js';
+import type { InvitationSummary, NetworkApi, NetworkNeeds } from './api.js';
+import * as repo from './repo.js';
+import type { ConsentRow, InvitationRow } from './repo.js';
 import type { ConnectionsQuery, ConsentsQuery, GrantBody, InviteBody, InviteManyBody } from './schemas.js';
-import type { ConsentsTable, NetworkInvitationsTable } from './tables.js';
 
 export const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -33,17 +34,11 @@ export const RELATIONSHIPS = ['colleague', 'client', 'vendor', 'partner', 'frien
 const INVITATION_DAYS = 7;
 const DAY = 86_400_000;
 
-type ConsentRow = Selectable<ConsentsTable>;
-type InvitationRow = Selectable<NetworkInvitationsTable>;
-
-export interface NetworkDeps {
+/** The platform parts the module uses. */
+export interface NetworkPlatform {
   db: Db;
   clock: Clock;
   config: Pick<Config, 'baseUrl'>;
-  principals: Pick<PrincipalsApi, 'profiles' | 'contacts'> & {
-    access: Pick<PrincipalsApi['access'], 'actingFor'>;
-  };
-  mail: Pick<MailApi, 'enqueue'>;
 }
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
@@ -76,13 +71,24 @@ function presentInvitation(i: InvitationRow, nowMs: number) {
   };
 }
 
-export class NetworkService {
-  constructor(private readonly deps: NetworkDeps) {}
+export class NetworkService implements NetworkApi {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly config: Pick<Config, 'baseUrl'>;
+
+  constructor(
+    platform: NetworkPlatform,
+    private readonly needs: NetworkNeeds,
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.config = platform.config;
+  }
 
   /** The principal a request acts as: the caller's own, or (`principal_id`) one it may act for. */
   async actor(caller: Actor, principalId: string | undefined): Promise<PrincipalRef> {
     const id = (principalId ?? caller.principalId).toLowerCase();
-    const p = isUuid(id) ? await this.deps.principals.access.actingFor(caller, id) : null;
+    const p = isUuid(id) ? await this.needs.principals.access.actingFor(caller, id) : null;
     if (!p) throw new Forbidden('The principal does not exist or this caller may not act for it');
     return p;
   }
@@ -98,7 +104,7 @@ export class NetworkService {
     const bad = body.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (bad.length > 0) errors.scopes = `unknown scope ${bad.join(', ')}; allowed: ${SCOPES.join(', ')}`;
     if (body.scopes.length === 0) errors.scopes = `must name at least one of ${SCOPES.join(', ')}`;
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     let expiresAt: Date | null = null;
     if (body.expires_at !== undefined) {
       const t = Date.parse(body.expires_at);
@@ -112,22 +118,15 @@ export class NetworkService {
     const grantor = await this.actor(caller, body.principal_id);
     const granteeId = body.grantee_id.toLowerCase();
     if (granteeId === grantor.id) throw new ValidationFailed({ grantee_id: 'cannot be the grantor itself' });
-    const grantee = (await this.deps.principals.profiles([granteeId])).get(granteeId);
+    const grantee = (await this.needs.principals.profiles([granteeId])).get(granteeId);
     if (!grantee) throw new NotFound('No principal with this grantee_id');
     const scopes = [...new Set(body.scopes)].sort();
     const now = new Date(nowMs);
-    return withTransaction(this.deps.db, async (trx) => {
+    return withTransaction(this.db, async (trx) => {
       // The active consent of the pair, locked; or a new one. A grant racing this one either waits on
       // the lock or loses the insert on the partial unique index and merges into the winner's row.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const active = (await trx
-          .selectFrom('consents')
-          .selectAll()
-          .where('grantor_id', '=', grantor.id)
-          .where('grantee_id', '=', grantee.id)
-          .where('status', '=', 'active')
-          .forUpdate()
-          .executeTakeFirst()) as ConsentRow | undefined;
+        const active = await repo.lockActiveConsent(trx, grantor.id, grantee.id);
         if (active) {
           const merged = [...new Set([...active.scopes, ...scopes])].sort();
           const later = expiresAt ?? active.expires_at;
@@ -137,37 +136,27 @@ export class NetworkService {
               ? active.expires_at === null
               : new Date(later).getTime() === active.expires_at?.getTime());
           if (same) return { created: false, consent: presentConsent(active, nowMs) };
-          const updated = (await trx
-            .updateTable('consents')
-            .set({ scopes: merged, expires_at: later, updated_at: now })
-            .where('id', '=', active.id)
-            .returningAll()
-            .executeTakeFirstOrThrow()) as ConsentRow;
+          const updated = await repo.updateConsentGrant(trx, active.id, {
+            scopes: merged,
+            expires_at: later,
+            updated_at: now,
+          });
           await this.announce(trx, 'consent.granted', updated);
           return { created: false, consent: presentConsent(updated, nowMs) };
         }
-        const inserted = (await trx
-          .insertInto('consents')
-          .values({
-            id: prefixedId('cons', nowMs),
-            grantor_id: grantor.id,
-            grantee_id: grantee.id,
-            grantor_account_id: grantor.accountId,
-            grantee_account_id: grantee.accountId,
-            scopes,
-            status: 'active',
-            expires_at: expiresAt,
-            created_at: now,
-            updated_at: now,
-            revoked_at: null,
-          })
-          .onConflict((oc) =>
-            // A literal, not a parameter: the arbiter is the partial index `WHERE status = 'active'`,
-            // which a generic plan of the prepared statement must find (db/prepared.ts).
-            oc.columns(['grantor_id', 'grantee_id']).where('status', '=', sql.lit('active')).doNothing(),
-          )
-          .returningAll()
-          .executeTakeFirst()) as ConsentRow | undefined;
+        const inserted = await repo.insertConsent(trx, {
+          id: prefixedId('cons', nowMs),
+          grantor_id: grantor.id,
+          grantee_id: grantee.id,
+          grantor_account_id: grantor.accountId,
+          grantee_account_id: grantee.accountId,
+          scopes,
+          status: 'active',
+          expires_at: expiresAt,
+          created_at: now,
+          updated_at: now,
+          revoked_at: null,
+        });
         if (inserted) {
           await this.announce(trx, 'consent.granted', inserted);
           return { created: true, consent: presentConsent(inserted, nowMs) };
@@ -181,29 +170,15 @@ export class NetworkService {
   async listConsents(caller: Actor, q: ConsentsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, { prefix: 'cons' });
-    const now = this.deps.clock.now();
-    let query = this.deps.db.selectFrom('consents').selectAll();
-    if (q.role === 'grantor') query = query.where('grantor_id', '=', me.id);
-    else if (q.role === 'grantee') query = query.where('grantee_id', '=', me.id);
-    else query = query.where((eb) => eb.or([eb('grantor_id', '=', me.id), eb('grantee_id', '=', me.id)]));
-    if (q.active_only) {
-      query = query
-        .where('status', '=', 'active')
-        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
-    }
-    if (after) {
-      query = query.where((eb) =>
-        eb.or([
-          eb('created_at', '>', after.at),
-          eb.and([eb('created_at', '=', after.at), eb('id', '>', after.id)]),
-        ]),
-      );
-    }
-    const rows = (await query
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(q.limit + 1)
-      .execute()) as ConsentRow[];
+    const now = this.clock.now();
+    const rows = await repo.listConsents(
+      this.db,
+      me.id,
+      { ...(q.role ? { role: q.role } : {}), activeOnly: q.active_only === true },
+      now,
+      after,
+      q.limit,
+    );
     const hasMore = rows.length > q.limit;
     const items = hasMore ? rows.slice(0, q.limit) : rows;
     const last = items[items.length - 1];
@@ -218,22 +193,16 @@ export class NetworkService {
 
   /** GET /v1/consents/{id}: a party's consent; anything else is 404. */
   async getConsent(caller: Actor, id: string) {
-    return { consent: presentConsent(await this.party(caller, id), this.deps.clock.nowMs()) };
+    return { consent: presentConsent(await this.party(caller, id), this.clock.nowMs()) };
   }
 
   /** DELETE /v1/consents/{id}: the grantor revokes, or the grantee gives it up; once. */
   async revoke(caller: Actor, id: string) {
     const c = await this.party(caller, id);
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     if (c.status !== 'active') return { consent: presentConsent(c, nowMs) };
-    const row = await withTransaction(this.deps.db, async (trx) => {
-      const revoked = (await trx
-        .updateTable('consents')
-        .set({ status: 'revoked', revoked_at: new Date(nowMs), updated_at: new Date(nowMs) })
-        .where('id', '=', id)
-        .where('status', '=', 'active')
-        .returningAll()
-        .executeTakeFirst()) as ConsentRow | undefined;
+    const row = await withTransaction(this.db, async (trx) => {
+      const revoked = await repo.revokeConsent(trx, id, new Date(nowMs));
       if (revoked) await this.announce(trx, 'consent.revoked', revoked);
       return revoked;
     });
@@ -242,15 +211,9 @@ export class NetworkService {
 
   /** Marks active consents past their end `expired`, with consent.revoked (the reaper, every 30 s). */
   async expireConsents(): Promise<number> {
-    const now = this.deps.clock.now();
-    return withTransaction(this.deps.db, async (trx) => {
-      const rows = (await trx
-        .updateTable('consents')
-        .set({ status: 'expired', updated_at: now })
-        .where('status', '=', 'active')
-        .where('expires_at', '<=', now)
-        .returningAll()
-        .execute()) as ConsentRow[];
+    const now = this.clock.now();
+    return withTransaction(this.db, async (trx) => {
+      const rows = await repo.expireConsents(trx, now);
       for (const r of rows) await this.announce(trx, 'consent.revoked', r);
       return rows.length;
     });
@@ -258,16 +221,11 @@ export class NetworkService {
 
   /** A consent the caller is a party of (acting for grantor or grantee), else 404. */
   private async party(caller: Actor, id: string): Promise<ConsentRow> {
-    const c =
-      isPrefixedId(id) && id.startsWith('cons_')
-        ? ((await this.deps.db.selectFrom('consents').selectAll().where('id', '=', id).executeTakeFirst()) as
-            | ConsentRow
-            | undefined)
-        : undefined;
+    const c = isPrefixedId(id) && id.startsWith('cons_') ? await repo.findConsent(this.db, id) : undefined;
     if (c) {
       const [grantor, grantee] = await Promise.all([
-        this.deps.principals.access.actingFor(caller, c.grantor_id),
-        this.deps.principals.access.actingFor(caller, c.grantee_id),
+        this.needs.principals.access.actingFor(caller, c.grantor_id),
+        this.needs.principals.access.actingFor(caller, c.grantee_id),
       ]);
       if (grantor || grantee) return c;
     }
@@ -276,9 +234,9 @@ export class NetworkService {
 
   /** consent.granted / consent.revoked to both parties' accounts (once when they share one). */
   private async announce(trx: Tx, type: 'consent.granted' | 'consent.revoked', c: ConsentRow): Promise<void> {
-    const consent = presentConsent(c, this.deps.clock.nowMs());
+    const consent = presentConsent(c, this.clock.nowMs());
     for (const accountId of new Set([c.grantor_account_id, c.grantee_account_id])) {
-      await emitEvent(trx, this.deps.clock, { accountId, type, data: { consent } });
+      await emitEvent(trx, this.clock, { accountId, type, data: { consent } });
     }
   }
 
@@ -294,19 +252,10 @@ export class NetworkService {
     const me = caller.principalId;
     if (me === null || (caller.kind !== 'secret' && caller.kind !== 'session')) return out;
     const ids = input.principals.map((p) => p.id);
-    const now = this.deps.clock.now();
+    const now = this.clock.now();
     if (input.consentId !== null) {
       const c = isPrefixedId(input.consentId)
-        ? await this.deps.db
-            .selectFrom('consents')
-            .select(['id', 'grantor_id', 'scopes'])
-            .where('id', '=', input.consentId)
-            .where('grantee_id', '=', me)
-            .where('grantor_id', 'in', ids)
-            .where('status', '=', 'active')
-            .where(sql<boolean>`'availability:read:freebusy' = ANY(scopes)`)
-            .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-            .executeTakeFirst()
+        ? await repo.findReadConsent(this.db, input.consentId, me, ids, now)
         : undefined;
       if (c) {
         out.set(c.grantor_id, {
@@ -317,22 +266,7 @@ export class NetworkService {
       }
       return out;
     }
-    const { rows } = await sql<{
-      id: string;
-      basis: 'network' | 'consent';
-      consent_id: string | null;
-      details: boolean;
-    }>`
-      SELECT CASE WHEN principal_a = ${me}::uuid THEN principal_b ELSE principal_a END::text AS id,
-        'network' AS basis, NULL AS consent_id, false AS details
-      FROM network_connections
-      WHERE (principal_a = ${me}::uuid AND principal_b = ANY(${ids}::uuid[]))
-         OR (principal_b = ${me}::uuid AND principal_a = ANY(${ids}::uuid[]))
-      UNION ALL
-      SELECT grantor_id::text, 'consent', id, 'availability:read:details' = ANY(scopes) FROM consents
-      WHERE grantee_id = ${me}::uuid AND grantor_id = ANY(${ids}::uuid[]) AND status = 'active'
-        AND 'availability:read:freebusy' = ANY(scopes) AND (expires_at IS NULL OR expires_at > ${now})
-    `.execute(this.deps.db);
+    const rows = await repo.readGrants(this.db, me, ids, now);
     for (const r of rows) {
       const had = out.get(r.id);
       // Either way is enough to read; details come only with a consent that grants them.
@@ -347,14 +281,8 @@ export class NetworkService {
 
   /** May `from` propose meetings to `to`: connected, or `to` granted `from` booking:propose. */
   async mayPropose(from: string, to: string): Promise<boolean> {
-    const now = this.deps.clock.now();
-    const [a, b] = from < to ? [from, to] : [to, from];
-    const { rows } = await sql<{ ok: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM network_connections WHERE principal_a = ${a}::uuid AND principal_b = ${b}::uuid)
-        OR EXISTS (SELECT 1 FROM consents WHERE grantor_id = ${to}::uuid AND grantee_id = ${from}::uuid
-          AND status = 'active' AND 'booking:propose' = ANY(scopes)
-          AND (expires_at IS NULL OR expires_at > ${now})) AS ok`.execute(this.deps.db);
-    return rows[0]?.ok === true;
+    const now = this.clock.now();
+    return repo.mayPropose(this.db, from, to, now);
   }
 
   // ---- the network ---------------------------------------------------------------------------------
@@ -363,17 +291,10 @@ export class NetworkService {
   async connections(caller: Actor, q: ConnectionsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, 'uuid');
-    const { rows } = await sql<{ principal_id: string; relationship_type: string; connected_at: Date }>`
-      SELECT * FROM (
-        SELECT CASE WHEN principal_a = ${me.id}::uuid THEN principal_b ELSE principal_a END::text AS principal_id,
-          relationship_type, connected_at
-        FROM network_connections WHERE principal_a = ${me.id}::uuid OR principal_b = ${me.id}::uuid
-      ) n
-      ${after ? sql`WHERE (connected_at, principal_id) > (${after.at}, ${after.id})` : sql``}
-      ORDER BY connected_at, principal_id LIMIT ${q.limit + 1}`.execute(this.deps.db);
+    const rows = await repo.listConnections(this.db, me.id, after, q.limit);
     const hasMore = rows.length > q.limit;
     const items = hasMore ? rows.slice(0, q.limit) : rows;
-    const contacts = await this.deps.principals.contacts(items.map((r) => r.principal_id));
+    const contacts = await this.needs.principals.contacts(items.map((r) => r.principal_id));
     const last = items[items.length - 1];
     return {
       connections: items.map((r) => ({
@@ -393,15 +314,8 @@ export class NetworkService {
   async disconnect(caller: Actor, other: string, principalId?: string): Promise<void> {
     const me = await this.actor(caller, principalId);
     const id = other.toLowerCase();
-    const [a, b] = me.id < id ? [me.id, id] : [id, me.id];
-    const gone = isUuid(id)
-      ? await this.deps.db
-          .deleteFrom('network_connections')
-          .where('principal_a', '=', a)
-          .where('principal_b', '=', b)
-          .executeTakeFirst()
-      : undefined;
-    if (!gone || Number(gone.numDeletedRows) === 0) throw new NotFound('Not connected to this principal');
+    const gone = isUuid(id) ? await repo.deleteConnection(this.db, me.id, id) : false;
+    if (!gone) throw new NotFound('Not connected to this principal');
   }
 
   /**
@@ -418,39 +332,34 @@ export class NetworkService {
     if (!isEmailAddress(email) || email.length > 320) {
       throw new ValidationFailed({ invitee_email: 'must be an e-mail address' });
     }
-    const existing = await sql<{ id: string }>`
-      SELECT u.id::text FROM users u
-      JOIN network_connections n ON (n.principal_a = u.id AND n.principal_b = ${inviter.id}::uuid)
-        OR (n.principal_b = u.id AND n.principal_a = ${inviter.id}::uuid)
-      WHERE lower(u.email) = lower(${email})`.execute(this.deps.db);
-    if (existing.rows.length > 0) {
+    // Already connected to the user signing in with this address (the accounts module knows users).
+    const userId = await this.needs.accounts.userIdByEmail(email);
+    if (userId !== null && (await repo.connected(this.db, inviter.id, userId))) {
       throw new Conflict('This address is already in your network', { code: 'already_connected' });
     }
     const token = randomToken(32);
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     const now = new Date(nowMs);
     const expiresAt = new Date(nowMs + INVITATION_DAYS * DAY);
-    return withTransaction(this.deps.db, async (trx) => {
-      const { rows } = await sql<InvitationRow & { inserted: boolean }>`
-        INSERT INTO network_invitations AS i (id, inviter_id, inviter_account_id, invitee_email, invitee_name,
-          relationship_type, message, status, token_hash, expires_at, created_at)
-        VALUES (${prefixedId('inv', nowMs)}, ${inviter.id}, ${inviter.accountId}, ${email},
-          ${body.invitee_name ?? null}, ${body.relationship_type}, ${body.message ?? null}, 'pending',
-          ${sha256Hex(token)}, ${expiresAt}, ${now})
-        ON CONFLICT (inviter_id, lower(invitee_email)) WHERE status = 'pending' DO UPDATE SET
-          token_hash = excluded.token_hash, expires_at = excluded.expires_at,
-          relationship_type = excluded.relationship_type, message = excluded.message,
-          invitee_name = coalesce(excluded.invitee_name, i.invitee_name)
-        RETURNING i.*, (xmax = 0) AS inserted`.execute(trx);
-      const { inserted, ...invitation } = rows[0]!;
+    return withTransaction(this.db, async (trx) => {
+      const { invitation, inserted } = await repo.upsertInvitation(trx, {
+        id: prefixedId('inv', nowMs),
+        inviter_id: inviter.id,
+        inviter_account_id: inviter.accountId,
+        invitee_email: email,
+        invitee_name: body.invitee_name ?? null,
+        relationship_type: body.relationship_type,
+        message: body.message ?? null,
+        token_hash: sha256Hex(token),
+        expires_at: expiresAt,
+        created_at: now,
+      });
       if (opts.sendEmail) {
         const inviterName =
-          (await this.deps.principals.contacts([inviter.id])).get(inviter.id)?.name ?? 'Someone';
-        await this.deps.mail.enqueue(trx, [
-          this.invitationMail(invitation as InvitationRow, inviterName, token),
-        ]);
+          (await this.needs.principals.contacts([inviter.id])).get(inviter.id)?.name ?? 'Someone';
+        await this.needs.mail.enqueue(trx, [this.invitationMail(invitation, inviterName, token)]);
       }
-      return { created: inserted, invitation: presentInvitation(invitation as InvitationRow, nowMs) };
+      return { created: inserted, invitation: presentInvitation(invitation, nowMs) };
     });
   }
 
@@ -495,34 +404,20 @@ export class NetworkService {
       });
     }
     const userId = caller.userId;
-    const user = await this.deps.db
-      .selectFrom('users')
-      .select(['id', 'email'])
-      .where('id', '=', userId)
-      .executeTakeFirst();
+    const email = await this.needs.accounts.userEmail(userId);
+    const user = email === null ? undefined : { id: userId, email };
     const hash = isTokenShape(token) ? sha256Hex(token) : null;
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     const now = new Date(nowMs);
-    return withTransaction(this.deps.db, async (trx) => {
-      const inv = hash
-        ? ((await trx
-            .selectFrom('network_invitations')
-            .selectAll()
-            .where('token_hash', '=', hash)
-            .forUpdate()
-            .executeTakeFirst()) as InvitationRow | undefined)
-        : undefined;
+    return withTransaction(this.db, async (trx) => {
+      const inv = hash ? await repo.lockInvitationByHash(trx, hash) : undefined;
       if (inv?.status !== 'pending') {
         throw new AppError(401, 'unauthorized', 'This invitation link is not valid or was already used', {
           code: 'invitation_invalid',
         });
       }
       if (new Date(inv.expires_at).getTime() <= nowMs) {
-        await trx
-          .updateTable('network_invitations')
-          .set({ status: 'expired' })
-          .where('id', '=', inv.id)
-          .execute();
+        await repo.markInvitationExpired(trx, inv.id);
         throw new AppError(410, 'gone', 'This invitation has expired; ask for a new one', {
           code: 'invitation_expired',
         });
@@ -536,32 +431,39 @@ export class NetworkService {
         throw new ValidationFailed({ token: 'is your own invitation' });
       }
       const status = action === 'accept' ? 'accepted' : 'declined';
-      const updated = (await trx
-        .updateTable('network_invitations')
-        .set({ status, responded_at: now, accepted_by: action === 'accept' ? user.id : null })
-        .where('id', '=', inv.id)
-        .returningAll()
-        .executeTakeFirstOrThrow()) as InvitationRow;
+      const updated = await repo.answerInvitation(trx, inv.id, {
+        status,
+        responded_at: now,
+        accepted_by: action === 'accept' ? user.id : null,
+      });
       if (action === 'accept') {
-        const [a, b] = user.id < inv.inviter_id ? [user.id, inv.inviter_id] : [inv.inviter_id, user.id];
-        await trx
-          .insertInto('network_connections')
-          .values({
-            principal_a: a,
-            principal_b: b,
-            relationship_type: inv.relationship_type,
-            invitation_id: inv.id,
-            connected_at: now,
-          })
-          .onConflict((oc) => oc.columns(['principal_a', 'principal_b']).doNothing())
-          .execute();
+        await repo.insertConnection(trx, user.id, inv.inviter_id, {
+          relationship_type: inv.relationship_type,
+          invitation_id: inv.id,
+          connected_at: now,
+        });
       }
       return { invitation: presentInvitation(updated, nowMs) };
     });
   }
 
+  async invitationByToken(token: string): Promise<InvitationSummary | null> {
+    if (!isTokenShape(token)) return null;
+    const inv = await repo.findInvitationByHash(this.db, sha256Hex(token));
+    if (!inv) return null;
+    return {
+      inviterId: inv.inviter_id,
+      inviteeEmail: inv.invitee_email,
+      inviteeName: inv.invitee_name,
+      relationshipType: inv.relationship_type,
+      message: inv.message,
+      status: inv.status,
+      expiresAt: inv.expires_at,
+    };
+  }
+
   private invitationMail(inv: InvitationRow, inviterName: string, token: string): MailMessage {
-    const url = `${this.deps.config.baseUrl}/invitations/${token}`;
+    const url = `${this.config.baseUrl}/invitations/${token}`;
     const lines = [
       `Hello${inv.invitee_name ? ` ${inv.invitee_name}` : ''},`,
       '',

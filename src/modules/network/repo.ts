@@ -1,0 +1,302 @@
+/** SQL of the network module: consents, connections and invitations (tables.ts). */
+import { type Insertable, type Selectable, sql } from 'kysely';
+import type { Db, Tx } from '../../db/store.js';
+import type { CursorPosition } from '../../platform/pagination.js';
+import type { ConsentsTable, NetworkInvitationsTable } from './tables.js';
+
+type Queryable = Db | Tx;
+
+export type ConsentRow = Selectable<ConsentsTable>;
+export type InvitationRow = Selectable<NetworkInvitationsTable>;
+
+// ---------------------------------------------------------------------------------------------------
+// Consents
+
+/** The active consent of the pair, locked FOR UPDATE, or undefined. */
+export async function lockActiveConsent(
+  trx: Tx,
+  grantorId: string,
+  granteeId: string,
+): Promise<ConsentRow | undefined> {
+  return (await trx
+    .selectFrom('consents')
+    .selectAll()
+    .where('grantor_id', '=', grantorId)
+    .where('grantee_id', '=', granteeId)
+    .where('status', '=', 'active')
+    .forUpdate()
+    .executeTakeFirst()) as ConsentRow | undefined;
+}
+
+export async function updateConsentGrant(
+  trx: Tx,
+  id: string,
+  set: { scopes: string[]; expires_at: Date | null; updated_at: Date },
+): Promise<ConsentRow> {
+  return (await trx
+    .updateTable('consents')
+    .set(set)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow()) as ConsentRow;
+}
+
+/** Inserts an active consent; undefined when the pair already has one (a racing grant won). */
+export async function insertConsent(
+  trx: Tx,
+  row: Insertable<ConsentsTable>,
+): Promise<ConsentRow | undefined> {
+  return (await trx
+    .insertInto('consents')
+    .values(row)
+    .onConflict((oc) =>
+      // A literal, not a parameter: the arbiter is the partial index `WHERE status = 'active'`,
+      // which a generic plan of the prepared statement must find (db/prepared.ts).
+      oc.columns(['grantor_id', 'grantee_id']).where('status', '=', sql.lit('active')).doNothing(),
+    )
+    .returningAll()
+    .executeTakeFirst()) as ConsentRow | undefined;
+}
+
+/** The principal's consents (as grantor, grantee or either), oldest first: `limit + 1` rows after `after`. */
+export async function listConsents(
+  db: Queryable,
+  principalId: string,
+  q: { role?: 'grantor' | 'grantee'; activeOnly: boolean },
+  now: Date,
+  after: CursorPosition | null,
+  limit: number,
+): Promise<ConsentRow[]> {
+  let query = db.selectFrom('consents').selectAll();
+  if (q.role === 'grantor') query = query.where('grantor_id', '=', principalId);
+  else if (q.role === 'grantee') query = query.where('grantee_id', '=', principalId);
+  else
+    query = query.where((eb) =>
+      eb.or([eb('grantor_id', '=', principalId), eb('grantee_id', '=', principalId)]),
+    );
+  if (q.activeOnly) {
+    query = query
+      .where('status', '=', 'active')
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+  }
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', after.at),
+        eb.and([eb('created_at', '=', after.at), eb('id', '>', after.id)]),
+      ]),
+    );
+  }
+  return (await query
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute()) as ConsentRow[];
+}
+
+export async function findConsent(db: Queryable, id: string): Promise<ConsentRow | undefined> {
+  return (await db.selectFrom('consents').selectAll().where('id', '=', id).executeTakeFirst()) as
+    | ConsentRow
+    | undefined;
+}
+
+/** Revokes the consent if it is still active; undefined otherwise. */
+export async function revokeConsent(trx: Tx, id: string, now: Date): Promise<ConsentRow | undefined> {
+  return (await trx
+    .updateTable('consents')
+    .set({ status: 'revoked', revoked_at: now, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .returningAll()
+    .executeTakeFirst()) as ConsentRow | undefined;
+}
+
+/** Marks active consents past their end `expired`; answers them. */
+export async function expireConsents(trx: Tx, now: Date): Promise<ConsentRow[]> {
+  return (await trx
+    .updateTable('consents')
+    .set({ status: 'expired', updated_at: now })
+    .where('status', '=', 'active')
+    .where('expires_at', '<=', now)
+    .returningAll()
+    .execute()) as ConsentRow[];
+}
+
+/**
+ * The grantee's own active consent `consentId` from one of `grantorIds` that grants
+ * `availability:read:freebusy` and is not past its end, or undefined.
+ */
+export async function findReadConsent(
+  db: Queryable,
+  consentId: string,
+  granteeId: string,
+  grantorIds: readonly string[],
+  now: Date,
+): Promise<{ id: string; grantor_id: string; scopes: string[] } | undefined> {
+  return db
+    .selectFrom('consents')
+    .select(['id', 'grantor_id', 'scopes'])
+    .where('id', '=', consentId)
+    .where('grantee_id', '=', granteeId)
+    .where('grantor_id', 'in', [...grantorIds])
+    .where('status', '=', 'active')
+    .where(sql<boolean>`'availability:read:freebusy' = ANY(scopes)`)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .executeTakeFirst();
+}
+
+/**
+ * Why `me` may read each of `ids`: a connection ('network'), or an active, unexpired consent with
+ * `availability:read:freebusy` ('consent', with whether it grants details). One row per way.
+ */
+export async function readGrants(db: Queryable, me: string, ids: readonly string[], now: Date) {
+  const { rows } = await sql<{
+    id: string;
+    basis: 'network' | 'consent';
+    consent_id: string | null;
+    details: boolean;
+  }>`
+    SELECT CASE WHEN principal_a = ${me}::uuid THEN principal_b ELSE principal_a END::text AS id,
+      'network' AS basis, NULL AS consent_id, false AS details
+    FROM network_connections
+    WHERE (principal_a = ${me}::uuid AND principal_b = ANY(${ids}::uuid[]))
+       OR (principal_b = ${me}::uuid AND principal_a = ANY(${ids}::uuid[]))
+    UNION ALL
+    SELECT grantor_id::text, 'consent', id, 'availability:read:details' = ANY(scopes) FROM consents
+    WHERE grantee_id = ${me}::uuid AND grantor_id = ANY(${ids}::uuid[]) AND status = 'active'
+      AND 'availability:read:freebusy' = ANY(scopes) AND (expires_at IS NULL OR expires_at > ${now})
+  `.execute(db);
+  return rows;
+}
+
+/** Connected, or `to` granted `from` an active, unexpired booking:propose. */
+export async function mayPropose(db: Queryable, from: string, to: string, now: Date): Promise<boolean> {
+  const [a, b] = from < to ? [from, to] : [to, from];
+  const { rows } = await sql<{ ok: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM network_connections WHERE principal_a = ${a}::uuid AND principal_b = ${b}::uuid)
+      OR EXISTS (SELECT 1 FROM consents WHERE grantor_id = ${to}::uuid AND grantee_id = ${from}::uuid
+        AND status = 'active' AND 'booking:propose' = ANY(scopes)
+        AND (expires_at IS NULL OR expires_at > ${now})) AS ok`.execute(db);
+  return rows[0]?.ok === true;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Connections
+
+/** The principal's connections, by connection time: `limit + 1` rows after `after`. */
+export async function listConnections(
+  db: Queryable,
+  me: string,
+  after: CursorPosition | null,
+  limit: number,
+): Promise<{ principal_id: string; relationship_type: string; connected_at: Date }[]> {
+  const { rows } = await sql<{ principal_id: string; relationship_type: string; connected_at: Date }>`
+    SELECT * FROM (
+      SELECT CASE WHEN principal_a = ${me}::uuid THEN principal_b ELSE principal_a END::text AS principal_id,
+        relationship_type, connected_at
+      FROM network_connections WHERE principal_a = ${me}::uuid OR principal_b = ${me}::uuid
+    ) n
+    ${after ? sql`WHERE (connected_at, principal_id) > (${after.at}, ${after.id})` : sql``}
+    ORDER BY connected_at, principal_id LIMIT ${limit + 1}`.execute(db);
+  return rows;
+}
+
+/** Removes the connection of the pair (either order); whether there was one. */
+export async function deleteConnection(db: Queryable, x: string, y: string): Promise<boolean> {
+  const [a, b] = x < y ? [x, y] : [y, x];
+  const gone = await db
+    .deleteFrom('network_connections')
+    .where('principal_a', '=', a)
+    .where('principal_b', '=', b)
+    .executeTakeFirst();
+  return Number(gone.numDeletedRows) > 0;
+}
+
+/** Whether the two principals are connected. */
+export async function connected(db: Queryable, x: string, y: string): Promise<boolean> {
+  const [a, b] = x < y ? [x, y] : [y, x];
+  const row = await db
+    .selectFrom('network_connections')
+    .select('principal_a')
+    .where('principal_a', '=', a)
+    .where('principal_b', '=', b)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Connects the pair (either order) unless they are connected already. */
+export async function insertConnection(
+  trx: Tx,
+  x: string,
+  y: string,
+  v: { relationship_type: string; invitation_id: string; connected_at: Date },
+): Promise<void> {
+  const [a, b] = x < y ? [x, y] : [y, x];
+  await trx
+    .insertInto('network_connections')
+    .values({ principal_a: a, principal_b: b, ...v })
+    .onConflict((oc) => oc.columns(['principal_a', 'principal_b']).doNothing())
+    .execute();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Invitations
+
+/**
+ * A new pending invitation, or the pending one of the inviter to the same address (case-insensitively)
+ * with a fresh token, expiry, relationship and message; `inserted` tells which.
+ */
+export async function upsertInvitation(
+  trx: Tx,
+  v: Omit<Insertable<NetworkInvitationsTable>, 'status' | 'responded_at' | 'accepted_by'>,
+): Promise<{ invitation: InvitationRow; inserted: boolean }> {
+  const { rows } = await sql<InvitationRow & { inserted: boolean }>`
+    INSERT INTO network_invitations AS i (id, inviter_id, inviter_account_id, invitee_email, invitee_name,
+      relationship_type, message, status, token_hash, expires_at, created_at)
+    VALUES (${v.id}, ${v.inviter_id}, ${v.inviter_account_id}, ${v.invitee_email},
+      ${v.invitee_name ?? null}, ${v.relationship_type}, ${v.message ?? null}, 'pending',
+      ${v.token_hash}, ${v.expires_at}, ${v.created_at})
+    ON CONFLICT (inviter_id, lower(invitee_email)) WHERE status = 'pending' DO UPDATE SET
+      token_hash = excluded.token_hash, expires_at = excluded.expires_at,
+      relationship_type = excluded.relationship_type, message = excluded.message,
+      invitee_name = coalesce(excluded.invitee_name, i.invitee_name)
+    RETURNING i.*, (xmax = 0) AS inserted`.execute(trx);
+  const { inserted, ...invitation } = rows[0]!;
+  return { invitation: invitation as InvitationRow, inserted };
+}
+
+/** The invitation with this token hash, locked FOR UPDATE, or undefined. */
+export async function lockInvitationByHash(trx: Tx, hash: string): Promise<InvitationRow | undefined> {
+  return (await trx
+    .selectFrom('network_invitations')
+    .selectAll()
+    .where('token_hash', '=', hash)
+    .forUpdate()
+    .executeTakeFirst()) as InvitationRow | undefined;
+}
+
+/** The invitation with this token hash, or undefined (read-only: the invitation page). */
+export async function findInvitationByHash(db: Queryable, hash: string): Promise<InvitationRow | undefined> {
+  return (await db
+    .selectFrom('network_invitations')
+    .selectAll()
+    .where('token_hash', '=', hash)
+    .executeTakeFirst()) as InvitationRow | undefined;
+}
+
+export async function markInvitationExpired(trx: Tx, id: string): Promise<void> {
+  await trx.updateTable('network_invitations').set({ status: 'expired' }).where('id', '=', id).execute();
+}
+
+export async function answerInvitation(
+  trx: Tx,
+  id: string,
+  set: { status: 'accepted' | 'declined'; responded_at: Date; accepted_by: string | null },
+): Promise<InvitationRow> {
+  return (await trx
+    .updateTable('network_invitations')
+    .set(set)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow()) as InvitationRow;
+}
