@@ -9,6 +9,7 @@ import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app
 import { DEFAULT_SCHEDULE } from '../../lib/schedule.js';
 import { FakeClock } from '../../platform/clock.js';
 import { lockForChange, upsertSchedule } from '../principals/repo.js';
+import { newHost } from '../../../test/helpers/fixtures.js';
 
 // Monday 2 March 2026, 06:00 UTC; accounts and hosts default to Mon–Fri 09:00–17:00 UTC.
 const clock = new FakeClock('2026-03-02T06:00:00.000Z');
@@ -23,14 +24,8 @@ afterAll(async () => {
 
 const customer = { customer_email: 'ada@example.com', customer_name: 'Ada Lovelace' };
 
-async function host(key: string, name = 'Host', body: Record<string, unknown> = {}): Promise<string> {
-  const res = await t.call('POST', '/v1/hosts', {
-    token: key,
-    body: { display_name: name, timezone: 'UTC', ...body },
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()).host.principal_id;
-}
+const host = (key: string, name = 'Host', body: Record<string, unknown> = {}) =>
+  newHost(t, { token: key }, { display_name: name, timezone: 'UTC', ...body });
 
 async function link(key: string, body: Record<string, unknown>): Promise<Json> {
   const res = await t.call('POST', '/v1/booking-links', {

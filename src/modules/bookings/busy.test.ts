@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
+import { newHost, postBooking } from '../../../test/helpers/fixtures.js';
 
 // Monday 1 June 2026; the feed is empty, so only working hours (Mon–Fri 09–17 UTC) and bookings decide.
 const clock = new FakeClock('2026-06-01T06:00:00.000Z');
@@ -37,11 +38,7 @@ afterAll(async () => {
 
 /** A host with a connected (empty) calendar and the given buffers. */
 async function host(buffers = 0): Promise<string> {
-  const res = await a.call('POST', '/v1/hosts', {
-    token: account.key,
-    body: { display_name: 'Host', timezone: 'UTC' },
-  });
-  const id: string = (await res.json()).host.principal_id;
+  const id = await newHost(a, { token: account.key }, { timezone: 'UTC' });
   const url = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/${id}.ics`;
   const ics = await a.call('POST', '/v1/calendars/ics', {
     token: account.key,
@@ -56,17 +53,12 @@ async function host(buffers = 0): Promise<string> {
   return id;
 }
 
-async function book(app: TestApp, principal: string, time: string) {
-  return app.call('POST', '/v1/bookings', {
-    token: account.key,
-    body: {
-      principal_id: principal,
-      start_time: `${DAY}T${time}:00Z`,
-      customer_email: 'c@example.com',
-      customer_name: 'C',
-    },
-  });
-}
+const book = (app: TestApp, principal: string, time: string) =>
+  postBooking(
+    app,
+    { token: account.key, principal_id: principal },
+    { start_time: `${DAY}T${time}:00Z`, customer_email: 'c@example.com', customer_name: 'C' },
+  );
 
 async function slots(app: TestApp, principal: string): Promise<{ text: string; starts: string[] }> {
   const res = await app.call(

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
+import { postBooking } from '../../../test/helpers/fixtures.js';
 
 // Monday 2 March 2026, 06:00 UTC; hosts work Mon–Fri 09:00–17:00 UTC.
 const START = Date.parse('2026-03-02T06:00:00.000Z');
@@ -47,11 +48,8 @@ async function linkWithHost(hostEmail: string): Promise<{ key: string; accountId
   return { key: acc.key, accountId: acc.id, link: ((await res.json()) as Json).booking_link };
 }
 
-async function book(slug: string, email: string, start: string) {
-  return t.call('POST', `/v1/public/links/${slug}/bookings`, {
-    body: { customer_email: email, customer_name: email.split('@')[0], start_time: start },
-  });
-}
+const book = (slug: string, email: string, start: string) =>
+  postBooking(t, { slug }, { customer_email: email, customer_name: email.split('@')[0], start_time: start });
 
 async function join(slug: string, email: string, from: string, to: string): Promise<Json> {
   const res = await t.call('POST', `/v1/public/links/${slug}/waitlist`, {

@@ -14,6 +14,7 @@ import { type Json, startTestApp, type TestApp, type TestResponse } from '../../
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const T0 = '2026-03-02T06:00:00.000Z'; // a Monday
 const clock = new FakeClock(T0);
@@ -91,12 +92,7 @@ async function connectCalendar(token: string, principalId?: string): Promise<voi
 }
 
 /** Signs in: the session token and the user's principal id. */
-async function signIn(email: string): Promise<{ token: string; id: string }> {
-  const res = await t.call('POST', '/v1/sessions', { body: { email, password: PASSWORD } });
-  if (res.status !== 201) throw new Error(`sign-in: ${res.status} ${await res.text()}`);
-  const { session } = await res.json();
-  return { token: session.token, id: session.user.id };
-}
+const signIn = (email: string) => fixtures.signIn(t, email, PASSWORD);
 
 /** A user of account `accountId` (a new account when absent), signed in, with its calendar connected. */
 async function newUser(accountId?: string): Promise<User> {

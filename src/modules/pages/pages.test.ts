@@ -16,6 +16,7 @@ import { loadConfig } from '../../config.js';
 import { createPool } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import { startRuntime } from '../../runtime.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 let t: TestApp;
 let key: string;
@@ -49,16 +50,12 @@ async function link(slug: string, body: Record<string, unknown> = {}): Promise<J
 }
 
 async function book(slug: string): Promise<{ token: string; id: string }> {
-  const from = new Date().toISOString();
-  const to = new Date(Date.now() + 30 * 86_400_000).toISOString();
-  const slots = await (
-    await t.call('GET', `/v1/public/links/${slug}/availability?from=${from}&to=${to}`)
-  ).json();
-  const res = await t.call('POST', `/v1/public/links/${slug}/bookings`, {
-    body: { customer_name: 'Ada', customer_email: 'ada@example.com', start_time: slots.slots[0].start },
-  });
-  expect(res.status).toBe(201);
-  const { booking } = await res.json();
+  const start_time = await fixtures.firstSlot(t, slug);
+  const booking = await fixtures.book(
+    t,
+    { slug },
+    { customer_name: 'Ada', customer_email: 'ada@example.com', start_time },
+  );
   return { token: booking.manage_url.split('/').pop(), id: booking.id };
 }
 

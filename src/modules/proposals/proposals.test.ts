@@ -11,6 +11,7 @@ import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
+import * as fixtures from '../../../test/helpers/fixtures.js';
 
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
@@ -88,11 +89,7 @@ async function allow(grantor: User, grantee: User): Promise<string> {
 
 /** A fresh session (sessions last an hour: tests that move the clock sign in again). */
 async function signIn(u: User): Promise<void> {
-  const res = await t.call('POST', '/v1/sessions', {
-    body: { email: u.email, password: 'correct horse battery' },
-  });
-  expect(res.status).toBe(201);
-  u.token = (await res.json()).session.token;
+  u.token = (await fixtures.signIn(t, u.email)).token;
 }
 
 const at = (hoursFromT0: number) => new Date(Date.parse(T0) + hoursFromT0 * HOUR).toISOString();
