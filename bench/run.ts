@@ -6,6 +6,7 @@ import { benchBookingCreate, benchBusySlots } from './bookings.js';
 import { benchPages } from './pages.js';
 import { benchPlatform } from './platform.js';
 import { benchProposals } from './proposals.js';
+import { benchSdk } from './sdk.js';
 import { benchSlots } from './slots.js';
 import { benchWebhooks } from './webhooks.js';
 
@@ -18,6 +19,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['bookings-slots', benchBusySlots],
   ['proposals', benchProposals],
   ['pages', benchPages],
+  ['sdk', benchSdk],
 ];
 
 const only = process.argv[2];

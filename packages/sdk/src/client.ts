@@ -49,6 +49,7 @@ function newKey(): string {
 }
 
 function queryString(query: Record<string, unknown> | undefined): string {
+  if (!query) return '';
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) {
     if (v === undefined || v === null) continue;
@@ -117,11 +118,10 @@ export class KairosCore {
           body,
           signal: controller.signal,
         });
-        const text = await res.text();
-        if (res.ok) return (text ? JSON.parse(text) : undefined) as T;
+        if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
         let problem: Problem | undefined;
         try {
-          problem = JSON.parse(text);
+          problem = JSON.parse(await res.text());
         } catch {}
         error = errorFor(res.status, problem, res.headers);
         const s = res.status;
@@ -162,7 +162,11 @@ export class KairosCore {
           path: filled,
           idempotent: flags.includes('i'),
           body: hasBody ? (input ?? {}) : undefined,
-          query: hasBody ? options.query : { ...(input as Record<string, unknown>), ...query },
+          query: hasBody
+            ? options.query
+            : query
+              ? { ...(input as Record<string, unknown>), ...query }
+              : (input as Record<string, unknown>),
         });
       return flags.includes('p') ? paginate(send) : send();
     };

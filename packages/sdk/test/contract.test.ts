@@ -22,10 +22,10 @@ import {
   verifyWebhook,
   WebhookVerificationError,
 } from '../src/index.js';
-import { type Proxy, startProxy } from './proxy.js';
+import { type TestProxy, startProxy } from './proxy.js';
 
 let t: TestApp;
-let proxy: Proxy;
+let proxy: TestProxy;
 let receiver: Receiver;
 let key: string;
 const slots = weekdaySlots();

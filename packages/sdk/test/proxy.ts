@@ -19,7 +19,7 @@ export type Plan = (
   req: Seen,
 ) => 'forward' | 'drop' | { status: number; headers?: Record<string, string>; body?: unknown };
 
-export interface Proxy {
+export interface TestProxy {
   url: string;
   seen: Seen[];
   plan: Plan;
@@ -28,8 +28,8 @@ export interface Proxy {
 
 const HOP = new Set(['host', 'connection', 'content-length', 'keep-alive', 'transfer-encoding']);
 
-export async function startProxy(upstream: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', seen: [], plan: () => 'forward', close: async () => {} };
+export async function startProxy(upstream: string): Promise<TestProxy> {
+  const proxy: TestProxy = { url: '', seen: [], plan: () => 'forward', close: async () => {} };
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);

@@ -1,0 +1,108 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { bundleSdk } from '../packages/sdk/scripts/bundle.js';
+import { Kairos } from '../packages/sdk/src/index.js';
+import { benchDatabase, fmt, REPO, type Row, spawnListening } from './lib.js';
+
+/** Calls per second of `call` kept `concurrency` deep for `ms` milliseconds. */
+async function rate(call: () => Promise<unknown>, ms: number, concurrency = 20): Promise<number> {
+  const end = performance.now() + ms;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await call();
+        done++;
+      }
+    }),
+  );
+  return (done * 1000) / ms;
+}
+
+/**
+ * The SDK's cost per call: `kairos.me()` (the SDK: options, headers, the retry loop, a time-out
+ * timer, JSON parsing) beside a bare `fetch` of GET /v1/me with the same key and `res.json()`, both
+ * from this process against one `kairos serve` process, in ten alternating one-second rounds: the
+ * overhead is one minus the median ratio of SDK to bare calls per second. Target: ≤ 5 %. Also the
+ * SDK's browser bundle, minified and gzipped (target ≤ 8 KB).
+ */
+export async function benchSdk(): Promise<Row[]> {
+  const db = await benchDatabase('sdk');
+  const env = {
+    DATABASE_URL: db.url,
+    KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'info',
+    KAIROS_FROM_SOURCE: 'true',
+  };
+  const created = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        join(REPO, 'bin/kairos.js'),
+        'accounts',
+        'create',
+        '--name',
+        'Bench',
+        '--plan',
+        'enterprise',
+        '--rate-limit',
+        '100000000',
+        '--json',
+      ],
+      { env: { ...process.env, ...env }, encoding: 'utf8' },
+    ),
+  );
+  const key: string = created.api_key.key;
+  const server = await spawnListening([join(REPO, 'bin/kairos.js'), 'serve'], { ...env, PORT: '0' });
+  try {
+    const headers = { authorization: `Bearer ${key}` };
+    const bare = async () => {
+      const res = await fetch(`${server.url}/v1/me`, { headers });
+      if (!res.ok) throw new Error(`GET /v1/me answered ${res.status}`);
+      return res.json();
+    };
+    const kairos = new Kairos({ apiKey: key, baseUrl: server.url });
+    const sdk = () => kairos.me();
+    await rate(bare, 1500); // warm-up
+    await rate(sdk, 1500);
+    // Short alternating rounds, compared pairwise: a machine busy with something else slows both sides
+    // of a pair alike, so the median of the pairs' ratios is steadier than two long runs.
+    const ratios: number[] = [];
+    let bareBest = 0;
+    let sdkBest = 0;
+    for (let round = 0; round < 10; round++) {
+      const b = await rate(bare, 1000);
+      const s = await rate(sdk, 1000);
+      bareBest = Math.max(bareBest, b);
+      sdkBest = Math.max(sdkBest, s);
+      ratios.push(s / b);
+    }
+    ratios.sort((x, y) => x - y);
+    const overhead = 100 * (1 - (ratios[4]! + ratios[5]!) / 2);
+    const bundle = await bundleSdk();
+    return [
+      { name: 'GET /v1/me, bare fetch, 20 in flight', value: fmt(bareBest), unit: 'calls/s' },
+      { name: 'GET /v1/me, kairos.me() (SDK), 20 in flight', value: fmt(sdkBest), unit: 'calls/s' },
+      {
+        name: 'SDK overhead vs bare fetch, median of 10 rounds (target ≤ 5 %)',
+        value: fmt(overhead, 1),
+        unit: '%',
+      },
+      {
+        name: 'SDK browser bundle, min+gzip (target ≤ 8 KB)',
+        value: fmt(bundle.gzipBytes / 1024, 1),
+        unit: 'KB',
+      },
+    ];
+  } finally {
+    server.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 500));
+    await db.stop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.table(await benchSdk());
+  process.exit(0);
+}
