@@ -190,6 +190,13 @@ export function createPlatform(deps: PlatformDeps): {
 
   function register(app: FastifyInstance): void {
     const router = FindMyWay();
+    /**
+     * The methods of each path that is a route without parameters. Such a path takes only its own
+     * methods, even where a sibling with a parameter would match it (`/v1/calendars/ics` is not a
+     * calendar id for `PATCH /v1/calendars/{id}`, nor `/v1/network/invitations` a principal for `DELETE
+     * /v1/network/{principal_id}`): those requests are 405 with this path's `Allow`.
+     */
+    const staticPaths = new Map<string, Set<HTTPMethod>>();
 
     // CONNECT (a proxy request): Node would drop the connection without a word.
     app.server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
@@ -216,6 +223,10 @@ export function createPlatform(deps: PlatformDeps): {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const m of methods) {
         if (METHODS.includes(m as HTTPMethod)) {
+          if (!route.url.includes(':') && !route.url.includes('*')) {
+            const known = staticPaths.get(route.url) ?? new Set<HTTPMethod>();
+            staticPaths.set(route.url, known.add(m as HTTPMethod));
+          }
           try {
             router.on(m as HTTPMethod, route.url, () => {});
           } catch {
@@ -254,7 +265,10 @@ export function createPlatform(deps: PlatformDeps): {
       ) {
         delete request.headers['content-type'];
       }
-      if (!request.is404) {
+      if (
+        !request.is404 &&
+        !(request.routeOptions.url?.includes(':') && staticPaths.has(targetPath(request.url)))
+      ) {
         runGate(request, reply, request.routeOptions.config.access as Access, done);
         return;
       }
@@ -317,7 +331,8 @@ export function createPlatform(deps: PlatformDeps): {
      */
     function answerUnmatched(request: FastifyRequest, reply: FastifyReply) {
       const path = targetPath(request.url);
-      const allow = METHODS.filter((m) => router.find(m, path) !== null);
+      const own = staticPaths.get(path);
+      const allow = METHODS.filter((m) => (own ? own.has(m) : router.find(m, path) !== null));
       if (allow.length > 0 && !allow.includes(request.method as HTTPMethod)) {
         reply.header('allow', allow.join(', '));
         return sendProblem(

@@ -62,6 +62,31 @@ describe('a method the path does not take', () => {
     expect(booking.headers.allow).toBe('GET, PATCH, DELETE');
   });
 
+  it('a path that is a route of its own takes only its own methods, not those of a sibling with a parameter', async () => {
+    // PATCH /v1/calendars/{id} and DELETE /v1/network/{principal_id} would match these paths.
+    const cases: [string, string, string][] = [
+      ['PATCH', '/v1/calendars/ics', 'POST'],
+      ['DELETE', '/v1/calendars/ics', 'POST'],
+      ['DELETE', '/v1/network/invitations', 'POST'],
+      ['OPTIONS', '/v1/network/invitations', 'POST'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const body =
+        method === 'PATCH'
+          ? { headers: { ...auth(), 'content-type': 'application/json' }, body: '{}' }
+          : { headers: auth() };
+      const res = await rawRequest(t.url, method, path, body);
+      expectProblem(res, 405, 'method-not-allowed');
+      expect(res.headers.allow, `${method} ${path}`).toBe(allow);
+    }
+    // The sibling with the parameter still answers its own paths.
+    const calendar = await rawRequest(t.url, 'PATCH', '/v1/calendars/cal_01jxkb7c8d9e0f1g2h3j4k5m6n', {
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: '{"selected":true}',
+    });
+    expect(calendar.status, calendar.body).toBe(404);
+  });
+
   it('is 404 on an unknown path and 401 without a credential, as other methods are', async () => {
     expectProblem(
       await rawRequest(t.url, 'QUERY', '/v1/nothing-here', { headers: auth() }),

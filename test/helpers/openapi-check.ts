@@ -221,7 +221,8 @@ export function installResponseCheck(app: FastifyInstance): void {
   let checker: ResponseChecker | undefined;
   app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     checker ??= new ResponseChecker(app.swagger() as unknown as Doc);
-    const route = request.is404 ? undefined : request.routeOptions.url;
+    // A 405 says the path does not take the method: no operation answered it, whatever route matched.
+    const route = request.is404 || reply.statusCode === 405 ? undefined : request.routeOptions.url;
     const schema = request.routeOptions.schema as { hide?: boolean } | undefined;
     const header = reply.getHeader('content-type');
     let wrong: string | null;
