@@ -37,3 +37,16 @@ describe('docs/architecture.md', () => {
     }
   });
 });
+
+describe('docs/architecture.md, the module table', () => {
+  it("gives each module's needs exactly as its definition lists them", async () => {
+    const { MODULES } = await import('../../src/modules/index.js');
+    const doc = read('docs/architecture.md');
+    for (const def of MODULES) {
+      const row = doc.split('\n').find((line) => line.startsWith(`| \`${def.name}\``));
+      expect(row, `a row for ${def.name}`).toBeDefined();
+      const needs = row!.split('|').at(-2)!.trim();
+      expect(needs === '—' ? [] : needs.split(', '), `needs of ${def.name}`).toEqual([...def.needs]);
+    }
+  });
+});
