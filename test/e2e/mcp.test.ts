@@ -5,8 +5,11 @@
  * `outputSchema`, and one rate-limit count per tool call.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Ajv2020 as AjvType, ValidateFunction } from 'ajv/dist/2020.js';
+import Ajv2020Module from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/platform/clock.js';
+import { addKairosFormats } from '../../src/platform/validation.js';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
 import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { REQUIRED_TOOLS } from '../helpers/mcp.js';
@@ -16,6 +19,13 @@ const clock = new FakeClock(T0);
 let t: TestApp;
 let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 const clients: Client[] = [];
+// ajv is CommonJS; under NodeNext its default export arrives as the module namespace.
+type AjvCtor = new (opts: object) => AjvType;
+const Ajv2020: AjvCtor =
+  (Ajv2020Module as unknown as { default?: AjvCtor }).default ?? (Ajv2020Module as unknown as AjvCtor);
+const ajv = addKairosFormats(new Ajv2020({ strict: false, allErrors: true }));
+/** Each tool's listed outputSchema, compiled: every successful answer in these tests is checked. */
+const outputs = new Map<string, ValidateFunction>();
 
 beforeAll(async () => {
   feed = await serveCalendar(vcalendar('\r\n', []));
@@ -61,6 +71,9 @@ async function connect(token: string, modern = false): Promise<Client> {
   });
   await client.connect(transport);
   clients.push(client);
+  for (const tool of (await client.listTools()).tools) {
+    if (!outputs.has(tool.name) && tool.outputSchema) outputs.set(tool.name, ajv.compile(tool.outputSchema));
+  }
   return client;
 }
 
@@ -75,6 +88,10 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Json> {
   const r = await call(client, name, args);
   expect(r.isError, `${name}: ${r.content[0]?.text}`).toBeFalsy();
+  const validate = outputs.get(name);
+  expect(validate, name).toBeDefined();
+  expect(validate?.(r.structuredContent), `${name}: ${JSON.stringify(validate?.errors)}`).toBe(true);
+  expect(JSON.parse(r.content[0]?.text ?? 'null')).toEqual(r.structuredContent);
   return r.structuredContent;
 }
 function errorOf(r: Result): Json {

@@ -2,7 +2,7 @@
  * What an agent reads back (docs/mcp.md#answers): times with their offset in a named IANA zone, and
  * problems as `isError` results that say what went wrong and what to do next.
  */
-import { DateTime } from 'luxon';
+import { IANAZone } from 'luxon';
 import type { RestTool } from './tools.js';
 
 /** An instant as the API writes it (or as an agent may pass it): date, time, then Z or an offset. */
@@ -10,12 +10,43 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-
 /** Date and time with no offset: what an agent must not send. */
 const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
 
+const QUARTER_MS = 15 * 60_000;
+const offsets = new Map<string, Map<number, number>>();
+
+/**
+ * The zone's UTC offset (minutes) at `ms`, remembered per zone and quarter hour: every zone's
+ * offset changes only at a quarter hour, and an answer's times fall on few of them.
+ */
+function offsetAt(zone: string, ms: number): number {
+  let byQuarter = offsets.get(zone);
+  if (!byQuarter || byQuarter.size > 50_000) {
+    byQuarter = new Map();
+    offsets.set(zone, byQuarter);
+  }
+  const q = Math.floor(ms / QUARTER_MS);
+  let off = byQuarter.get(q);
+  if (off === undefined) {
+    off = IANAZone.create(zone).offset(q * QUARTER_MS);
+    byQuarter.set(q, off);
+  }
+  return off;
+}
+
+/** `ms` as ISO 8601 with milliseconds and the zone's offset there (`2026-06-10T16:00:00.000+02:00`). */
+export function isoInZone(ms: number, zone: string): string {
+  const off = offsetAt(zone, ms);
+  const local = new Date(ms + off * 60_000).toISOString().slice(0, -1);
+  if (off === 0) return `${local}Z`;
+  const abs = Math.abs(off);
+  return `${local}${off < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
 /** Every instant in `value`, shown in `zone` with its offset (`2026-06-10T16:00:00.000+02:00`). */
 export function inZone(value: unknown, zone: string): unknown {
   if (typeof value === 'string') {
-    if (!INSTANT.test(value)) return value;
-    const dt = DateTime.fromISO(value, { zone });
-    return dt.isValid ? (dt.toISO() ?? value) : value;
+    if (value.length < 16 || value.length > 40 || !INSTANT.test(value)) return value;
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? value : isoInZone(ms, zone);
   }
   if (Array.isArray(value)) return value.map((v) => inZone(v, zone));
   if (value !== null && typeof value === 'object') {
