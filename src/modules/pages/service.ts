@@ -10,20 +10,8 @@ import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { isTokenShape, safeEqual, sha256Hex } from '../../platform/crypto.js';
 import { AppError } from '../../platform/errors.js';
-import type { ApiKeysApi } from '../api-keys/api.js';
-import type { BookingLinksApi } from '../booking-links/api.js';
-import type { BookingsApi } from '../bookings/api.js';
-import type { PrincipalService } from '../principals/api.js';
 import type { InvitationView, OfferView } from '../../web/booking/shared/views.js';
-
-export interface PagesDeps {
-  db: Db;
-  clock: Clock;
-  bookingLinks: Pick<BookingLinksApi, 'get'>;
-  bookings: Pick<BookingsApi, 'publicLink' | 'publicLinkView' | 'byToken'>;
-  apiKeys: Pick<ApiKeysApi, 'allowedDomains' | 'resolve' | 'hash'>;
-  principals: Pick<PrincipalService, 'contacts'>;
-}
+import type { PagesApi, PagesNeeds } from './api.js';
 
 /** A token page: live (with what the page shows first), used or expired (410), or unknown (404). */
 export type TokenPage<T> = { kind: 'unknown' } | { kind: 'gone'; why: string } | { kind: 'live'; data: T };
@@ -37,20 +25,29 @@ export type ManagePage =
 
 const isNotFound = (err: unknown) => err instanceof AppError && err.status === 404;
 
-export class PageService {
-  constructor(private readonly deps: PagesDeps) {}
+export class PageService implements PagesApi {
+  private readonly db: Db;
+  private readonly clock: Clock;
+
+  constructor(
+    platform: { db: Db; clock: Clock },
+    private readonly needs: PagesNeeds,
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+  }
 
   nowMs(): number {
-    return this.deps.clock.nowMs();
+    return this.clock.nowMs();
   }
 
   /** The link's public view (what GET /v1/public/links/{slug} answers) and its account's domains; null: 404. */
   async bookingPage(caller: Caller, slug: string) {
     try {
-      const link = await this.deps.bookings.publicLink(caller, slug);
+      const link = await this.needs.bookings.publicLink(caller, slug);
       const [view, domains] = await Promise.all([
-        this.deps.bookings.publicLinkView(caller, slug),
-        this.deps.apiKeys.allowedDomains(link.accountId),
+        this.needs.bookings.publicLinkView(caller, slug),
+        this.needs.apiKeys.allowedDomains(link.accountId),
       ]);
       return { view, domains, accountId: link.accountId };
     } catch (err) {
@@ -65,10 +62,10 @@ export class PageService {
    */
   async managePage(token: string): Promise<ManagePage> {
     try {
-      const b = await this.deps.bookings.byToken(token);
+      const b = await this.needs.bookings.byToken(token);
       const [link, domains] = await Promise.all([
-        b.booking_link_id ? this.deps.bookingLinks.get(b.account_id, b.booking_link_id) : null,
-        this.deps.apiKeys.allowedDomains(b.account_id),
+        b.booking_link_id ? this.needs.bookingLinks.get(b.account_id, b.booking_link_id) : null,
+        this.needs.apiKeys.allowedDomains(b.account_id),
       ]);
       return { kind: 'live', slug: link?.active ? link.slug : null, domains, accountId: b.account_id };
     } catch (err) {
@@ -77,7 +74,7 @@ export class PageService {
     // The bookings API answers 404 for both; a page tells an expired link from a wrong one. Only the
     // token's hash is compared, as the bookings module does (bookings/tokens.ts).
     if (!isTokenShape(token)) return { kind: 'unknown' };
-    const known = await this.deps.db
+    const known = await this.db
       .selectFrom('bookings')
       .select('id')
       .where('manage_token_hash', '=', sha256Hex(token))
@@ -91,9 +88,9 @@ export class PageService {
    */
   async embedKeyDomains(key: string, accountId: string): Promise<string[] | null> {
     if (key.length > 200) return null;
-    const row = await this.deps.apiKeys.resolve(key);
-    if (!row || !safeEqual(row.key_hash, this.deps.apiKeys.hash(key))) return null;
-    const now = this.deps.clock.nowMs();
+    const row = await this.needs.apiKeys.resolve(key);
+    if (!row || !safeEqual(row.key_hash, this.needs.apiKeys.hash(key))) return null;
+    const now = this.clock.nowMs();
     if (row.key_type !== 'publishable' || row.account_id !== accountId || row.revoked_at !== null)
       return null;
     if (row.expires_at !== null && new Date(row.expires_at).getTime() <= now) return null;
@@ -108,7 +105,7 @@ export class PageService {
   async proposalPage(token: string): Promise<TokenPage<null>> {
     if (!isTokenShape(token)) return { kind: 'unknown' };
     const hash = sha256Hex(token);
-    const viaParticipant = await this.deps.db
+    const viaParticipant = await this.db
       .selectFrom('proposal_participants as pp')
       .innerJoin('proposals as p', 'p.id', 'pp.proposal_id')
       .select(['p.status', 'p.expires_at'])
@@ -116,7 +113,7 @@ export class PageService {
       .executeTakeFirst();
     const row =
       viaParticipant ??
-      (await this.deps.db
+      (await this.db
         .selectFrom('proposals')
         .select(['status', 'expires_at'])
         .where('open_token_hash', '=', hash)
@@ -124,14 +121,14 @@ export class PageService {
     if (!row) return { kind: 'unknown' };
     const lapsed =
       row.status === 'expired' ||
-      (row.status === 'proposed' && new Date(row.expires_at).getTime() <= this.deps.clock.nowMs());
+      (row.status === 'proposed' && new Date(row.expires_at).getTime() <= this.clock.nowMs());
     return lapsed ? { kind: 'gone', why: 'expired' } : { kind: 'live', data: null };
   }
 
   /** `/w/{token}`: a waitlist offer by its claim link (waitlist_entries.claim_token_hash). */
   async claimPage(token: string): Promise<TokenPage<OfferView> & { domains?: string[] }> {
     if (!isTokenShape(token)) return { kind: 'unknown' };
-    const e = await this.deps.db
+    const e = await this.db
       .selectFrom('waitlist_entries')
       .select([
         'account_id',
@@ -146,7 +143,7 @@ export class PageService {
       .executeTakeFirst();
     if (!e) return { kind: 'unknown' };
     if (e.status === 'booked') return { kind: 'gone', why: 'claimed' };
-    const now = this.deps.clock.nowMs();
+    const now = this.clock.nowMs();
     if (
       e.status !== 'offered' ||
       !e.offer_start ||
@@ -158,8 +155,8 @@ export class PageService {
       return { kind: 'gone', why: 'expired' };
     }
     const [link, domains] = await Promise.all([
-      this.deps.bookingLinks.get(e.account_id, e.booking_link_id),
-      this.deps.apiKeys.allowedDomains(e.account_id),
+      this.needs.bookingLinks.get(e.account_id, e.booking_link_id),
+      this.needs.apiKeys.allowedDomains(e.account_id),
     ]);
     return {
       kind: 'live',
@@ -177,37 +174,24 @@ export class PageService {
     };
   }
 
-  /** `/invitations/{token}`: a network invitation by its link (network_invitations.token_hash). */
+  /** `/invitations/{token}`: a network invitation by its link, as the network module tells it. */
   async invitationPage(token: string): Promise<TokenPage<InvitationView>> {
-    if (!isTokenShape(token)) return { kind: 'unknown' };
-    const inv = await this.deps.db
-      .selectFrom('network_invitations')
-      .select([
-        'inviter_id',
-        'invitee_email',
-        'invitee_name',
-        'relationship_type',
-        'message',
-        'status',
-        'expires_at',
-      ])
-      .where('token_hash', '=', sha256Hex(token))
-      .executeTakeFirst();
+    const inv = await this.needs.network.invitationByToken(token);
     if (!inv) return { kind: 'unknown' };
     if (inv.status === 'accepted' || inv.status === 'declined') return { kind: 'gone', why: inv.status };
-    if (inv.status !== 'pending' || new Date(inv.expires_at).getTime() <= this.deps.clock.nowMs()) {
+    if (inv.status !== 'pending' || new Date(inv.expiresAt).getTime() <= this.clock.nowMs()) {
       return { kind: 'gone', why: 'expired' };
     }
-    const inviter = (await this.deps.principals.contacts([inv.inviter_id])).get(inv.inviter_id);
+    const inviter = (await this.needs.principals.contacts([inv.inviterId])).get(inv.inviterId);
     return {
       kind: 'live',
       data: {
         inviter_name: inviter?.name || 'Someone',
-        invitee_name: inv.invitee_name,
-        invitee_email: inv.invitee_email,
-        relationship_type: inv.relationship_type,
+        invitee_name: inv.inviteeName,
+        invitee_email: inv.inviteeEmail,
+        relationship_type: inv.relationshipType,
         message: inv.message,
-        expires_at: iso(inv.expires_at),
+        expires_at: iso(inv.expiresAt),
       },
     };
   }

@@ -1,0 +1,21 @@
+/**
+ * The pages module's public surface: types only (docs/architecture.md#modules). Pages are served to
+ * people, not called by other modules: the API is empty; what the pages read comes from the APIs of
+ * the modules that own it (`PagesNeeds`).
+ */
+import type { ApiKeysApi } from '../api-keys/api.js';
+import type { BookingLinksApi } from '../booking-links/api.js';
+import type { BookingsApi } from '../bookings/api.js';
+import type { NetworkApi } from '../network/api.js';
+import type { PrincipalsApi } from '../principals/api.js';
+
+/** Nothing: no module calls the pages. */
+export type PagesApi = Record<never, never>;
+
+export interface PagesNeeds {
+  apiKeys: Pick<ApiKeysApi, 'allowedDomains' | 'resolve' | 'hash'>;
+  bookingLinks: Pick<BookingLinksApi, 'get'>;
+  bookings: Pick<BookingsApi, 'publicLink' | 'publicLinkView' | 'byToken'>;
+  principals: Pick<PrincipalsApi, 'contacts'>;
+  network: Pick<NetworkApi, 'invitationByToken'>;
+}
