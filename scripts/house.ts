@@ -5,6 +5,7 @@
  *   the database type; a module's non-test sources may touch only its own tables, through Kysely
  *   (`selectFrom('t')`, `innerJoin('t as x', …)`, …) or in raw `sql` text (`FROM t`, `JOIN t`, …).
  * - room size: no non-test source file under src/ is over 600 lines (migrations aside).
+ * - api.ts holds types only: no values, no value imports or re-exports (docs/architecture.md#the-module-shape).
  *
  * Today's known violations are listed in scripts/house-debt.json: they are allowed and reported as
  * debt, and an entry that is no longer needed fails the check, so the list only shrinks.
@@ -12,6 +13,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 export const MAX_LINES = 600;
 
@@ -31,6 +33,69 @@ export interface Debt {
   sideDoors: { module: string; table: string }[];
   /** Import circles owed (checked by scripts/deps.ts). */
   cycles?: string[];
+  /** Modules whose api.ts still holds values (it should hold types only). */
+  valueApis?: string[];
+}
+
+/**
+ * What in an `api.ts` is not a type: values (const, function, class, enum), value imports and
+ * re-exports. The module shape keeps api.ts types only, so importing it runs nothing.
+ */
+export function valuesIn(file: string, source: string): string[] {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const at = (node: ts.Node) => `${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}`;
+  for (const st of sf.statements) {
+    if (ts.isImportDeclaration(st)) {
+      const clause = st.importClause;
+      const typeOnly =
+        clause &&
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      if (!typeOnly) out.push(`${at(st)}: a value import`);
+    } else if (ts.isExportDeclaration(st)) {
+      const typeOnly =
+        st.isTypeOnly ||
+        (st.exportClause &&
+          ts.isNamedExports(st.exportClause) &&
+          st.exportClause.elements.every((e) => e.isTypeOnly));
+      if (!typeOnly) out.push(`${at(st)}: a value re-export`);
+    } else if (
+      ts.isVariableStatement(st) ||
+      ts.isFunctionDeclaration(st) ||
+      ts.isClassDeclaration(st) ||
+      ts.isEnumDeclaration(st) ||
+      ts.isExportAssignment(st) ||
+      ts.isExpressionStatement(st)
+    ) {
+      const kind = ts.isVariableStatement(st)
+        ? 'variable'
+        : ts.isFunctionDeclaration(st)
+          ? 'function'
+          : ts.isClassDeclaration(st)
+            ? 'class'
+            : ts.isEnumDeclaration(st)
+              ? 'enum'
+              : 'statement';
+      out.push(`${at(st)}: a value (${kind})`);
+    }
+  }
+  return out;
+}
+
+/** Every value in the modules' api.ts files, by module folder. */
+export function valueApis(root: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const file of listFiles(root, 'src/modules')) {
+    const m = /^src\/modules\/([^/]+)\/api\.ts$/.exec(file);
+    if (!m) continue;
+    const values = valuesIn(file, readFileSync(join(root, file), 'utf8'));
+    if (values.length > 0) out.set(m[1]!, values);
+  }
+  return out;
 }
 
 /** Every file under `dir` (recursively), as paths relative to `root` with `/` separators. */
@@ -211,9 +276,22 @@ export function judge(
   big: readonly { file: string; lines: number }[],
   debt: Debt,
   exists: (file: string) => boolean,
+  apis: ReadonlyMap<string, readonly string[]> = new Map(),
 ): Verdict {
   const errors: string[] = [];
   const owed: string[] = [];
+  const allowedApis = new Set(debt.valueApis ?? []);
+  for (const [module, values] of apis) {
+    for (const v of values) {
+      if (allowedApis.has(module)) owed.push(`api value ${v}`);
+      else errors.push(`${v} in module ${module}'s api.ts, which holds types only: move it out`);
+    }
+  }
+  for (const module of allowedApis) {
+    if (!apis.has(module)) {
+      errors.push(`scripts/house-debt.json: valueApis entry ${module} is no longer needed: delete it`);
+    }
+  }
   const allowed = new Set(debt.sideDoors.map((d) => `${d.module}→${d.table}`));
   const used = new Set<string>();
   for (const d of doors) {
@@ -252,7 +330,13 @@ function main(): void {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const debt = JSON.parse(readFileSync(join(root, 'scripts/house-debt.json'), 'utf8')) as Debt;
   const owners = tableOwners(root);
-  const verdict = judge(sideDoors(root, owners), oversize(root), debt, (f) => existsSync(join(root, f)));
+  const verdict = judge(
+    sideDoors(root, owners),
+    oversize(root),
+    debt,
+    (f) => existsSync(join(root, f)),
+    valueApis(root),
+  );
   if (verdict.debt.length > 0) {
     console.log(`house debt (scripts/house-debt.json), ${verdict.debt.length}:`);
     for (const line of verdict.debt) console.log(`  ${line}`);
@@ -263,7 +347,7 @@ function main(): void {
     process.exitCode = 1;
   } else {
     console.log(
-      `house check: ${owners.size} tables owned; no new side doors, no new room over ${MAX_LINES} lines`,
+      `house check: ${owners.size} tables owned; no new side doors, no new room over ${MAX_LINES} lines, no new value in an api.ts`,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { judgeDeps } from '../../scripts/deps.js';
-import { judge, registeredTables, type SideDoor, tableUses } from '../../scripts/house.js';
+import { judge, registeredTables, type SideDoor, tableUses, valuesIn } from '../../scripts/house.js';
 
 const known = new Set(['bookings', 'users', 'proposals', 'proposal_participants', 'principals']);
 
@@ -121,6 +121,45 @@ describe('import rules: the circle debt', () => {
       'no-circular: c.ts → d.ts → c.ts',
       'db-below-platform: src/db/x.ts → src/platform/y.ts',
       'scripts/house-debt.json: cycles entry "a.ts → b.ts → a.ts" is no longer needed: delete it',
+    ]);
+  });
+});
+
+describe('house check: api.ts holds types only', () => {
+  it('finds value imports, value re-exports and values, and lets types, type imports and augmentations pass', () => {
+    const src = [
+      "import type { A } from './a.js';",
+      "import { type B, type C } from './b.js';",
+      "import { D } from './d.js';",
+      "export type { E } from './e.js';",
+      "export { f } from './f.js';",
+      'export interface G { h: string }',
+      'export type I = A | B;',
+      'export const J = 1;',
+      'export function k() {}',
+      'export class L {}',
+      "declare module '../module.js' { interface ExtensionPointTypes { m: G } }",
+    ].join('\n');
+    expect(valuesIn('api.ts', src)).toEqual([
+      'api.ts:3: a value import',
+      'api.ts:5: a value re-export',
+      'api.ts:8: a value (variable)',
+      'api.ts:9: a value (function)',
+      'api.ts:10: a value (class)',
+    ]);
+  });
+
+  it('fails a value in an api.ts not listed as debt, and a listed module whose api.ts is clean', () => {
+    const v = judge(
+      [],
+      [],
+      { oversize: [], sideDoors: [], valueApis: ['mail'] },
+      () => true,
+      new Map([['pages', ['x']]]),
+    );
+    expect(v.errors).toEqual([
+      "x in module pages's api.ts, which holds types only: move it out",
+      'scripts/house-debt.json: valueApis entry mail is no longer needed: delete it',
     ]);
   });
 });
