@@ -196,6 +196,21 @@ export async function buildApp(
           };
         }
       }
+      // Rules across fields (or against stored data) that a schema cannot say: named in the description.
+      const checks: string[] = [];
+      for (const part of ['params', 'querystring', 'body'] as const) {
+        const partSchema = s[part] as { 'x-checks'?: readonly string[] } | undefined;
+        if (!partSchema?.['x-checks']) continue;
+        checks.push(...partSchema['x-checks']);
+        const { 'x-checks': _, ...rest } = partSchema;
+        s[part] = rest;
+      }
+      if (checks.length > 0) {
+        const intro = 'Checked beyond the schema (a 400 naming the field):';
+        s.description = [s.description, `${intro}\n${checks.map((c) => `- ${c}`).join('\n')}`]
+          .filter(Boolean)
+          .join('\n\n');
+      }
       s.response = responses;
       return { schema: s as typeof schema, url };
     },

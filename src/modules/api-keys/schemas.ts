@@ -53,7 +53,15 @@ export const CreateKeyBody = Type.Object(
     ),
     expires_at: Type.Optional(Type.String({ format: 'date-time' })),
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`scopes` must suit `key_type`: secret keys take `read` and `write`, publishable keys `read:availability` and `create:booking`',
+      '`allowed_domains` is for publishable keys only',
+      "`rate_limit_per_hour` is at most the account plan's hourly limit",
+      '`expires_at` is in the future',
+    ],
+    additionalProperties: false,
+  },
 );
 export type CreateKeyBody = Static<typeof CreateKeyBody>;
 

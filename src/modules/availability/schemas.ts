@@ -55,7 +55,13 @@ export const SlotsQuery = Type.Object(
     group_by_day: Type.Boolean({ default: false, description: 'answer `days` instead of `slots`' }),
     consent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`business_id` or its alias `principal_id` is required; given both, they are equal',
+      '`to` is after `from`, at most 62 days after it',
+    ],
+    additionalProperties: false,
+  },
 );
 
 export const NextQuery = Type.Object(
@@ -68,7 +74,10 @@ export const NextQuery = Type.Object(
     slot_interval: Type.Optional(SlotInterval),
     consent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
-  { additionalProperties: false },
+  {
+    'x-checks': ['`business_id` or its alias `principal_id` is required; given both, they are equal'],
+    additionalProperties: false,
+  },
 );
 
 export const MutualQuery = Type.Object(
@@ -87,7 +96,13 @@ export const MutualQuery = Type.Object(
     slot_interval: Type.Optional(SlotInterval),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'most slots to return' }),
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`principal_ids` names each principal once',
+      '`to` is after `from`, at most 62 days after it',
+    ],
+    additionalProperties: false,
+  },
 );
 
 export const BlocksQuery = Type.Object(
@@ -101,7 +116,7 @@ export const BlocksQuery = Type.Object(
         'its account, or a consent with availability:read:details; others get 403 details_not_granted',
     }),
   },
-  { additionalProperties: false },
+  { 'x-checks': ['`to` is after `from`, at most 62 days after it'], additionalProperties: false },
 );
 
 export const PrincipalParams = Type.Object({ id: Uuid }, { additionalProperties: false });

@@ -107,11 +107,25 @@ const fields = {
   active: Type.Optional(Type.Boolean({ description: 'false: the public page answers 404' })),
 };
 
-export const CreateLinkBody = Type.Object(fields, { additionalProperties: false });
+export const CreateLinkBody = Type.Object(fields, {
+  'x-checks': [
+    '`duration_minutes` is one of `durations`, which hold at most 10 distinct values',
+    '`host_ids` names each principal once (in any case), each the caller or a live host of its account; `assignment: single` takes exactly one host',
+    '`price_currency` is given with `price_amount` and null without it; a priced link needs payments configured on the server (422)',
+    'question ids are distinct; `options` is required for, and only allowed on, `select` questions',
+  ],
+  additionalProperties: false,
+});
 
 export const UpdateLinkBody = Type.Object(
   { ...fields, slug: Type.Optional(Slug), title: Type.Optional(Title) },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    'x-checks': [
+      'the link as changed follows the rules of creation: `duration_minutes` one of `durations`, `host_ids` distinct hosts of the account, one host for `assignment: single`, `price_currency` with `price_amount`, distinct question ids, `options` only on `select` questions',
+    ],
+    additionalProperties: false,
+    minProperties: 1,
+  },
 );
 
 export type CreateLinkInput = Static<typeof CreateLinkBody>;

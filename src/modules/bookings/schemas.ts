@@ -74,7 +74,13 @@ export const CreateBody = Type.Object(
     answers: Type.Optional(Answers),
     ...ReturnUrls,
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`end_time` or `duration_minutes`, not both; `end_time` is after `start_time`',
+      "`booking_link_id` names a booking link of the caller's account; with it, `duration_minutes` is one the link offers, `principal_id` one of its hosts, and `answers` answer its questions (required ones present, each of its question's type and options); without it, `answers` is refused",
+    ],
+    additionalProperties: false,
+  },
 );
 
 export const PublicCreateBody = Type.Object(
@@ -84,7 +90,13 @@ export const PublicCreateBody = Type.Object(
     metadata: Type.Optional(Metadata),
     ...ReturnUrls,
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`end_time` or `duration_minutes`, not both; `end_time` is after `start_time`; `duration_minutes` is one the link offers',
+      "`answers` answer the link's questions: required ones present, each of its question's type and options, no others",
+    ],
+    additionalProperties: false,
+  },
 );
 
 export const ClaimBody = Type.Object({ answers: Type.Optional(Answers) }, { additionalProperties: false });
@@ -96,7 +108,11 @@ export const UpdateBody = Type.Object(
     notes: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
     metadata: Type.Optional(Metadata),
   },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    'x-checks': ["`end_time` is after `start_time` (the booking's own when not given)"],
+    additionalProperties: false,
+    minProperties: 1,
+  },
 );
 
 export const ListQuery = Type.Object(
@@ -115,7 +131,7 @@ export const ListQuery = Type.Object(
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
   },
-  { additionalProperties: false },
+  { 'x-checks': ['`to` is after `from`'], additionalProperties: false },
 );
 
 export const CancelQuery = Type.Object(
@@ -272,7 +288,12 @@ export const JoinBody = Type.Object(
     preferred_to: Instant,
     notes: Type.Optional(Type.String({ maxLength: 5000 })),
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`preferred_to` is after `preferred_from`, in the future, and at most 90 days after `preferred_from`',
+    ],
+    additionalProperties: false,
+  },
 );
 const PublicEntryFields = {
   id: EntryId,

@@ -81,7 +81,10 @@ export const GrantBody = Type.Object(
     ),
     principal_id: ActingFor,
   },
-  { additionalProperties: false },
+  {
+    'x-checks': ['`grantee_id` is another principal than the grantor', '`expires_at` is in the future'],
+    additionalProperties: false,
+  },
 );
 export type GrantBody = Static<typeof GrantBody>;
 

@@ -103,6 +103,10 @@ export const Schedule = Type.Object(
 
 /** PUT body: the schedule; fields left out take their defaults. Checked by lib/schedule validateSchedule. */
 export const PutScheduleBody = Type.Partial(Schedule, {
+  'x-checks': [
+    'each override has exactly one of `intervals` and `unavailable: true`; override dates are distinct',
+    'each range ends after it starts (`end` may be 24:00)',
+  ],
   additionalProperties: false,
   description:
     'The whole schedule. Fields left out take their defaults: the principal’s time zone, Mon–Fri ' +

@@ -202,7 +202,13 @@ export const CreateProposalBody = Type.Object(
     ),
     principal_id: ActingFor,
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`mode: standard` (the default) takes `participant_ids` (1 to 10 principals, not the requester) and no `participant_emails`',
+      '`mode: poll` takes `participant_emails` (each once) and no `participant_ids`',
+    ],
+    additionalProperties: false,
+  },
 );
 export type CreateProposalBody = Static<typeof CreateProposalBody>;
 
@@ -259,7 +265,14 @@ export const RespondBody = Type.Object(
     voter_email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
     principal_id: ActingFor,
   },
-  { additionalProperties: false },
+  {
+    'x-checks': [
+      '`action: counter` takes `counter_slots`, each in the future',
+      "in a poll, a vote takes `selected_slot_id` (one of the proposal's slots); with several slots a standard acceptance does too",
+      'in an open poll (voting by link), `voter_name` and an e-mail address in `voter_email`',
+    ],
+    additionalProperties: false,
+  },
 );
 export type RespondBody = Static<typeof RespondBody>;
 export const RespondAnswer = Type.Union([ProposalAnswer, PublicProposalAnswer]);
