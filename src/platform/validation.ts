@@ -2,6 +2,7 @@ import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { IANAZone } from 'luxon';
+import { ValidationFailed } from './errors.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module namespace.
 type AddFormats = (ajv: Ajv) => Ajv;
@@ -83,6 +84,39 @@ const EMAIL = new RegExp(EMAIL_ADDRESS_PATTERN);
 /** The one e-mail shape accounts, users, hosts and invitations accept: something@domain.tld, no spaces. */
 export function isEmailAddress(value: string): boolean {
   return EMAIL.test(value);
+}
+
+/**
+ * The strict variant of the one e-mail shape, for addresses typed by anonymous bookers (a booking's or
+ * a waitlist entry's customer, a link question of type `email`): also none of `<>()[]\,;:"`, so that
+ * an address written into mails and calendar invitations cannot carry a display name or a second
+ * address.
+ */
+const STRICT_EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
+
+export function isStrictEmailAddress(value: string): boolean {
+  return STRICT_EMAIL.test(value);
+}
+
+/**
+ * Field problems found by checks beyond the schemas, collected per field (the first one of a field
+ * wins) and thrown together as one 400 `validation_failed` (docs/api.md#errors).
+ */
+export class Problems {
+  readonly errors: Record<string, string> = {};
+
+  add(field: string, message: string): void {
+    if (!(field in this.errors)) this.errors[field] = message;
+  }
+
+  get any(): boolean {
+    for (const _ in this.errors) return true;
+    return false;
+  }
+
+  throwIfAny(): void {
+    if (this.any) throw new ValidationFailed(this.errors);
+  }
 }
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';

@@ -1,11 +1,60 @@
-/** The availability module's public surface (docs/architecture.md#modules). */
+/**
+ * The availability module's public surface (docs/architecture.md#modules): types only. What other
+ * modules may call (`AvailabilityApi`, implemented by the availability service), what it needs
+ * (`AvailabilityNeeds`), and the busy-source contract other modules contribute to.
+ */
+import type { Interval } from '../../lib/intervals.js';
+import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
+
 export type { BusyAnswer, BusySource, Interval, TitledInterval } from './busy-source.js';
-export type { AvailabilityService as AvailabilityApi } from './service.js';
-export type { BookingLimits, LinkSlotsInput, SlotRefusal } from './service.js';
 
 declare module '../module.js' {
   interface ExtensionPointTypes {
     /** Where availability reads busy time (calendars, bookings). */
     busySources: import('./busy-source.js').BusySource;
   }
+}
+
+/** What availability needs: principals' profiles and their access rules. */
+export interface AvailabilityNeeds {
+  principals: Pick<PrincipalsApi, 'profiles'> & { access: Pick<PrincipalsApi['access'], 'canReadMany'> };
+}
+
+/** Why a slot cannot be booked for a host (before other bookings are looked at). */
+export type SlotRefusal = 'minimum_notice' | 'max_days_ahead' | 'outside_working_hours' | 'calendar_busy';
+
+/** A booking link's overrides of its hosts' schedules; null or absent: the schedule decides. */
+export interface BookingLimits {
+  minimumNoticeMinutes?: number | null;
+  maxDaysAhead?: number | null;
+}
+
+export interface LinkSlotsInput {
+  hosts: readonly PrincipalProfile[];
+  mode: 'any' | 'all';
+  window: Interval;
+  durationMinutes: number;
+  timezone: string;
+  limits: BookingLimits;
+}
+
+/** What availability answers for the bookings module (docs/api.md#bookings, #public-booking-surface). */
+export interface AvailabilityApi {
+  /**
+   * Why `slot` cannot be booked for host `p`: outside its working hours, inside its minimum notice,
+   * beyond its horizon, or against calendar busy time (with its buffers); null when none applies.
+   * Other bookings are not looked at: the exclusion constraint decides those when the booking is
+   * written. `limits` are a booking link's overrides (null: the host's schedule decides).
+   */
+  refusal(p: PrincipalProfile, slot: Interval, limits?: BookingLimits): Promise<SlotRefusal | null>;
+  /**
+   * The part of `refusal` that depends on the schedule alone (notice, horizon, working hours): no I/O,
+   * so a booking repeats it inside its transaction against the schedule it has locked.
+   */
+  scheduleRefusal(p: PrincipalProfile, slot: Interval, limits?: BookingLimits): SlotRefusal | null;
+  /**
+   * The bookable slots of a booking link (GET /v1/public/links/{slug}/availability) as JSON text: `any`
+   * host free (single, round robin) or `all` free (collective), under the link's limits.
+   */
+  linkSlots(input: LinkSlotsInput): Promise<Buffer | string>;
 }

@@ -2,12 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
 import { Timestamp, TimeZone, Uuid } from '../../platform/schemas.js';
-import {
-  MAX_DURATION_MINUTES,
-  MAX_NEXT_DAYS_AHEAD,
-  MAX_WINDOW_DAYS,
-  MIN_DURATION_MINUTES,
-} from './service.js';
+import { MAX_DURATION_MINUTES, MAX_NEXT_DAYS_AHEAD, MAX_WINDOW_DAYS, MIN_DURATION_MINUTES } from './rules.js';
 
 /** A UUID, unanchored (UUID_PATTERN without ^ and $), for patterns of lists. */
 const UUID = UUID_PATTERN.slice(1, -1);

@@ -6,7 +6,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import { clip, type Interval, normalize, subtract, union } from '../../lib/intervals.js';
-import { type Schedule, workingIntervals } from '../../lib/schedule.js';
+import { workingIntervals } from '../../lib/schedule.js';
 import {
   bookableRange,
   computeSlots,
@@ -16,37 +16,46 @@ import {
   slotRange,
 } from '../../lib/slots.js';
 import type { Caller } from '../../platform/auth.js';
-import { AppError, Forbidden, ValidationFailed } from '../../platform/errors.js';
-import { isUuid } from '../../platform/ids.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Metrics } from '../../platform/metrics.js';
-import type { Extensions } from '../module.js';
-import {
-  type AccessBasis,
-  isValidZone,
-  type PrincipalAccess,
-  type PrincipalProfile,
-  type PrincipalService,
-} from '../principals/api.js';
-import type { BusyAnswer, BusySource, TitledInterval } from './busy-source.js';
+import { AppError, Forbidden } from '../../platform/errors.js';
+import { isUuid } from '../../platform/ids.js';
+import { Problems } from '../../platform/validation.js';
+import type { Extensions, Platform } from '../module.js';
+import type { AccessBasis, PrincipalProfile } from '../principals/api.js';
+import type {
+  AvailabilityApi,
+  AvailabilityNeeds,
+  BookingLimits,
+  BusyAnswer,
+  BusySource,
+  LinkSlotsInput,
+  SlotRefusal,
+  TitledInterval,
+} from './api.js';
 import { AnswerMemo } from './memo.js';
-import type { BlocksQuery, MutualQuery, NextQuery, SlotsQuery } from './schemas.js';
 import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsJson } from './present.js';
+import {
+  checkCommon,
+  constraintsWith,
+  DAY,
+  MAX_NEXT_DAYS_AHEAD,
+  MAX_WINDOW_DAYS,
+  MINUTE,
+  MUTUAL_MAX_PRINCIPALS,
+  MUTUAL_MIN_PRINCIPALS,
+  NO_BUSY,
+  parseWindow,
+  profileConstraints,
+  queryWindow,
+  resolveTarget,
+  titlesIn,
+  withConsent,
+  workingFor,
+} from './rules.js';
+import type { BlocksQuery, MutualQuery, NextQuery, SlotsQuery } from './schemas.js';
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
-/** Longest window one query may cover (docs/api.md#availability). */
-export const MAX_WINDOW_DAYS = 62;
-export const MIN_DURATION_MINUTES = 5;
-export const MAX_DURATION_MINUTES = 720;
-export const MAX_NEXT_DAYS_AHEAD = 90;
-export const MUTUAL_MIN_PRINCIPALS = 2;
-export const MUTUAL_MAX_PRINCIPALS = 5;
 /** Growing windows (days) in which `next` looks for the first slot. */
 const NEXT_SEARCH_DAYS = [1, 7, MAX_NEXT_DAYS_AHEAD];
-
-/** The principal asked about: `business_id`, or its alias `principal_id` (one is required). */
-type TargetParams = Pick<Static<typeof SlotsQuery>, 'business_id' | 'principal_id'>;
 
 export type BlockStatus = 'busy' | 'free' | 'outside_hours';
 export type BlockSource = 'calendar' | 'booking' | 'schedule';
@@ -55,17 +64,6 @@ export type BlockSource = 'calendar' | 'booking' | 'schedule';
 interface PrincipalBusy {
   calendar: readonly Interval[];
   booking: readonly Interval[];
-}
-
-/** Accumulates field errors; throws them all at once. */
-class Problems {
-  readonly errors: Record<string, string> = {};
-  add(field: string, message: string): void {
-    if (!(field in this.errors)) this.errors[field] = message;
-  }
-  throwIfAny(): void {
-    if (Object.keys(this.errors).length > 0) throw new ValidationFailed(this.errors);
-  }
 }
 
 /** The answer of GET /v1/availability/next (shared between requests: never mutate it). */
@@ -85,23 +83,21 @@ export interface NextAnswer {
 const SLOT_ANSWERS_BYTES = 32 * 1024 * 1024;
 const NEXT_ANSWERS_BYTES = 4 * 1024 * 1024;
 
-/** What availability needs: the clock, metrics, principals (profiles, access) and the busy sources. */
-export interface AvailabilityDeps {
-  clock: Clock;
-  metrics: Pick<Metrics, 'availabilityAnswers' | 'gauge'>;
-  principals: Pick<PrincipalService, 'profiles'>;
-  access: Pick<PrincipalAccess, 'canReadMany'>;
-  extensions: Pick<Extensions, 'all'>;
-}
-
-export class AvailabilityService {
+export class AvailabilityService implements AvailabilityApi {
   private readonly slotAnswers = new AnswerMemo<Buffer>(SLOT_ANSWERS_BYTES, (b) => b.length);
   private readonly nextAnswers = new AnswerMemo<NextAnswer>(NEXT_ANSWERS_BYTES, () => 256);
 
   private readonly counted: Record<'slots' | 'next', Record<'remembered' | 'computed', { inc(): void }>>;
 
-  constructor(private readonly deps: AvailabilityDeps) {
-    const m = deps.metrics;
+  private readonly clock: Clock;
+
+  constructor(
+    platform: Pick<Platform, 'clock' | 'metrics'>,
+    private readonly needs: AvailabilityNeeds,
+    private readonly extensions: Pick<Extensions, 'all'>,
+  ) {
+    this.clock = platform.clock;
+    const m = platform.metrics;
     const outcomes = (kind: string) => ({
       remembered: m.availabilityAnswers.labels(kind, 'remembered'),
       computed: m.availabilityAnswers.labels(kind, 'computed'),
@@ -128,7 +124,7 @@ export class AvailabilityService {
     const extra = (params.buffer ?? 0) * MINUTE;
     const intervalMs = params.slot_interval === undefined ? undefined : params.slot_interval * MINUTE;
     const input = profileConstraints(p, extra);
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     const alignTimezone = p.schedule.timezone;
     // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
     const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
@@ -177,7 +173,7 @@ export class AvailabilityService {
   /** GET /v1/availability/next (remembered like slots). */
   async next(caller: Caller, params: Static<typeof NextQuery>): Promise<NextAnswer> {
     const problems = new Problems();
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     let after = nowMs;
     if (params.after !== undefined) {
       const t = Date.parse(params.after);
@@ -266,7 +262,7 @@ export class AvailabilityService {
 
     const ps = await this.accessible(caller, ids, undefined);
     const durationMs = params.duration_minutes * MINUTE;
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     const inputs = ps.map((p) => profileConstraints(p, 0));
     const windows = inputs.map((input) =>
       queryWindow(input, bookableRange(input, window!, nowMs, durationMs), window!),
@@ -377,7 +373,7 @@ export class AvailabilityService {
    */
   scheduleRefusal(p: PrincipalProfile, slot: Interval, limits: BookingLimits = {}): SlotRefusal | null {
     const c = constraintsWith(p, limits);
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     if (slot.start < nowMs + c.minimumNoticeMs) return 'minimum_notice';
     if (slot.start > nowMs + c.maxDaysAhead * DAY) return 'max_days_ahead';
     const working = workingIntervals(p.schedule, slot);
@@ -395,7 +391,7 @@ export class AvailabilityService {
   async linkSlots(input: LinkSlotsInput): Promise<Buffer | string> {
     const { hosts, window, limits } = input;
     const durationMs = input.durationMinutes * MINUTE;
-    const nowMs = this.deps.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     const constraints = hosts.map((p) => constraintsWith(p, limits));
     const alignTimezone = hosts[0]!.schedule.timezone;
     const ranges = constraints.map((c, i) =>
@@ -470,8 +466,8 @@ export class AvailabilityService {
     (PrincipalProfile & { access: { basis: AccessBasis; consentId: string | null; details: boolean } })[]
   > {
     const ids = asked.map((id) => id.toLowerCase());
-    const profiles = await this.deps.principals.profiles(ids);
-    const decisions = await this.deps.access.canReadMany(caller, ids, {
+    const profiles = await this.needs.principals.profiles(ids);
+    const decisions = await this.needs.principals.access.canReadMany(caller, ids, {
       consentId: consentId ?? null,
       known: profiles,
     });
@@ -491,7 +487,7 @@ export class AvailabilityService {
 
   /** The titled busy occurrences of every source that has titles (the calendar source). */
   private async titlesOf(principalId: string, window: Interval): Promise<TitledInterval[]> {
-    const sources = this.deps.extensions.all('busySources').filter((s) => s.titles !== undefined);
+    const sources = this.extensions.all('busySources').filter((s) => s.titles !== undefined);
     const found = await Promise.all(sources.map((s) => s.titles!(principalId, window)));
     return found.flat();
   }
@@ -509,7 +505,7 @@ export class AvailabilityService {
     windows: readonly Interval[],
     opts: { requireCalendar?: boolean; only?: BusySource['name'] } = {},
   ): Promise<{ busy: PrincipalBusy[]; stale: boolean; busyAsOf: number | null }> {
-    const all: readonly BusySource[] = this.deps.extensions.all('busySources');
+    const all: readonly BusySource[] = this.extensions.all('busySources');
     const sources = opts.only === undefined ? all : all.filter((s) => s.name === opts.only);
     const requireCalendar = opts.requireCalendar ?? true;
     const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!)));
@@ -557,155 +553,4 @@ export class AvailabilityService {
     if (failure !== null) throw failure;
     return { busy, stale, busyAsOf };
   }
-}
-
-const NO_BUSY: readonly Interval[] = Object.freeze([]);
-
-/** Why a slot cannot be booked for a host (before other bookings are looked at). */
-export type SlotRefusal = 'minimum_notice' | 'max_days_ahead' | 'outside_working_hours' | 'calendar_busy';
-
-/** A booking link's overrides of its hosts' schedules; null or absent: the schedule decides. */
-export interface BookingLimits {
-  minimumNoticeMinutes?: number | null;
-  maxDaysAhead?: number | null;
-}
-
-export interface LinkSlotsInput {
-  hosts: readonly PrincipalProfile[];
-  mode: 'any' | 'all';
-  window: Interval;
-  durationMinutes: number;
-  timezone: string;
-  limits: BookingLimits;
-}
-
-/** The host's constraints under a link's limits. */
-function constraintsWith(p: PrincipalProfile, limits: BookingLimits) {
-  const c = profileConstraints(p, 0);
-  if (limits.minimumNoticeMinutes != null) c.minimumNoticeMs = limits.minimumNoticeMinutes * MINUTE;
-  if (limits.maxDaysAhead != null) c.maxDaysAhead = limits.maxDaysAhead;
-  return c;
-}
-
-/** The schedule's booking constraints; `extraBufferMs` widens both buffers (the `buffer` parameter). */
-function profileConstraints(p: PrincipalProfile, extraBufferMs: number) {
-  const s = p.schedule;
-  return {
-    bufferBeforeMs: Math.max(s.buffer_before_minutes * MINUTE, extraBufferMs),
-    bufferAfterMs: Math.max(s.buffer_after_minutes * MINUTE, extraBufferMs),
-    minimumNoticeMs: s.minimum_notice_minutes * MINUTE,
-    maxDaysAhead: s.max_days_ahead,
-  };
-}
-
-/**
- * The window to ask busy sources about: `range` (the bookable part of `window`, or less), widened by
- * the buffers so that a busy block just outside still pushes slots away. The whole window when range is
- * empty (the sources are still asked, so that 404 and 503 do not depend on the clock).
- */
-function queryWindow(c: ReturnType<typeof profileConstraints>, range: Interval, window: Interval): Interval {
-  const base = range.start < range.end ? range : window;
-  // Calendar busy time reaches a slot through [start - after, end + before), booking occupancy through
-  // [start - before, end + after) (lib/slots.ts): ask for the wider of the two on each side.
-  const pad = Math.max(c.bufferBeforeMs, c.bufferAfterMs);
-  return { start: base.start - pad, end: base.end + pad };
-}
-
-const WORKING_MEMO_SIZE = 4;
-const workingMemo = new WeakMap<Schedule, { start: number; end: number; working: Interval[] }[]>();
-
-/**
- * workingIntervals, remembered for the last few windows of each schedule object. Cached profiles share
- * their schedule objects between requests (a booking page asks the same window again and again) and are
- * replaced when the schedule changes, which drops their entries here too. Callers never mutate results.
- */
-function workingFor(schedule: Schedule, window: Interval): Interval[] {
-  let entries = workingMemo.get(schedule);
-  if (!entries) {
-    entries = [];
-    workingMemo.set(schedule, entries);
-  }
-  for (const e of entries) if (e.start === window.start && e.end === window.end) return e.working;
-  const working = workingIntervals(schedule, window);
-  if (entries.length >= WORKING_MEMO_SIZE) entries.shift();
-  entries.push({ start: window.start, end: window.end, working });
-  return working;
-}
-
-/** Parses from/to; records problems and returns undefined when they are not a usable window. */
-function parseWindow(from: string, to: string, maxDays: number, problems: Problems): Interval | undefined {
-  const start = Date.parse(from);
-  const end = Date.parse(to);
-  if (Number.isNaN(start)) problems.add('from', 'must be an ISO 8601 timestamp with an offset');
-  if (Number.isNaN(end)) problems.add('to', 'must be an ISO 8601 timestamp with an offset');
-  if (Number.isNaN(start) || Number.isNaN(end)) return undefined;
-  if (start >= end) {
-    problems.add('to', 'must be after from');
-    return undefined;
-  }
-  if (end - start > maxDays * DAY) {
-    problems.add('to', `must be at most ${maxDays} days after from`);
-    return undefined;
-  }
-  return { start, end };
-}
-
-/** The principal id from `business_id` or `principal_id`; records a problem when there is none. */
-function resolveTarget(p: TargetParams, problems: Problems): string | undefined {
-  if (p.business_id !== undefined && p.principal_id !== undefined && p.business_id !== p.principal_id) {
-    problems.add('principal_id', 'must equal business_id when both are given (it is an alias)');
-    return undefined;
-  }
-  const field = p.business_id !== undefined ? 'business_id' : 'principal_id';
-  const id = p.business_id ?? p.principal_id;
-  if (id === undefined) {
-    problems.add('business_id', 'is required (or its alias principal_id)');
-    return undefined;
-  }
-  if (!isUuid(id)) {
-    problems.add(field, 'must be a UUID');
-    return undefined;
-  }
-  return id;
-}
-
-/** Checks shared by slots, next and mutual (the schema checks types; these are the ranges and zones). */
-function checkCommon(
-  p: Pick<Static<typeof MutualQuery>, 'duration_minutes' | 'timezone' | 'slot_interval'>,
-  problems: Problems,
-): void {
-  const d = p.duration_minutes;
-  if (!(Number.isInteger(d) && d >= MIN_DURATION_MINUTES && d <= MAX_DURATION_MINUTES)) {
-    problems.add(
-      'duration_minutes',
-      `must be an integer from ${MIN_DURATION_MINUTES} to ${MAX_DURATION_MINUTES}`,
-    );
-  }
-  if (p.timezone !== undefined && !isValidZone(p.timezone)) {
-    problems.add('timezone', 'must be a valid IANA time zone');
-  }
-  const si = p.slot_interval;
-  if (si !== undefined && !(Number.isInteger(si) && si >= 5 && si <= MAX_DURATION_MINUTES)) {
-    problems.add('slot_interval', `must be an integer from 5 to ${MAX_DURATION_MINUTES} (minutes)`);
-  }
-}
-
-/**
- * A remembered slots answer (shared by every caller allowed to read it) with the consent that allowed
- * this caller's read added (`consent`), when one did: only consent-based reads pay for the copy.
- */
-function withConsent(json: Buffer | string, consentId: string | null): Buffer | string {
-  if (consentId === null) return json;
-  const tail = `,"consent":{"id":${JSON.stringify(consentId)}}}`;
-  if (typeof json === 'string') return `${json.slice(0, -1)}${tail}`;
-  return Buffer.concat([json.subarray(0, json.length - 1), Buffer.from(tail)]);
-}
-
-/** The distinct titles of the events overlapping a block, in start order ('' for untitled events). */
-function titlesIn(events: readonly TitledInterval[], block: Interval): string[] {
-  const out: string[] = [];
-  for (const e of events) {
-    if (e.end > block.start && e.start < block.end && !out.includes(e.title)) out.push(e.title);
-  }
-  return out;
 }

@@ -1,7 +1,88 @@
-/** The bookings module's public surface (docs/architecture.md#modules). */
-export type { BookingBusySource } from './busy.js';
-/** A time already taken (23P01), or a deadlock between two takers of it: refuse as taken. */
-export { meetingWith } from './present.js';
-export { isExclusionViolation } from './repo.js';
-export type { BookingService as BookingsApi } from './service.js';
+/**
+ * The bookings module's public surface (docs/architecture.md#modules): types only. What other modules
+ * may call (`BookingsApi`, implemented by the bookings service) and what this module needs from the
+ * modules built before it (`BookingsNeeds`, declared once here and taken as it is by the service).
+ */
+import type { Static } from '@sinclair/typebox';
+import type { Selectable } from 'kysely';
+import type { Tx } from '../../db/store.js';
+import type { Interval } from '../../lib/intervals.js';
+import type { Caller } from '../../platform/auth.js';
+import type { AvailabilityApi } from '../availability/api.js';
+import type { BookingLink, BookingLinksApi } from '../booking-links/api.js';
+import type { CalendarsApi } from '../calendars/api.js';
+import type { MailApi } from '../mail/api.js';
+import type { PaymentsApi } from '../payments/api.js';
+import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
+import type { WebhooksApi } from '../webhooks/api.js';
+import type { PublicLinkAnswer } from './schemas.js';
+import type { BookingsTable } from './tables.js';
+
 export type { BookingStatus } from './tables.js';
+
+// Transitional, until proposals calls takeMeeting and meetingTitle: then these two lines and
+// `bookMeeting` below go.
+export { isExclusionViolation } from './repo.js';
+export { meetingWith } from './present.js';
+
+/** A stored booking, as the bookings table holds it. */
+export type BookingRow = Selectable<BookingsTable>;
+
+/** What the bookings module needs from the modules built before it. */
+export interface BookingsNeeds {
+  principals: Pick<PrincipalsApi, 'profiles' | 'contacts' | 'lockedProfiles'> & {
+    access: Pick<PrincipalsApi['access'], 'actingFor'>;
+  };
+  availability: Pick<AvailabilityApi, 'refusal' | 'scheduleRefusal' | 'linkSlots'>;
+  bookingLinks: Pick<BookingLinksApi, 'get' | 'bySlug'>;
+  mail: Pick<MailApi, 'enqueue'>;
+  calendars: Pick<CalendarsApi, 'writeMeeting' | 'removeMeeting' | 'calendarSync'>;
+  payments: Pick<PaymentsApi, 'payee' | 'createCheckout' | 'expireCheckout' | 'refund' | 'sessionState'>;
+  webhooks: Pick<WebhooksApi, 'emit'>;
+}
+
+/** The bookings an accepted proposal makes (docs/architecture.md "Proposals and polls"). */
+export interface MeetingBookingInput {
+  proposalId: string;
+  /** Everyone the meeting occupies, each booked in their own account. */
+  principals: readonly PrincipalProfile[];
+  slot: Interval;
+  /** Who arranged it (the requester), shown as each booking's customer. */
+  customer: { name: string; email: string; timezone: string | null };
+  notes: string | null;
+  metadata: Record<string, string>;
+  /** What the bookings are called: the proposal's title, or a name made from its parties (`meetingTitle`). */
+  title: string;
+}
+
+/**
+ * What a meeting's bookings came to: `booked`, or `taken` when anyone's time was already taken (or two
+ * takers of it deadlocked). After `taken` with `ifTaken: 'abort'` the caller's transaction is failed and
+ * must end; with `'undo'` only the meeting's writes were undone and the transaction goes on.
+ */
+export type MeetingBooked = 'booked' | 'taken';
+
+export interface BookingsApi {
+  /**
+   * Books everyone of an accepted proposal at once inside its transaction (all or nothing), with
+   * booking.created to each booking's account; a taken time is answered, not thrown (`MeetingBooked`).
+   */
+  takeMeeting(trx: Tx, m: MeetingBookingInput, ifTaken: 'abort' | 'undo'): Promise<MeetingBooked>;
+  /** Transitional (use takeMeeting): books everyone; throws the database's 23P01 when anyone's time is taken. */
+  bookMeeting(trx: Tx, m: MeetingBookingInput): Promise<BookingRow[]>;
+  /** Cancels the bookings of a cancelled proposal inside its transaction; answers whose time was freed. */
+  cancelMeeting(trx: Tx, proposalId: string, reason: string | null): Promise<string[]>;
+  /** Drops this process's copy of these principals' booked time (after a commit that changed it). */
+  busyChanged(principalIds: Iterable<string>): void;
+  /** The title of a booking made without a link (docs/api.md#bookings): "Meeting with" these names. */
+  meetingTitle(names: readonly string[]): string;
+  /**
+   * The live, active link behind a slug as `caller` may see it (docs/api.md#public-booking-surface);
+   * anything else is 404.
+   */
+  publicLink(caller: Caller, slug: string): Promise<BookingLink>;
+  /** GET /v1/public/links/{slug}: what a booking page shows; no ids, no e-mails. */
+  publicLinkView(caller: Caller, slug: string): Promise<Static<typeof PublicLinkAnswer>>;
+  /** The booking behind a self-service token, while its link works; else 404. */
+  byToken(token: string): Promise<BookingRow>;
+}

@@ -1,10 +1,10 @@
 /**
  * Checks of booking input beyond the JSON schemas (docs/api.md#bookings): instants with offsets, end
- * after start, durations, e-mail, names, metadata limits, answers to a link's questions. Problems are
- * collected per field and thrown together as one 400.
+ * after start, durations, e-mail (the strict variant: anonymous bookers type these), names, metadata
+ * limits, answers to a link's questions. Problems are collected per field (platform/validation.ts
+ * `Problems`) and thrown together as one 400.
  */
-import { ValidationFailed } from '../../platform/errors.js';
-import { isIsoInstant } from '../../platform/validation.js';
+import { isIsoInstant, isStrictEmailAddress, type Problems } from '../../platform/validation.js';
 import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
 import { isValidZone } from '../principals/api.js';
 
@@ -15,21 +15,7 @@ export const DEFAULT_DURATION_MINUTES = 30;
 export const METADATA_MAX_KEYS = 50;
 export const METADATA_KEY_MAX = 40;
 export const METADATA_VALUE_MAX = 500;
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
 const PHONE = /^\+?[0-9 ().-]{5,32}$/;
-
-export class Problems {
-  readonly errors: Record<string, string> = {};
-  add(field: string, message: string): void {
-    if (!(field in this.errors)) this.errors[field] = message;
-  }
-  get any(): boolean {
-    return Object.keys(this.errors).length > 0;
-  }
-  throwIfAny(): void {
-    if (this.any) throw new ValidationFailed(this.errors);
-  }
-}
 
 /** An ISO 8601 instant with an offset (or Z), in ms; records a problem otherwise. */
 export function instant(value: string | undefined, field: string, p: Problems): number | undefined {
@@ -44,7 +30,7 @@ export function instant(value: string | undefined, field: string, p: Problems): 
 
 export function email(value: string, field: string, p: Problems): string {
   const v = value.trim();
-  if (v.length > 320 || !EMAIL.test(v)) p.add(field, 'must be a valid e-mail address');
+  if (v.length > 320 || !isStrictEmailAddress(v)) p.add(field, 'must be a valid e-mail address');
   return v;
 }
 
@@ -152,7 +138,7 @@ export function answers(
     }
     const s = v.trim();
     if (s.length > 5000) p.add(field, 'must be at most 5000 characters');
-    else if (q.type === 'email' && !EMAIL.test(s)) p.add(field, 'must be a valid e-mail address');
+    else if (q.type === 'email' && !isStrictEmailAddress(s)) p.add(field, 'must be a valid e-mail address');
     else if (q.type === 'phone' && !PHONE.test(s)) p.add(field, 'must be a phone number');
     else if (q.type === 'select' && !(q.options ?? []).includes(s)) {
       p.add(field, `must be one of: ${(q.options ?? []).join(', ')}`);

@@ -7,7 +7,7 @@
  * Written into the mail outbox inside the booking's own transaction.
  */
 import type { InviteSpec, MailMessage } from '../mail/api.js';
-import { describeTime, htmlBody } from '../mail/api.js';
+import { describeTime, htmlBody } from '../../lib/mail-text.js';
 import type { BookingRow } from './repo.js';
 
 export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';

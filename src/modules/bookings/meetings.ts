@@ -11,22 +11,16 @@ import type { Interval } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { PrincipalProfile } from '../principals/api.js';
-import { emitEvent } from '../webhooks/api.js';
+import type { BookingsNeeds, MeetingBookingInput } from './api.js';
 import { presentBooking } from './present.js';
 import * as repo from './repo.js';
 import { manageToken, newManageNonce, tokenHash } from './tokens.js';
 
-export interface MeetingBookingInput {
-  proposalId: string;
-  /** Everyone the meeting occupies, each booked in their own account. */
-  principals: readonly PrincipalProfile[];
-  slot: Interval;
-  /** Who arranged it (the requester), shown as each booking's customer. */
-  customer: { name: string; email: string; timezone: string | null };
-  notes: string | null;
-  metadata: Record<string, string>;
-  /** What the bookings are called: the proposal's title, or a name made from its parties. */
-  title: string;
+/** What the meetings' writes use: the clock, the self-service link key, the webhooks' emit. */
+export interface MeetingDeps {
+  clock: Clock;
+  linkKey: Buffer;
+  webhooks: BookingsNeeds['webhooks'];
 }
 
 /**
@@ -35,7 +29,7 @@ export interface MeetingBookingInput {
  */
 export async function bookMeeting(
   trx: Tx,
-  deps: { clock: Clock; linkKey: Buffer },
+  deps: MeetingDeps,
   m: MeetingBookingInput,
   occupancyOf: (ownerId: string, h: PrincipalProfile, slot: Interval) => repo.OccupancyRow,
 ): Promise<repo.BookingRow[]> {
@@ -49,38 +43,35 @@ export async function bookMeeting(
     trx,
     rows.map((r) => occupancyOf(r.id, r.p, m.slot)),
   );
-  const inserted = await trx
-    .insertInto('bookings')
-    .values(
-      rows.map((r) => ({
-        id: r.id,
-        account_id: r.p.accountId,
-        principal_id: r.p.id,
-        host_ids: [r.p.id],
-        booking_link_id: null,
-        title: m.title,
-        status: 'confirmed' as const,
-        start_time: new Date(m.slot.start),
-        end_time: new Date(m.slot.end),
-        customer_email: m.customer.email,
-        customer_name: m.customer.name,
-        customer_timezone: m.customer.timezone,
-        notes: m.notes,
-        answers: '{}',
-        metadata: JSON.stringify(m.metadata),
-        manage_token_hash: tokenHash(r.token),
-        manage_nonce: r.nonce,
-        sequence: 0,
-        waitlist_entry_id: null,
-        proposal_id: m.proposalId,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .returningAll()
-    .execute();
+  const inserted = await repo.insertBookings(
+    trx,
+    rows.map((r) => ({
+      id: r.id,
+      account_id: r.p.accountId,
+      principal_id: r.p.id,
+      host_ids: [r.p.id],
+      booking_link_id: null,
+      title: m.title,
+      status: 'confirmed' as const,
+      start_time: new Date(m.slot.start),
+      end_time: new Date(m.slot.end),
+      customer_email: m.customer.email,
+      customer_name: m.customer.name,
+      customer_timezone: m.customer.timezone,
+      notes: m.notes,
+      answers: '{}',
+      metadata: JSON.stringify(m.metadata),
+      manage_token_hash: tokenHash(r.token),
+      manage_nonce: r.nonce,
+      sequence: 0,
+      waitlist_entry_id: null,
+      proposal_id: m.proposalId,
+      created_at: now,
+      updated_at: now,
+    })),
+  );
   for (const b of inserted) {
-    await emitEvent(trx, deps.clock, {
+    await deps.webhooks.emit(trx, {
       accountId: b.account_id,
       type: 'booking.created',
       data: { booking: presentBooking(b) },
@@ -95,35 +86,18 @@ export async function bookMeeting(
  */
 export async function cancelMeeting(
   trx: Tx,
-  clock: Clock,
+  deps: Pick<MeetingDeps, 'clock' | 'webhooks'>,
   proposalId: string,
   reason: string | null,
 ): Promise<string[]> {
-  const now = clock.now();
-  const live = await trx
-    .selectFrom('bookings')
-    .selectAll()
-    .where('proposal_id', '=', proposalId)
-    .where('status', '=', 'confirmed')
-    .forUpdate()
-    .execute();
+  const now = deps.clock.now();
+  const live = await repo.lockConfirmedOfProposal(trx, proposalId);
   if (live.length === 0) return [];
   const ids = live.map((b) => b.id);
-  await trx.deleteFrom('booking_occupancy').where('owner_id', 'in', ids).execute();
-  const cancelled = await trx
-    .updateTable('bookings')
-    .set((eb) => ({
-      status: 'cancelled',
-      cancellation_reason: reason,
-      cancelled_at: now,
-      sequence: eb('sequence', '+', 1),
-      updated_at: now,
-    }))
-    .where('id', 'in', ids)
-    .returningAll()
-    .execute();
+  await repo.releaseOccupancyOf(trx, ids);
+  const cancelled = await repo.cancelBookings(trx, ids, reason, now);
   for (const b of cancelled) {
-    await emitEvent(trx, clock, {
+    await deps.webhooks.emit(trx, {
       accountId: b.account_id,
       type: 'booking.cancelled',
       data: { booking: presentBooking(b) },

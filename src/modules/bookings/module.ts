@@ -1,28 +1,12 @@
 // Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
 import './errors.js';
-import type { AvailabilityApi } from '../availability/api.js';
-import type { BookingLinksApi } from '../booking-links/api.js';
-import type { CalendarsApi } from '../calendars/api.js';
-import type { MailApi } from '../mail/api.js';
-import type { PaymentsApi } from '../payments/api.js';
 import { defineModule } from '../module.js';
-import { bookingEvents } from './events.js';
-import type { PrincipalsApi } from '../principals/api.js';
+import type { BookingsApi, BookingsNeeds } from './api.js';
 import { BookingBusySource } from './busy.js';
+import { bookingEvents } from './events.js';
 import { bookingRoutes } from './routes.js';
 import { BookingService } from './service.js';
 import { WaitlistService } from './waitlist.js';
-
-export interface BookingsNeeds {
-  principals: Pick<PrincipalsApi, 'profiles' | 'contacts' | 'lockedProfiles'> & {
-    access: Pick<PrincipalsApi['access'], 'actingFor'>;
-  };
-  availability: Pick<AvailabilityApi, 'refusal' | 'scheduleRefusal' | 'linkSlots'>;
-  bookingLinks: Pick<BookingLinksApi, 'get' | 'bySlug'>;
-  mail: Pick<MailApi, 'enqueue'>;
-  calendars: Pick<CalendarsApi, 'writeMeeting' | 'removeMeeting' | 'calendarSync'>;
-  payments: Pick<PaymentsApi, 'payee' | 'createCheckout' | 'expireCheckout' | 'refund'>;
-}
 
 /**
  * Bookings (authenticated and public), the attendee's self-service, the waitlist. Contributes the
@@ -30,25 +14,12 @@ export interface BookingsNeeds {
  */
 export const bookingsModule = defineModule<BookingsNeeds>()({
   name: 'bookings',
-  needs: ['principals', 'availability', 'bookingLinks', 'mail', 'calendars', 'payments'],
+  needs: ['principals', 'availability', 'bookingLinks', 'mail', 'calendars', 'payments', 'webhooks'],
   events: bookingEvents,
   create({ platform, needs }) {
-    const { db, clock, config, keys, log } = platform;
+    const { db, clock, config } = platform;
     const busy = new BookingBusySource(db, clock);
-    const bookings = new BookingService({
-      db,
-      clock,
-      config,
-      linkKey: keys.linkKey,
-      principals: needs.principals,
-      availability: needs.availability,
-      links: needs.bookingLinks,
-      mail: needs.mail,
-      calendars: needs.calendars,
-      payments: needs.payments,
-      busy,
-      log,
-    });
+    const bookings = new BookingService(platform, needs, busy);
     const waitlist = new WaitlistService({
       db,
       clock,
@@ -60,8 +31,9 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       bookings,
     });
     const { jobs, schedules } = waitlist.work();
+    const api: BookingsApi = bookings;
     return {
-      api: bookings,
+      api,
       routes: (app) => bookingRoutes(app, bookings, waitlist),
       jobs: [...jobs, ...bookings.paid.queues()],
       schedules,

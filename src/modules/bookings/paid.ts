@@ -20,16 +20,9 @@ import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import { enqueue, type Job } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { BookingLink } from '../booking-links/api.js';
-import type { MailApi } from '../mail/api.js';
-import {
-  type Payee,
-  type PaymentsApi,
-  type Stripe,
-  type StripeEventHandler,
-  sessionState,
-} from '../payments/api.js';
-import type { PrincipalContact, PrincipalsApi } from '../principals/api.js';
-import { emitEvent } from '../webhooks/api.js';
+import type { Payee, Stripe, StripeEventHandler } from '../payments/api.js';
+import type { PrincipalContact } from '../principals/api.js';
+import type { BookingsNeeds } from './api.js';
 import type { BookingBusySource } from './busy.js';
 import { latePaymentMail } from './mails.js';
 import { presentBooking } from './present.js';
@@ -72,9 +65,10 @@ export interface PaidBookingsDeps {
   db: Db;
   clock: Clock;
   config: Pick<Config, 'baseUrl' | 'stripe'>;
-  payments: Pick<PaymentsApi, 'payee' | 'createCheckout' | 'expireCheckout' | 'refund'>;
-  principals: Pick<PrincipalsApi, 'contacts'>;
-  mail: Pick<MailApi, 'enqueue'>;
+  payments: BookingsNeeds['payments'];
+  principals: Pick<BookingsNeeds['principals'], 'contacts'>;
+  mail: BookingsNeeds['mail'];
+  webhooks: BookingsNeeds['webhooks'];
   busy: Pick<BookingBusySource, 'changed'>;
   log: { error(obj: object, msg: string): void };
 }
@@ -175,12 +169,12 @@ export class PaidBookings {
   readonly stripeEvents: StripeEventHandler<Announcement | null> = {
     types: [...PAID_TYPES, ...UNPAID_TYPES],
     prepare: async (event: Stripe.Event) => {
-      const ref = sessionRef(event);
+      const ref = sessionRef(event, this.deps.payments);
       if (!ref || !PAID_TYPES.includes(event.type)) return null;
       return this.prepare(ref.bookingId);
     },
     handle: async (trx: Tx, event: Stripe.Event, prepared: Announcement | null) => {
-      const ref = sessionRef(event);
+      const ref = sessionRef(event, this.deps.payments);
       if (!ref) return undefined;
       let hosts: string[] = [];
       if (PAID_TYPES.includes(event.type)) {
@@ -232,12 +226,12 @@ export class PaidBookings {
         updated_at: now,
       });
       const booking = presentBooking(row);
-      await emitEvent(trx, this.deps.clock, {
+      await this.deps.webhooks.emit(trx, {
         accountId: row.account_id,
         type: 'booking.created',
         data: { booking },
       });
-      await emitEvent(trx, this.deps.clock, {
+      await this.deps.webhooks.emit(trx, {
         accountId: row.account_id,
         type: 'booking.confirmed',
         data: { booking },
@@ -373,7 +367,10 @@ export class PaidBookings {
 }
 
 /** The booking, session and payment an event of a Checkout Session names (null: not Kairos's). */
-function sessionRef(event: Stripe.Event): {
+function sessionRef(
+  event: Stripe.Event,
+  payments: Pick<BookingsNeeds['payments'], 'sessionState'>,
+): {
   bookingId: string;
   sessionId: string;
   paymentIntent: string | null;
@@ -382,6 +379,6 @@ function sessionRef(event: Stripe.Event): {
   const session = event.data.object as Stripe.Checkout.Session;
   const bookingId = session.metadata?.booking_id ?? session.client_reference_id ?? null;
   if (!bookingId?.startsWith('booking_')) return null;
-  const { paymentIntent, paid } = sessionState(session);
+  const { paymentIntent, paid } = payments.sessionState(session);
   return { bookingId, sessionId: session.id, paymentIntent, paid };
 }

@@ -146,6 +146,77 @@ export async function updateBooking(
   return trx.updateTable('bookings').set(set).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
+// ---- bookings of accepted proposals (meetings.ts) ---------------------------------------------------
+
+/** Writes several bookings in one statement (their time is taken before, by insertOccupancy). */
+export async function insertBookings(
+  trx: Tx,
+  rows: readonly Insertable<BookingsTable>[],
+): Promise<BookingRow[]> {
+  return trx.insertInto('bookings').values(rows).returningAll().execute();
+}
+
+/** The confirmed bookings of a proposal, locked until commit. */
+export async function lockConfirmedOfProposal(trx: Tx, proposalId: string): Promise<BookingRow[]> {
+  return trx
+    .selectFrom('bookings')
+    .selectAll()
+    .where('proposal_id', '=', proposalId)
+    .where('status', '=', 'confirmed')
+    .forUpdate()
+    .execute();
+}
+
+/** Frees the time of several owners at once. */
+export async function releaseOccupancyOf(trx: Tx, ownerIds: readonly string[]): Promise<void> {
+  await trx
+    .deleteFrom('booking_occupancy')
+    .where('owner_id', 'in', [...ownerIds])
+    .execute();
+}
+
+/** Marks several bookings cancelled (each one sequence further). */
+export async function cancelBookings(
+  trx: Tx,
+  ids: readonly string[],
+  reason: string | null,
+  now: Date,
+): Promise<BookingRow[]> {
+  return trx
+    .updateTable('bookings')
+    .set((eb) => ({
+      status: 'cancelled',
+      cancellation_reason: reason,
+      cancelled_at: now,
+      sequence: eb('sequence', '+', 1),
+      updated_at: now,
+    }))
+    .where('id', 'in', [...ids])
+    .returningAll()
+    .execute();
+}
+
+/**
+ * Runs `work` inside a savepoint: when it finds the time taken (23P01, or a deadlock between two takers
+ * of it) only its writes are undone and the answer is false; the transaction goes on.
+ */
+export async function undoIfTaken(
+  trx: Tx,
+  savepoint: string,
+  work: () => Promise<unknown>,
+): Promise<boolean> {
+  await sql`SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
+  try {
+    await work();
+    await sql`RELEASE SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
+    return true;
+  } catch (err) {
+    if (!isExclusionViolation(err)) throw err;
+    await sql`ROLLBACK TO SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
+    return false;
+  }
+}
+
 export interface ListFilter {
   accountId: string;
   principalId?: string;

@@ -18,18 +18,20 @@ import { Conflict, NotFound, Unprocessable } from '../../platform/errors.js';
 import { isPrefixedId, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import type { JobContribution, ScheduleContribution } from '../module.js';
-import type { BookingLinksApi } from '../booking-links/api.js';
-import type { MailApi } from '../mail/api.js';
-import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
+import type { PrincipalProfile } from '../principals/api.js';
+import type { BookingsNeeds } from './api.js';
 import type { BookingBusySource } from './busy.js';
 import * as input from './input.js';
 import { offerMail } from './mails.js';
 import { presentEntry, presentPublicEntry } from './present.js';
 import * as repo from './repo.js';
 import type { ClaimBody, JoinBody } from './schemas.js';
-import { type BookingService, occupancyOf, WAITLIST_OFFER_QUEUE } from './service.js';
+import { occupancyOf } from './helpers.js';
+import type { BookingService } from './service.js';
+import { WAITLIST_OFFER_QUEUE } from './write.js';
 import { isTokenShape, newClaimToken, tokenHash } from './tokens.js';
 import type { ListQuery } from '../../platform/schemas.js';
+import { Problems } from '../../platform/validation.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -49,9 +51,9 @@ export interface WaitlistDeps {
   db: Db;
   clock: Clock;
   config: Pick<Config, 'baseUrl' | 'waitlistHoldMinutes'>;
-  principals: Pick<PrincipalsApi, 'profiles'>;
-  links: Pick<BookingLinksApi, 'get'>;
-  mail: Pick<MailApi, 'enqueue'>;
+  principals: Pick<BookingsNeeds['principals'], 'profiles'>;
+  links: Pick<BookingsNeeds['bookingLinks'], 'get'>;
+  mail: BookingsNeeds['mail'];
   busy: Pick<BookingBusySource, 'changed'>;
   bookings: BookingService;
 }
@@ -62,7 +64,7 @@ export class WaitlistService {
   /** POST /v1/public/links/{slug}/waitlist */
   async join(caller: Caller, slug: string, body: Static<typeof JoinBody>) {
     const link = await this.deps.bookings.publicLink(caller, slug);
-    const p = new input.Problems();
+    const p = new Problems();
     const email = input.email(body.customer_email, 'customer_email', p);
     const name = input.text(body.customer_name, 'customer_name', p, 200);
     const notes = body.notes === undefined ? null : input.text(body.notes, 'notes', p, 5000, false) || null;
@@ -164,7 +166,7 @@ export class WaitlistService {
       .filter((h): h is PrincipalProfile => !!h);
     if (!link || hosts.length === 0)
       throw new Conflict('This offer is no longer held', { code: 'offer_expired' });
-    const p = new input.Problems();
+    const p = new Problems();
     const answers = input.answers(body.answers, link.questions, p);
     p.throwIfAny();
     // A priced link's claim is a booking like any other: held until paid.

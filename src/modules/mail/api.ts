@@ -8,6 +8,9 @@
 import type { Tx } from '../../db/store.js';
 import type { WriteBatch } from '../../jobs/runner.js';
 
+/** The mail module needs no other module. */
+export type MailNeeds = Record<never, never>;
+
 /** A calendar invite carried by a mail as a text/calendar alternative (iTIP REQUEST or CANCEL). */
 export interface InviteSpec {
   method: 'REQUEST' | 'CANCEL';
@@ -86,35 +89,5 @@ export interface MailApi {
   get(id: string): Promise<MailDetail | null>;
 }
 
-/** The address in `MAIL_FROM` (`a@b` out of `Name <a@b>`): who organizes an invite when nobody else can. */
-export function addressOf(from: string): string {
-  const m = /<([^>]+)>/.exec(from);
-  return (m ? m[1]! : from).trim();
-}
-
-/** The .ics text of an invite (exported for tests). */
-export { buildInvite } from './invite.js';
-export { describeTime } from './time.js';
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
-
-/**
- * The simple HTML body of a mail from its text lines ('' = a break), with `link` (if any) as a last
- * paragraph: the same words as the plain-text part, escaped.
- */
-export function htmlBody(lines: readonly string[], link: string | null): string {
-  const body = lines.map((l) => (l === '' ? '<br>' : `<p>${escapeHtml(l)}</p>`)).join('\n');
-  const button = link ? `\n<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>` : '';
-  return `<!doctype html><html><body style="font-family:sans-serif">${body}${button}</body></html>`;
-}
+// Transitional, until network and proposals import these from src/lib/mail-text.ts: then this line goes.
+export { addressOf, describeTime, escapeHtml, htmlBody } from '../../lib/mail-text.js';

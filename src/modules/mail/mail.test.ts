@@ -11,16 +11,11 @@ import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { enqueue } from '../../jobs/runner.js';
 import { type AnyModule, MODULES } from '../index.js';
 import { FakeClock } from '../../platform/clock.js';
-import {
-  buildInvite,
-  describeTime,
-  escapeHtml,
-  type InviteSpec,
-  type MailApi,
-  type MailMessage,
-} from './api.js';
+import { describeTime, escapeHtml } from '../../lib/mail-text.js';
+import type { InviteSpec, MailApi, MailMessage } from './api.js';
+import { buildInvite } from './invite.js';
 import { mailModule } from './module.js';
-import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './outbox.js';
+import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './service.js';
 
 const MAIL_FROM = 'Kairos Test <bookings@kairos.test>';
 const HOUR = 3_600_000;

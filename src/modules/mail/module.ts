@@ -1,13 +1,13 @@
 import { defineModule } from '../module.js';
-import type { MailApi } from './api.js';
-import { MailOutbox } from './outbox.js';
+import type { MailApi, MailNeeds } from './api.js';
+import { MailOutbox } from './service.js';
 import { mailRetentionSchedule } from './retention.js';
 
 /**
  * The mail outbox: mails written in their caller's transaction, sent after commit by the `mail.send`
  * job with retries (SMTP_URL, From: MAIL_FROM; without SMTP_URL they are kept as `logged`).
  */
-export const mailModule = defineModule()({
+export const mailModule = defineModule<MailNeeds>()({
   name: 'mail',
   needs: [],
   create({ platform }) {

@@ -6,7 +6,6 @@
  */
 import type Stripe from 'stripe';
 import type { Tx } from '../../db/store.js';
-import { AppError, Unprocessable } from '../../platform/errors.js';
 
 export type { default as Stripe } from 'stripe';
 
@@ -40,18 +39,6 @@ export interface SessionState {
   status: 'open' | 'complete' | 'expired';
   paid: boolean;
   paymentIntent: string | null;
-}
-
-/** What a Checkout Session says about its payment (from Stripe's answer or an event's object). */
-export function sessionState(session: Stripe.Checkout.Session): SessionState {
-  const status =
-    session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
-  const pi = session.payment_intent;
-  return {
-    status,
-    paid: session.payment_status === 'paid',
-    paymentIntent: typeof pi === 'string' ? pi : (pi?.id ?? null),
-  };
 }
 
 export interface RefundInput {
@@ -95,29 +82,12 @@ export interface PaymentsApi {
    * (Stripe unreachable, rate limited or failing: try again later) or `failed` (Stripe refused it).
    */
   refund(input: RefundInput): Promise<RefundOutcome>;
+  /** What a Checkout Session says about its payment (from Stripe's answer or an event's object). */
+  sessionState(session: Stripe.Checkout.Session): SessionState;
 }
 
-/** 422 for a booking on a priced link (a link priced before the server lost its Stripe key). */
-export function paymentsNotConfigured(): Unprocessable {
-  return new Unprocessable('This booking link is priced and payments are not configured on this server', {
-    code: 'payments_not_configured',
-  });
-}
-
-/** 422 for the Stripe Connect routes: no booking link is involved, the server has no Stripe key. */
-export function stripeNotConfigured(): Unprocessable {
-  return new Unprocessable(
-    'Payments are not configured on this server (no STRIPE_SECRET_KEY), so there is no Stripe account to connect or read',
-    { code: 'payments_not_configured' },
-  );
-}
-
-/** 503: Stripe could not be reached or refused for a reason of its own; retry. */
-export class PaymentsUnavailable extends AppError {
-  constructor(detail: string) {
-    super(503, 'service-unavailable', detail, { code: 'payments_unavailable' }, { 'retry-after': '5' });
-  }
-}
+/** The payments module needs no other module. */
+export type PaymentsNeeds = Record<never, never>;
 
 declare module '../module.js' {
   interface ExtensionPointTypes {

@@ -1,5 +1,5 @@
 /** The problem `code`s the payments module answers (docs/api.md, Errors): its part of the closed set. */
-import { errorCodes } from '../../platform/errors.js';
+import { AppError, errorCodes, Unprocessable } from '../../platform/errors.js';
 
 export const PAYMENT_CODES = errorCodes('payments', {
   payments_not_configured: {
@@ -14,4 +14,26 @@ type Codes = typeof PAYMENT_CODES;
 
 declare module '../../platform/errors.js' {
   interface ErrorCodes extends Codes {}
+}
+
+/** 422 for a booking on a priced link (a link priced before the server lost its Stripe key). */
+export function paymentsNotConfigured(): Unprocessable {
+  return new Unprocessable('This booking link is priced and payments are not configured on this server', {
+    code: 'payments_not_configured',
+  });
+}
+
+/** 422 for the Stripe Connect routes: no booking link is involved, the server has no Stripe key. */
+export function stripeNotConfigured(): Unprocessable {
+  return new Unprocessable(
+    'Payments are not configured on this server (no STRIPE_SECRET_KEY), so there is no Stripe account to connect or read',
+    { code: 'payments_not_configured' },
+  );
+}
+
+/** 503: Stripe could not be reached or refused for a reason of its own; retry. */
+export class PaymentsUnavailable extends AppError {
+  constructor(detail: string) {
+    super(503, 'service-unavailable', detail, { code: 'payments_unavailable' }, { 'retry-after': '5' });
+  }
 }

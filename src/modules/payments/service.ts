@@ -19,26 +19,25 @@ import type { Clock } from '../../platform/clock.js';
 import { AppError, NotFound, Unprocessable } from '../../platform/errors.js';
 import type { Extensions } from '../module.js';
 import type { ConnectBody } from './schemas.js';
-import {
-  type CheckoutInput,
-  type CheckoutSession,
-  type Payee,
-  type PaymentsApi,
-  PaymentsUnavailable,
-  paymentsNotConfigured,
-  stripeNotConfigured,
-  type RefundInput,
-  type RefundOutcome,
-  type SessionState,
-  sessionState,
-  type StripeEventHandler,
+import type {
+  CheckoutInput,
+  CheckoutSession,
+  Payee,
+  PaymentsApi,
+  RefundInput,
+  RefundOutcome,
+  SessionState,
+  StripeEventHandler,
 } from './api.js';
+import { PaymentsUnavailable, paymentsNotConfigured, stripeNotConfigured } from './errors.js';
+import * as repo from './repo.js';
 
 /** Stripe's signature tolerance: events signed longer ago than this are refused. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 /** The session outlives the hold by this much: Stripe refuses sessions shorter than 30 minutes. */
 const SESSION_MARGIN_MS = 2 * 60_000;
 
+/** What payments take from the platform, and the `stripeEvents` handlers other modules contribute. */
 export interface PaymentsDeps {
   db: Db;
   clock: Clock;
@@ -71,12 +70,7 @@ export interface ConnectAnswer {
   ready: boolean;
 }
 
-interface AccountRow {
-  stripe_account_id: string;
-  charges_enabled: boolean;
-  payouts_enabled: boolean;
-  details_submitted: boolean;
-}
+type AccountRow = repo.AccountRow;
 
 function present(row: AccountRow): ConnectAnswer {
   return {
@@ -97,6 +91,17 @@ export class PaymentsService implements PaymentsApi {
 
   constructor(private readonly deps: PaymentsDeps) {
     this.stripe = stripeClient(deps.config.stripe);
+  }
+
+  sessionState(session: Stripe.Checkout.Session): SessionState {
+    const status =
+      session.status === 'complete' ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
+    const pi = session.payment_intent;
+    return {
+      status,
+      paid: session.payment_status === 'paid',
+      paymentIntent: typeof pi === 'string' ? pi : (pi?.id ?? null),
+    };
   }
 
   configured(): boolean {
@@ -175,7 +180,7 @@ export class PaymentsService implements PaymentsApi {
       if (!(err instanceof Stripe.errors.StripeInvalidRequestError)) throw err;
       session = await stripe.checkout.sessions.retrieve(sessionId, {}, opts);
     }
-    return sessionState(session);
+    return this.sessionState(session);
   }
 
   async refund(input: RefundInput): Promise<RefundOutcome> {
@@ -227,17 +232,12 @@ export class PaymentsService implements PaymentsApi {
     const prepared = await Promise.all(handlers.map((h) => h.prepare(event)));
     const after: (() => void)[] = [];
     const fresh = await withTransaction(this.deps.db, async (trx) => {
-      const inserted = await trx
-        .insertInto('stripe_events')
-        .values({
-          id: event.id,
-          type: event.type,
-          stripe_account: event.account ?? null,
-          received_at: this.deps.clock.now(),
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
+      const inserted = await repo.recordEvent(trx, {
+        id: event.id,
+        type: event.type,
+        stripe_account: event.account ?? null,
+        received_at: this.deps.clock.now(),
+      });
       if (!inserted) return false;
       for (const [i, h] of handlers.entries()) {
         const then = await h.handle(trx, event, prepared[i]);
@@ -286,16 +286,12 @@ export class PaymentsService implements PaymentsApi {
     prepare: async () => undefined,
     handle: async (trx: Tx, event: Stripe.Event) => {
       const acct = event.data.object as Stripe.Account;
-      await trx
-        .updateTable('stripe_accounts')
-        .set({
-          charges_enabled: acct.charges_enabled === true,
-          payouts_enabled: acct.payouts_enabled === true,
-          details_submitted: acct.details_submitted === true,
-          updated_at: this.deps.clock.now(),
-        })
-        .where('stripe_account_id', '=', acct.id)
-        .execute();
+      await repo.updateAccountReadiness(trx, acct.id, {
+        charges_enabled: acct.charges_enabled === true,
+        payouts_enabled: acct.payouts_enabled === true,
+        details_submitted: acct.details_submitted === true,
+        updated_at: this.deps.clock.now(),
+      });
       return undefined;
     },
   };
@@ -317,19 +313,15 @@ export class PaymentsService implements PaymentsApi {
           { idempotencyKey: `kairos_connect_${accountId}` },
         );
         const now = this.deps.clock.now();
-        await this.deps.db
-          .insertInto('stripe_accounts')
-          .values({
-            account_id: accountId,
-            stripe_account_id: created.id,
-            charges_enabled: created.charges_enabled === true,
-            payouts_enabled: created.payouts_enabled === true,
-            details_submitted: created.details_submitted === true,
-            created_at: now,
-            updated_at: now,
-          })
-          .onConflict((oc) => oc.column('account_id').doNothing())
-          .execute();
+        await repo.insertAccountOnce(this.deps.db, {
+          account_id: accountId,
+          stripe_account_id: created.id,
+          charges_enabled: created.charges_enabled === true,
+          payouts_enabled: created.payouts_enabled === true,
+          details_submitted: created.details_submitted === true,
+          created_at: now,
+          updated_at: now,
+        });
         row = await this.account(accountId);
         if (!row) throw new Error('the connected account was not stored');
       }
@@ -358,10 +350,6 @@ export class PaymentsService implements PaymentsApi {
   }
 
   private account(accountId: string): Promise<AccountRow | undefined> {
-    return this.deps.db
-      .selectFrom('stripe_accounts')
-      .select(['stripe_account_id', 'charges_enabled', 'payouts_enabled', 'details_submitted'])
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
+    return repo.findAccount(this.deps.db, accountId);
   }
 }

@@ -10,7 +10,6 @@
  * the job ends. Without SMTP_URL the mail is `logged`: kept in the database and announced in the log (id, kind, to, subject), never
  * with its body (bodies carry self-service links with tokens).
  */
-import { sql } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/store.js';
@@ -20,7 +19,7 @@ import { prefixedId } from '../../platform/ids.js';
 import type { JobContribution } from '../module.js';
 import type { InviteSpec, MailApi, MailDetail, MailMessage, MailRow, MailSummary } from './api.js';
 import { buildInvite } from './invite.js';
-import type { MailOutboxTable } from './tables.js';
+import * as repo from './repo.js';
 
 export const SEND_QUEUE = 'mail.send';
 
@@ -120,7 +119,7 @@ export class MailOutbox implements MailApi {
     });
     const into = batch ?? new WriteBatch();
     into.add(
-      (db) => db.insertInto('mail_outbox').values(rows),
+      repo.outboxInsert(rows),
       rows
         .filter((r) => r.status === 'pending')
         .map((r) => ({ queue: SEND_QUEUE, payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
@@ -128,42 +127,16 @@ export class MailOutbox implements MailApi {
     if (!batch) await into.run(trx);
   }
 
-  async listFor(subjectId: string): Promise<MailRow[]> {
-    return this.db
-      .selectFrom('mail_outbox')
-      .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'ics_method'])
-      .where('subject_id', '=', subjectId)
-      .orderBy('created_at')
-      .orderBy('seq')
-      .execute();
+  listFor(subjectId: string): Promise<MailRow[]> {
+    return repo.mailsAbout(this.db, subjectId);
   }
 
-  async listRecent(limit: number): Promise<MailSummary[]> {
-    return this.db
-      .selectFrom('mail_outbox')
-      .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'created_at'])
-      .orderBy('created_at', 'desc')
-      .orderBy('seq', 'desc')
-      .limit(limit)
-      .execute();
+  listRecent(limit: number): Promise<MailSummary[]> {
+    return repo.recentMails(this.db, limit);
   }
 
   async get(id: string): Promise<MailDetail | null> {
-    const row = await this.db
-      .selectFrom('mail_outbox')
-      .select([
-        'id',
-        'kind',
-        'to_address as to',
-        'subject',
-        'status',
-        'created_at',
-        'text_body as text',
-        'last_error',
-      ])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row ?? null;
+    return (await repo.mailDetail(this.db, id)) ?? null;
   }
 
   /** Closes the SMTP connections (the runtime calls it on stop, after the jobs have stopped). */
@@ -193,23 +166,14 @@ export class MailOutbox implements MailApi {
     const smtpUrl = this.config.smtpUrl;
     if (!smtpUrl) {
       // Nothing to send: mark a pending mail logged, and end the job, in one statement.
-      const { rows } = await sql<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'>>`
-        WITH done AS (${this.jobs.finishing(job)(this.db)})
-        UPDATE mail_outbox SET status = 'logged'
-        WHERE id = ${job.payload.mail_id} AND status = 'pending' AND to_address IS NOT NULL
-        RETURNING id, kind, to_address, subject`.execute(this.db);
-      const mail = rows[0];
+      const mail = await repo.markLogged(this.db, this.jobs.finishing(job)(this.db), job.payload.mail_id);
       if (mail) {
         const fields = { mail: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject };
         this.log.info?.(fields, 'mail not sent (no SMTP_URL): kept in mail_outbox');
       }
       return;
     }
-    const mail = await this.db
-      .selectFrom('mail_outbox')
-      .selectAll()
-      .where('id', '=', job.payload.mail_id)
-      .executeTakeFirst();
+    const mail = await repo.findMail(this.db, job.payload.mail_id);
     if (mail?.status !== 'pending' || mail.to_address === null) return;
 
     try {
@@ -228,16 +192,7 @@ export class MailOutbox implements MailApi {
     } catch (err) {
       const lastError = describe(err);
       const giveUp = job.attempts >= MAX_SEND_ATTEMPTS || isPermanent(err);
-      await this.db
-        .updateTable('mail_outbox')
-        .set((eb) => ({
-          attempts: eb('attempts', '+', 1),
-          last_error: lastError,
-          ...(giveUp ? { status: 'failed' as const } : {}),
-        }))
-        .where('id', '=', mail.id)
-        .where('status', '=', 'pending')
-        .execute();
+      await repo.recordAttemptFailed(this.db, mail.id, lastError, giveUp);
       if (giveUp) {
         this.log.error(
           { err, mail: mail.id, kind: mail.kind, attempts: job.attempts },
@@ -247,16 +202,6 @@ export class MailOutbox implements MailApi {
       }
       throw new Error(`mail ${mail.id} not sent (attempt ${job.attempts}): ${lastError}`);
     }
-    const sent = this.db
-      .updateTable('mail_outbox')
-      .set((eb) => ({
-        status: 'sent',
-        sent_at: this.clock.now(),
-        attempts: eb('attempts', '+', 1),
-        last_error: null,
-      }))
-      .where('id', '=', mail.id)
-      .where('status', '=', 'pending');
-    await sql`WITH done AS (${this.jobs.finishing(job)(this.db)}) ${sent}`.execute(this.db);
+    await repo.markSent(this.db, this.jobs.finishing(job)(this.db), mail.id, this.clock.now());
   }
 }

@@ -1,0 +1,164 @@
+/**
+ * The public booking surface (docs/api.md#public-booking-surface): a link's page and its free time,
+ * booking without an account, and the attendee's self-service by token. Writes go through the one
+ * write path (write.ts).
+ */
+import type { Static } from '@sinclair/typebox';
+import type { Caller } from '../../platform/auth.js';
+import { NotFound } from '../../platform/errors.js';
+import { Problems } from '../../platform/validation.js';
+import type { BookingLink } from '../booking-links/api.js';
+import { DAY, limitsOf, returnUrls, titleOf } from './helpers.js';
+import * as input from './input.js';
+import { presentPublicBooking } from './present.js';
+import * as repo from './repo.js';
+import type { PublicCreateBody } from './schemas.js';
+import { isTokenShape, tokenHash } from './tokens.js';
+import { BookingWrites } from './write.js';
+
+/** A self-service link keeps working this long after its booking ended (then 404). */
+const MANAGE_LINK_AFTER_END_MS = 30 * DAY;
+
+export class PublicBookings extends BookingWrites {
+  /**
+   * The live, active link behind a slug as `caller` may see it: anonymous callers and other keys see
+   * every active link; a publishable key only its own account's. Anything else is 404.
+   */
+  async publicLink(caller: Caller, slug: string): Promise<BookingLink> {
+    const link = /^[a-z0-9-]{3,64}$/.test(slug) ? await this.needs.bookingLinks.bySlug(slug) : null;
+    if (!link?.active || (caller.kind === 'publishable' && caller.accountId !== link.accountId)) {
+      throw new NotFound('No booking link with this slug');
+    }
+    return link;
+  }
+
+  /** GET /v1/public/links/{slug}: what a booking page shows; no ids, no e-mails. */
+  async publicLinkView(caller: Caller, slug: string) {
+    const link = await this.publicLink(caller, slug);
+    const contacts = await this.needs.principals.contacts(link.hostIds);
+    return {
+      booking_link: {
+        slug: link.slug,
+        title: link.title,
+        description: link.description,
+        duration_minutes: link.defaultDuration,
+        durations: link.durations,
+        hosts: link.hostIds.map((id) => ({ display_name: contacts.get(id)?.name ?? '' })),
+        questions: link.questions,
+        price_amount: link.priceAmount,
+        price_currency: link.priceCurrency,
+      },
+    };
+  }
+
+  /** GET /v1/public/links/{slug}/availability */
+  async publicAvailability(
+    caller: Caller,
+    slug: string,
+    q: { from: string; to: string; timezone?: string; duration_minutes?: number },
+  ): Promise<Buffer | string> {
+    const link = await this.publicLink(caller, slug);
+    const p = new Problems();
+    const from = input.instant(q.from, 'from', p);
+    const to = input.instant(q.to, 'to', p);
+    if (from !== undefined && to !== undefined) {
+      if (to <= from) p.add('to', 'must be after from');
+      else if (to - from > 62 * DAY) p.add('to', 'must be at most 62 days after from');
+    }
+    const duration = q.duration_minutes ?? link.defaultDuration;
+    if (!link.durations.includes(duration)) {
+      p.add('duration_minutes', `this booking link offers ${link.durations.join(', ')} minutes`);
+    }
+    const timezone = input.zone(q.timezone, 'timezone', p);
+    p.throwIfAny();
+    const hosts = await this.hostsOf(link.hostIds);
+    if (hosts.length === 0) {
+      return JSON.stringify({
+        duration_minutes: duration,
+        timezone: timezone ?? 'UTC',
+        stale: false,
+        busy_as_of: null,
+        slots: [],
+      });
+    }
+    return this.needs.availability.linkSlots({
+      hosts,
+      mode: link.assignment === 'collective' ? 'all' : 'any',
+      window: { start: from as number, end: to as number },
+      durationMinutes: duration,
+      timezone: timezone ?? hosts[0]!.schedule.timezone,
+      limits: limitsOf(link),
+    });
+  }
+
+  /** POST /v1/public/links/{slug}/bookings */
+  async createPublic(caller: Caller, slug: string, body: Static<typeof PublicCreateBody>) {
+    const link = await this.publicLink(caller, slug);
+    const p = new Problems();
+    returnUrls(body, p);
+    const fields = this.fields(body, link, p);
+    p.throwIfAny();
+    this.notPast(fields.slot);
+    const hold = await this.paid.holdFor(link);
+    const hosts = await this.hostsOf(link.hostIds);
+    const created = await this.book({
+      accountId: link.accountId,
+      link,
+      hosts,
+      assignment: link.assignment,
+      ...fields,
+      paid: hold,
+    });
+    return this.publicCreated(await this.checkout(created, link, hold, body));
+  }
+
+  /** The creation answer of the public surface: the attendee's view and, once, the self-service link. */
+  async publicCreated(created: { row: repo.BookingRow; manageUrl: string }) {
+    return { booking: { ...(await this.publicBooking(created.row)), manage_url: created.manageUrl } };
+  }
+
+  /** The booking behind a self-service token, while its link works; else 404. */
+  async byToken(token: string): Promise<repo.BookingRow> {
+    const row = isTokenShape(token) ? await repo.findByTokenHash(this.db, tokenHash(token)) : undefined;
+    if (!row || new Date(row.end_time).getTime() + MANAGE_LINK_AFTER_END_MS < this.clock.nowMs()) {
+      throw new NotFound('This booking link is not valid');
+    }
+    return row;
+  }
+
+  /** GET /v1/public/bookings/{token} */
+  async publicView(token: string) {
+    return { booking: await this.publicBooking(await this.byToken(token)) };
+  }
+
+  /** POST /v1/public/bookings/{token}/cancel */
+  async publicCancel(token: string, reason: string | undefined) {
+    const b = await this.byToken(token);
+    if (repo.LIVE_STATUSES.includes(b.status)) this.notStarted(b);
+    return { booking: await this.publicBooking(await this.cancelBooking(b, reason)) };
+  }
+
+  /** POST /v1/public/bookings/{token}/reschedule: the same length at a new start. */
+  async publicReschedule(token: string, startTime: string) {
+    const b = await this.byToken(token);
+    const p = new Problems();
+    const start = input.instant(startTime, 'start_time', p);
+    p.throwIfAny();
+    this.notStarted(b);
+    const length = new Date(b.end_time).getTime() - new Date(b.start_time).getTime();
+    const moved = await this.reschedule(b, { start: start as number, end: (start as number) + length }, {});
+    return { booking: await this.publicBooking(moved) };
+  }
+
+  private async publicBooking(b: repo.BookingRow) {
+    const link = b.booking_link_id
+      ? await this.needs.bookingLinks.get(b.account_id, b.booking_link_id)
+      : null;
+    const contacts = await this.needs.principals.contacts(b.host_ids);
+    return presentPublicBooking(
+      b,
+      titleOf(b, link),
+      b.host_ids.map((h) => contacts.get(h)?.name ?? ''),
+    );
+  }
+}

@@ -1,0 +1,574 @@
+/**
+ * The one write path of bookings (docs/api.md#bookings; docs/architecture.md#bookings).
+ *
+ * A booking takes time by inserting occupancy rows, one per host it occupies, padded with that host's
+ * buffers; the exclusion constraint of migration 0008 refuses any overlap (SQLSTATE 23P01 → 409), so
+ * no check-then-insert decides a race. Hours, notice, horizon and calendar busy time are checked first
+ * (availability.refusal); the booking row, its occupancy, its event and its mails commit together.
+ * Rescheduling and cancelling go through here too. The public surface (public.ts) and the
+ * authenticated API (service.ts) build on this class.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { Config } from '../../config.js';
+import { type Db, type Tx, withTransaction } from '../../db/store.js';
+import { enqueue, WriteBatch } from '../../jobs/runner.js';
+import type { Interval } from '../../lib/intervals.js';
+import { Conflict, Unprocessable, ValidationFailed } from '../../platform/errors.js';
+import { prefixedId } from '../../platform/ids.js';
+import { Problems } from '../../platform/validation.js';
+import type { BookingLimits, SlotRefusal } from '../availability/api.js';
+import type { BookingLink } from '../booking-links/api.js';
+import { addressOf } from '../../lib/mail-text.js';
+import type { Platform } from '../module.js';
+import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
+import type { BookingsNeeds } from './api.js';
+import type { BookingBusySource } from './busy.js';
+import {
+  contactOf,
+  iso,
+  limitsOf,
+  MINUTE,
+  meetingOf,
+  occupancyOf,
+  type ReturnUrls,
+  slotUnavailable,
+  titleOf,
+} from './helpers.js';
+import * as input from './input.js';
+import { type BookingMailKind, bookingMails, type Contact } from './mails.js';
+import { type Announcement, type BookingWriter, type PaidHold, PaidBookings } from './paid.js';
+import { meetingWith, presentBooking } from './present.js';
+import * as repo from './repo.js';
+import type { PublicCreateBody } from './schemas.js';
+import { manageToken, newManageNonce, tokenHash } from './tokens.js';
+
+/** Queue of waitlist offers for freed time (waitlist.ts). */
+export const WAITLIST_OFFER_QUEUE = 'waitlist-offer';
+
+/** What the bookings' use cases take from the platform. */
+export type BookingsPlatform = Pick<Platform, 'db' | 'clock' | 'keys' | 'log'> & {
+  config: Pick<Config, 'baseUrl' | 'mailFrom' | 'stripe'>;
+};
+
+export type Assignment = 'single' | 'round_robin' | 'collective';
+
+/** Everything needed to write one booking. */
+export interface Plan {
+  accountId: string;
+  link: BookingLink | null;
+  /** Hosts in the order to try (round robin) or all of them (collective). */
+  hosts: PrincipalProfile[];
+  assignment: Assignment;
+  slot: Interval;
+  customer: { email: string; name: string; timezone: string | null };
+  notes: string | null;
+  answers: Record<string, string | boolean>;
+  metadata: Record<string, string>;
+  waitlistEntryId?: string | null;
+  /** The time is known to be bookable (a waitlist hold being claimed): no hours or calendar checks. */
+  skipChecks?: boolean;
+  /** First work in the transaction (a claim locks its entry and frees its hold for the booking). */
+  before?: (trx: Tx) => Promise<void>;
+  /** Last work in the transaction (a claim marks its entry booked). */
+  alsoIn?: (trx: Tx, booking: repo.BookingRow) => Promise<void>;
+  /** A priced link: the booking is a hold (`pending_payment`) until paid (paid.ts). */
+  paid?: PaidHold | null;
+}
+
+export class BookingWrites implements BookingWriter {
+  readonly paid: PaidBookings;
+  protected readonly db: Db;
+  protected readonly clock: BookingsPlatform['clock'];
+  protected readonly config: BookingsPlatform['config'];
+  protected readonly linkKey: Buffer;
+
+  constructor(
+    platform: BookingsPlatform,
+    protected readonly needs: BookingsNeeds,
+    protected readonly busy: Pick<BookingBusySource, 'changed'>,
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.config = platform.config;
+    this.linkKey = platform.keys.linkKey;
+    this.paid = new PaidBookings(
+      {
+        db: platform.db,
+        clock: platform.clock,
+        config: platform.config,
+        payments: needs.payments,
+        principals: needs.principals,
+        mail: needs.mail,
+        webhooks: needs.webhooks,
+        busy,
+        log: platform.log,
+      },
+      this,
+    );
+  }
+
+  /** For a held paid booking: its Checkout Session (paid.ts); a free booking passes through. */
+  async checkout(
+    created: { row: repo.BookingRow; manageUrl: string },
+    link: BookingLink | null,
+    hold: PaidHold | null,
+    urls: ReturnUrls,
+  ): Promise<{ row: repo.BookingRow; manageUrl: string }> {
+    if (!hold || !link) return created;
+    return {
+      row: await this.paid.startCheckout(created.row, link, hold, urls),
+      manageUrl: created.manageUrl,
+    };
+  }
+
+  // ---- the one write path ------------------------------------------------------------------------
+
+  /** Checks every host, then writes booking, occupancy, event and mails in one transaction. */
+  async book(plan: Plan): Promise<{ row: repo.BookingRow; manageUrl: string }> {
+    const { link, slot } = plan;
+    if (plan.hosts.length === 0) throw slotUnavailable('no_host');
+    const limits = limitsOf(link);
+    const refusals = plan.skipChecks
+      ? plan.hosts.map(() => null)
+      : await Promise.all(plan.hosts.map((h) => this.needs.availability.refusal(h, slot, limits)));
+    let candidates: PrincipalProfile[];
+    if (plan.assignment === 'collective') {
+      const i = refusals.findIndex((r) => r !== null);
+      if (i >= 0)
+        throw slotUnavailable(refusals[i]!, plan.hosts.length > 1 ? 'for one of the hosts' : undefined);
+      candidates = plan.hosts;
+    } else {
+      candidates = plan.hosts.filter((_, i) => refusals[i] === null);
+      if (candidates.length === 0) throw slotUnavailable(refusals[0] ?? 'no_host');
+      if (plan.assignment === 'round_robin' && link && candidates.length > 1) {
+        candidates = await this.roundRobinOrder(link, candidates, slot);
+      }
+    }
+
+    const now = this.clock.now();
+    const id = prefixedId('booking', now.getTime());
+    const nonce = newManageNonce();
+    const token = manageToken(this.linkKey, id, nonce);
+    let everyHost = plan.assignment === 'collective' ? candidates : null;
+    let occupied: string[] = [];
+    // Read before the transaction: inside it, a second pooled connection could wait behind its locks.
+    const knownContacts = plan.skipChecks
+      ? await this.needs.principals.contacts(candidates.map((h) => h.id))
+      : null;
+    try {
+      const row = await withTransaction(this.db, async (trx) => {
+        await plan.before?.(trx);
+        let contacts: Map<string, PrincipalContact>;
+        if (plan.skipChecks) {
+          contacts = knownContacts ?? new Map();
+        } else {
+          // The schedules as stored now, locked until commit: a change of hours, zone or buffers (or
+          // a deletion) made since the checks above either waits for this booking or is seen here.
+          const checked = await this.recheck(trx, everyHost ?? candidates, slot, limits, !!everyHost);
+          if (everyHost) everyHost = checked.passed;
+          else candidates = checked.passed;
+          contacts = checked.contacts;
+        }
+        let attributed: PrincipalProfile;
+        // The time to take with the booking row, in its statement (round robin takes it before).
+        let occupancy: repo.OccupancyRow[] = [];
+        if (everyHost) {
+          occupancy = everyHost.map((h) => occupancyOf(id, h, slot));
+          attributed = everyHost[0]!;
+          occupied = everyHost.map((h) => h.id);
+        } else if (candidates.length === 1) {
+          occupancy = [occupancyOf(id, candidates[0]!, slot)];
+          attributed = candidates[0]!;
+          occupied = [attributed.id];
+        } else {
+          let chosen: PrincipalProfile | null = null;
+          for (const [i, h] of candidates.entries()) {
+            if (await repo.tryOccupy(trx, [occupancyOf(id, h, slot)], `rr_${i}`)) {
+              chosen = h;
+              break;
+            }
+          }
+          if (!chosen) throw slotUnavailable('taken');
+          attributed = chosen;
+          occupied = [chosen.id];
+        }
+        const booking = await repo.insertBooking(
+          trx,
+          {
+            id,
+            account_id: plan.accountId,
+            principal_id: attributed.id,
+            host_ids: occupied,
+            booking_link_id: link?.id ?? null,
+            title: link?.title ?? meetingWith(occupied.map((h) => contacts.get(h)?.name ?? '')),
+            status: plan.paid ? 'pending_payment' : 'confirmed',
+            start_time: new Date(slot.start),
+            end_time: new Date(slot.end),
+            customer_email: plan.customer.email,
+            customer_name: plan.customer.name,
+            customer_timezone: plan.customer.timezone,
+            notes: plan.notes,
+            answers: JSON.stringify(plan.answers),
+            metadata: JSON.stringify(plan.metadata),
+            manage_token_hash: tokenHash(token),
+            manage_nonce: nonce,
+            sequence: 0,
+            waitlist_entry_id: plan.waitlistEntryId ?? null,
+            ...(plan.paid
+              ? {
+                  payment_amount: plan.paid.amount,
+                  payment_currency: plan.paid.currency,
+                  payment_expires_at: plan.paid.expiresAt,
+                  stripe_account_id: plan.paid.payee.stripeAccount,
+                }
+              : {}),
+            created_at: now,
+            updated_at: now,
+          },
+          occupancy,
+        );
+        if (plan.paid) {
+          // A hold until paid: no event, mail or calendar event yet (paid.ts announces it when paid).
+          await this.paid.queueHoldEnd(trx, booking.id, plan.paid.expiresAt);
+        } else {
+          // The event, the mails and their jobs go in one statement after the calendar meeting's.
+          const batch = new WriteBatch();
+          await this.needs.webhooks.emit(
+            trx,
+            {
+              accountId: plan.accountId,
+              type: 'booking.created',
+              data: { booking: presentBooking(booking) },
+            },
+            batch,
+          );
+          await this.announce(trx, booking, link, contacts, token, batch);
+          await batch.run(trx);
+        }
+        await plan.alsoIn?.(trx, booking);
+        return booking;
+      });
+      return { row, manageUrl: this.manageUrl(token) };
+    } catch (err) {
+      if (repo.isExclusionViolation(err)) throw slotUnavailable('taken');
+      throw err;
+    } finally {
+      this.busy.changed(occupied);
+    }
+  }
+
+  /** Confirmation mails and the hosts' calendars of a confirmed booking (in its transaction). */
+  protected async announce(
+    trx: Tx,
+    booking: repo.BookingRow,
+    link: BookingLink | null,
+    contacts: Map<string, PrincipalContact>,
+    token?: string,
+    batch?: WriteBatch,
+  ): Promise<void> {
+    const written = await this.needs.calendars.writeMeeting(trx, meetingOf(booking, link));
+    await this.mailAbout(
+      trx,
+      'confirmation',
+      booking,
+      link,
+      booking.host_ids.map((h) => contactOf(contacts, h, written)),
+      token,
+      batch,
+    );
+  }
+
+  /** What confirming a paid booking needs (paid.ts), read before its transaction. */
+  async announcementOf(b: repo.BookingRow): Promise<Announcement> {
+    const [link, contacts, hosts] = await Promise.all([
+      b.booking_link_id ? this.needs.bookingLinks.get(b.account_id, b.booking_link_id) : null,
+      this.needs.principals.contacts(b.host_ids),
+      this.hostsOf(b.host_ids),
+    ]);
+    const slot = { start: new Date(b.start_time).getTime(), end: new Date(b.end_time).getTime() };
+    return { link, contacts, occupancy: hosts.map((h) => occupancyOf(b.id, h, slot)) };
+  }
+
+  /** A paid booking just became confirmed (paid.ts): its mails and calendar events. */
+  async announceConfirmed(trx: Tx, b: repo.BookingRow, a: Announcement): Promise<void> {
+    await this.announce(trx, b, a.link, a.contacts);
+  }
+
+  /**
+   * Repeats the schedule checks (notice, horizon, working hours) inside the booking's transaction,
+   * against the hosts' profiles read from the database and locked FOR SHARE until commit (a schedule,
+   * zone or deletion waits for the booking, or the booking sees it). `all`: every host must pass
+   * (collective, reschedule); otherwise the hosts that pass, in the given order. Answers those hosts
+   * as stored now (their buffers pad the occupancy), with the contacts read under the same lock.
+   * Calendar busy time is not repeated: it is a copy
+   * of a provider's data, as fresh inside the transaction as before it.
+   */
+  protected async recheck(
+    trx: Tx,
+    hosts: readonly PrincipalProfile[],
+    slot: Interval,
+    limits: BookingLimits,
+    all: boolean,
+  ): Promise<{ passed: PrincipalProfile[]; contacts: Map<string, PrincipalContact> }> {
+    const { profiles: fresh, contacts } = await this.needs.principals.lockedProfiles(
+      trx,
+      hosts.map((h) => h.id),
+    );
+    const passed: PrincipalProfile[] = [];
+    let first: SlotRefusal | 'no_host' | null = null;
+    for (const h of hosts) {
+      const now = fresh.get(h.id);
+      const why = now ? this.needs.availability.scheduleRefusal(now, slot, limits) : 'no_host';
+      if (why === null) passed.push(now!);
+      else {
+        first ??= why;
+        if (all) throw slotUnavailable(why, hosts.length > 1 ? 'for one of the hosts' : undefined);
+      }
+    }
+    if (passed.length === 0) throw slotUnavailable(first ?? 'no_host');
+    return { passed, contacts };
+  }
+
+  /** Moves a live booking to `slot` for the same hosts: same checks, 409 when taken, `booking.updated`. */
+  protected async reschedule(
+    b: repo.BookingRow,
+    slot: Interval,
+    also: { notes?: string | null; metadata?: Record<string, string> },
+  ): Promise<repo.BookingRow> {
+    if (!repo.LIVE_STATUSES.includes(b.status)) {
+      throw new Conflict(`A ${b.status} booking cannot be rescheduled`, { code: 'booking_not_live' });
+    }
+    if (b.status === 'pending_payment') {
+      throw new Conflict('A booking waiting for its payment cannot be rescheduled', {
+        code: 'payment_pending',
+      });
+    }
+    this.notPast(slot);
+    const link = b.booking_link_id
+      ? await this.needs.bookingLinks.get(b.account_id, b.booking_link_id)
+      : null;
+    if (link && !link.durations.includes((slot.end - slot.start) / MINUTE)) {
+      throw new ValidationFailed({
+        end_time: `this booking link offers ${link.durations.join(', ')} minutes`,
+      });
+    }
+    const profiles = await this.needs.principals.profiles(b.host_ids);
+    const hosts = b.host_ids
+      .map((h) => profiles.get(h))
+      .filter((h): h is PrincipalProfile => h !== undefined);
+    const limits = limitsOf(link);
+    const refusals = await Promise.all(hosts.map((h) => this.needs.availability.refusal(h, slot, limits)));
+    const refused = refusals.find((r) => r !== null);
+    if (refused) throw slotUnavailable(refused);
+    try {
+      return await withTransaction(this.db, async (trx) => {
+        const locked = await repo.lockBooking(trx, b.id);
+        if (!locked || !repo.LIVE_STATUSES.includes(locked.status)) {
+          throw new Conflict('The booking is no longer live', { code: 'booking_not_live' });
+        }
+        const { passed, contacts } = await this.recheck(trx, hosts, slot, limits, true);
+        await repo.moveOccupancy(
+          trx,
+          passed.map((h) => occupancyOf(b.id, h, slot)),
+        );
+        const row = await repo.updateBooking(trx, b.id, {
+          start_time: new Date(slot.start),
+          end_time: new Date(slot.end),
+          sequence: locked.sequence + 1,
+          updated_at: this.clock.now(),
+          ...(also.notes !== undefined ? { notes: also.notes } : {}),
+          ...(also.metadata !== undefined ? { metadata: JSON.stringify(also.metadata) } : {}),
+        });
+        await this.needs.webhooks.emit(trx, {
+          accountId: row.account_id,
+          type: 'booking.updated',
+          data: {
+            booking: presentBooking(row),
+            previous: { start_time: iso(locked.start_time), end_time: iso(locked.end_time) },
+          },
+        });
+        const written = await this.needs.calendars.writeMeeting(trx, meetingOf(row, link));
+        await this.mailAbout(
+          trx,
+          'reschedule',
+          row,
+          link,
+          b.host_ids.map((h) => contactOf(contacts, h, written)),
+        );
+        return row;
+      });
+    } catch (err) {
+      if (repo.isExclusionViolation(err)) throw slotUnavailable('taken');
+      throw err;
+    } finally {
+      this.busy.changed(b.host_ids);
+    }
+  }
+
+  /**
+   * Cancels once: the first cancel frees the time, emits `booking.cancelled`, mails a CANCEL and offers
+   * the time to the link's waitlist; a repeat (or a booking no longer live) answers as it is.
+   */
+  async cancelBooking(b: repo.BookingRow, reason: string | undefined): Promise<repo.BookingRow> {
+    if (!repo.LIVE_STATUSES.includes(b.status)) return b;
+    const p = new Problems();
+    const why = reason === undefined ? null : input.text(reason, 'reason', p, 1000, false) || null;
+    p.throwIfAny();
+    const link = b.booking_link_id
+      ? await this.needs.bookingLinks.get(b.account_id, b.booking_link_id)
+      : null;
+    const contacts = await this.needs.principals.contacts(b.host_ids);
+    let wasPending = false;
+    let row: repo.BookingRow;
+    try {
+      row = await withTransaction(this.db, async (trx) => {
+        const locked = await repo.lockBooking(trx, b.id);
+        if (!locked || !repo.LIVE_STATUSES.includes(locked.status)) return locked ?? b;
+        const now = this.clock.now();
+        wasPending = locked.status === 'pending_payment';
+        // A paid booking is refunded in full (paid.ts, a retried job).
+        const refund = locked.status === 'confirmed' && locked.stripe_payment_intent !== null;
+        await repo.releaseOccupancy(trx, b.id);
+        const cancelled = await repo.updateBooking(trx, b.id, {
+          status: 'cancelled',
+          cancellation_reason: why,
+          cancelled_at: now,
+          sequence: locked.sequence + 1,
+          checkout_url: null,
+          ...(refund ? { refund_status: 'pending' as const } : {}),
+          updated_at: now,
+        });
+        if (refund) await this.paid.queueRefund(trx, cancelled.id);
+        if (!wasPending) {
+          // A hold that was never paid was never announced: no event, mail or calendar event to undo.
+          await this.needs.webhooks.emit(trx, {
+            accountId: cancelled.account_id,
+            type: 'booking.cancelled',
+            data: { booking: presentBooking(cancelled) },
+          });
+          const written = await this.needs.calendars.removeMeeting(trx, cancelled.id);
+          await this.mailAbout(
+            trx,
+            'cancellation',
+            cancelled,
+            link,
+            b.host_ids.map((h) => contactOf(contacts, h, written)),
+          );
+        }
+        await this.offerFreedTime(trx, cancelled);
+        return cancelled;
+      });
+    } finally {
+      this.busy.changed(b.host_ids);
+    }
+    if (wasPending) await this.paid.closeSession(row);
+    return row;
+  }
+
+  /** Queues the waitlist offer of a booking's freed time (a link booking, not yet started). */
+  async offerFreedTime(trx: Tx, b: repo.BookingRow): Promise<void> {
+    if (b.booking_link_id === null || new Date(b.start_time).getTime() <= this.clock.nowMs()) return;
+    await enqueue(
+      trx,
+      WAITLIST_OFFER_QUEUE,
+      {
+        link_id: b.booking_link_id,
+        account_id: b.account_id,
+        principal_id: b.principal_id,
+        host_ids: b.host_ids,
+        start: iso(b.start_time),
+        end: iso(b.end_time),
+      },
+      this.clock.now(),
+    );
+  }
+
+  // ---- helpers of the use cases ---------------------------------------------------------------------
+
+  /** What a creating request asks for, after the surface-specific parts (who, which link). */
+  protected fields(body: Static<typeof PublicCreateBody>, link: BookingLink | null, p: Problems) {
+    const slot = input.interval(body, link, p);
+    const customer = {
+      email: input.email(body.customer_email, 'customer_email', p),
+      name: input.text(body.customer_name, 'customer_name', p, 200),
+      timezone: input.zone(body.customer_timezone, 'customer_timezone', p),
+    };
+    const notes = body.notes === undefined ? null : input.text(body.notes, 'notes', p, 5000, false) || null;
+    const metadata = input.metadata(body.metadata, p);
+    const answers = link
+      ? input.answers(body.answers, link.questions, p)
+      : (() => {
+          if (body.answers !== undefined && Object.keys(body.answers).length > 0) {
+            p.add('answers', 'are only taken for bookings through a booking link');
+          }
+          return {};
+        })();
+    return { slot: slot as Interval, customer, notes, metadata, answers };
+  }
+
+  protected notPast(slot: Interval): void {
+    if (slot.start < this.clock.nowMs()) {
+      throw new Unprocessable('start_time is in the past; choose a time in the future', {
+        code: 'start_in_past',
+      });
+    }
+  }
+
+  protected notStarted(b: repo.BookingRow): void {
+    if (new Date(b.start_time).getTime() <= this.clock.nowMs()) {
+      throw new Unprocessable('The booking has already started', { code: 'booking_started' });
+    }
+  }
+
+  /** Live hosts among `ids`, in that order (a deleted host is skipped). */
+  protected async hostsOf(ids: readonly string[]): Promise<PrincipalProfile[]> {
+    const profiles = await this.needs.principals.profiles(ids);
+    return ids
+      .map((id) => profiles.get(id.toLowerCase()))
+      .filter((p): p is PrincipalProfile => p !== undefined);
+  }
+
+  /** Round robin: fewest live bookings of the link around the slot first, then least recently booked. */
+  protected async roundRobinOrder(link: BookingLink, hosts: PrincipalProfile[], slot: Interval) {
+    const load = await repo.roundRobinLoad(
+      this.db,
+      link.id,
+      hosts.map((h) => h.id),
+      new Date(slot.start),
+    );
+    const order = new Map(link.hostIds.map((id, i) => [id, i]));
+    return [...hosts].sort((a, b) => {
+      const la = load.get(a.id) ?? { count: 0, last: 0 };
+      const lb = load.get(b.id) ?? { count: 0, last: 0 };
+      return la.count - lb.count || la.last - lb.last || (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0);
+    });
+  }
+
+  protected manageUrl(token: string): string {
+    return `${this.config.baseUrl}/b/${token}`;
+  }
+
+  protected async mailAbout(
+    trx: Tx,
+    kind: BookingMailKind,
+    booking: repo.BookingRow,
+    link: BookingLink | null,
+    hosts: Contact[],
+    token?: string,
+    batch?: WriteBatch,
+  ): Promise<void> {
+    const manage = token ?? manageToken(this.linkKey, booking.id, booking.manage_nonce);
+    await this.needs.mail.enqueue(
+      trx,
+      bookingMails({
+        kind,
+        booking,
+        title: titleOf(booking, link),
+        hosts,
+        manageUrl: this.manageUrl(manage),
+        fromAddress: addressOf(this.config.mailFrom),
+      }),
+      batch,
+    );
+  }
+}

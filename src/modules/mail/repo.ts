@@ -1,0 +1,106 @@
+/** Every SQL statement of the mail module: the `mail_outbox` table (tables.ts). */
+import { type Insertable, type QueryCreator, sql } from 'kysely';
+import type { Db } from '../../db/store.js';
+import type { BatchedWrite } from '../../jobs/runner.js';
+import type { DB } from '../../db/types.js';
+import type { MailDetail, MailRow, MailSummary } from './api.js';
+import type { MailOutboxTable } from './tables.js';
+
+/** A job's end as the first part of a statement (the job runner's `finishing(job)(db)`). */
+type JobEnd = ReturnType<BatchedWrite>;
+
+/** The INSERT of outbox rows, to join the caller's write batch. */
+export function outboxInsert(rows: readonly Insertable<MailOutboxTable>[]) {
+  return (db: QueryCreator<DB>) => db.insertInto('mail_outbox').values([...rows]);
+}
+
+/** Rows of the outbox about one subject, oldest first. */
+export async function mailsAbout(db: Db, subjectId: string): Promise<MailRow[]> {
+  return db
+    .selectFrom('mail_outbox')
+    .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'ics_method'])
+    .where('subject_id', '=', subjectId)
+    .orderBy('created_at')
+    .orderBy('seq')
+    .execute();
+}
+
+/** The most recent mails, newest first. */
+export async function recentMails(db: Db, limit: number): Promise<MailSummary[]> {
+  return db
+    .selectFrom('mail_outbox')
+    .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'created_at'])
+    .orderBy('created_at', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** One mail with its text body. */
+export async function mailDetail(db: Db, id: string): Promise<MailDetail | undefined> {
+  return db
+    .selectFrom('mail_outbox')
+    .select([
+      'id',
+      'kind',
+      'to_address as to',
+      'subject',
+      'status',
+      'created_at',
+      'text_body as text',
+      'last_error',
+    ])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** One whole outbox row. */
+export async function findMail(db: Db, id: string) {
+  return db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Marks a pending mail `logged` and ends its job (`done`, the runner's finishing statement), in one
+ * statement; answers the mail when it was pending.
+ */
+export async function markLogged(
+  db: Db,
+  done: JobEnd,
+  id: string,
+): Promise<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'> | undefined> {
+  const { rows } = await sql<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'>>`
+    WITH done AS (${done})
+    UPDATE mail_outbox SET status = 'logged'
+    WHERE id = ${id} AND status = 'pending' AND to_address IS NOT NULL
+    RETURNING id, kind, to_address, subject`.execute(db);
+  return rows[0];
+}
+
+/** Records a failed attempt on a pending mail; `giveUp` makes it `failed`. */
+export async function recordAttemptFailed(
+  db: Db,
+  id: string,
+  lastError: string,
+  giveUp: boolean,
+): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      last_error: lastError,
+      ...(giveUp ? { status: 'failed' as const } : {}),
+    }))
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+/** Marks a pending mail `sent` and ends its job (`done`), in one statement. */
+export async function markSent(db: Db, done: JobEnd, id: string, now: Date): Promise<void> {
+  const sent = db
+    .updateTable('mail_outbox')
+    .set((eb) => ({ status: 'sent', sent_at: now, attempts: eb('attempts', '+', 1), last_error: null }))
+    .where('id', '=', id)
+    .where('status', '=', 'pending');
+  await sql`WITH done AS (${done}) ${sent}`.execute(db);
+}
