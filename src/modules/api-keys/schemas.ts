@@ -2,7 +2,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
 import { HOSTNAME_PATTERN, Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
-import { SECRET_SCOPES } from './service.js';
+
+/** The scopes of a secret key (its default: both). */
+export const SECRET_SCOPES = ['read', 'write'] as const;
 
 /** Every scope a key may hold: read and write (secret), read:availability and create:booking (publishable). */
 const KeyScope = Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] });

@@ -18,13 +18,12 @@ import {
   revokeKey,
 } from './repo.js';
 import type { ApiKeysApi, KeyCredential, KeyType, Plan, PresentedKey } from './api.js';
-import type { CreateKeyBody } from './schemas.js';
+import { type CreateKeyBody, SECRET_SCOPES } from './schemas.js';
 import type { Static } from '@sinclair/typebox';
 import type { ListQuery } from '../../platform/schemas.js';
 
 export const SECRET_PREFIX = 'svc_sk_live_';
 export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
-export const SECRET_SCOPES = ['read', 'write'] as const;
 export const PLAN_LIMITS = { free: 100, premium: 1000 } as const;
 export const ENTERPRISE_DEFAULT_LIMIT = 10_000;
 export const MAX_KEY_RATE_LIMIT = 10_000_000;

@@ -4,7 +4,10 @@ import { UUID_PATTERN } from '../../platform/ids.js';
 import { EMAIL_ADDRESS_PATTERN } from '../../platform/validation.js';
 import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../platform/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
-import { RELATIONSHIPS, SCOPES } from './service.js';
+
+export const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
+export type Scope = (typeof SCOPES)[number];
+export const RELATIONSHIPS = ['colleague', 'client', 'vendor', 'partner', 'friend', 'other'] as const;
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 /** The service refuses anything but a UUID with 400 `errors.grantee_id`: the schema says the same. */

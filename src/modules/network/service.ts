@@ -26,11 +26,15 @@ import { emitEvent } from '../webhooks/api.js';
 import type { InvitationSummary, NetworkApi, NetworkNeeds } from './api.js';
 import * as repo from './repo.js';
 import type { ConsentRow, InvitationRow } from './repo.js';
-import type { ConnectionsQuery, ConsentsQuery, GrantBody, InviteBody, InviteManyBody } from './schemas.js';
+import {
+  type ConnectionsQuery,
+  type ConsentsQuery,
+  type GrantBody,
+  type InviteBody,
+  type InviteManyBody,
+  SCOPES,
+} from './schemas.js';
 
-export const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
-export type Scope = (typeof SCOPES)[number];
-export const RELATIONSHIPS = ['colleague', 'client', 'vendor', 'partner', 'friend', 'other'] as const;
 const INVITATION_DAYS = 7;
 const DAY = 86_400_000;
 

@@ -141,13 +141,9 @@ export interface PrincipalsApi {
 /** The principals module needs no other module. */
 export type PrincipalsNeeds = Record<never, never>;
 
-// Transitional names (availability/service.ts still uses them): the interfaces above.
-export type PrincipalService = PrincipalsApi;
-export type PrincipalAccess = PrincipalAccessApi;
-
-// Transitional: bookings/input.ts and availability/service.ts still import this helper from here; it
-// goes once they use platform/validation.ts's isTimeZone (the one zone rule).
-export { isValidZone } from './service.js';
+// Transitional: bookings/input.ts and availability/rules.ts still import this name from here; it goes
+// once they use platform/validation.ts's isTimeZone (the one zone rule) directly.
+export { isTimeZone as isValidZone } from '../../platform/validation.js';
 
 declare module '../module.js' {
   interface ExtensionPointTypes {

@@ -1,6 +1,5 @@
 /** Hosts and working-hours schedules (docs/api.md#hosts-and-schedules), and principal look-ups for other modules. */
 import type { Static } from '@sinclair/typebox';
-import { IANAZone } from 'luxon';
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
@@ -13,13 +12,9 @@ import type { Extensions } from '../module.js';
 import { PrincipalAccess } from './access.js';
 import type { ActorLike, NewPrincipal, PrincipalContact, PrincipalProfile, PrincipalsApi } from './api.js';
 import * as repo from './repo.js';
-import { isEmailAddress } from '../../platform/validation.js';
+import { isEmailAddress, isTimeZone } from '../../platform/validation.js';
 import type { CreateHostBody, UpdateHostBody } from './schemas.js';
 import type { ListQuery } from '../../platform/schemas.js';
-
-export function isValidZone(zone: string): boolean {
-  return IANAZone.isValidZone(zone);
-}
 
 type Contact = PrincipalContact;
 
@@ -62,7 +57,7 @@ export class PrincipalService implements PrincipalsApi {
     const displayName = input.display_name.trim();
     if (!displayName) errors.display_name = 'must not be empty';
     const email = normalizeEmail(input.email, errors);
-    if (input.timezone !== undefined && !isValidZone(input.timezone)) {
+    if (input.timezone !== undefined && !isTimeZone(input.timezone)) {
       errors.timezone = 'must be a valid IANA time zone';
     }
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
@@ -103,7 +98,7 @@ export class PrincipalService implements PrincipalsApi {
     }
     if (patch.email !== undefined) set.email = normalizeEmail(patch.email, errors);
     if (patch.timezone !== undefined) {
-      if (!isValidZone(patch.timezone)) errors.timezone = 'must be a valid IANA time zone';
+      if (!isTimeZone(patch.timezone)) errors.timezone = 'must be a valid IANA time zone';
       set.timezone = patch.timezone;
     }
     if (Object.keys(errors).length) throw new ValidationFailed(errors);

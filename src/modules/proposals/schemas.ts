@@ -3,7 +3,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { ProposalStatus } from '../../lib/proposals.js';
 import { EmailAddress, Pagination, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
-import { MAX_EXPIRES_HOURS } from './input.js';
+
+/** The longest a proposal stays open (hours). */
+export const MAX_EXPIRES_HOURS = 720;
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
