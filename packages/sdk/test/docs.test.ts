@@ -48,7 +48,7 @@ describe('the SDK examples', () => {
         files.push(file);
       });
     }
-    expect(files.length).toBeGreaterThanOrEqual(6);
+    expect(files.length).toBeGreaterThanOrEqual(15);
     expect(diagnostics(files)).toEqual([]);
   });
 });
