@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
-import { type ServerProcess, callServer, startTwoServers } from '../helpers/process.js';
+import { type ServerProcess, callServer, useTwoServers } from '../helpers/process.js';
+import { nextWeekdayAt } from '../helpers/slots.js';
+import * as fixtures from '../helpers/fixtures.js';
 
 /**
  * Bookings across two `kairos serve` processes on one database, as in a horizontally scaled deployment:
@@ -13,27 +15,13 @@ import { type ServerProcess, callServer, startTwoServers } from '../helpers/proc
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
-let stop: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  ({ t, a, b, stop } = await startTwoServers());
-}, 60_000);
-afterAll(async () => {
-  await stop?.();
-});
+useTwoServers((s) => ({ t, a, b } = s));
 
 /** The first Tuesday at least two days after now, at `hour`:00 UTC (inside the default Mon–Fri 09–17). */
-function nextTuesdayAt(hour: number): Date {
-  const d = new Date(Date.now() + 2 * 86_400_000);
-  d.setUTCHours(hour, 0, 0, 0);
-  while (d.getUTCDay() !== 2) d.setUTCDate(d.getUTCDate() + 1);
-  return d;
-}
+const nextTuesdayAt = (hour: number): Date => nextWeekdayAt(2, hour);
 
-async function newHost(key: string, name: string): Promise<string> {
-  const res = await callServer(a.url, 'POST', '/v1/hosts', key, { display_name: name, timezone: 'UTC' });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as Json).host.principal_id;
-}
+const newHost = (key: string, name: string) =>
+  fixtures.newHost(fixtures.serverAt(a.url), { token: key }, { display_name: name, timezone: 'UTC' });
 
 const customer = { customer_email: 'ada@example.com', customer_name: 'Ada' };
 

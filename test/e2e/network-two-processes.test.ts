@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
 import { serveCalendar, vcalendar } from '../helpers/ics.js';
-import { type ServerProcess, callServer, startTwoServers } from '../helpers/process.js';
+import { type ServerProcess, callServer, useTwoServers } from '../helpers/process.js';
+import { newHost, serverAt } from '../helpers/fixtures.js';
 
 /**
  * Consents across two `kairos serve` processes on one database: a revocation made through one
@@ -10,19 +11,17 @@ import { type ServerProcess, callServer, startTwoServers } from '../helpers/proc
  */
 let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 let feedUrl: string;
-let t: TestApp;
-let a: ServerProcess;
-let b: ServerProcess;
-let stop: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   feed = await serveCalendar(vcalendar('\r\n'));
   feedUrl = feed.url;
-  ({ t, a, b, stop } = await startTwoServers({ KAIROS_ALLOW_PRIVATE_NETWORK: 'true' }));
-}, 60_000);
+});
 afterAll(async () => {
-  await stop?.();
   await feed?.close();
 });
+let t: TestApp;
+let a: ServerProcess;
+let b: ServerProcess;
+useTwoServers((s) => ({ t, a, b } = s), { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' });
 
 describe('consents across two server processes', () => {
   it('a consent revoked through process A is refused by process B on the very next read, 20 times in a row', async () => {
@@ -31,10 +30,7 @@ describe('consents across two server processes', () => {
     const from = new Date(Date.now() + 2 * 86_400_000).toISOString();
     const to = new Date(Date.now() + 9 * 86_400_000).toISOString();
     for (let round = 0; round < 20; round++) {
-      const hostRes = await callServer(a.url, 'POST', '/v1/hosts', owner.key, {
-        display_name: `Host ${round}`,
-      });
-      const host = ((await hostRes.json()) as Json).host.principal_id as string;
+      const host = await newHost(serverAt(a.url), { token: owner.key }, { display_name: `Host ${round}` });
       const conn = await callServer(a.url, 'POST', '/v1/calendars/ics', owner.key, {
         url: feedUrl,
         principal_id: host,

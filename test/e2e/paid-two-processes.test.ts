@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StripeEmulator, startStripeEmulator } from '../emulators/stripe.js';
 import type { Json, TestApp } from '../helpers/app.js';
-import { type ServerProcess, callServer, startTwoServers } from '../helpers/process.js';
+import { type ServerProcess, callServer, useTwoServers } from '../helpers/process.js';
+import { nextWeekdayAt } from '../helpers/slots.js';
+import { newHost, serverAt } from '../helpers/fixtures.js';
 
 /**
  * Paid bookings across two `kairos serve` processes on one database, with the real `stripe` package
@@ -12,39 +14,31 @@ import { type ServerProcess, callServer, startTwoServers } from '../helpers/proc
  * The spawned servers run on the real clock, so times are picked on a weekday a few days ahead.
  */
 let stripe: StripeEmulator;
+beforeAll(async () => {
+  stripe = await startStripeEmulator();
+});
+afterAll(async () => {
+  await stripe?.close();
+});
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
-let stop: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  stripe = await startStripeEmulator();
-  ({ t, a, b, stop } = await startTwoServers({
+useTwoServers(
+  (s) => ({ t, a, b } = s),
+  () => ({
     STRIPE_SECRET_KEY: stripe.secretKey,
     STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
     STRIPE_API_URL: stripe.url,
-  }));
-}, 60_000);
-afterAll(async () => {
-  await stop?.();
-  await stripe?.close();
-});
+  }),
+);
 
 /** The first Wednesday at least two days after now, at `hour`:00 UTC (inside the default Mon–Fri 09–17). */
-function nextWednesdayAt(hour: number): string {
-  const d = new Date(Date.now() + 2 * 86_400_000);
-  d.setUTCHours(hour, 0, 0, 0);
-  while (d.getUTCDay() !== 3) d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString();
-}
+const nextWednesdayAt = (hour: number): string => nextWeekdayAt(3, hour).toISOString();
 
 const customer = { customer_email: 'ada@example.com', customer_name: 'Ada' };
 
 async function pricedLink(key: string, slug: string): Promise<string> {
-  const res = await callServer(a.url, 'POST', '/v1/hosts', key, {
-    display_name: 'Paid host',
-    timezone: 'UTC',
-  });
-  const host = ((await res.json()) as Json).host.principal_id as string;
+  const host = await newHost(serverAt(a.url), { token: key }, { display_name: 'Paid host', timezone: 'UTC' });
   const link = await callServer(a.url, 'POST', '/v1/booking-links', key, {
     slug,
     title: 'Paid call',

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
 import { pgBouncerAvailable } from '../helpers/pgbouncer.js';
-import { callServer, type ServerProcess, startTwoServers } from '../helpers/process.js';
+import { callServer, type ServerProcess, useTwoServers } from '../helpers/process.js';
+import { nextWeekdayAt } from '../helpers/slots.js';
+import { newHost, serverAt } from '../helpers/fixtures.js';
 
 /**
  * Two `kairos serve` processes behind PgBouncer in transaction mode, configured as docs/operations.md
@@ -12,30 +14,18 @@ const run = pgBouncerAvailable();
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
-let stop: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  if (run) ({ t, a, b, stop } = await startTwoServers({}, { pooler: 'pgbouncer' }));
-}, 60_000);
-afterAll(async () => {
-  await stop?.();
-});
+useTwoServers((s) => ({ t, a, b } = s), {}, { pooler: 'pgbouncer', skip: !run });
 
-function nextWednesdayAt(hour: number): string {
-  const d = new Date(Date.now() + 2 * 86_400_000);
-  d.setUTCHours(hour, 0, 0, 0);
-  while (d.getUTCDay() !== 3) d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString();
-}
+const nextWednesdayAt = (hour: number): string => nextWeekdayAt(3, hour).toISOString();
 
 describe.skipIf(!run)('through PgBouncer in transaction mode', () => {
   it('100 racing bookings for one slot across both processes: one 201, 99 409 slot_unavailable, none 5xx', async () => {
     const acc = await t.account();
-    const made = await callServer(a.url, 'POST', '/v1/hosts', acc.key, {
-      display_name: 'Pooled',
-      timezone: 'UTC',
-    });
-    expect(made.status).toBe(201);
-    const host = ((await made.json()) as Json).host.principal_id as string;
+    const host = await newHost(
+      serverAt(a.url),
+      { token: acc.key },
+      { display_name: 'Pooled', timezone: 'UTC' },
+    );
     const body = {
       principal_id: host,
       start_time: nextWednesdayAt(11),

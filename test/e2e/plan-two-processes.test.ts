@@ -3,20 +3,14 @@
  * database (docs/design.md#credentials): both servers meter the account's next requests with
  * the new limit within moments (the NOTIFY the CLI's change commits), not a minute later.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
-import { callServer, runCli, type ServerProcess, startTwoServers } from '../helpers/process.js';
+import { callServer, runCli, type ServerProcess, useTwoServers } from '../helpers/process.js';
 
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
-let stop: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  ({ t, a, b, stop } = await startTwoServers());
-}, 60_000);
-afterAll(async () => {
-  await stop?.();
-});
+useTwoServers((s) => ({ t, a, b } = s));
 
 async function limitOf(base: string, token: string): Promise<string | null> {
   const res = await callServer(base, 'GET', '/v1/me', token);

@@ -1,38 +1,22 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { databaseUrl } from '../helpers/db.js';
 import type { TestApp } from '../helpers/app.js';
-import { type ServerProcess, spawnServer, startTwoServers } from '../helpers/process.js';
+import { callServer, type ServerProcess, spawnServer, useTwoServers } from '../helpers/process.js';
 
 /** Two `kairos serve` processes sharing one database, as in a horizontally scaled deployment. */
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
-let stop: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  ({ t, a, b, stop } = await startTwoServers());
-}, 60_000);
-afterAll(async () => {
-  await stop?.();
-});
+useTwoServers((s) => ({ t, a, b } = s));
 
-function call(
+const call = (
   base: string,
   method: string,
   path: string,
   token: string,
   init: { body?: unknown; headers?: Record<string, string> } = {},
-) {
-  return fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...init.headers,
-    },
-    body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
-  });
-}
+) => callServer(base, method, path, token, init.body, init.headers);
 
 describe('across two server processes on one database', () => {
   it('holds the per-key hourly limit exactly when 60 requests race across both processes', async () => {

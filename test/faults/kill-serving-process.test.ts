@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
-import { callServer, type ServerProcess, startTwoServers } from '../helpers/process.js';
+import { callServer, type ServerProcess, useTwoServers } from '../helpers/process.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { weekdaySlots } from '../helpers/slots.js';
 
@@ -18,19 +18,17 @@ import { weekdaySlots } from '../helpers/slots.js';
  */
 const LOAD_MS = Number(process.env.KAIROS_FAULT_LOAD_MS ?? 20_000);
 
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver?.close();
+});
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
-let receiver: Receiver;
-let stop: (() => Promise<void>) | undefined;
-beforeAll(async () => {
-  receiver = await startReceiver();
-  ({ t, a, b, stop } = await startTwoServers({ KAIROS_ALLOW_PRIVATE_NETWORK: 'true' }));
-}, 60_000);
-afterAll(async () => {
-  await stop?.();
-  await receiver?.close();
-});
+useTwoServers((s) => ({ t, a, b } = s), { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' });
 
 type Op = 'create' | 'reschedule' | 'cancel';
 interface Outcome {

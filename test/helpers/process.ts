@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { startTestApp, type TestApp } from './app.js';
 import { type PgBouncer, startPgBouncer } from './pgbouncer.js';
 
@@ -135,13 +136,52 @@ export async function startTwoServers(
   return { t, a, b, stop };
 }
 
+/** What `startTwoServers` answers, without `stop`. */
+export interface TwoServers {
+  t: TestApp;
+  a: ServerProcess;
+  b: ServerProcess;
+}
+
+/**
+ * The two-process set-up of a test file: a beforeAll that starts two servers (`startTwoServers`) and
+ * hands them to `started` (which sets the file's `t`, `a`, `b`), and an afterAll that stops them.
+ * `env` may be a function, called in the beforeAll, for addresses of what an earlier beforeAll started
+ * (hooks run in order, afterAll in reverse: the servers stop before what was started before them).
+ * `skip`: start nothing (a file whose tests are skipped on this machine).
+ */
+export function useTwoServers(
+  started: (servers: TwoServers) => void,
+  env: Record<string, string> | (() => Record<string, string>) = {},
+  opts: { pooler?: 'pgbouncer' | 'none'; skip?: boolean } = {},
+): void {
+  let stop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    if (opts.skip) return;
+    const servers = await startTwoServers(typeof env === 'function' ? env() : env, opts);
+    stop = servers.stop;
+    started(servers);
+  }, 60_000);
+  afterAll(async () => {
+    await stop?.();
+  });
+}
+
 /** A JSON request to a server process, with an optional bearer token (the two-process suites). */
-export function callServer(base: string, method: string, path: string, token?: string, body?: unknown) {
+export function callServer(
+  base: string,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   return fetch(`${base}${path}`, {
     method,
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
     },
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });

@@ -14,3 +14,14 @@ export function* weekdaySlots(): Generator<string> {
   }
   throw new Error('the load used up a host’s bookable slots: spread it over more hosts');
 }
+
+/**
+ * The first `weekday` (0 Sunday … 6 Saturday) at least two days after now, at `hour`:00 UTC: a time
+ * inside the default Mon–Fri 09–17 for servers that run on the real clock.
+ */
+export function nextWeekdayAt(weekday: number, hour: number): Date {
+  const d = new Date(Date.now() + 2 * 86_400_000);
+  d.setUTCHours(hour, 0, 0, 0);
+  while (d.getUTCDay() !== weekday) d.setUTCDate(d.getUTCDate() + 1);
+  return d;
+}
