@@ -47,6 +47,22 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** TestApp's `call` against any base URL (e.g. a spawned `kairos serve` process). */
+export function serverAt(base: string): Pick<TestApp, 'call'> {
+  return {
+    call(method, path, o = {}) {
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      if (o.token) headers.authorization = `Bearer ${o.token}`;
+      let body: string | undefined;
+      if (o.body !== undefined) {
+        body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      return fetch(`${base}${path}`, { method, headers, body }) as Promise<TestResponse>;
+    },
+  };
+}
+
 export interface TestAppOptions {
   clock?: Clock;
   env?: Record<string, string>;
@@ -121,16 +137,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
         .execute();
       return rows.map((r) => r.data);
     },
-    call(method, path, o = {}) {
-      const headers: Record<string, string> = { ...(o.headers ?? {}) };
-      if (o.token) headers.authorization = `Bearer ${o.token}`;
-      let body: string | undefined;
-      if (o.body !== undefined) {
-        body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      return fetch(`${address}${path}`, { method, headers, body }) as Promise<TestResponse>;
-    },
+    call: serverAt(address).call,
     async close() {
       // Every event the file's tests made must match its declared payload schema.
       const mismatches = await eventMismatches(db, ctx.events).catch((err) => [String(err)]);

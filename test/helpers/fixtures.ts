@@ -1,29 +1,14 @@
-import { expect } from 'vitest';
-import type { Json, TestApp, TestResponse } from './app.js';
-
 /**
  * The fixtures most test files need — a host, a booking, a signed-in user — written once. Each takes
  * the app it talks to: a TestApp, or `serverAt(url)` for a spawned `kairos serve` process.
  */
+import { expect } from 'vitest';
+import { type Json, serverAt, type TestApp, type TestResponse } from './app.js';
+
+export { serverAt };
 
 /** Anything with the TestApp's `call`: the in-process app or a server process (`serverAt`). */
 export type Caller = Pick<TestApp, 'call'>;
-
-/** `call` against a base URL (a spawned server process), with the same options as TestApp's. */
-export function serverAt(base: string): Caller {
-  return {
-    call(method, path, o = {}) {
-      const headers: Record<string, string> = { ...(o.headers ?? {}) };
-      if (o.token) headers.authorization = `Bearer ${o.token}`;
-      let body: string | undefined;
-      if (o.body !== undefined) {
-        body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      return fetch(`${base}${path}`, { method, headers, body }) as Promise<TestResponse>;
-    },
-  };
-}
 
 /** The password `signIn` uses unless told otherwise (the one the test files give their users). */
 export const PASSWORD = 'correct horse battery';
