@@ -3,6 +3,7 @@ import { availableParallelism, cpus } from 'node:os';
 import type { Row } from './lib.js';
 import { benchAvailability } from './availability.js';
 import { benchBookingCreate, benchBusySlots } from './bookings.js';
+import { benchMcp } from './mcp.js';
 import { benchPages } from './pages.js';
 import { benchPlatform } from './platform.js';
 import { benchProposals } from './proposals.js';
@@ -20,6 +21,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['proposals', benchProposals],
   ['pages', benchPages],
   ['sdk', benchSdk],
+  ['mcp', benchMcp],
 ];
 
 const only = process.argv[2];

@@ -1,0 +1,212 @@
+/**
+ * MCP benchmark: a `get_available_slots` tool call on `POST /mcp` (current protocol revision, JSON
+ * answer) against the same question asked of `GET /v1/availability/slots`, 7 and 30 days of a host
+ * whose calendar (an ICS feed of 1,000 busy blocks, read once) is warm. The tool call runs the REST
+ * request in-process and shows every time in the host's zone, so the ratio is the price of the MCP
+ * layer: JSON-RPC, the inner dispatch, times with offsets, the output-schema check. Target: the tool
+ * call's req/s ≥ 70 % of the REST route's. 50 connections; route and tool call take turns.
+ *
+ * The request the tool call sends is the one the official MCP client makes (recorded once, then
+ * replayed by autocannon). The server runs in a child process (this file again, KAIROS_BENCH_CHILD=1)
+ * on its own embedded PostgreSQL. Run alone with `node --import tsx bench/mcp.ts`; BENCH_SECONDS
+ * (default 6) is the measured time per target.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { busyFeed, feedRuntime, type LoadResult, load, type Row, serveOnTempStore } from './lib.js';
+
+const CHILD_ENV = 'KAIROS_BENCH_CHILD';
+const DAY = 86_400_000;
+const ZONE = 'America/New_York';
+const CONNECTIONS = 50;
+const ROUNDS = 3;
+const TARGET = 0.7;
+
+interface Ready {
+  url: string;
+  token: string;
+  host: string;
+  from: number;
+}
+
+async function serveOn(url: string): Promise<void> {
+  const { runtime: ctx, close } = await feedRuntime(url);
+  const app = ctx.app!;
+  let feed: Server | null = null;
+  try {
+    const { account, api_key } = await ctx.modules.accounts.createAccount({
+      name: 'Bench',
+      plan: 'enterprise',
+      rateLimitPerHour: 1_000_000_000,
+    });
+    const host = await ctx.modules.principals.createHost(account.id, {
+      display_name: 'Bench host',
+      timezone: ZONE,
+    });
+    const from = Math.ceil(Date.now() / DAY) * DAY;
+    const ics = busyFeed({ start: from, end: from + 30 * DAY }, 1000);
+    feed = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/calendar' }).end(ics);
+    });
+    await new Promise<void>((resolve) => feed?.listen(0, '127.0.0.1', resolve));
+    const connected = await app.inject({
+      method: 'POST',
+      url: '/v1/calendars/ics',
+      headers: { authorization: `Bearer ${api_key.key}` },
+      payload: {
+        url: `http://127.0.0.1:${(feed.address() as AddressInfo).port}/busy.ics`,
+        principal_id: host.principal_id,
+      },
+    });
+    if (connected.statusCode !== 201) throw new Error(`connecting the feed failed: ${connected.body}`);
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const ready: Ready = { url: address, token: api_key.key, host: host.principal_id, from };
+    process.send?.(ready);
+    await new Promise<void>((resolve) => process.once('message', () => resolve()));
+  } finally {
+    await close();
+    await new Promise((resolve) => (feed ? feed.close(resolve) : resolve(undefined)));
+  }
+}
+
+/** The HTTP request the official client sends for one tool call (headers and body), recorded. */
+async function recordToolCall(
+  url: string,
+  token: string,
+  args: Record<string, unknown>,
+): Promise<{ headers: Record<string, string>; body: string; slots: number }> {
+  let last: { headers: Record<string, string>; body: string } | undefined;
+  const recording: typeof fetch = async (input, init) => {
+    if (init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"tools/call"')) {
+      const headers: Record<string, string> = {};
+      new Headers(init.headers).forEach((v, k) => {
+        headers[k] = v;
+      });
+      last = { headers, body: init.body };
+    }
+    return fetch(input, init);
+  };
+  const client = new Client(
+    { name: 'kairos-bench', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      fetch: recording,
+    }),
+  );
+  const result = (await client.callTool({ name: 'get_available_slots', arguments: args })) as {
+    isError?: boolean;
+    structuredContent?: { slots?: unknown[] };
+    content: { text?: string }[];
+  };
+  await client.close();
+  if (result.isError || !last) throw new Error(`tool call failed: ${result.content[0]?.text}`);
+  return { ...last, slots: result.structuredContent?.slots?.length ?? 0 };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export async function benchMcp(): Promise<Row[]> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 6);
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, [CHILD_ENV]: '1' },
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
+        : []),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const ready = await new Promise<Ready>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as Ready));
+      child.once('exit', (code) => reject(new Error(`bench server exited early (${code})`)));
+    });
+    const rows: Row[] = [];
+    const auth = { authorization: `Bearer ${ready.token}` };
+    for (const days of [7, 30]) {
+      const from = new Date(ready.from).toISOString();
+      const to = new Date(ready.from + days * DAY).toISOString();
+      const rest = `${ready.url}/v1/availability/slots?${new URLSearchParams({
+        principal_id: ready.host,
+        duration_minutes: '30',
+        from,
+        to,
+      })}`;
+      const call = await recordToolCall(ready.url, ready.token, {
+        principal_id: ready.host,
+        duration_minutes: 30,
+        from,
+        to,
+      });
+      const runRest = (s: number) => load(rest, { connections: CONNECTIONS, seconds: s, headers: auth });
+      const runMcp = (s: number) =>
+        load(`${ready.url}/mcp`, {
+          connections: CONNECTIONS,
+          seconds: s,
+          headers: call.headers,
+          nextBody: () => call.body,
+        });
+      await runRest(2);
+      await runMcp(2);
+      const runs: { rest: LoadResult; mcp: LoadResult }[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        const r = await runRest(seconds / ROUNDS);
+        const m = await runMcp(seconds / ROUNDS);
+        for (const [name, x] of [
+          ['REST', r],
+          ['MCP', m],
+        ] as const) {
+          if (x.non2xx > 0 || x.errors > 0)
+            throw new Error(`${name}: ${x.non2xx} non-2xx, ${x.errors} errors`);
+        }
+        runs.push({ rest: r, mcp: m });
+      }
+      const label = `get_available_slots ${days}d (${call.slots} slots)`;
+      rows.push(
+        {
+          name: `mcp.${label} REST req/s`,
+          value: median(runs.map((x) => x.rest.rps)).toFixed(0),
+          unit: 'req/s',
+        },
+        {
+          name: `mcp.${label} tool call req/s`,
+          value: median(runs.map((x) => x.mcp.rps)).toFixed(0),
+          unit: 'req/s',
+        },
+        { name: `mcp.${label} tool call p99`, value: String(median(runs.map((x) => x.mcp.p99))), unit: 'ms' },
+        {
+          name: `mcp.${label} tool call vs REST`,
+          value: (100 * median(runs.map((x) => x.mcp.rps / x.rest.rps))).toFixed(0),
+          unit: `% of req/s (target ≥ ${100 * TARGET} %, ${CONNECTIONS} conn)`,
+        },
+      );
+    }
+    return rows;
+  } finally {
+    if (child.connected) child.send('stop');
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+  }
+}
+
+if (process.env[CHILD_ENV] === '1') {
+  await serveOnTempStore(serveOn);
+} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.table(await benchMcp());
+}
