@@ -5,6 +5,7 @@
 import type { AccountsApi } from '../accounts/api.js';
 import type { MailApi } from '../mail/api.js';
 import type { PrincipalsApi } from '../principals/api.js';
+import type { WebhooksApi } from '../webhooks/api.js';
 
 /** A network invitation as its link's page shows it (docs/api.md#network). */
 export interface InvitationSummary {
@@ -33,4 +34,5 @@ export interface NetworkNeeds {
   };
   mail: Pick<MailApi, 'enqueue'>;
   accounts: Pick<AccountsApi, 'userEmail' | 'userIdByEmail'>;
+  webhooks: Pick<WebhooksApi, 'emit'>;
 }

@@ -12,7 +12,7 @@ import { NetworkService } from './service.js';
  */
 export const networkModule = defineModule<NetworkNeeds>()({
   name: 'network',
-  needs: ['principals', 'mail', 'accounts'],
+  needs: ['principals', 'mail', 'accounts', 'webhooks'],
   events: networkEvents,
   create({ platform, needs }) {
     const network = new NetworkService(platform, needs);

@@ -20,9 +20,8 @@ import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
 import type { MailMessage } from '../mail/api.js';
-import { htmlBody } from '../mail/api.js';
+import { htmlBody } from '../../lib/mail-text.js';
 import type { AccessGrant, AccessRule, PrincipalRef } from '../principals/api.js';
-import { emitEvent } from '../webhooks/api.js';
 import type { InvitationSummary, NetworkApi, NetworkNeeds } from './api.js';
 import * as repo from './repo.js';
 import type { ConsentRow, InvitationRow } from './repo.js';
@@ -240,7 +239,7 @@ export class NetworkService implements NetworkApi {
   private async announce(trx: Tx, type: 'consent.granted' | 'consent.revoked', c: ConsentRow): Promise<void> {
     const consent = presentConsent(c, this.clock.nowMs());
     for (const accountId of new Set([c.grantor_account_id, c.grantee_account_id])) {
-      await emitEvent(trx, this.clock, { accountId, type, data: { consent } });
+      await this.needs.webhooks.emit(trx, { accountId, type, data: { consent } });
     }
   }
 

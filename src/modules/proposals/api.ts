@@ -7,6 +7,7 @@ import type { CalendarsApi } from '../calendars/api.js';
 import type { MailApi } from '../mail/api.js';
 import type { NetworkApi } from '../network/api.js';
 import type { PrincipalsApi } from '../principals/api.js';
+import type { WebhooksApi } from '../webhooks/api.js';
 
 /** What the proposals module does for other modules (and for operators and tests). */
 export interface ProposalsApi {
@@ -20,6 +21,7 @@ export interface ProposalsNeeds {
   };
   mail: Pick<MailApi, 'enqueue'>;
   calendars: Pick<CalendarsApi, 'writeMeeting' | 'removeMeeting' | 'isConnected'>;
-  bookings: Pick<BookingsApi, 'bookMeeting' | 'cancelMeeting' | 'busyChanged'>;
+  bookings: Pick<BookingsApi, 'takeMeeting' | 'cancelMeeting' | 'busyChanged' | 'meetingTitle'>;
   network: Pick<NetworkApi, 'mayPropose'>;
+  webhooks: Pick<WebhooksApi, 'emit'>;
 }

@@ -11,10 +11,8 @@ import { type Effect, pollWinner, type Transition } from '../../lib/proposals.js
 import type { Clock } from '../../platform/clock.js';
 import { Conflict } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
-import { isExclusionViolation, meetingWith } from '../bookings/api.js';
-import { addressOf } from '../mail/api.js';
+import { addressOf } from '../../lib/mail-text.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
-import { emitEvent } from '../webhooks/api.js';
 import type { ProposalsNeeds } from './api.js';
 import { DEFAULT_HOURS, HOUR } from './input.js';
 import { type ProposalMails, selectedSlot, titleOf } from './mails.js';
@@ -64,7 +62,7 @@ type EventName =
   | 'proposal.cancelled'
   | 'proposal.expired';
 
-export interface EffectsDeps extends Pick<ProposalsNeeds, 'mail' | 'calendars' | 'bookings'> {
+export interface EffectsDeps extends Pick<ProposalsNeeds, 'mail' | 'calendars' | 'bookings' | 'webhooks'> {
   clock: Clock;
   config: Pick<Config, 'mailFrom'>;
   mails: ProposalMails;
@@ -191,22 +189,23 @@ export class ProposalEffects {
           },
           notes: l.p.title ?? l.p.message,
           metadata: l.p.metadata,
-          title: l.p.title ?? meetingWith(ids.map((id) => c.pre.contacts.get(id)?.name ?? '')),
+          title:
+            l.p.title ?? this.deps.bookings.meetingTitle(ids.map((id) => c.pre.contacts.get(id)?.name ?? '')),
         };
         if (l.p.mode === 'standard') {
           // All or nothing: a taken time fails the accept (409 slot_unavailable), nothing is stored.
-          await this.deps.bookings.bookMeeting(trx, input);
-        } else {
-          // A poll resolves whatever happens to the requester's time; a taken time is recorded.
-          const taken = await repo.inSavepoint(
-            trx,
-            () => this.deps.bookings.bookMeeting(trx, input).then(() => undefined),
-            isExclusionViolation,
-          );
-          if (taken) {
-            l.p = { ...l.p, booking_error: 'slot_unavailable' };
-            return;
+          if ((await this.deps.bookings.takeMeeting(trx, input, 'abort')) === 'taken') {
+            throw new Conflict(
+              'The selected slot is no longer free for everyone; counter with another time',
+              {
+                code: 'slot_unavailable',
+              },
+            );
           }
+        } else if ((await this.deps.bookings.takeMeeting(trx, input, 'undo')) === 'taken') {
+          // A poll resolves whatever happens to the requester's time; a taken time is recorded.
+          l.p = { ...l.p, booking_error: 'slot_unavailable' };
+          return;
         }
         c.booked = principals.map((x) => x.id);
         return;
@@ -298,7 +297,7 @@ export class ProposalEffects {
         return;
       case 'event:proposal.resolved': {
         const r = l.p.resolution!;
-        await emitEvent(trx, this.deps.clock, {
+        await this.deps.webhooks.emit(trx, {
           accountId: l.p.requester_account_id,
           recipientPrincipalId: l.p.requester_id,
           type: 'proposal.resolved',
@@ -328,6 +327,6 @@ export class ProposalEffects {
     const accounts = new Set([l.p.requester_account_id]);
     for (const x of l.participants) if (x.account_id) accounts.add(x.account_id);
     const data = { proposal: presentProposal(l), ...extra };
-    for (const accountId of accounts) await emitEvent(trx, this.deps.clock, { accountId, type, data });
+    for (const accountId of accounts) await this.deps.webhooks.emit(trx, { accountId, type, data });
   }
 }

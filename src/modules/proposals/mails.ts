@@ -7,7 +7,7 @@
 import type { Config } from '../../config.js';
 import type { Transition } from '../../lib/proposals.js';
 import type { InviteSpec, MailMessage } from '../mail/api.js';
-import { addressOf, describeTime, htmlBody } from '../mail/api.js';
+import { addressOf, describeTime, htmlBody } from '../../lib/mail-text.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import { type Loaded, type ParticipantRow, partiesOf, type SlotRow } from './present.js';
 

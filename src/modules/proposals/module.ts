@@ -13,7 +13,7 @@ import { ProposalService } from './service.js';
  */
 export const proposalsModule = defineModule<ProposalsNeeds>()({
   name: 'proposals',
-  needs: ['principals', 'mail', 'calendars', 'bookings', 'network'],
+  needs: ['principals', 'mail', 'calendars', 'bookings', 'network', 'webhooks'],
   events: proposalEvents,
   create({ platform, needs }) {
     const proposals = new ProposalService(platform, needs);

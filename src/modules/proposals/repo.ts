@@ -309,25 +309,3 @@ export async function loadMany(db: Queryable, ps: readonly ProposalRow[]): Promi
     participants: (participants as ParticipantRow[]).filter((x) => x.proposal_id === p.id),
   }));
 }
-
-/**
- * Runs `work` inside a savepoint of `trx`: released when it succeeds; when it throws an error `keep`
- * accepts, rolled back to (the transaction goes on) and the error is answered; any other error is
- * thrown as it is.
- */
-export async function inSavepoint(
-  trx: Tx,
-  work: () => Promise<void>,
-  keep: (err: unknown) => boolean,
-): Promise<unknown> {
-  await sql`SAVEPOINT poll_booking`.execute(trx);
-  try {
-    await work();
-    await sql`RELEASE SAVEPOINT poll_booking`.execute(trx);
-    return null;
-  } catch (err) {
-    if (!keep(err)) throw err;
-    await sql`ROLLBACK TO SAVEPOINT poll_booking`.execute(trx);
-    return err;
-  }
-}

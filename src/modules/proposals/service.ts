@@ -21,7 +21,6 @@ import { isTokenShape, sha256Hex } from '../../platform/crypto.js';
 import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
-import { isExclusionViolation } from '../bookings/api.js';
 import type { PrincipalRef } from '../principals/api.js';
 import type { ProposalsApi, ProposalsNeeds } from './api.js';
 import { type Change, type Decision, ProposalEffects, type Prepared } from './effects.js';
@@ -60,6 +59,7 @@ export class ProposalService implements ProposalsApi {
       mail: needs.mail,
       calendars: needs.calendars,
       bookings: needs.bookings,
+      webhooks: needs.webhooks,
       mails: this.mails,
     });
   }
@@ -474,13 +474,6 @@ export class ProposalService implements ProposalsApi {
         touched = [...c.booked, ...c.freed];
         return { l: c.l, counter: c.counter, row: c.row };
       });
-    } catch (err) {
-      if (isExclusionViolation(err)) {
-        throw new Conflict('The selected slot is no longer free for everyone; counter with another time', {
-          code: 'slot_unavailable',
-        });
-      }
-      throw err;
     } finally {
       if (touched.length > 0) this.needs.bookings.busyChanged(touched);
     }
