@@ -12,6 +12,11 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import type { CalendarService } from './service.js';
+
+/** The calendars service behind the module's API (its busy source and provider gateway are internal). */
+const calendarsOf = (app: { ctx: { modules: { calendars: unknown } } }) =>
+  app.ctx.modules.calendars as CalendarService;
 
 const H = 3_600_000;
 const D = 24 * H;
@@ -79,7 +84,7 @@ async function hostWithFeed(days: number[]): Promise<string> {
   return host;
 }
 
-const readB = (host: string) => b.ctx.modules.calendars.busySource.busy(host, WINDOW);
+const readB = (host: string) => calendarsOf(b).busySource.busy(host, WINDOW);
 
 /** Process B's count of slots answers remembered or computed (its /metrics). */
 async function slotAnswers(outcome: 'remembered' | 'computed'): Promise<number> {

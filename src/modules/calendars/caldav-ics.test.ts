@@ -9,6 +9,11 @@ import { type RadicaleServer, radicaleAvailable, startRadicale } from '../../../
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import type { CalendarService } from './service.js';
+
+/** The calendars service behind the module's API (its busy source and provider gateway are internal). */
+const calendarsOf = (app: { ctx: { modules: { calendars: unknown } } }) =>
+  app.ctx.modules.calendars as CalendarService;
 
 const clock = new FakeClock('2026-06-01T00:00:00.000Z');
 const T0 = clock.nowMs();
@@ -92,7 +97,7 @@ beforeEach(() => {
   feedStatus = 200;
 });
 
-const source = () => t.ctx.modules.calendars.busySource;
+const source = () => calendarsOf(t).busySource;
 
 const newHost = (timezone = 'UTC') => fixtures.newHost(t, { accountId: account.id }, { timezone });
 
@@ -267,7 +272,7 @@ describe.skipIf(!HAS_RADICALE)('CalDAV (Radicale)', () => {
       .where('id', '=', connection.id)
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(row)).not.toContain(radicale.password);
-    const creds = t.ctx.modules.calendars.gateway.decrypt(row.credentials_enc ?? '');
+    const creds = calendarsOf(t).gateway.decrypt(row.credentials_enc ?? '');
     expect(creds).toEqual({ kind: 'caldav', username: 'alice', password: radicale.password });
 
     const answer = await source().busy(host, { start: T0, end: T0 + 21 * D });

@@ -25,6 +25,7 @@ import type { JobContribution } from '../module.js';
 import { ConnectionLost, type ProviderGateway } from './gateway.js';
 import { type EventSpec, eventRef, type WrittenEvent } from './providers/events.js';
 import { OAuthError, ProviderError } from './providers/index.js';
+import type { CalendarSync, MeetingSpec } from './api.js';
 import type { ConnectionRow } from './repo.js';
 import type { CalendarMeetingEventsTable, MeetingEventStatus, ProviderName } from './tables.js';
 
@@ -34,31 +35,6 @@ export const MAX_WRITE_ATTEMPTS = 10;
 /** How long one writer holds a meeting: longer than a pass (a few provider calls of at most 15 s each). */
 const WRITER_LEASE_MS = 10 * 60_000;
 const MAX_BACKOFF_MS = 3_600_000;
-
-/** What to keep in the principals' calendars. */
-export interface MeetingSpec {
-  /** The meeting's own id (a booking id); one meeting per key. */
-  key: string;
-  accountId: string;
-  principalIds: readonly string[];
-  title: string;
-  description?: string | null;
-  /** A URL or place. */
-  location?: string | null;
-  /** Guests (customers); only Google receives them as attendees, without notifications. */
-  attendees: readonly { name: string | null; email: string }[];
-  start: Date;
-  end: Date;
-}
-
-/** How writing a meeting into one principal's calendar went. */
-export interface CalendarSync {
-  principal_id: string;
-  provider: ProviderName | null;
-  status: MeetingEventStatus;
-  error: string | null;
-  updated_at: string | null;
-}
 
 interface WritePayload {
   key: string;

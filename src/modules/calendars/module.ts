@@ -1,15 +1,9 @@
 // Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
 import './errors.js';
 import { defineModule } from '../module.js';
-import type { PrincipalsApi } from '../principals/api.js';
+import type { CalendarsApi, CalendarsNeeds } from './api.js';
 import { calendarRoutes } from './routes.js';
 import { CalendarService } from './service.js';
-
-export interface CalendarsNeeds {
-  principals: Pick<PrincipalsApi, 'isManagedHost' | 'storedZoneOf'> & {
-    access: Pick<PrincipalsApi['access'], 'mayActFor'>;
-  };
-}
 
 /**
  * Connected calendars (Google, Microsoft, CalDAV, ICS), connect links, busy time kept fresh in the
@@ -19,24 +13,11 @@ export const calendarsModule = defineModule<CalendarsNeeds>()({
   name: 'calendars',
   needs: ['principals'],
   create({ platform, needs }) {
-    const { db, clock, config, keys, log } = platform;
-    const principals = needs.principals;
-    const calendars = new CalendarService({
-      db,
-      clock,
-      config,
-      keys,
-      directory: {
-        mayActFor: (actor, principalId) => principals.access.mayActFor(actor, principalId),
-        isManagedHost: (accountId: string, principalId: string) =>
-          principals.isManagedHost(accountId, principalId),
-        timeZoneOf: (principalId: string) => principals.storedZoneOf(principalId),
-      },
-      log,
-    });
+    const calendars = new CalendarService(platform, needs);
     const { jobs, schedules } = calendars.work();
+    const api: CalendarsApi = calendars;
     return {
-      api: calendars,
+      api,
       routes: (app) => calendarRoutes(app, calendars),
       jobs,
       schedules,

@@ -11,6 +11,11 @@ import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app
 import { FakeClock } from '../../platform/clock.js';
 import type { AppError } from '../../platform/errors.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import type { CalendarService } from './service.js';
+
+/** The calendars service behind the module's API (its busy source and provider gateway are internal). */
+const calendarsOf = (app: { ctx: { modules: { calendars: unknown } } }) =>
+  app.ctx.modules.calendars as CalendarService;
 
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 const H = 3_600_000;
@@ -58,7 +63,7 @@ beforeEach(() => {
   microsoft.reset();
 });
 
-const source = () => t.ctx.modules.calendars.busySource;
+const source = () => calendarsOf(t).busySource;
 
 /** A fresh host of the test account, so each test has its own connections. */
 const newHost = (name = 'Host') =>
@@ -131,7 +136,7 @@ describe('Google OAuth round trip', () => {
       .selectAll()
       .where('id', '=', connectionId)
       .executeTakeFirstOrThrow();
-    const creds = t.ctx.modules.calendars.gateway.decrypt(row.credentials_enc ?? '');
+    const creds = calendarsOf(t).gateway.decrypt(row.credentials_enc ?? '');
     if (creds.kind !== 'oauth') throw new Error('expected OAuth credentials');
     expect(creds.access_token).toMatch(/^at_/);
     expect(creds.refresh_token).toMatch(/^rt_/);
@@ -481,7 +486,7 @@ describe('Microsoft OAuth round trip', () => {
         .select('credentials_enc')
         .where('id', '=', connectionId)
         .executeTakeFirstOrThrow();
-      return t.ctx.modules.calendars.gateway.decrypt(row.credentials_enc ?? '');
+      return calendarsOf(t).gateway.decrypt(row.credentials_enc ?? '');
     };
     const old = await tokensOf();
     microsoft.expireAccessTokens();

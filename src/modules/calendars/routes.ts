@@ -1,4 +1,3 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { wrap } from '../../platform/schemas.js';
@@ -10,94 +9,26 @@ import {
   CallbackQuery,
   CaldavBody,
   ConnectionAnswer,
-  ConnectLinkAnswer,
-  ConnectLinkBody,
   ConnectQuery,
   DisconnectAnswer,
   DisconnectParams,
-  HostParams,
   HtmlPage,
   IcsBody,
   PrincipalQuery,
-  PublicConnectParams,
-  PublicConnectQuery,
   CalendarUpdateBody,
   SyncAnswer,
   SyncBody,
-  LinkCaldavForm,
-  type LinkForm,
-  LinkIcsForm,
 } from './schemas.js';
-import type { BrowserOutcome, CalendarService, CallerRef } from './service.js';
+import { cookiesOf, PAGE_EXAMPLE, sendOutcome, wantsJson } from './browser.js';
+import { connectLinkRoutes } from './connect-link-routes.js';
+import type { CalendarService, CallerRef } from './service.js';
 import { actorOf } from '../../platform/actor.js';
-import { AppError, ValidationFailed } from '../../platform/errors.js';
+import { ValidationFailed } from '../../platform/errors.js';
 import { emptyBodyIsObject, type TypedApp } from '../../platform/routes.js';
 
 /** Private routes always have an authenticated account caller (platform/http.ts enforces it). */
 function callerRef(caller: Caller): CallerRef {
   return actorOf(caller);
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-export function renderPage(outcome: Extract<BrowserOutcome, { kind: 'page' }>): string {
-  const links = (outcome.links ?? [])
-    .map((l) => `<p><a href="${escapeHtml(l.url)}">${escapeHtml(l.label)}</a></p>`)
-    .join('');
-  const forms = (outcome.forms ?? [])
-    .map(
-      (f) =>
-        `<form method="post" action="${escapeHtml(f.action)}"><h2>${escapeHtml(f.title)}</h2>` +
-        f.fields
-          .map(
-            (x) =>
-              `<p><label>${escapeHtml(x.label)}<br><input name="${escapeHtml(x.name)}" type="${x.type}" required ` +
-              `autocomplete="${x.type === 'password' ? 'current-password' : 'off'}" style="width:100%"></label></p>`,
-          )
-          .join('') +
-        `<p><button type="submit">${escapeHtml(f.submit)}</button></p></form>`,
-    )
-    .join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(outcome.title)}</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;line-height:1.5">
-<h1>${escapeHtml(outcome.title)}</h1><p>${escapeHtml(outcome.message)}</p>${links}${forms}</body></html>`;
-}
-
-/** The problem slug of a failed browser outcome, for clients that ask for JSON. */
-function outcomeSlug(status: number): string {
-  if (status === 404 || status === 410) return 'not-found';
-  if (status === 403) return 'forbidden';
-  if (status === 409) return 'conflict';
-  return 'bad-request';
-}
-
-/**
- * Browser answers: no caching, and no Referer carrying a token to the next site. A failure is a page
- * for a person's browser (which accepts text/html), and problem+json for any other client.
- */
-function sendOutcome(request: FastifyRequest, reply: FastifyReply, outcome: BrowserOutcome) {
-  reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
-  if (outcome.cookies?.length) reply.header('set-cookie', outcome.cookies);
-  if (outcome.kind === 'page' && outcome.status >= 400 && !acceptsHtml(request)) {
-    throw new AppError(outcome.status, outcomeSlug(outcome.status), `${outcome.title}: ${outcome.message}`);
-  }
-  if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302);
-  return reply.code(outcome.status).type('text/html; charset=utf-8').send(renderPage(outcome));
-}
-
-/** The request's cookies by name (RFC 6265 `Cookie` header; the first of a repeated name wins). */
-function cookiesOf(request: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (name && !(name in out)) out[name] = part.slice(eq + 1).trim();
-  }
-  return out;
 }
 
 /**
@@ -113,14 +44,6 @@ function principalOf(fromBody: string | undefined, fromQuery: string | undefined
     throw new ValidationFailed({ principal_id: 'differs between the query string and the body' });
   }
   return fromBody ?? fromQuery;
-}
-
-function acceptsHtml(request: FastifyRequest): boolean {
-  return (request.headers.accept ?? '').toLowerCase().includes('text/html');
-}
-
-function wantsJson(request: FastifyRequest): boolean {
-  return (request.headers.accept ?? '').toLowerCase().includes('application/json');
 }
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
@@ -173,10 +96,6 @@ const CALDAV_CONNECTION = {
     },
   ],
 };
-const PAGE_EXAMPLE =
-  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Calendar connected</title></head>' +
-  '<body><h1>Calendar connected</h1><p>Your calendar is connected. You can close this page.</p></body></html>';
-
 /** The OAuth providers: each has its own connect and callback path (no path template to collide with others). */
 const OAUTH_PROVIDERS = [
   { provider: 'google', name: 'Google' },
@@ -477,129 +396,5 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
     },
   );
 
-  app.post(
-    '/v1/hosts/:id/connect-link',
-    {
-      config: { access: 'private', idempotent: true },
-      preValidation: emptyBodyIsObject,
-      schema: {
-        operationId: 'createConnectLink',
-        tags: ['Hosts'],
-        summary:
-          'A signed, expiring link through which the host connects their own calendar (the account never ' +
-          'sees their credentials)',
-        params: HostParams,
-        body: withExample(ConnectLinkBody, { expires_in_hours: 72 }),
-        response: {
-          201: answer('The link to send to the host', ConnectLinkAnswer, {
-            connect_link: {
-              url: 'https://kairos.acme-physio.example/v1/public/connect/cl_6QmZ2xV9rT4wK8nB1pD7sF3hJ5',
-              expires_at: '2054-06-11T10:00:00.000Z',
-              host_id: '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03',
-              providers: ['google', 'microsoft'],
-            },
-          }),
-        },
-      },
-    },
-    async (request, reply) => {
-      const link = await calendars.createConnectLink(
-        actorOf(request.caller).accountId,
-        request.params.id,
-        request.body,
-      );
-      reply.code(201);
-      return { connect_link: link };
-    },
-  );
-
-  // The connect page's forms post application/x-www-form-urlencoded (as browsers do); JSON works too.
-  app.register(async (forms) => {
-    forms.addContentTypeParser(
-      'application/x-www-form-urlencoded',
-      { parseAs: 'string', bodyLimit: 16_384 },
-      (_request, body, done) => {
-        done(null, Object.fromEntries(new URLSearchParams(body as string)));
-      },
-    );
-    for (const kind of ['caldav', 'ics'] as const) {
-      forms.post(
-        `/v1/public/connect/:token/${kind}`,
-        {
-          config: {
-            access: 'none',
-            problems: {
-              '400': '`validation-error` (a page for browsers): the server, account or feed was refused',
-              '404': '`not-found`: the link is invalid or has expired',
-            },
-          },
-          schema: {
-            operationId: kind === 'caldav' ? 'connectCaldavViaLink' : 'addIcsFeedViaLink',
-            tags: ['Hosts'],
-            summary:
-              kind === 'caldav'
-                ? 'A host connects a CalDAV account through its connect link (the page’s form)'
-                : 'A host adds a calendar feed (ICS) through its connect link (the page’s form)',
-            security: [],
-            consumes: ['application/x-www-form-urlencoded', 'application/json'],
-            produces: ['text/html'],
-            params: PublicConnectParams,
-            body:
-              kind === 'caldav'
-                ? withExample(LinkCaldavForm, {
-                    server_url: 'https://caldav.icloud.com/',
-                    username: 'maya.chen@icloud.com',
-                    password: 'abcd-efgh-ijkl-mnop',
-                  })
-                : withExample(LinkIcsForm, { url: 'https://calendar.example.org/feeds/7f3a9c1e/basic.ics' }),
-            response: { 200: answer('A page saying the calendar is connected', HtmlPage, PAGE_EXAMPLE) },
-          },
-        },
-        async (request, reply) =>
-          sendOutcome(
-            request,
-            reply,
-            await calendars.connectViaLink(
-              (request.params as { token: string }).token,
-              kind,
-              request.body as LinkForm,
-            ),
-          ),
-      );
-    }
-  });
-
-  app.get(
-    '/v1/public/connect/:token',
-    {
-      config: { access: 'none' },
-      schema: {
-        operationId: 'openConnectLink',
-        tags: ['Hosts'],
-        summary:
-          'A host’s connect link: a page to choose the provider, or (with ?provider=) a redirect to its ' +
-          'consent screen and a cookie that binds the flow to this browser',
-        security: [],
-        produces: ['text/html'],
-        params: PublicConnectParams,
-        querystring: PublicConnectQuery,
-        response: {
-          200: answer(
-            'The page that offers each way to connect a calendar',
-            HtmlPage,
-            '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Connect your calendar</title></head>' +
-              '<body><h1>Connect your calendar</h1><p><a href="?provider=google">Google</a></p>' +
-              '<p><a href="?provider=microsoft">Microsoft</a></p></body></html>',
-          ),
-          302: noContent('With ?provider=: a redirect to the provider’s consent screen (Location header)'),
-        },
-      },
-    },
-    async (request, reply) =>
-      sendOutcome(
-        request,
-        reply,
-        await calendars.openConnectLink(request.params.token, request.query.provider),
-      ),
-  );
+  connectLinkRoutes(app, calendars);
 }

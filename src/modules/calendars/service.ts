@@ -8,12 +8,10 @@
  * links) and jobs.ts (background work).
  */
 import type { Static } from '@sinclair/typebox';
-import type { Config } from '../../config.js';
-import type { Db, Tx } from '../../db/store.js';
+import type { Tx } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
-import type { DerivedKeys } from '../../platform/keys.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 import { type BusyCacheOptions, CalendarBusySource } from './busy-cache.js';
 import { CalendarConnect } from './connect.js';
@@ -21,9 +19,11 @@ import { ConnectLinks } from './connect-links.js';
 import { Connections, type PresentedCalendar, type PresentedConnection } from './connections.js';
 import { ProviderGateway } from './gateway.js';
 import { calendarWork } from './jobs.js';
-import { type CalendarSync, type MeetingSpec, MeetingWriter } from './meetings.js';
+import { MeetingWriter } from './meetings.js';
 import { type BrowserOutcome, OAuthFlow } from './oauth-flow.js';
 import type { PrincipalDirectory } from './principals.js';
+import type { CalendarSync, CalendarsApi, CalendarsNeeds, MeetingSpec } from './api.js';
+import type { Platform } from '../module.js';
 import type {
   CalendarUpdateBody,
   CaldavBody,
@@ -36,32 +36,33 @@ import type {
 import type { OAuthProviderName } from './tables.js';
 
 export { CONNECT_LINK_MAX_HOURS } from './connect-links.js';
-export type { CalendarSync, MeetingSpec } from './meetings.js';
 export type { BrowserOutcome } from './oauth-flow.js';
 /** The caller as the routes know it. */
 export type { Actor as CallerRef } from '../../platform/actor.js';
 
-export interface CalendarServiceDeps {
-  db: Db;
-  clock: Clock;
-  config: Config;
-  keys: DerivedKeys;
-  directory: PrincipalDirectory;
-  log: { error(obj: object, msg: string): void };
-}
+/** What the calendars service takes from the platform. */
+export type CalendarsPlatform = Pick<Platform, 'db' | 'clock' | 'config' | 'keys' | 'log'>;
 
-export class CalendarService {
+export class CalendarService implements CalendarsApi {
   readonly busySource: CalendarBusySource;
   readonly gateway: ProviderGateway;
   private readonly clock: Clock;
-  private readonly log: CalendarServiceDeps['log'];
+  private readonly log: CalendarsPlatform['log'];
   private readonly connections: Connections;
   private readonly oauth: OAuthFlow;
   private readonly connect: CalendarConnect;
   private readonly links: ConnectLinks;
   private readonly meetings: MeetingWriter;
 
-  constructor(deps: CalendarServiceDeps) {
+  constructor(platform: CalendarsPlatform, needs: CalendarsNeeds) {
+    const { principals } = needs;
+    // The module's one view of principals (principals.ts), answered by the principals module.
+    const directory: PrincipalDirectory = {
+      mayActFor: (actor, principalId) => principals.access.mayActFor(actor, principalId),
+      isManagedHost: (accountId, principalId) => principals.isManagedHost(accountId, principalId),
+      timeZoneOf: (principalId) => principals.storedZoneOf(principalId),
+    };
+    const deps = { ...platform, directory };
     this.log = deps.log;
     this.clock = deps.clock;
     const policy: OutboundPolicy = { allowPrivateNetwork: deps.config.allowPrivateNetwork };
