@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
 import { serveCalendar, vcalendar } from '../helpers/ics.js';
-import { callServer, type ServerProcess, startTwoServers } from '../helpers/process.js';
+import { callServer, type ServerProcess, useTwoServers } from '../helpers/process.js';
 
 /**
  * Proposals across two `kairos serve` processes on one database: the triggers of one change, sent to
@@ -10,19 +10,17 @@ import { callServer, type ServerProcess, startTwoServers } from '../helpers/proc
  */
 let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 let feedUrl: string;
-let t: TestApp;
-let a: ServerProcess;
-let b: ServerProcess;
-let stop: (() => Promise<void>) | undefined;
 beforeAll(async () => {
   feed = await serveCalendar(vcalendar('\r\n'));
   feedUrl = feed.url;
-  ({ t, a, b, stop } = await startTwoServers({ KAIROS_ALLOW_PRIVATE_NETWORK: 'true' }));
-}, 60_000);
+});
 afterAll(async () => {
-  await stop?.();
   await feed?.close();
 });
+let t: TestApp;
+let a: ServerProcess;
+let b: ServerProcess;
+useTwoServers((s) => ({ t, a, b } = s), { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' });
 
 const HOUR = 3_600_000;
 const slotAt = (hours: number) => {
