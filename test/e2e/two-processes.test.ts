@@ -2,7 +2,7 @@ import pg from 'pg';
 import { describe, expect, it, inject } from 'vitest';
 import { databaseUrl } from '../helpers/db.js';
 import type { TestApp } from '../helpers/app.js';
-import { callServer, type ServerProcess, spawnServer, useTwoServers } from '../helpers/process.js';
+import { callServer, type ServerProcess, spawnServer, spawnTwo, useTwoServers } from '../helpers/process.js';
 
 /** Two `kairos serve` processes sharing one database, as in a horizontally scaled deployment. */
 let t: TestApp;
@@ -131,7 +131,7 @@ describe('across two server processes on one database', () => {
     await admin.query(`CREATE DATABASE ${name}`);
     const url = databaseUrl(inject('adminDatabaseUrl'), name);
     const env = { DATABASE_URL: url, KAIROS_MASTER_KEY: t.masterKey };
-    const [x, y] = await Promise.all([spawnServer(env), spawnServer(env)]);
+    const [x, y] = await spawnTwo(env);
     const check = new pg.Client({ connectionString: url });
     await check.connect();
     const { rows } = await check.query('SELECT name, count(*)::int AS n FROM kysely_migration GROUP BY name');

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedServer, startEmbedded } from '../../src/db/embedded.js';
 import type { Json } from '../helpers/app.js';
-import { callServer, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { callServer, REPO, runCli, type ServerProcess, spawnTwo } from '../helpers/process.js';
 import { weekdaySlots } from '../helpers/slots.js';
 
 /**
@@ -109,7 +109,7 @@ beforeAll(async () => {
   );
   expect(created.code, created.stderr).toBe(0);
   key = (JSON.parse(created.stdout) as Json).api_key.key;
-  [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);
+  [a, b] = await spawnTwo(env);
 }, 120_000);
 
 afterAll(async () => {

@@ -121,19 +121,36 @@ export async function startTwoServers(
       DATABASE_PREPARED_STATEMENTS: '0',
     };
   }
-  const started = await Promise.allSettled([spawnServer(env), spawnServer(env)]);
-  const [a, b] = started.map((s) => (s.status === 'fulfilled' ? s.value : null));
+  let a: ServerProcess;
+  let b: ServerProcess;
+  try {
+    [a, b] = await spawnTwo(env);
+  } catch (err) {
+    // A server that did not start leaves nothing running: the other one, PgBouncer, the test app.
+    await bouncer?.stop();
+    await t.close();
+    throw err;
+  }
   const stop = async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
+    await Promise.all([a.stop(), b.stop()]);
     await bouncer?.stop();
     await t.close();
   };
+  return { t, a, b, stop };
+}
+
+/**
+ * Two `kairos serve` processes on `env`, started at the same moment. When one does not start, the
+ * other is stopped and the first start error thrown: nothing is left running.
+ */
+export async function spawnTwo(env: Record<string, string>): Promise<[ServerProcess, ServerProcess]> {
+  const started = await Promise.allSettled([spawnServer(env), spawnServer(env)]);
+  const [a, b] = started.map((s) => (s.status === 'fulfilled' ? s.value : null));
   if (!a || !b) {
-    // A server that did not start leaves nothing running: the other one, PgBouncer, the test app.
-    await stop();
+    await Promise.all([a?.stop(), b?.stop()]);
     throw (started.find((s) => s.status === 'rejected') as PromiseRejectedResult).reason;
   }
-  return { t, a, b, stop };
+  return [a, b];
 }
 
 /** What `startTwoServers` answers, without `stop`. */
