@@ -132,7 +132,10 @@ export class KairosCore {
         wait = retryAfterMs(res.headers, problem, Date.now());
       } catch (err) {
         if (call.signal?.aborted) throw call.signal.reason;
-        const reason = controller.signal.aborted ? String(controller.signal.reason) : String(err);
+        const cause = (err as { cause?: { message?: string } }).cause?.message;
+        const reason = controller.signal.aborted
+          ? String(controller.signal.reason)
+          : `${String(err)}${cause ? ` (${cause})` : ''}`;
         error = new ConnectionError(0, undefined, undefined, `${call.method} ${call.path}: ${reason}`);
         retryable = Boolean(safe);
       } finally {
