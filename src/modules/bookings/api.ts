@@ -20,11 +20,6 @@ import type { BookingsTable } from './tables.js';
 
 export type { BookingStatus } from './tables.js';
 
-// Transitional, until proposals calls takeMeeting and meetingTitle: then these two lines and
-// `bookMeeting` below go.
-export { isExclusionViolation } from './repo.js';
-export { meetingWith } from './present.js';
-
 /** A stored booking, as the bookings table holds it. */
 export type BookingRow = Selectable<BookingsTable>;
 
@@ -68,8 +63,6 @@ export interface BookingsApi {
    * booking.created to each booking's account; a taken time is answered, not thrown (`MeetingBooked`).
    */
   takeMeeting(trx: Tx, m: MeetingBookingInput, ifTaken: 'abort' | 'undo'): Promise<MeetingBooked>;
-  /** Transitional (use takeMeeting): books everyone; throws the database's 23P01 when anyone's time is taken. */
-  bookMeeting(trx: Tx, m: MeetingBookingInput): Promise<BookingRow[]>;
   /** Cancels the bookings of a cancelled proposal inside its transaction; answers whose time was freed. */
   cancelMeeting(trx: Tx, proposalId: string, reason: string | null): Promise<string[]>;
   /** Drops this process's copy of these principals' booked time (after a commit that changed it). */
@@ -85,4 +78,22 @@ export interface BookingsApi {
   publicLinkView(caller: Caller, slug: string): Promise<Static<typeof PublicLinkAnswer>>;
   /** The booking behind a self-service token, while its link works; else 404. */
   byToken(token: string): Promise<BookingRow>;
+  /**
+   * Whether a self-service token was ever issued (its booking exists), however long ago: the page of a
+   * token `byToken` refuses tells an expired link (410) from a wrong one (404). Compares its hash only.
+   */
+  manageTokenIssued(token: string): Promise<boolean>;
+  /** The waitlist entry behind a claim link (compared by its hash), as stored; null: no such entry. */
+  waitlistClaim(token: string): Promise<WaitlistClaim | null>;
+}
+
+/** A waitlist entry as its claim link's page shows it (`waitlistClaim`). */
+export interface WaitlistClaim {
+  accountId: string;
+  bookingLinkId: string;
+  customerName: string;
+  status: 'waiting' | 'offered' | 'booked' | 'expired' | 'removed';
+  offerStart: Date | null;
+  offerEnd: Date | null;
+  offerExpiresAt: Date | null;
 }

@@ -14,7 +14,8 @@ import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import { Problems } from '../../platform/validation.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalProfile } from '../principals/api.js';
-import type { BookingsApi, MeetingBooked, MeetingBookingInput } from './api.js';
+import type { BookingsApi, MeetingBooked, MeetingBookingInput, WaitlistClaim } from './api.js';
+import { isTokenShape, tokenHash } from './tokens.js';
 import { MINUTE, occupancyOf, returnUrls } from './helpers.js';
 import * as input from './input.js';
 import { bookMeeting, cancelMeeting } from './meetings.js';
@@ -186,16 +187,6 @@ export class BookingService extends PublicBookings implements BookingsApi {
     );
   }
 
-  /** Transitional (until proposals calls takeMeeting): books everyone; throws 23P01 when taken. */
-  bookMeeting(trx: Tx, m: MeetingBookingInput): Promise<repo.BookingRow[]> {
-    return bookMeeting(
-      trx,
-      { clock: this.clock, linkKey: this.linkKey, webhooks: this.needs.webhooks },
-      m,
-      occupancyOf,
-    );
-  }
-
   cancelMeeting(trx: Tx, proposalId: string, reason: string | null): Promise<string[]> {
     return cancelMeeting(trx, { clock: this.clock, webhooks: this.needs.webhooks }, proposalId, reason);
   }
@@ -215,5 +206,25 @@ export class BookingService extends PublicBookings implements BookingsApi {
         : undefined;
     if (!row) throw new NotFound('No booking with this id');
     return row;
+  }
+
+  // ---- what the pages ask (pages/service.ts) ------------------------------------------------------
+
+  async manageTokenIssued(token: string): Promise<boolean> {
+    return isTokenShape(token) && (await repo.findByTokenHash(this.db, tokenHash(token))) !== undefined;
+  }
+
+  async waitlistClaim(token: string): Promise<WaitlistClaim | null> {
+    const e = isTokenShape(token) ? await repo.findEntryByClaimHash(this.db, tokenHash(token)) : undefined;
+    if (!e) return null;
+    return {
+      accountId: e.account_id,
+      bookingLinkId: e.booking_link_id,
+      customerName: e.customer_name,
+      status: e.status,
+      offerStart: e.offer_start,
+      offerEnd: e.offer_end,
+      offerExpiresAt: e.offer_expires_at,
+    };
   }
 }
