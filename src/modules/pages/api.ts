@@ -15,7 +15,10 @@ export type PagesApi = Record<never, never>;
 export interface PagesNeeds {
   apiKeys: Pick<ApiKeysApi, 'allowedDomains' | 'resolve' | 'hash'>;
   bookingLinks: Pick<BookingLinksApi, 'get'>;
-  bookings: Pick<BookingsApi, 'publicLink' | 'publicLinkView' | 'byToken'>;
+  bookings: Pick<
+    BookingsApi,
+    'publicLink' | 'publicLinkView' | 'byToken' | 'manageTokenIssued' | 'waitlistClaim'
+  >;
   principals: Pick<PrincipalsApi, 'contacts'>;
   network: Pick<NetworkApi, 'invitationByToken'>;
 }

@@ -2,8 +2,9 @@
  * What the pages need to know before they answer: whether the link or token is good, and which
  * domains may frame the page (the account's allowed domains, or an embed's publishable key's,
  * docs/architecture.md#pages). The token pages of other modules (`/p/`, `/w/`, `/invitations/`) are
- * told apart here by reading those modules' tables by the token's hash, read-only, as those modules
- * store it: a page answers 404 or 410 itself; what it shows comes from the public API.
+ * told apart by asking those modules by the token: a page answers 404 or 410 itself; what it shows
+ * comes from the public API. The `/p/` page still reads the proposals tables (the proposals module is
+ * built after this one), listed as house debt.
  */
 import type { Db } from '../../db/store.js';
 import type { Caller } from '../../platform/auth.js';
@@ -71,14 +72,8 @@ export class PageService implements PagesApi {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
-    // The bookings API answers 404 for both; a page tells an expired link from a wrong one. Only the
-    // token's hash is compared, as the bookings module does (bookings/tokens.ts).
-    if (!isTokenShape(token)) return { kind: 'unknown' };
-    const known = await this.db
-      .selectFrom('bookings')
-      .select('id')
-      .where('manage_token_hash', '=', sha256Hex(token))
-      .executeTakeFirst();
+    // The bookings API answers 404 for both; a page tells an expired link from a wrong one.
+    const known = await this.needs.bookings.manageTokenIssued(token);
     return known ? { kind: 'expired' } : { kind: 'unknown' };
   }
 
@@ -127,46 +122,33 @@ export class PageService implements PagesApi {
 
   /** `/w/{token}`: a waitlist offer by its claim link (waitlist_entries.claim_token_hash). */
   async claimPage(token: string): Promise<TokenPage<OfferView> & { domains?: string[] }> {
-    if (!isTokenShape(token)) return { kind: 'unknown' };
-    const e = await this.db
-      .selectFrom('waitlist_entries')
-      .select([
-        'account_id',
-        'booking_link_id',
-        'customer_name',
-        'status',
-        'offer_start',
-        'offer_end',
-        'offer_expires_at',
-      ])
-      .where('claim_token_hash', '=', sha256Hex(token))
-      .executeTakeFirst();
+    const e = await this.needs.bookings.waitlistClaim(token);
     if (!e) return { kind: 'unknown' };
     if (e.status === 'booked') return { kind: 'gone', why: 'claimed' };
     const now = this.clock.nowMs();
     if (
       e.status !== 'offered' ||
-      !e.offer_start ||
-      !e.offer_end ||
-      !e.offer_expires_at ||
-      new Date(e.offer_expires_at).getTime() <= now ||
-      new Date(e.offer_start).getTime() <= now
+      !e.offerStart ||
+      !e.offerEnd ||
+      !e.offerExpiresAt ||
+      new Date(e.offerExpiresAt).getTime() <= now ||
+      new Date(e.offerStart).getTime() <= now
     ) {
       return { kind: 'gone', why: 'expired' };
     }
     const [link, domains] = await Promise.all([
-      this.needs.bookingLinks.get(e.account_id, e.booking_link_id),
-      this.needs.apiKeys.allowedDomains(e.account_id),
+      this.needs.bookingLinks.get(e.accountId, e.bookingLinkId),
+      this.needs.apiKeys.allowedDomains(e.accountId),
     ]);
     return {
       kind: 'live',
       domains,
       data: {
         title: link?.title ?? 'Your booking',
-        customer_name: e.customer_name,
-        start: iso(e.offer_start),
-        end: iso(e.offer_end),
-        held_until: iso(e.offer_expires_at),
+        customer_name: e.customerName,
+        start: iso(e.offerStart),
+        end: iso(e.offerEnd),
+        held_until: iso(e.offerExpiresAt),
         price_amount: link?.priceAmount ?? null,
         price_currency: link?.priceCurrency ?? null,
         questions: link?.questions ?? [],
