@@ -188,6 +188,77 @@ describe('retries', () => {
   });
 });
 
+describe('retries: when repeating is not safe, and other signals', () => {
+  const problem = (status: number, extra: object = {}) => ({
+    type: `x/errors/${status}`,
+    title: 'Failure',
+    status,
+    detail: 'failure',
+    request_id: 'req_proxy',
+    ...extra,
+  });
+  const poll = {
+    mode: 'poll' as const,
+    slots: [{ start: '2054-06-10T16:00:00Z', end: '2054-06-10T17:00:00Z' }],
+  };
+
+  it('a POST the server does not deduplicate is not repeated after a 500 or a lost answer, only after a 503', {
+    timeout: 20_000,
+  }, async () => {
+    proxy.plan = () => ({ status: 500, body: problem(500) });
+    await expect(viaProxy().proposals.create(poll)).rejects.toBeInstanceOf(ServerError);
+    expect(proxy.seen).toHaveLength(1);
+    proxy.seen.length = 0;
+    proxy.plan = () => 'drop';
+    await expect(viaProxy().proposals.create(poll)).rejects.toMatchObject({ name: 'ConnectionError' });
+    expect(proxy.seen).toHaveLength(1);
+    proxy.seen.length = 0;
+    proxy.plan = () => ({ status: 503, headers: { 'retry-after': '0' }, body: problem(503) });
+    await expect(viaProxy({ maxRetries: 2 }).proposals.create(poll)).rejects.toBeInstanceOf(ServerError);
+    expect(proxy.seen).toHaveLength(3);
+  });
+
+  it('a 409 idempotency-key-in-use is retried under the same key; the body’s retry_after is honoured', {
+    timeout: 20_000,
+  }, async () => {
+    proxy.plan = (n) =>
+      n === 1
+        ? {
+            status: 409,
+            headers: { 'retry-after': '1' },
+            body: problem(409, { type: 'x/errors/idempotency-key-in-use' }),
+          }
+        : n === 2
+          ? { status: 429, body: problem(429, { retry_after: new Date(Date.now() + 1200).toISOString() }) }
+          : 'forward';
+    const { booking } = await viaProxy().bookings.create({ ...customer, start_time: slots.next().value! });
+    expect(booking.status).toBe('confirmed');
+    expect(proxy.seen).toHaveLength(3);
+    expect(new Set(proxy.seen.map((s) => s.headers['idempotency-key'])).size).toBe(1);
+    for (const gap of gaps()) expect(gap).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('an attempt past timeoutMs is abandoned and retried, then thrown as a ConnectionError', async () => {
+    proxy.plan = () => 'hang';
+    const started = Date.now();
+    const err = (await new Kairos({ apiKey: key, baseUrl: proxy.url, timeoutMs: 300, maxRetries: 1 })
+      .me()
+      .catch((e) => e)) as KairosError;
+    expect(err.name).toBe('ConnectionError');
+    expect(err.detail).toMatch(/timed out after 300 ms/);
+    expect(proxy.seen).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('an aborted signal stops the call and its retries', async () => {
+    proxy.plan = () => 'hang';
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('the user left')), 200);
+    await expect(viaProxy().me({ signal: controller.signal })).rejects.toThrow('the user left');
+    expect(proxy.seen).toHaveLength(1);
+  });
+});
+
 describe('pagination', () => {
   it('walks 250 bookings in pages of 100 with for await, and .page() gives one page', {
     timeout: 120_000,

@@ -13,11 +13,14 @@ export interface Seen {
   at: number;
 }
 
-/** What to do with the n-th request (1-based): forward it, answer it, or forward it and drop the answer. */
+/**
+ * What to do with the n-th request (1-based): forward it, answer it, forward it and drop the answer,
+ * or never answer (`hang`).
+ */
 export type Plan = (
   n: number,
   req: Seen,
-) => 'forward' | 'drop' | { status: number; headers?: Record<string, string>; body?: unknown };
+) => 'forward' | 'drop' | 'hang' | { status: number; headers?: Record<string, string>; body?: unknown };
 
 export interface TestProxy {
   url: string;
@@ -41,6 +44,7 @@ export async function startProxy(upstream: string): Promise<TestProxy> {
     };
     proxy.seen.push(seen);
     const step = proxy.plan(proxy.seen.length, seen);
+    if (step === 'hang') return;
     if (typeof step === 'object') {
       res.writeHead(step.status, { 'content-type': 'application/problem+json', ...step.headers });
       res.end(JSON.stringify(step.body ?? {}));
