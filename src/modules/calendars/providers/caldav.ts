@@ -12,7 +12,8 @@
  */
 import ical, { ICalEventStatus, ICalEventTransparency } from 'ical-generator';
 import { type Clock, systemClock } from '../../../platform/clock.js';
-import { networkError, ProviderError, parseRetryAfter } from './errors.js';
+import { networkError, ProviderError } from './errors.js';
+import { answerError, codeForStatus } from './http.js';
 import { type EventSpec, ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX, type WrittenEvent } from './events.js';
 import { parseIcsEvents } from './ics.js';
 import {
@@ -329,6 +330,9 @@ async function discard(res: Response): Promise<void> {
   await res.body?.cancel().catch(() => undefined);
 }
 
+/** The `reason` of a CalDAV refusal by status. */
+const REFUSALS: Record<number, string> = { 403: 'forbidden', 404: 'not_found' };
+
 class DavClient {
   private readonly auth: string;
   private readonly origin: string;
@@ -432,14 +436,12 @@ class DavClient {
   async error(res: Response, what: string): Promise<ProviderError> {
     await res.body?.cancel().catch(() => undefined);
     const nowMs = (this.opts.clock ?? systemClock).nowMs();
-    const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), nowMs);
-    const extra = retryAfterMs === undefined ? {} : { retryAfterMs };
-    const msg = `CalDAV ${what} answered ${res.status}`;
-    if (res.status === 401) return new ProviderError('unauthorized', 401, msg, extra);
-    if (res.status === 429) return new ProviderError('rate_limited', 429, msg, extra);
-    if (res.status >= 500) return new ProviderError('unavailable', res.status, msg, extra);
-    const reason = res.status === 403 ? 'forbidden' : res.status === 404 ? 'not_found' : `http_${res.status}`;
-    return new ProviderError('bad_request', res.status, msg, { ...extra, reason });
+    // Refusals (not 401, 429 or 5xx) say which: forbidden, not_found, or the status.
+    const reason =
+      codeForStatus(res.status, false) === 'bad_request'
+        ? (REFUSALS[res.status] ?? `http_${res.status}`)
+        : undefined;
+    return answerError(res, nowMs, { message: `CalDAV ${what} answered ${res.status}`, reason });
   }
 
   private async multistatus(res: Response, requestUrl: string): Promise<DavResponse[]> {

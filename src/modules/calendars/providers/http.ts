@@ -1,7 +1,7 @@
 /**
  * What the JSON calendar APIs (Google Calendar v3, Microsoft Graph v1.0) share, written once: one
  * authenticated call with its error mapping, the fan-out of a free/busy query over windows and groups
- * of calendars, and paging.
+ * of calendars, and paging. The status → error code mapping serves CalDAV and ICS feeds too.
  */
 import { type Clock, systemClock } from '../../../platform/clock.js';
 import {

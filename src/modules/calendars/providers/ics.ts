@@ -11,6 +11,7 @@ import ICAL from 'ical.js';
 import { DateTime } from 'luxon';
 import { type Clock, systemClock } from '../../../platform/clock.js';
 import { networkError, ProviderError, parseRetryAfter } from './errors.js';
+import { codeForStatus } from './http.js';
 import { ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX } from './events.js';
 import {
   assertWindow,
@@ -397,14 +398,8 @@ export async function fetchIcs(
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), (opts.clock ?? systemClock).nowMs());
-    const code =
-      res.status === 401 || res.status === 403
-        ? 'unauthorized'
-        : res.status === 429
-          ? 'rate_limited'
-          : res.status >= 500
-            ? 'unavailable'
-            : 'bad_request';
+    // A feed's secret URL refused (403) is a credential refused, as 401 is.
+    const code = res.status === 403 ? 'unauthorized' : codeForStatus(res.status, false);
     throw new ProviderError(code, res.status, `ICS feed answered ${res.status}`, {
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
