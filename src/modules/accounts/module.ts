@@ -25,6 +25,8 @@ export const accountsModule = defineModule<AccountsNeeds>()({
       routes: (app) => accountRoutes(app, accounts),
       credentials: [sessionCredentials(accounts, jwtKey)],
       schedules: [sessionRetentionSchedule(platform.db, platform.clock, platform.config.retention.expiredMs)],
+      // The API-keys module (built before this one) reads accounts through this point.
+      contributes: { keyAccounts: [{ find: (id, trx) => accounts.keyAccount(id, trx) }] },
     };
   },
 });

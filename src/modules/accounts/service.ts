@@ -1,11 +1,11 @@
 import { SignJWT } from 'jose';
-import type { Db } from '../../db/store.js';
+import type { Db, Tx } from '../../db/store.js';
 import { accountRef, announceRevocation, type RevocationListener } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unauthorized, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { hashPassword, verifyPassword } from '../../platform/passwords.js';
-import type { Plan } from '../api-keys/api.js';
+import type { KeyAccount, Plan } from '../api-keys/api.js';
 import type { AccountsApi, AccountsNeeds, PresentedAccount, PresentedUser } from './api.js';
 import {
   emailTaken,
@@ -254,5 +254,13 @@ export class AccountService implements AccountsApi {
 
   async userIdByEmail(email: string): Promise<string | null> {
     return (await findUserIdByEmail(this.db, email)) ?? null;
+  }
+
+  /** An account as the API-keys module needs it (extension point `keyAccounts`), read in `trx` when given. */
+  async keyAccount(id: string, trx?: Tx): Promise<KeyAccount | undefined> {
+    const a = await findAccount(trx ?? this.db, id);
+    return (
+      a && { plan: a.plan, rateLimitPerHour: a.rate_limit_per_hour, name: a.name, createdAt: a.created_at }
+    );
   }
 }

@@ -55,3 +55,27 @@ export interface ApiKeysApi {
 
 /** The API-keys module needs no other module. */
 export type ApiKeysNeeds = Record<never, never>;
+
+/** What the API-keys module needs to know of a key's account: its plan and own limit, name and age. */
+export interface KeyAccount {
+  plan: Plan;
+  /** The account's own hourly limit (enterprise only), else null: the plan's. */
+  rateLimitPerHour: number | null;
+  name: string;
+  createdAt: Date;
+}
+
+/**
+ * Extension point `keyAccounts`: accounts as the API-keys module needs them, contributed by the
+ * accounts module, which owns them and is built after this one (it creates each account's first key).
+ */
+export interface KeyAccounts {
+  /** The account, read in `trx` when given (an account being created), or undefined when there is none. */
+  find(accountId: string, trx?: Tx): Promise<KeyAccount | undefined>;
+}
+
+declare module '../module.js' {
+  interface ExtensionPointTypes {
+    keyAccounts: KeyAccounts;
+  }
+}

@@ -10,12 +10,13 @@ import { ApiKeyStatsService } from './stats.js';
 export const apiKeysModule = defineModule<ApiKeysNeeds>()({
   name: 'apiKeys',
   needs: [],
-  create({ platform }) {
+  create({ platform, extensions }) {
     const keys = new ApiKeyService(
       platform.db,
       platform.clock,
       platform.keys.apiKeyPepper,
       platform.revocations,
+      extensions,
     );
     const stats = new ApiKeyStatsService(platform.db, platform.clock, platform.usage);
     const api: ApiKeysApi = keys;

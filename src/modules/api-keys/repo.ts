@@ -1,7 +1,6 @@
-/** SQL of the api-keys module: keys (with their account's plan) and their hourly usage buckets. */
+/** SQL of the api-keys module: keys and their hourly usage buckets (accounts come through `keyAccounts`). */
 import { type Insertable, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
-import type { DB } from '../../db/types.js';
 import type { ApiKeysTable } from './tables.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
 
@@ -12,27 +11,14 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 // ---------------------------------------------------------------------------------------------------
 // Keys
 
-/** The account's plan and custom rate limit, or undefined when there is no such account. */
-export async function findAccountPlan(
-  db: Queryable,
-  accountId: string,
-): Promise<Pick<Selectable<DB['accounts']>, 'plan' | 'rate_limit_per_hour'> | undefined> {
-  return db
-    .selectFrom('accounts')
-    .select(['plan', 'rate_limit_per_hour'])
-    .where('id', '=', accountId)
-    .executeTakeFirst();
-}
-
 export async function insertKey(db: Queryable, row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
   return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Keys with their account's plan and custom limit (never the hash). */
+/** Keys as the API shows them (never the hash). */
 function selectKeys(db: Queryable) {
   return db
     .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .select([
       'k.id',
       'k.name',
@@ -46,8 +32,6 @@ function selectKeys(db: Queryable) {
       'k.expires_at',
       'k.revoked_at',
       'k.created_at',
-      'a.plan',
-      'a.rate_limit_per_hour as account_custom_limit',
     ]);
 }
 
@@ -107,11 +91,10 @@ export async function findKeyAccount(db: Queryable, id: string): Promise<string 
   return row?.account_id ?? null;
 }
 
-/** The key with this hash and what authentication needs of its account, or undefined. */
+/** The key with this hash, with what authentication needs of it, or undefined. */
 export async function findKeyByHash(db: Queryable, keyHash: string) {
   return db
     .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .select([
       'k.id',
       'k.account_id',
@@ -122,10 +105,6 @@ export async function findKeyByHash(db: Queryable, keyHash: string) {
       'k.allowed_domains',
       'k.expires_at',
       'k.revoked_at',
-      'a.plan',
-      'a.rate_limit_per_hour as account_custom_limit',
-      'a.name as account_name',
-      'a.created_at as account_created_at',
     ])
     .where('k.key_hash', '=', keyHash)
     .executeTakeFirst();

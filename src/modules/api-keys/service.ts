@@ -7,7 +7,6 @@ import { NotFound, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import {
-  findAccountPlan,
   findKey,
   findKeyAccount,
   findKeyByHash,
@@ -17,7 +16,16 @@ import {
   liveAllowedDomains,
   revokeKey,
 } from './repo.js';
-import type { ApiKeysApi, KeyCredential, KeyType, Plan, PresentedKey } from './api.js';
+import type {
+  ApiKeysApi,
+  KeyAccount,
+  KeyAccounts,
+  KeyCredential,
+  KeyType,
+  Plan,
+  PresentedKey,
+} from './api.js';
+import type { Extensions } from '../module.js';
 import { type CreateKeyBody, SECRET_SCOPES } from './schemas.js';
 import type { Static } from '@sinclair/typebox';
 import type { ListQuery } from '../../platform/schemas.js';
@@ -88,16 +96,29 @@ export class ApiKeyService implements ApiKeysApi {
     private readonly clock: Clock,
     private readonly pepper: Buffer,
     private readonly revocations: RevocationListener,
+    private readonly extensions: Pick<Extensions, 'all'>,
   ) {}
+
+  /** The accounts behind keys, as the accounts module contributes them (extension point `keyAccounts`). */
+  private get accounts(): KeyAccounts {
+    const [accounts] = this.extensions.all('keyAccounts');
+    if (!accounts) throw new Error('no module contributes keyAccounts (the accounts module does)');
+    return accounts;
+  }
+
+  private async account(accountId: string, trx?: Tx): Promise<KeyAccount> {
+    const acc = await this.accounts.find(accountId, trx);
+    if (!acc) throw new NotFound('The account does not exist');
+    return acc;
+  }
 
   hash(key: string): string {
     return keyedHash(this.pepper, key);
   }
 
-  private async accountLimit(db: Db | Tx, accountId: string): Promise<{ plan: Plan; limit: number }> {
-    const acc = await findAccountPlan(db, accountId);
-    if (!acc) throw new NotFound('The account does not exist');
-    return { plan: acc.plan, limit: planLimit(acc.plan, acc.rate_limit_per_hour) };
+  private async accountLimit(accountId: string, trx?: Tx): Promise<{ plan: Plan; limit: number }> {
+    const acc = await this.account(accountId, trx);
+    return { plan: acc.plan, limit: planLimit(acc.plan, acc.rateLimitPerHour) };
   }
 
   /** Creates a key in the account; the full value is in the result and nowhere else, ever. */
@@ -109,7 +130,7 @@ export class ApiKeyService implements ApiKeysApi {
     const db = trx ?? this.db;
     const keyType = input.key_type ?? 'secret';
     const errors: Record<string, string> = {};
-    const { plan, limit: accountLimit } = await this.accountLimit(db, accountId);
+    const { plan, limit: accountLimit } = await this.accountLimit(accountId, trx);
     let scopes: string[];
     if (keyType === 'publishable') {
       scopes = [...PUBLISHABLE_SCOPES];
@@ -164,21 +185,24 @@ export class ApiKeyService implements ApiKeysApi {
     return { key, api_key: presentKey({ ...row, account_limit: accountLimit }, now.getTime()) };
   }
 
-  private present(r: { plan: Plan; account_custom_limit: number | null } & Omit<KeyRow, 'account_limit'>) {
-    return presentKey({ ...r, account_limit: planLimit(r.plan, r.account_custom_limit) }, this.clock.nowMs());
+  private present(r: Omit<KeyRow, 'account_limit'>, acc: KeyAccount) {
+    return presentKey({ ...r, account_limit: planLimit(acc.plan, acc.rateLimitPerHour) }, this.clock.nowMs());
   }
 
   async list(accountId: string, opts: Static<typeof ListQuery>) {
     const pos = decodeCursor(opts.cursor, 'uuid');
-    const rows = await listKeys(this.db, accountId, pos, opts.limit);
+    const [acc, rows] = await Promise.all([
+      this.account(accountId),
+      listKeys(this.db, accountId, pos, opts.limit),
+    ]);
     const { items, pagination } = page(rows, opts.limit);
-    return { api_keys: items.map((r) => this.present(r)), pagination };
+    return { api_keys: items.map((r) => this.present(r, acc)), pagination };
   }
 
   async get(accountId: string, id: string) {
-    const row = await findKey(this.db, accountId, id);
+    const [acc, row] = await Promise.all([this.account(accountId), findKey(this.db, accountId, id)]);
     if (!row) throw new NotFound('No API key with this id');
-    return this.present(row);
+    return this.present(row, acc);
   }
 
   /** Revokes a key: this process at once, every other one as soon as the notification arrives. */
@@ -208,7 +232,16 @@ export class ApiKeyService implements ApiKeysApi {
 
   /** The key behind a presented value, for authentication. */
   async resolve(key: string): Promise<KeyCredential | undefined> {
-    return findKeyByHash(this.db, this.hash(key));
+    const row = await findKeyByHash(this.db, this.hash(key));
+    const acc = row && (await this.accounts.find(row.account_id));
+    if (!row || !acc) return undefined;
+    return {
+      ...row,
+      plan: acc.plan,
+      account_custom_limit: acc.rateLimitPerHour,
+      account_name: acc.name,
+      account_created_at: acc.createdAt,
+    };
   }
 
   planLimit(plan: Plan, custom: number | null): number {
