@@ -74,6 +74,7 @@ export class KairosCore {
       (globalThis as { location?: { origin: string } }).location?.origin ??
       ''
     ).replace(/\/+$/, '');
+    if (!this.baseUrl) throw new TypeError('Kairos: baseUrl is required outside a browser page');
     this.maxRetries = o.maxRetries ?? 2;
     this.timeoutMs = o.timeoutMs ?? 60_000;
     this.maxRetryDelayMs = o.maxRetryDelayMs ?? 60_000;
@@ -91,7 +92,9 @@ export class KairosCore {
    * contract says changed nothing.
    */
   async request<T>(call: Call): Promise<T> {
-    const headers: Record<string, string> = { ...call.headers };
+    // JSON answers everywhere (the connect routes redirect a browser unless asked for JSON); `Accept` is
+    // CORS-safelisted, so it costs no preflight.
+    const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     if (call.method === 'POST') headers['idempotency-key'] = call.idempotencyKey ?? newKey();

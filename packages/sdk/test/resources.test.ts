@@ -13,6 +13,7 @@ import { startReceiver, type Receiver } from '../../../test/helpers/receiver.js'
 import {
   AuthenticationError,
   Kairos,
+  KairosError,
   NotFoundError,
   RESOURCES,
   UnprocessableError,
@@ -68,6 +69,14 @@ describe('the resources', () => {
     const calendarId = added.connection.calendars[0]!.id;
     expect((await kairos.calendars.list()).calendars.map((c) => c.id)).toContain(calendarId);
     expect((await kairos.calendars.get(calendarId)).calendar.id).toBe(calendarId);
+    const deselected = await kairos.calendars.update(calendarId, { selected: false });
+    expect(deselected.calendar.selected).toBe(false);
+    await kairos.calendars.update(calendarId, { selected: true });
+    // Google is not configured on this server: a problem, not a redirect followed to a page.
+    await expect(
+      kairos.calendars.connectGoogle({ redirect_uri: 'https://app.example/done' }),
+    ).rejects.toBeInstanceOf(KairosError);
+    expect(() => new Kairos({ apiKey: 'k' })).toThrow(/baseUrl/);
 
     const from = new Date(Date.now() + day).toISOString();
     const to = new Date(Date.now() + 8 * day).toISOString();
