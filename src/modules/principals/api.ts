@@ -141,10 +141,6 @@ export interface PrincipalsApi {
 /** The principals module needs no other module. */
 export type PrincipalsNeeds = Record<never, never>;
 
-// Transitional: bookings/input.ts and availability/rules.ts still import this name from here; it goes
-// once they use platform/validation.ts's isTimeZone (the one zone rule) directly.
-export { isTimeZone as isValidZone } from '../../platform/validation.js';
-
 declare module '../module.js' {
   interface ExtensionPointTypes {
     /** Access grants beyond "self" and "a host of my account" (network adds consents and connections). */
