@@ -6,14 +6,13 @@
  * Answers for the same window are the same array while nothing changes, so availability can remember
  * what it computed from them.
  */
-import { sql } from 'kysely';
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
 import type { Db } from '../../db/store.js';
 import { clip, type Interval, normalize } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import type { BusyAnswer, BusySource } from '../availability/api.js';
-import './tables.js';
+import { occupancyAfter } from './repo.js';
 
 export const BOOKING_BUSY_CHANNEL = 'kairos_booking_busy';
 const DAY = 86_400_000;
@@ -78,12 +77,7 @@ export class BookingBusySource implements BusySource {
 
 /** A principal's occupancy ending after `fromMs`, normalized. */
 async function readOccupancy(db: Db, principalId: string, fromMs: number): Promise<readonly Interval[]> {
-  const rows = await db
-    .selectFrom('booking_occupancy')
-    .select([sql<Date>`lower(during)`.as('s'), sql<Date>`upper(during)`.as('e')])
-    .where('principal_id', '=', principalId)
-    .where(sql<boolean>`upper(during) > ${new Date(fromMs)}`)
-    .execute();
+  const rows = await occupancyAfter(db, principalId, new Date(fromMs));
   if (rows.length === 0) return EMPTY;
   return normalize(rows.map((r) => ({ start: r.s.getTime(), end: r.e.getTime() })));
 }

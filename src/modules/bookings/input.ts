@@ -4,9 +4,8 @@
  * limits, answers to a link's questions. Problems are collected per field (platform/validation.ts
  * `Problems`) and thrown together as one 400.
  */
-import { isIsoInstant, isStrictEmailAddress, type Problems } from '../../platform/validation.js';
+import { isIsoInstant, isStrictEmailAddress, isTimeZone, type Problems } from '../../platform/validation.js';
 import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
-import { isValidZone } from '../principals/api.js';
 
 const MINUTE = 60_000;
 export const MIN_BOOKING_MINUTES = 5;
@@ -43,7 +42,7 @@ export function text(value: string, field: string, p: Problems, max: number, req
 
 export function zone(value: string | undefined, field: string, p: Problems): string | null {
   if (value === undefined) return null;
-  if (!isValidZone(value)) p.add(field, 'must be a valid IANA time zone');
+  if (!isTimeZone(value)) p.add(field, 'must be a valid IANA time zone');
   return value;
 }
 

@@ -131,13 +131,11 @@ export class PaidBookings {
       await this.expire(b.id, null, { offer: false });
       throw err;
     }
-    const row = await this.deps.db
-      .updateTable('bookings')
-      .set({ checkout_url: session.url, stripe_session_id: session.id, updated_at: this.deps.clock.now() })
-      .where('id', '=', b.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return row;
+    return repo.updateBooking(this.deps.db, b.id, {
+      checkout_url: session.url,
+      stripe_session_id: session.id,
+      updated_at: this.deps.clock.now(),
+    });
   }
 
   /** In a cancellation's transaction: a paid booking's refund is queued. */
@@ -342,23 +340,16 @@ export class PaidBookings {
     });
     const now = this.deps.clock.now();
     if (result.outcome === 'retry' && attempts < MAX_REFUND_ATTEMPTS) {
-      await this.deps.db
-        .updateTable('bookings')
-        .set({ refund_error: result.error.slice(0, 500), updated_at: now })
-        .where('id', '=', b.id)
-        .execute();
+      await repo.recordRefundRetry(this.deps.db, b.id, result.error.slice(0, 500), now);
       return { retryAt: new Date(now.getTime() + Math.min(3_600_000, 1000 * 2 ** attempts)) };
     }
-    await this.deps.db
-      .updateTable('bookings')
-      .set(
-        result.outcome === 'refunded'
-          ? { refund_status: 'succeeded', refund_id: result.id, refund_error: null, updated_at: now }
-          : { refund_status: 'failed', refund_error: result.error.slice(0, 500), updated_at: now },
-      )
-      .where('id', '=', b.id)
-      .where('refund_status', '=', 'pending')
-      .execute();
+    await repo.finishRefund(
+      this.deps.db,
+      b.id,
+      result.outcome === 'refunded'
+        ? { refund_status: 'succeeded', refund_id: result.id, refund_error: null, updated_at: now }
+        : { refund_status: 'failed', refund_error: result.error.slice(0, 500), updated_at: now },
+    );
     if (result.outcome !== 'refunded') {
       this.deps.log.error({ booking: b.id, error: result.error }, 'refunding a booking failed');
     }

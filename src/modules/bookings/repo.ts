@@ -139,7 +139,7 @@ export async function findByTokenHash(db: Queryable, hash: string): Promise<Book
 }
 
 export async function updateBooking(
-  trx: Tx,
+  trx: Queryable,
   id: string,
   set: Partial<Insertable<BookingsTable>>,
 ): Promise<BookingRow> {
@@ -215,6 +215,59 @@ export async function undoIfTaken(
     await sql`ROLLBACK TO SAVEPOINT ${sql.id(savepoint)}`.execute(trx);
     return false;
   }
+}
+
+/** A pending refund that will be retried: why the last attempt failed. */
+export async function recordRefundRetry(db: Queryable, id: string, error: string, now: Date): Promise<void> {
+  await db
+    .updateTable('bookings')
+    .set({ refund_error: error, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Ends a pending refund (succeeded or failed), once. */
+export async function finishRefund(
+  db: Queryable,
+  id: string,
+  set: Pick<Insertable<BookingsTable>, 'refund_status' | 'refund_id' | 'refund_error' | 'updated_at'>,
+): Promise<void> {
+  await db
+    .updateTable('bookings')
+    .set(set)
+    .where('id', '=', id)
+    .where('refund_status', '=', 'pending')
+    .execute();
+}
+
+/**
+ * Takes time for a waitlist hold inside savepoint `hold`: false (and the hold's writes undone) when
+ * someone took the time first.
+ */
+export async function holdIfFree(trx: Tx, rows: readonly OccupancyRow[]): Promise<boolean> {
+  await sql`SAVEPOINT hold`.execute(trx);
+  try {
+    await insertOccupancy(trx, rows);
+    return true;
+  } catch (err) {
+    if (!isExclusionViolation(err)) throw err;
+    await sql`ROLLBACK TO SAVEPOINT hold`.execute(trx);
+    return false;
+  }
+}
+
+/** A principal's occupancy ending after `from` (busy.ts keeps it in memory). */
+export async function occupancyAfter(
+  db: Queryable,
+  principalId: string,
+  from: Date,
+): Promise<{ s: Date; e: Date }[]> {
+  return db
+    .selectFrom('booking_occupancy')
+    .select([sql<Date>`lower(during)`.as('s'), sql<Date>`upper(during)`.as('e')])
+    .where('principal_id', '=', principalId)
+    .where(sql<boolean>`upper(during) > ${from}`)
+    .execute();
 }
 
 export interface ListFilter {

@@ -7,7 +7,6 @@
  * next entry, then is released. Offers and the reaper run on the job runner with the injected clock.
  */
 import type { Static } from '@sinclair/typebox';
-import { sql } from 'kysely';
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Job } from '../../jobs/runner.js';
@@ -282,14 +281,7 @@ export class WaitlistService {
     const slot = { start: start.getTime(), end: end.getTime() };
     const rows = hosts.map((h) => occupancyOf(entry.id, h, slot));
     // Someone may have booked the time since it was freed: then there is nothing to offer.
-    await sql`SAVEPOINT hold`.execute(trx);
-    try {
-      await repo.insertOccupancy(trx, rows);
-    } catch (err) {
-      if (!repo.isExclusionViolation(err)) throw err;
-      await sql`ROLLBACK TO SAVEPOINT hold`.execute(trx);
-      return [];
-    }
+    if (!(await repo.holdIfFree(trx, rows))) return [];
     const expiresAt = new Date(now.getTime() + this.deps.config.waitlistHoldMinutes * MINUTE);
     const token = newClaimToken();
     await repo.updateEntry(trx, entry.id, {
