@@ -7,21 +7,13 @@ import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
 import { type Schedule, workingIntervals } from '../../lib/schedule.js';
 import { isUuid } from '../../platform/ids.js';
-import type { Problems } from '../../platform/validation.js';
-import { isValidZone, type PrincipalProfile } from '../principals/api.js';
+import { isTimeZone, type Problems } from '../../platform/validation.js';
+import type { PrincipalProfile } from '../principals/api.js';
 import type { BookingLimits, TitledInterval } from './api.js';
-import type { MutualQuery, SlotsQuery } from './schemas.js';
+import { MAX_DURATION_MINUTES, MIN_DURATION_MINUTES, type MutualQuery, type SlotsQuery } from './schemas.js';
 
 export const MINUTE = 60_000;
 export const DAY = 86_400_000;
-
-/** Longest window one query may cover (docs/api.md#availability). */
-export const MAX_WINDOW_DAYS = 62;
-export const MIN_DURATION_MINUTES = 5;
-export const MAX_DURATION_MINUTES = 720;
-export const MAX_NEXT_DAYS_AHEAD = 90;
-export const MUTUAL_MIN_PRINCIPALS = 2;
-export const MUTUAL_MAX_PRINCIPALS = 5;
 
 /** The principal asked about: `business_id`, or its alias `principal_id` (one is required). */
 export type TargetParams = Pick<Static<typeof SlotsQuery>, 'business_id' | 'principal_id'>;
@@ -139,7 +131,7 @@ export function checkCommon(
       `must be an integer from ${MIN_DURATION_MINUTES} to ${MAX_DURATION_MINUTES}`,
     );
   }
-  if (p.timezone !== undefined && !isValidZone(p.timezone)) {
+  if (p.timezone !== undefined && !isTimeZone(p.timezone)) {
     problems.add('timezone', 'must be a valid IANA time zone');
   }
   const si = p.slot_interval;

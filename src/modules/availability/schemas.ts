@@ -2,7 +2,15 @@
 import { Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
 import { Timestamp, TimeZone, Uuid } from '../../platform/schemas.js';
-import { MAX_DURATION_MINUTES, MAX_NEXT_DAYS_AHEAD, MAX_WINDOW_DAYS, MIN_DURATION_MINUTES } from './rules.js';
+
+/** The limits of docs/api.md#availability, shared by the schemas and the service's own checks. */
+/** Longest window one query may cover (docs/api.md#availability). */
+export const MAX_WINDOW_DAYS = 62;
+export const MIN_DURATION_MINUTES = 5;
+export const MAX_DURATION_MINUTES = 720;
+export const MAX_NEXT_DAYS_AHEAD = 90;
+export const MUTUAL_MIN_PRINCIPALS = 2;
+export const MUTUAL_MAX_PRINCIPALS = 5;
 
 /** A UUID, unanchored (UUID_PATTERN without ^ and $), for patterns of lists. */
 const UUID = UUID_PATTERN.slice(1, -1);

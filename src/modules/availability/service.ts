@@ -38,11 +38,7 @@ import {
   checkCommon,
   constraintsWith,
   DAY,
-  MAX_NEXT_DAYS_AHEAD,
-  MAX_WINDOW_DAYS,
   MINUTE,
-  MUTUAL_MAX_PRINCIPALS,
-  MUTUAL_MIN_PRINCIPALS,
   NO_BUSY,
   parseWindow,
   profileConstraints,
@@ -52,7 +48,16 @@ import {
   withConsent,
   workingFor,
 } from './rules.js';
-import type { BlocksQuery, MutualQuery, NextQuery, SlotsQuery } from './schemas.js';
+import {
+  type BlocksQuery,
+  MAX_NEXT_DAYS_AHEAD,
+  MAX_WINDOW_DAYS,
+  MUTUAL_MAX_PRINCIPALS,
+  MUTUAL_MIN_PRINCIPALS,
+  type MutualQuery,
+  type NextQuery,
+  type SlotsQuery,
+} from './schemas.js';
 
 /** Growing windows (days) in which `next` looks for the first slot. */
 const NEXT_SEARCH_DAYS = [1, 7, MAX_NEXT_DAYS_AHEAD];
