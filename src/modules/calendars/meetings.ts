@@ -17,7 +17,7 @@
  * failure: retried with backoff, honouring Retry-After) or `failed` (connection lost, refused, or out of
  * attempts), with the last error; bookings show them as `calendar_sync`.
  */
-import { type Insertable, sql, type Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import { enqueue, enqueueMany, type Job } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
@@ -26,8 +26,10 @@ import { ConnectionLost, type ProviderGateway } from './gateway.js';
 import { type EventSpec, eventRef, type WrittenEvent } from './providers/events.js';
 import { OAuthError, ProviderError } from './providers/index.js';
 import type { CalendarSync, MeetingSpec } from './api.js';
+import * as repo from './meeting-repo.js';
+import type { EventRow, MeetingRow } from './meeting-repo.js';
 import type { ConnectionRow } from './repo.js';
-import type { CalendarMeetingEventsTable, MeetingEventStatus, ProviderName } from './tables.js';
+import type { CalendarMeetingEventsTable } from './tables.js';
 
 export const WRITE_QUEUE = 'calendar.write';
 /** Attempts of a transiently failing write before it is `failed` (backoff 2 s … 1 h: about 5 h in all). */
@@ -38,31 +40,6 @@ const MAX_BACKOFF_MS = 3_600_000;
 
 interface WritePayload {
   key: string;
-}
-
-interface MeetingRow {
-  key: string;
-  principal_ids: string[];
-  title: string;
-  description: string | null;
-  location: string | null;
-  attendees: { name: string | null; email: string }[];
-  start_time: Date;
-  end_time: Date;
-  live: boolean;
-  version: number;
-}
-
-interface EventRow {
-  principal_id: string;
-  connection_id: string | null;
-  provider: ProviderName;
-  calendar_external_id: string;
-  external_id: string | null;
-  etag: string | null;
-  status: MeetingEventStatus;
-  written_version: number;
-  attempts: number;
 }
 
 /** A principal's destination: the calendar and its connection. */
@@ -97,26 +74,7 @@ export class MeetingWriter {
   async writeMeeting(trx: Tx, spec: MeetingSpec): Promise<Set<string>> {
     const now = this.deps.clock.now();
     const ids = [...spec.principalIds];
-    const written = await sql<{ writable: string[] }>`
-      INSERT INTO calendar_meetings AS m (key, account_id, principal_ids, title, description, location,
-        attendees, start_time, end_time, live, version, created_at, updated_at)
-      SELECT ${spec.key}, ${spec.accountId}, ${ids}::uuid[], ${spec.title}, ${spec.description ?? null},
-        ${spec.location ?? null}, ${JSON.stringify(spec.attendees)}::jsonb, ${spec.start}, ${spec.end},
-        true, 1, ${now}, ${now}
-      WHERE EXISTS (
-          SELECT 1 FROM calendar_connections c
-          WHERE c.principal_id = ANY(${ids}::uuid[]) AND c.provider <> 'ics')
-        OR EXISTS (SELECT 1 FROM calendar_meetings WHERE key = ${spec.key})
-      ON CONFLICT (key) DO UPDATE SET
-        principal_ids = excluded.principal_ids, title = excluded.title,
-        description = excluded.description, location = excluded.location,
-        attendees = excluded.attendees, start_time = excluded.start_time, end_time = excluded.end_time,
-        live = true, version = m.version + 1, updated_at = excluded.updated_at
-      RETURNING (
-        SELECT coalesce(array_agg(DISTINCT c.principal_id::text), '{}') FROM calendar_connections c
-        WHERE c.principal_id = ANY(${ids}::uuid[]) AND c.provider <> 'ics' AND c.status = 'connected'
-      ) AS writable`.execute(trx);
-    const row = written.rows[0];
+    const row = await repo.upsertMeeting(trx, spec, ids, now);
     if (!row) return new Set();
     await this.enqueueWrite(trx, spec.key, now);
     return new Set(row.writable);
@@ -128,14 +86,7 @@ export class MeetingWriter {
    */
   async removeMeeting(trx: Tx, key: string): Promise<Set<string>> {
     const now = this.deps.clock.now();
-    const removed = await sql<{ holders: string[] }>`
-      UPDATE calendar_meetings SET live = false, version = version + 1, updated_at = ${now}
-      WHERE key = ${key} AND live
-      RETURNING (
-        SELECT coalesce(array_agg(e.principal_id::text), '{}') FROM calendar_meeting_events e
-        WHERE e.meeting_key = ${key} AND e.status IN ('synced', 'pending')
-      ) AS holders`.execute(trx);
-    const row = removed.rows[0];
+    const row = await repo.retireMeeting(trx, key, now);
     if (!row) return new Set();
     await this.enqueueWrite(trx, key, now);
     return new Set(row.holders);
@@ -147,17 +98,7 @@ export class MeetingWriter {
    */
   async retryFailed(trx: Tx, principalId: string): Promise<void> {
     const now = this.deps.clock.now();
-    const rows = await trx
-      .updateTable('calendar_meeting_events as e')
-      .from('calendar_meetings as m')
-      .set({ status: 'pending', attempts: 0, updated_at: now })
-      .whereRef('m.key', '=', 'e.meeting_key')
-      .where('e.principal_id', '=', principalId)
-      .where('e.status', '=', 'failed')
-      .where('m.live', '=', true)
-      .where('m.end_time', '>', now)
-      .returning('e.meeting_key')
-      .execute();
+    const rows = await repo.retryFailedEvents(trx, principalId, now);
     await enqueueMany(
       trx,
       WRITE_QUEUE,
@@ -169,22 +110,7 @@ export class MeetingWriter {
   async syncOf(keys: readonly string[]): Promise<Map<string, CalendarSync[]>> {
     const out = new Map<string, CalendarSync[]>();
     if (keys.length === 0) return out;
-    const meetings = await this.deps.db
-      .selectFrom('calendar_meetings as m')
-      .leftJoin('calendar_meeting_events as e', 'e.meeting_key', 'm.key')
-      .select([
-        'm.key',
-        'm.principal_ids',
-        'm.version',
-        'm.done_version',
-        'e.principal_id',
-        'e.provider',
-        'e.status',
-        'e.last_error',
-        'e.updated_at',
-      ])
-      .where('m.key', 'in', [...keys])
-      .execute();
+    const meetings = await repo.syncRows(this.deps.db, keys);
     const byKey = new Map<string, typeof meetings>();
     for (const r of meetings) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
     for (const [key, rows] of byKey) {
@@ -242,38 +168,20 @@ export class MeetingWriter {
   async run(key: string): Promise<{ retryAt: Date } | undefined> {
     for (let round = 0; round < 5; round++) {
       const nowMs = this.deps.clock.nowMs();
-      const taken = await this.deps.db
-        .updateTable('calendar_meetings')
-        .set({ writer_until: new Date(nowMs + WRITER_LEASE_MS) })
-        .where('key', '=', key)
-        .where((eb) => eb.or([eb('writer_until', 'is', null), eb('writer_until', '<=', new Date(nowMs))]))
-        .returning(['version', 'done_version'])
-        .executeTakeFirst();
+      const taken = await repo.takeLease(this.deps.db, key, nowMs, WRITER_LEASE_MS);
       if (!taken) {
-        const held = await this.deps.db
-          .selectFrom('calendar_meetings')
-          .select('writer_until')
-          .where('key', '=', key)
-          .executeTakeFirst();
+        const held = await repo.leaseOf(this.deps.db, key);
         return held?.writer_until ? { retryAt: new Date(held.writer_until) } : undefined;
       }
       let outcome: { retryAt: Date } | undefined;
       try {
         outcome = await this.pass(key);
       } finally {
-        await this.deps.db
-          .updateTable('calendar_meetings')
-          .set({ writer_until: null })
-          .where('key', '=', key)
-          .execute();
+        await repo.releaseLease(this.deps.db, key);
       }
       if (outcome) return outcome;
       // Changed while this pass ran (its own job found the lease taken): pass again.
-      const after = await this.deps.db
-        .selectFrom('calendar_meetings')
-        .select(['version', 'done_version'])
-        .where('key', '=', key)
-        .executeTakeFirst();
+      const after = await repo.versionsOf(this.deps.db, key);
       if (!after || after.done_version >= after.version) return undefined;
     }
     return { retryAt: new Date(this.deps.clock.nowMs() + 1000) };
@@ -281,38 +189,9 @@ export class MeetingWriter {
 
   private async pass(key: string): Promise<{ retryAt: Date } | undefined> {
     const { db } = this.deps;
-    const meeting = (await db
-      .selectFrom('calendar_meetings')
-      .select([
-        'key',
-        'principal_ids',
-        'title',
-        'description',
-        'location',
-        'attendees',
-        'start_time',
-        'end_time',
-        'live',
-        'version',
-      ])
-      .where('key', '=', key)
-      .executeTakeFirst()) as MeetingRow | undefined;
+    const meeting = await repo.meetingOf(db, key);
     if (!meeting) return;
-    const events = (await db
-      .selectFrom('calendar_meeting_events')
-      .select([
-        'principal_id',
-        'connection_id',
-        'provider',
-        'calendar_external_id',
-        'external_id',
-        'etag',
-        'status',
-        'written_version',
-        'attempts',
-      ])
-      .where('meeting_key', '=', key)
-      .execute()) as EventRow[];
+    const events = await repo.eventsOf(db, key);
     const existing = new Map(events.map((e) => [e.principal_id, e]));
     const wanted = meeting.live ? meeting.principal_ids : [];
     const destinations = await this.destinations(wanted);
@@ -328,12 +207,7 @@ export class MeetingWriter {
       await this.record(meeting, principal, row, dest, outcome);
     }
     if (retryAtMs !== null) return { retryAt: new Date(retryAtMs) };
-    await db
-      .updateTable('calendar_meetings')
-      .set({ done_version: meeting.version })
-      .where('key', '=', key)
-      .where('done_version', '<', meeting.version)
-      .execute();
+    await repo.markDone(db, key, meeting.version);
   }
 
   /** Brings one principal's calendar in line with the meeting; null when there is nothing to do. */
@@ -467,13 +341,7 @@ export class MeetingWriter {
       ...fields,
       updated_at: now,
     } as Insertable<CalendarMeetingEventsTable>;
-    await this.deps.db
-      .insertInto('calendar_meeting_events')
-      .values(values)
-      .onConflict((oc) =>
-        oc.columns(['meeting_key', 'principal_id']).doUpdateSet({ ...where, ...fields, updated_at: now }),
-      )
-      .execute();
+    await repo.upsertEvent(this.deps.db, values, { ...where, ...fields, updated_at: now });
   }
 
   private async eventSpec(meeting: MeetingRow, principal: string): Promise<EventSpec> {
@@ -499,19 +367,7 @@ export class MeetingWriter {
   private async destinations(principals: readonly string[]): Promise<Map<string, Destination>> {
     const out = new Map<string, Destination>();
     if (principals.length === 0) return out;
-    const rows = await this.deps.db
-      .selectFrom('calendars as cal')
-      .innerJoin('calendar_connections as c', 'c.id', 'cal.connection_id')
-      .selectAll('c')
-      .select(['cal.external_id as calendar_external_id', 'cal.is_destination', 'cal.is_primary'])
-      .where('cal.principal_id', 'in', [...principals])
-      .where('c.provider', '<>', 'ics')
-      .orderBy('cal.is_destination', 'desc')
-      .orderBy(sql`c.status = 'connected'`, 'desc')
-      .orderBy('c.created_at')
-      .orderBy('cal.is_primary', 'desc')
-      .orderBy('cal.created_at')
-      .execute();
+    const rows = await repo.destinationRows(this.deps.db, principals);
     for (const r of rows) {
       if (out.has(r.principal_id)) continue;
       if (!r.is_destination && !r.is_primary) continue;
@@ -522,10 +378,6 @@ export class MeetingWriter {
   }
 
   private connection(id: string): Promise<ConnectionRow | undefined> {
-    return this.deps.db
-      .selectFrom('calendar_connections')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return repo.connectionById(this.deps.db, id);
   }
 }

@@ -2,7 +2,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { MAX_OUTBOUND_URL_LENGTH } from '../../platform/outbound.js';
 import { Timestamp, Uuid } from '../../platform/schemas.js';
-import { CONNECT_LINK_MAX_HOURS } from './service.js';
+
+/** Default and longest lifetime of a host connect link. */
+export const CONNECT_LINK_DEFAULT_HOURS = 7 * 24;
+export const CONNECT_LINK_MAX_HOURS = 30 * 24;
 
 const ID_CHARS = '[0-9a-z]{26}';
 export const CalendarId = Type.String({ pattern: `^cal_${ID_CHARS}$`, description: 'calendar id (cal_…)' });

@@ -35,7 +35,6 @@ import type {
 } from './schemas.js';
 import type { OAuthProviderName } from './tables.js';
 
-export { CONNECT_LINK_MAX_HOURS } from './connect-links.js';
 export type { BrowserOutcome } from './oauth-flow.js';
 /** The caller as the routes know it. */
 export type { Actor as CallerRef } from '../../platform/actor.js';
