@@ -3,6 +3,12 @@
  * A booking link is a bookable page of an account (docs/api.md#booking-links): its hosts, durations,
  * questions, price and limits, found by id (owners) or by slug (the public booking surface).
  */
+import type { PrincipalsApi } from '../principals/api.js';
+
+/** What booking links need: the principals module's answer to "may the caller act for this principal". */
+export interface BookingLinksNeeds {
+  principals: { access: Pick<PrincipalsApi['access'], 'mayActFor'> };
+}
 
 export type Assignment = 'single' | 'round_robin' | 'collective';
 

@@ -1,21 +1,16 @@
 // Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
 import './errors.js';
 import { defineModule } from '../module.js';
-import type { BookingLinksApi } from './api.js';
+import type { BookingLinksApi, BookingLinksNeeds } from './api.js';
 import { bookingLinkRoutes } from './routes.js';
-import { BookingLinkService, type LinkPrincipals } from './service.js';
-
-/** What booking links need: the principals module's answer to "may the caller act for this principal". */
-export interface BookingLinksNeeds {
-  principals: LinkPrincipals;
-}
+import { BookingLinkService } from './service.js';
 
 /** Booking links (docs/api.md#booking-links): owners' CRUD, and look-ups by id and slug for bookings. */
 export const bookingLinksModule = defineModule<BookingLinksNeeds>()({
   name: 'bookingLinks',
   needs: ['principals'],
   create({ platform, needs }) {
-    const service = new BookingLinkService(platform.db, platform.clock, platform.config, needs.principals);
+    const service = new BookingLinkService(platform, needs);
     const api: BookingLinksApi = service;
     return {
       api,

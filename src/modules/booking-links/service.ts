@@ -8,18 +8,14 @@ import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unprocessable, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
-import type { PrincipalsApi } from '../principals/api.js';
-import type { Assignment, BookingLink, BookingLinksApi, LinkQuestion } from './api.js';
+import type { Platform } from '../module.js';
+import type { Assignment, BookingLink, BookingLinksApi, BookingLinksNeeds, LinkQuestion } from './api.js';
 import * as repo from './repo.js';
 import { type CreateLinkInput, LINK_LIMITS, SLUG_PATTERN, type UpdateLinkInput } from './schemas.js';
 import type { Static } from '@sinclair/typebox';
 import type { ListQuery } from '../../platform/schemas.js';
 
 /** What the module asks of the principals module: may the caller act for a principal. */
-export interface LinkPrincipals {
-  access: Pick<PrincipalsApi['access'], 'mayActFor'>;
-}
-
 type Errors = Record<string, string>;
 
 const SLUG = new RegExp(SLUG_PATTERN);
@@ -61,13 +57,18 @@ export class BookingLinkService implements BookingLinksApi {
   /** Live links by slug (null: no live link has it), for the public booking surface. */
   private readonly bySlugCache: InvalidatedCache<BookingLink | null>;
 
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly config: Pick<Config, 'baseUrl' | 'stripe'>;
+
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly config: Pick<Config, 'baseUrl' | 'stripe'>,
-    private readonly principals: LinkPrincipals,
+    platform: Pick<Platform, 'db' | 'clock' | 'config'>,
+    private readonly needs: BookingLinksNeeds,
   ) {
-    this.bySlugCache = new InvalidatedCache(clock, { channel: repo.BOOKING_LINKS_CHANNEL });
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.config = platform.config;
+    this.bySlugCache = new InvalidatedCache(platform.clock, { channel: repo.BOOKING_LINKS_CHANNEL });
   }
 
   /** Starts caching links by slug, invalidated through NOTIFY (migration 0007's trigger). */
@@ -225,7 +226,7 @@ export class BookingLinkService implements BookingLinksApi {
       errors.host_ids = 'must not name a principal twice';
       return null;
     }
-    const allowed = await Promise.all(ids.map((id) => this.principals.access.mayActFor(actor, id)));
+    const allowed = await Promise.all(ids.map((id) => this.needs.principals.access.mayActFor(actor, id)));
     const refused = ids.find((_, i) => !allowed[i]);
     if (refused !== undefined) {
       errors.host_ids = `${refused} is neither the caller nor a live host of its account`;
