@@ -88,6 +88,3 @@ export interface MailApi {
   /** One mail with its text body, or null when there is no mail with that id. */
   get(id: string): Promise<MailDetail | null>;
 }
-
-// Transitional, until network and proposals import these from src/lib/mail-text.ts: then this line goes.
-export { addressOf, describeTime, escapeHtml, htmlBody } from '../../lib/mail-text.js';

@@ -5,9 +5,6 @@
 import type { Tx } from '../../db/store.js';
 import type { WriteBatch } from '../../jobs/runner.js';
 
-// Transitional: removed once no module calls the free function (each emits through its `webhooks` need).
-export { emitEvent } from './events.js';
-
 /**
  * The payload (`data`) of each webhook event type, by type. Empty here: each module that emits events
  * adds its own with declaration merging, beside their TypeBox schemas in its `events.ts` (which its
