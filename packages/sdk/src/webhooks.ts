@@ -57,7 +57,7 @@ export async function verifyWebhook(
   options: { toleranceSeconds?: number; now?: number } = {},
 ): Promise<WebhookEvent> {
   const body: Bytes = typeof rawBody === 'string' ? enc.encode(rawBody) : Uint8Array.from(rawBody);
-  const secrets = typeof secret === 'string' ? [secret] : secret;
+  const secrets = (typeof secret === 'string' ? [secret] : secret).filter((x) => x.length > 0);
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const standard = header(headers, 'webhook-signature');
@@ -85,7 +85,14 @@ export async function verifyWebhook(
         }
       });
     for (const s of secrets) {
-      const key = await hmacKey(base64(s.startsWith('whsec_') ? s.slice(6) : s));
+      let raw: Bytes;
+      try {
+        raw = base64(s.startsWith('whsec_') ? s.slice(6) : s);
+      } catch {
+        continue; // not a Kairos secret: it signs nothing
+      }
+      if (raw.length === 0) continue;
+      const key = await hmacKey(raw);
       for (const sig of given) if (await crypto.subtle.verify('HMAC', key, sig, signed)) ok = true;
     }
   } else if (legacy !== undefined && /^[0-9a-f]{64}$/.test(legacy)) {

@@ -340,5 +340,12 @@ describe('verifyWebhook', () => {
     await expect(verifyWebhook(got.body, got.headers, [wrong])).rejects.toBeInstanceOf(
       WebhookVerificationError,
     );
+    // Something that is not a secret at all signs nothing, and does not stop the others from verifying.
+    for (const junk of ['', 'whsec_', 'not base64 at all!']) {
+      await expect(verifyWebhook(got.body, got.headers, junk)).rejects.toBeInstanceOf(
+        WebhookVerificationError,
+      );
+      expect((await verifyWebhook(got.body, got.headers, [junk, hook.secret])).type).toBe('booking.created');
+    }
   });
 });
