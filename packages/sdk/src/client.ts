@@ -103,6 +103,7 @@ export class KairosCore {
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     const maxRetries = call.maxRetries ?? this.maxRetries;
     const timeoutMs = call.timeoutMs ?? this.timeoutMs;
+    let answer = '';
     for (let attempt = 0; ; attempt++) {
       const controller = new AbortController();
       const abort = () => controller.abort(call.signal?.reason);
@@ -121,7 +122,11 @@ export class KairosCore {
           body,
           signal: controller.signal,
         });
-        if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
+        if (res.ok) {
+          if (res.status === 204) return undefined as T;
+          answer = await res.text();
+          break;
+        }
         let problem: Problem | undefined;
         try {
           problem = JSON.parse(await res.text());
@@ -150,6 +155,8 @@ export class KairosCore {
       const backoff = Math.min(8000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
       await sleep(Math.max(wait, backoff), call.signal);
     }
+    // Parsed outside the retry loop: an answer that is not JSON is an error of its own, not a network error.
+    return JSON.parse(answer) as T;
   }
 
   /** The method an operation of the table becomes (see `Method` for its signature). */
