@@ -1,5 +1,6 @@
 /** Every SQL statement of the mail module: the `mail_outbox` table (tables.ts). */
 import { type Insertable, type QueryCreator, sql } from 'kysely';
+import { purgeInBatches } from '../../db/purge.js';
 import type { Db } from '../../db/store.js';
 import type { BatchedWrite } from '../../jobs/runner.js';
 import type { DB } from '../../db/types.js';
@@ -103,4 +104,9 @@ export async function markSent(db: Db, done: JobEnd, id: string, now: Date): Pro
     .where('id', '=', id)
     .where('status', '=', 'pending');
   await sql`WITH done AS (${done}) ${sent}`.execute(db);
+}
+
+/** Deletes mails created before `before` that are no longer pending (retention.ts); answers how many. */
+export function purgeFinishedMail(db: Db, before: Date): Promise<number> {
+  return purgeInBatches(db, 'mail_outbox', sql<boolean>`created_at < ${before} AND status <> 'pending'`);
 }

@@ -1,5 +1,6 @@
 /** Every SQL statement of the payments module: `stripe_events` and `stripe_accounts` (tables.ts). */
-import type { Insertable, Updateable } from 'kysely';
+import { type Insertable, sql, type Updateable } from 'kysely';
+import { purgeInBatches } from '../../db/purge.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { StripeAccountsTable, StripeEventsTable } from './tables.js';
 
@@ -50,4 +51,9 @@ export async function findAccount(db: Db, accountId: string): Promise<AccountRow
     .select(['stripe_account_id', 'charges_enabled', 'payouts_enabled', 'details_submitted'])
     .where('account_id', '=', accountId)
     .executeTakeFirst();
+}
+
+/** Deletes the ids of Stripe events received before `before` (retention.ts); answers how many. */
+export function purgeEventIds(db: Db, before: Date): Promise<number> {
+  return purgeInBatches(db, 'stripe_events', sql<boolean>`received_at < ${before}`);
 }

@@ -3,15 +3,15 @@
  * event take effect once; Stripe stops retrying an event after three days, so ids older than
  * KAIROS_STRIPE_EVENT_RETENTION_DAYS (default 30) guard against nothing and go.
  */
-import { sql } from 'kysely';
-import { purgeEveryMs, purgeInBatches } from '../../db/purge.js';
+import { purgeEveryMs } from '../../db/purge.js';
 import type { Db } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
 import type { ScheduleContribution } from '../module.js';
+import { purgeEventIds } from './repo.js';
 
 export async function purgeStripeEvents(db: Db, clock: Clock, retentionMs: number): Promise<number> {
   const before = new Date(clock.nowMs() - retentionMs);
-  return purgeInBatches(db, 'stripe_events', sql<boolean>`received_at < ${before}`);
+  return purgeEventIds(db, before);
 }
 
 export function stripeEventRetentionSchedule(

@@ -8,6 +8,7 @@ import {
   sql,
   type Updateable,
 } from 'kysely';
+import { purgeInBatches } from '../../db/purge.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
@@ -359,4 +360,23 @@ export async function attemptContext(db: Queryable, deliveryId: string) {
     ])
     .where('d.id', '=', deliveryId)
     .executeTakeFirst();
+}
+
+/** Deletes finished deliveries (and, by cascade, their attempts) created before `before`. */
+export function purgeFinishedDeliveries(db: Db, before: Date): Promise<number> {
+  return purgeInBatches(
+    db,
+    'webhook_deliveries',
+    sql<boolean>`created_at < ${before} AND status <> 'pending'`,
+  );
+}
+
+/** Deletes events created before `before` that no delivery refers to any more. */
+export function purgeUndeliveredEvents(db: Db, before: Date): Promise<number> {
+  return purgeInBatches(
+    db,
+    'events',
+    sql<boolean>`created_at < ${before}
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)`,
+  );
 }

@@ -3,11 +3,11 @@
  * by cascade, their attempts) past the delivery retention, then events past the event retention that
  * no delivery refers to any more. A pending delivery is never purged, nor the event it sends.
  */
-import { sql } from 'kysely';
-import { purgeEveryMs, purgeInBatches } from '../../db/purge.js';
+import { purgeEveryMs } from '../../db/purge.js';
 import type { Db } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
 import type { ScheduleContribution } from '../module.js';
+import { purgeFinishedDeliveries, purgeUndeliveredEvents } from './repo.js';
 
 export interface WebhookRetention {
   eventsMs: number;
@@ -23,17 +23,8 @@ export async function purgeWebhookRows(
   const nowMs = clock.nowMs();
   const deliveriesBefore = new Date(nowMs - retention.deliveriesMs);
   const eventsBefore = new Date(nowMs - retention.eventsMs);
-  const deliveries = await purgeInBatches(
-    db,
-    'webhook_deliveries',
-    sql<boolean>`created_at < ${deliveriesBefore} AND status <> 'pending'`,
-  );
-  const events = await purgeInBatches(
-    db,
-    'events',
-    sql<boolean>`created_at < ${eventsBefore}
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)`,
-  );
+  const deliveries = await purgeFinishedDeliveries(db, deliveriesBefore);
+  const events = await purgeUndeliveredEvents(db, eventsBefore);
   return { deliveries, events };
 }
 
