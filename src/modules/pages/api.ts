@@ -9,6 +9,23 @@ import type { BookingsApi } from '../bookings/api.js';
 import type { NetworkApi } from '../network/api.js';
 import type { PrincipalsApi } from '../principals/api.js';
 
+/** What a proposal's magic link is now, as the `/p/` page tells it: unknown (404), lapsed (410) or live. */
+export type ProposalLinkState = 'unknown' | 'lapsed' | 'live';
+
+/**
+ * Extension point `proposalLinks`: the proposals module, built after this one, tells the `/p/` page
+ * what a link's token is now (a participant's link or an open poll's shared link, by its hash).
+ */
+export interface ProposalLinks {
+  state(token: string): Promise<ProposalLinkState>;
+}
+
+declare module '../module.js' {
+  interface ExtensionPointTypes {
+    proposalLinks: ProposalLinks;
+  }
+}
+
 /** Nothing: no module calls the pages. */
 export type PagesApi = Record<never, never>;
 

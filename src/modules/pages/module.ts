@@ -11,8 +11,8 @@ import { PageService } from './service.js';
 export const pagesModule = defineModule<PagesNeeds>()({
   name: 'pages',
   needs: ['apiKeys', 'bookingLinks', 'bookings', 'principals', 'network'],
-  create({ platform, needs }) {
-    const pages = new PageService(platform, needs);
+  create({ platform, needs, extensions }) {
+    const pages = new PageService(platform, needs, extensions);
     const api: PagesApi = {};
     return { api, routes: (app) => pageRoutes(app, pages) };
   },

@@ -3,15 +3,15 @@
  * domains may frame the page (the account's allowed domains, or an embed's publishable key's,
  * docs/architecture.md#pages). The token pages of other modules (`/p/`, `/w/`, `/invitations/`) are
  * told apart by asking those modules by the token: a page answers 404 or 410 itself; what it shows
- * comes from the public API. The `/p/` page still reads the proposals tables (the proposals module is
- * built after this one), listed as house debt.
+ * comes from the public API. The proposals module is built after this one: it answers the `/p/` page
+ * through the `proposalLinks` extension point (pages/api.ts).
  */
-import type { Db } from '../../db/store.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { isTokenShape, safeEqual, sha256Hex } from '../../platform/crypto.js';
+import { safeEqual } from '../../platform/crypto.js';
 import { AppError } from '../../platform/errors.js';
 import type { InvitationView, OfferView } from '../../web/booking/shared/views.js';
+import type { Extensions } from '../module.js';
 import type { PagesApi, PagesNeeds } from './api.js';
 
 /** A token page: live (with what the page shows first), used or expired (410), or unknown (404). */
@@ -27,14 +27,13 @@ export type ManagePage =
 const isNotFound = (err: unknown) => err instanceof AppError && err.status === 404;
 
 export class PageService implements PagesApi {
-  private readonly db: Db;
   private readonly clock: Clock;
 
   constructor(
-    platform: { db: Db; clock: Clock },
+    platform: { clock: Clock },
     private readonly needs: PagesNeeds,
+    private readonly extensions: Pick<Extensions, 'all'>,
   ) {
-    this.db = platform.db;
     this.clock = platform.clock;
   }
 
@@ -98,26 +97,11 @@ export class PageService implements PagesApi {
    * says (expired, or still proposed past expires_at): 410. A used link stays live: it shows the answer.
    */
   async proposalPage(token: string): Promise<TokenPage<null>> {
-    if (!isTokenShape(token)) return { kind: 'unknown' };
-    const hash = sha256Hex(token);
-    const viaParticipant = await this.db
-      .selectFrom('proposal_participants as pp')
-      .innerJoin('proposals as p', 'p.id', 'pp.proposal_id')
-      .select(['p.status', 'p.expires_at'])
-      .where('pp.token_hash', '=', hash)
-      .executeTakeFirst();
-    const row =
-      viaParticipant ??
-      (await this.db
-        .selectFrom('proposals')
-        .select(['status', 'expires_at'])
-        .where('open_token_hash', '=', hash)
-        .executeTakeFirst());
-    if (!row) return { kind: 'unknown' };
-    const lapsed =
-      row.status === 'expired' ||
-      (row.status === 'proposed' && new Date(row.expires_at).getTime() <= this.clock.nowMs());
-    return lapsed ? { kind: 'gone', why: 'expired' } : { kind: 'live', data: null };
+    const [links] = this.extensions.all('proposalLinks');
+    if (!links) throw new Error('no module contributes proposalLinks (the proposals module does)');
+    const state = await links.state(token);
+    if (state === 'unknown') return { kind: 'unknown' };
+    return state === 'lapsed' ? { kind: 'gone', why: 'expired' } : { kind: 'live', data: null };
   }
 
   /** `/w/{token}`: a waitlist offer by its claim link (waitlist_entries.claim_token_hash). */

@@ -22,6 +22,8 @@ export const proposalsModule = defineModule<ProposalsNeeds>()({
       api,
       routes: (app) => proposalRoutes(app, proposals),
       schedules: [{ name: 'proposal-expiry', everyMs: 30_000, run: () => proposals.expireDue() }],
+      // The pages module (built before this one) asks what a magic link is now through this point.
+      contributes: { proposalLinks: [{ state: (token) => proposals.linkState(token) }] },
     };
   },
 });

@@ -21,6 +21,7 @@ import { isTokenShape, sha256Hex } from '../../platform/crypto.js';
 import { AppError, Conflict, Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
+import type { ProposalLinkState } from '../pages/api.js';
 import type { PrincipalRef } from '../principals/api.js';
 import type { ProposalsApi, ProposalsNeeds } from './api.js';
 import { type Change, type Decision, ProposalEffects, type Prepared } from './effects.js';
@@ -210,6 +211,17 @@ export class ProposalService implements ProposalsApi {
       ? (l!.participants.find((x) => x.id === found.participantId) ?? null)
       : null;
     return { proposal: presentPublic(l!, requester.name, viewer) };
+  }
+
+  /**
+   * What a magic link is now, for its page (extension point `proposalLinks`): unknown, lapsed (expired,
+   * or still proposed past `expires_at`) or live. A used link stays live: the page shows the answer.
+   */
+  async linkState(token: string): Promise<ProposalLinkState> {
+    if (!isTokenShape(token)) return 'unknown';
+    const row = await repo.findLinkState(this.db, sha256Hex(token));
+    if (!row) return 'unknown';
+    return isLapsed(row, this.clock.nowMs()) ? 'lapsed' : 'live';
   }
 
   private async byTokenHash(token: string): Promise<{ p: ProposalRow; participantId: string | null }> {
@@ -541,6 +553,6 @@ function definite<T>(x: T | null): T {
   return x;
 }
 
-function isLapsed(p: ProposalRow, nowMs: number): boolean {
+function isLapsed(p: Pick<ProposalRow, 'status' | 'expires_at'>, nowMs: number): boolean {
   return p.status === 'expired' || (p.status === 'proposed' && p.expires_at.getTime() <= nowMs);
 }
