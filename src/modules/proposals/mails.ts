@@ -69,7 +69,10 @@ export class ProposalMails {
     };
   }
 
-  /** To the requester: rejected, expired, or expired because a consent was revoked (SPEC 3.1). */
+  /**
+   * To the requester: rejected, expired, or expired because a consent was revoked
+   * (docs/api.md#proposals-and-polls).
+   */
   requesterMail(c: MailContext): MailMessage {
     const { l } = c;
     const who = c.responder?.name || 'A participant';

@@ -252,7 +252,8 @@ export class ProposalService implements ProposalsApi {
     const nowMs = this.clock.nowMs();
     const { counterSlots, openVoter } = respondInput(body, p0.mode, who.kind === 'open', nowMs);
 
-    // The consent may have gone since the proposal was made (SPEC 3.1): read now, before the lock.
+    // The consent may have gone since the proposal was made (docs/api.md#proposals-and-polls): read
+    // now, before the lock.
     // A counter-proposal answers the one it counters: the requester's consent to the counterer is not asked.
     const consentRevoked =
       p0.mode === 'standard' &&

@@ -5,7 +5,7 @@ import type { ProposalMode, ProposalStatus } from '../../lib/proposals.js';
 
 export type ParticipantResponse = 'pending' | 'accepted' | 'rejected' | 'countered' | 'voted';
 
-/** A poll's stored result (SPEC 2.5 fields besides the ids). */
+/** A poll's stored result: the fields of `proposal.resolved` besides the ids (docs/api.md#events). */
 export interface Resolution {
   winning_slot: { id: string; start: string; end: string };
   vote_count: number;
