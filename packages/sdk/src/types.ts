@@ -63,9 +63,13 @@ export interface PagePromise<R> extends PromiseLike<R>, AsyncIterable<Item<R>> {
   page(cursor?: string): Promise<R>;
 }
 
+/** Per-call options; for an operation with a body and query parameters, `query` is typed as the latter. */
+type Options<K extends OperationId> =
+  Flags<K> extends `bq${string}` ? Omit<RequestOptions, 'query'> & { query?: Query<K> } : RequestOptions;
+
 /** The method an operation becomes: path parameters in order, then its body or query, then options. */
 export type Method<K extends OperationId> = (
-  ...args: [...PathArgs<Path<K>>, ...Input<K>, options?: RequestOptions]
+  ...args: [...PathArgs<Path<K>>, ...Input<K>, options?: Options<K>]
 ) => Flags<K> extends `${string}p${string}` ? PagePromise<Result<K>> : Promise<Result<K>>;
 
 /** A webhook delivery's body, by event type (the document's `webhooks`). */
