@@ -44,7 +44,7 @@ export interface Platform {
  * declaration merging, e.g. availability's
  *   declare module '../module.js' { interface ExtensionPointTypes { busySources: BusySource } }
  * Today: availability's `busySources`, principals' `accessGrants` and `calendarStatus`, payments'
- * `stripeEvents`.
+ * `stripeEvents`, pages' `proposalLinks`.
  */
 // biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the modules' api.ts
 export interface ExtensionPointTypes {}
