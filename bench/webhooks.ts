@@ -71,8 +71,7 @@ async function open(databaseUrl: string | undefined): Promise<Harness> {
 
 /** The webhooks module's subscription use cases (what POST /v1/webhooks runs), on the runtime's store. */
 function subscriptions(ctx: Runtime): WebhookService {
-  const policy = { allowPrivateNetwork: ctx.config.allowPrivateNetwork };
-  return new WebhookService(ctx.db, ctx.clock, ctx.keys.encryptionKey, policy, [...ctx.events.keys()]);
+  return new WebhookService(ctx, [...ctx.events.keys()]);
 }
 
 /** Emits `count` events for the account in transactions of `batch`; resolves at the last commit. */

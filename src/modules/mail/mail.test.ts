@@ -339,13 +339,13 @@ describe('mail without SMTP_URL', () => {
       info: (obj: object, msg: string) => lines.push({ level: 'info', obj, msg }),
       error: (obj: object, msg: string) => lines.push({ level: 'error', obj, msg }),
     };
-    const outbox = new MailOutbox(
-      t.ctx.db,
-      t.ctx.clock,
-      { smtpUrl: null, mailFrom: MAIL_FROM },
+    const outbox = new MailOutbox({
+      db: t.ctx.db,
+      clock: t.ctx.clock,
+      config: { smtpUrl: null, mailFrom: MAIL_FROM },
       log,
-      t.ctx.jobs,
-    );
+      jobs: t.ctx.jobs,
+    });
     const subject = bookingId();
     await t.ctx.db.transaction().execute((trx) => outbox.enqueue(trx, [message(subject)]));
     const [row] = await outbox.listFor(subject);

@@ -11,8 +11,8 @@ export const mailModule = defineModule<MailNeeds>()({
   name: 'mail',
   needs: [],
   create({ platform }) {
-    const { db, clock, config, log, jobs } = platform;
-    const outbox = new MailOutbox(db, clock, config, log, jobs);
+    const { db, clock, config } = platform;
+    const outbox = new MailOutbox(platform);
     const api: MailApi = outbox;
     return {
       api,

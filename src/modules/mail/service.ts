@@ -82,13 +82,25 @@ function describe(err: unknown): string {
 export class MailOutbox implements MailApi {
   private transport: Transporter | null = null;
 
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly config: Pick<Config, 'smtpUrl' | 'mailFrom'>,
-    private readonly log: MailLog,
-    private readonly jobs: Pick<JobRunner, 'finishing'>,
-  ) {}
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
+  private readonly log: MailLog;
+  private readonly jobs: Pick<JobRunner, 'finishing'>;
+
+  constructor(platform: {
+    db: Db;
+    clock: Clock;
+    config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
+    log: MailLog;
+    jobs: Pick<JobRunner, 'finishing'>;
+  }) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.config = platform.config;
+    this.log = platform.log;
+    this.jobs = platform.jobs;
+  }
 
   async enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void> {
     if (messages.length === 0) return;

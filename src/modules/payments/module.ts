@@ -14,8 +14,8 @@ export const paymentsModule = defineModule<PaymentsNeeds>()({
   name: 'payments',
   needs: [],
   create({ platform, extensions }) {
-    const { db, clock, config, log } = platform;
-    const payments = new PaymentsService({ db, clock, config, extensions, log });
+    const { db, clock, config } = platform;
+    const payments = new PaymentsService(platform, extensions);
     const api: PaymentsApi = payments;
     return {
       api,

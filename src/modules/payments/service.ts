@@ -17,7 +17,7 @@ import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError, NotFound, Unprocessable } from '../../platform/errors.js';
-import type { Extensions } from '../module.js';
+import type { Extensions, Platform } from '../module.js';
 import type { ConnectBody } from './schemas.js';
 import type {
   CheckoutInput,
@@ -89,8 +89,15 @@ function describe(err: unknown): string {
 export class PaymentsService implements PaymentsApi {
   private readonly stripe: Stripe | null;
 
-  constructor(private readonly deps: PaymentsDeps) {
-    this.stripe = stripeClient(deps.config.stripe);
+  private readonly deps: PaymentsDeps;
+
+  constructor(
+    platform: Pick<Platform, 'db' | 'clock' | 'config' | 'log'>,
+    extensions: Pick<Extensions, 'all'>,
+  ) {
+    const { db, clock, config, log } = platform;
+    this.deps = { db, clock, config, extensions, log };
+    this.stripe = stripeClient(config.stripe);
   }
 
   sessionState(session: Stripe.Checkout.Session): SessionState {

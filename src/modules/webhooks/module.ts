@@ -16,7 +16,7 @@ export const webhooksModule = defineModule<WebhooksNeeds>()({
     const policy = { allowPrivateNetwork: config.allowPrivateNetwork };
     // Every declared type but the test event, which only POST /v1/webhooks/{id}/test sends.
     const types = [...events.keys()].filter((t) => t !== TEST_EVENT_TYPE);
-    const service = new WebhookService(db, clock, keys.encryptionKey, policy, types);
+    const service = new WebhookService(platform, types);
     const deliverer = new WebhookDeliverer(
       platform.jobs,
       db,

@@ -10,6 +10,7 @@ import { Conflict, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
 import { type OutboundPolicy, checkUrl } from '../../platform/outbound.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
+import type { Platform } from '../module.js';
 import type { EmitEventInput, EventType, StoredEvent, WebhooksApi } from './api.js';
 import { attemptJob } from './delivery.js';
 import { ATTEMPT_QUEUE, emitEvent, TEST_EVENT_TYPE } from './events.js';
@@ -78,14 +79,21 @@ export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
 export type PresentedDelivery = ReturnType<typeof presentDelivery>;
 
 export class WebhookService implements WebhooksApi {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly encryptionKey: Buffer;
+  private readonly policy: OutboundPolicy;
+
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly encryptionKey: Buffer,
-    private readonly policy: OutboundPolicy,
+    platform: Pick<Platform, 'db' | 'clock' | 'keys' | 'config'>,
     /** What a subscription may list: the event types the modules declare. */
     private readonly eventTypes: readonly string[],
-  ) {}
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.encryptionKey = platform.keys.encryptionKey;
+    this.policy = { allowPrivateNetwork: platform.config.allowPrivateNetwork };
+  }
 
   emit<T extends EventType>(trx: Tx, input: EmitEventInput<T>, batch?: WriteBatch): Promise<StoredEvent> {
     return emitEvent(trx, this.clock, input, batch);
