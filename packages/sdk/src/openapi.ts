@@ -46,7 +46,12 @@ export interface paths {
         };
         /** Working hours of the caller itself or a host its account manages (the default if never set) */
         get: operations["getSchedule"];
-        /** Replace the working hours of the caller itself or a host its account manages (the schedule, or GET’s {"schedule": …} sent back) */
+        /**
+         * Replace the working hours of the caller itself or a host its account manages (the schedule, or GET’s {"schedule": …} sent back)
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - each override has exactly one of `intervals` and `unavailable: true`; override dates are distinct
+         *     - each range ends after it starts (`end` may be 24:00)
+         */
         put: operations["replaceSchedule"];
         post?: never;
         delete?: never;
@@ -65,7 +70,14 @@ export interface paths {
         /** List the account’s API keys (never the secret values) */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key (secret or publishable); the full key is shown only here */
+        /**
+         * Create an API key (secret or publishable); the full key is shown only here
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `scopes` must suit `key_type`: secret keys take `read` and `write`, publishable keys `read:availability` and `create:booking`
+         *     - `allowed_domains` is for publishable keys only
+         *     - `rate_limit_per_hour` is at most the account plan's hourly limit
+         *     - `expires_at` is in the future
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -496,6 +508,10 @@ export interface paths {
         /**
          * Bookable slots of a principal in a window (publishable keys: own account and its hosts)
          * @description Busy time comes from the connected calendars’ cache. When a calendar cannot be read (an error, 429, a time-out, revoked access), its last known busy time is used for at most 24 hours: the answer says `stale: true` and `busy_as_of`, when the oldest busy time used was read; a fresh answer has `stale: false` and `busy_as_of: null`. With nothing usable cached the answer is 503, never free time.
+         *
+         *     Checked beyond the schema (a 400 naming the field):
+         *     - `business_id` or its alias `principal_id` is required; given both, they are equal
+         *     - `to` is after `from`, at most 62 days after it
          */
         get: operations["listAvailableSlots"];
         put?: never;
@@ -516,6 +532,9 @@ export interface paths {
         /**
          * The first bookable slot of a principal (publishable keys: own account and its hosts)
          * @description Busy time comes from the connected calendars’ cache. When a calendar cannot be read (an error, 429, a time-out, revoked access), its last known busy time is used for at most 24 hours: the answer says `stale: true` and `busy_as_of`, when the oldest busy time used was read; a fresh answer has `stale: false` and `busy_as_of: null`. With nothing usable cached the answer is 503, never free time.
+         *
+         *     Checked beyond the schema (a 400 naming the field):
+         *     - `business_id` or its alias `principal_id` is required; given both, they are equal
          */
         get: operations["getNextAvailableSlot"];
         put?: never;
@@ -536,6 +555,10 @@ export interface paths {
         /**
          * Slots free for every one of 2–5 principals (secret key or user session only)
          * @description Busy time comes from the connected calendars’ cache. When a calendar cannot be read (an error, 429, a time-out, revoked access), its last known busy time is used for at most 24 hours: the answer says `stale: true` and `busy_as_of`, when the oldest busy time used was read; a fresh answer has `stale: false` and `busy_as_of: null`. With nothing usable cached the answer is 503, never free time.
+         *
+         *     Checked beyond the schema (a 400 naming the field):
+         *     - `principal_ids` names each principal once
+         *     - `to` is after `from`, at most 62 days after it
          */
         get: operations["listMutualSlots"];
         put?: never;
@@ -556,6 +579,9 @@ export interface paths {
         /**
          * Normalized busy, free and outside-hours blocks of a principal (secret key or session only)
          * @description Busy time comes from the connected calendars’ cache. When a calendar cannot be read (an error, 429, a time-out, revoked access), its last known busy time is used for at most 24 hours: the answer says `stale: true` and `busy_as_of`, when the oldest busy time used was read; a fresh answer has `stale: false` and `busy_as_of: null`. With nothing usable cached the answer is 503, never free time.
+         *
+         *     Checked beyond the schema (a 400 naming the field):
+         *     - `to` is after `from`, at most 62 days after it
          */
         get: operations["listAvailabilityBlocks"];
         put?: never;
@@ -576,7 +602,14 @@ export interface paths {
         /** List the account’s booking links, newest first */
         get: operations["listBookingLinks"];
         put?: never;
-        /** Create a booking link: a public page ({base_url}/book/{slug}) where customers book its hosts */
+        /**
+         * Create a booking link: a public page ({base_url}/book/{slug}) where customers book its hosts
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `duration_minutes` is one of `durations`, which hold at most 10 distinct values
+         *     - `host_ids` names each principal once (in any case), each the caller or a live host of its account; `assignment: single` takes exactly one host
+         *     - `price_currency` is given with `price_amount` and null without it; a priced link needs payments configured on the server (422)
+         *     - question ids are distinct; `options` is required for, and only allowed on, `select` questions
+         */
         post: operations["createBookingLink"];
         delete?: never;
         options?: never;
@@ -599,7 +632,11 @@ export interface paths {
         delete: operations["deleteBookingLink"];
         options?: never;
         head?: never;
-        /** Change any field of a booking link; the result is validated as a whole */
+        /**
+         * Change any field of a booking link; the result is validated as a whole
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - the link as changed follows the rules of creation: `duration_minutes` one of `durations`, `host_ids` distinct hosts of the account, one host for `assignment: single`, `price_currency` with `price_amount`, distinct question ids, `options` only on `select` questions
+         */
         patch: operations["updateBookingLink"];
         trace?: never;
     };
@@ -644,10 +681,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the account’s bookings by start time */
+        /**
+         * List the account’s bookings by start time
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `to` is after `from`
+         */
         get: operations["listBookings"];
         put?: never;
-        /** Book a time for the caller or one of its hosts (directly, or through one of its booking links) */
+        /**
+         * Book a time for the caller or one of its hosts (directly, or through one of its booking links)
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `end_time` or `duration_minutes`, not both; `end_time` is after `start_time`
+         *     - `booking_link_id` names a booking link of the caller's account; with it, `duration_minutes` is one the link offers, `principal_id` one of its hosts, and `answers` answer its questions (required ones present, each of its question's type and options); without it, `answers` is refused
+         */
         post: operations["createBooking"];
         delete?: never;
         options?: never;
@@ -670,7 +716,11 @@ export interface paths {
         delete: operations["cancelBooking"];
         options?: never;
         head?: never;
-        /** Change notes or metadata; a new start_time / end_time reschedules (booking.updated) */
+        /**
+         * Change notes or metadata; a new start_time / end_time reschedules (booking.updated)
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `end_time` is after `start_time` (the booking's own when not given)
+         */
         patch: operations["updateBooking"];
         trace?: never;
     };
@@ -754,7 +804,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Book a link; the answer carries manage_url, the attendee’s self-service link (once) */
+        /**
+         * Book a link; the answer carries manage_url, the attendee’s self-service link (once)
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `end_time` or `duration_minutes`, not both; `end_time` is after `start_time`; `duration_minutes` is one the link offers
+         *     - `answers` answer the link's questions: required ones present, each of its question's type and options, no others
+         */
         post: operations["createPublicBooking"];
         delete?: never;
         options?: never;
@@ -771,7 +826,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Join a link’s waitlist for a window of time */
+        /**
+         * Join a link’s waitlist for a window of time
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `preferred_to` is after `preferred_from`, in the future, and at most 90 days after `preferred_from`
+         */
         post: operations["joinWaitlist"];
         delete?: never;
         options?: never;
@@ -860,7 +919,12 @@ export interface paths {
         /** Consents the caller granted or received */
         get: operations["listConsents"];
         put?: never;
-        /** Grant scopes to another principal (granting again merges into the active consent) */
+        /**
+         * Grant scopes to another principal (granting again merges into the active consent)
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `grantee_id` is another principal than the grantor
+         *     - `expires_at` is in the future
+         */
         post: operations["grantConsent"];
         delete?: never;
         options?: never;
@@ -998,7 +1062,12 @@ export interface paths {
         /** Proposals the caller made or was asked, newest first */
         get: operations["listProposals"];
         put?: never;
-        /** Propose a meeting to principals (standard) or ask a poll (named or open) */
+        /**
+         * Propose a meeting to principals (standard) or ask a poll (named or open)
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `mode: standard` (the default) takes `participant_ids` (1 to 10 principals, not the requester) and no `participant_emails`
+         *     - `mode: poll` takes `participant_emails` (each once) and no `participant_ids`
+         */
         post: operations["createProposal"];
         delete?: never;
         options?: never;
@@ -1066,7 +1135,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept, counter or reject (a participant’s credential or magic-link token); vote in a poll */
+        /**
+         * Accept, counter or reject (a participant’s credential or magic-link token); vote in a poll
+         * @description Checked beyond the schema (a 400 naming the field):
+         *     - `action: counter` takes `counter_slots`, each in the future
+         *     - in a poll, a vote takes `selected_slot_id` (one of the proposal's slots); with several slots a standard acceptance does too
+         *     - in an open poll (voting by link), `voter_name` and an e-mail address in `voter_email`
+         */
         post: operations["respondToProposal"];
         delete?: never;
         options?: never;
