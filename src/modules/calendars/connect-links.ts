@@ -8,7 +8,7 @@ import { NotFound } from '../../platform/errors.js';
 import type { DerivedKeys } from '../../platform/keys.js';
 import { type BrowserOutcome, type OAuthFlow, PROVIDER_TITLES } from './oauth-flow.js';
 import type { PrincipalDirectory } from './principals.js';
-import { CONNECT_LINK_DEFAULT_HOURS, CONNECT_LINK_MAX_HOURS } from './schemas.js';
+import { CONNECT_LINK_DEFAULT_HOURS } from './schemas.js';
 import { signConnectLink, verifyConnectLink } from './signed.js';
 import type { OAuthProviderName } from './tables.js';
 
