@@ -9,6 +9,7 @@ import { availabilityModule } from './availability/module.js';
 import { bookingLinksModule } from './booking-links/module.js';
 import { bookingsModule } from './bookings/module.js';
 import { calendarsModule } from './calendars/module.js';
+import { consoleModule } from './console/module.js';
 import { mailModule } from './mail/module.js';
 import { mcpModule } from './mcp/module.js';
 import { networkModule } from './network/module.js';
@@ -41,6 +42,7 @@ export const MODULES = [
   networkModule,
   pagesModule,
   proposalsModule,
+  consoleModule,
   mcpModule,
 ] as const;
 

@@ -13,6 +13,7 @@ import * as m0011 from './0011_network.js';
 import * as m0012 from './0012_proposals.js';
 import * as m0013 from './0013_booking_titles.js';
 import * as m0014 from './0014_retention_indexes.js';
+import * as m0015 from './0015_console.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_proposals': m0012,
   '0013_booking_titles': m0013,
   '0014_retention_indexes': m0014,
+  '0015_console': m0015,
 };

@@ -1,0 +1,33 @@
+/**
+ * The Kairos console (README.md, Console): one script for every console page; the server's HTML
+ * names the page and carries the session's CSRF proof (never a credential).
+ */
+import { html } from 'htm/preact';
+import { render, type VNode } from 'preact';
+import { data } from './lib/api.js';
+import { Shell } from './lib/ui.js';
+import { Setup, SignIn } from './pages/entry.js';
+import { Keys } from './pages/keys.js';
+import { Overview } from './pages/overview.js';
+import { Webhooks } from './pages/webhooks.js';
+
+function page(): VNode {
+  switch (data.page) {
+    case '/console/setup':
+      return html`<${Setup} />`;
+    case '/console/sign-in':
+      return html`<${SignIn} />`;
+    case '/console/keys':
+      return html`<${Shell} title="API keys"><${Keys} /><//>`;
+    case '/console/webhooks':
+      return html`<${Shell} title="Webhooks"><${Webhooks} /><//>`;
+    default:
+      return html`<${Shell} title="Overview"><${Overview} /><//>`;
+  }
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(page(), root);
+}

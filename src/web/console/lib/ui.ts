@@ -1,0 +1,124 @@
+/** The console's building blocks: the page shell, form fields with their errors, the shown-once secret. */
+import { html } from 'htm/preact';
+import type { ComponentChildren, VNode } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { data, signOut } from './api.js';
+
+const NAV: readonly (readonly [string, string])[] = [
+  ['/console', 'Overview'],
+  ['/console/keys', 'API keys'],
+  ['/console/webhooks', 'Webhooks'],
+];
+
+/** The page around a signed-in page: skip link, header with the account and sign-out, navigation. */
+export function Shell(p: { title: string; children: ComponentChildren }): VNode {
+  const here = location.pathname.replace(/\/$/, '') || '/console';
+  return html`<a class="skip" href="#main">Skip to content</a>
+    <header class="top">
+      <p class="brand">Kairos console</p>
+      <p class="who">${data.user?.account_name} · ${data.user?.email}</p>
+      <button type="button" class="link" onClick=${() => void signOut()}>Sign out</button>
+    </header>
+    <nav class="nav" aria-label="Console">
+      <ul>
+        ${NAV.map(
+          ([href, label]) =>
+            html`<li><a href=${href} aria-current=${href === here ? 'page' : undefined}>${label}</a></li>`,
+        )}
+      </ul>
+    </nav>
+    <main id="main" tabindex="-1">
+      <h1>${p.title}</h1>
+      ${p.children}
+    </main>`;
+}
+
+/** A labelled input with its hint and the API's error for it beside it. */
+export function Field(p: {
+  id: string;
+  label: string;
+  error?: string | undefined;
+  hint?: string;
+  children: (attrs: Record<string, string | boolean | undefined>) => VNode;
+}): VNode {
+  const described = [p.hint ? `${p.id}-hint` : '', p.error ? `${p.id}-error` : ''].filter(Boolean).join(' ');
+  return html`<div class=${`field${p.error ? ' invalid' : ''}`}>
+    <label for=${p.id}>${p.label}</label>
+    ${p.hint ? html`<p class="hint" id=${`${p.id}-hint`}>${p.hint}</p>` : null}
+    ${p.children({ id: p.id, 'aria-invalid': p.error ? 'true' : undefined, 'aria-describedby': described || undefined })}
+    ${p.error ? html`<p class="error" id=${`${p.id}-error`}>${p.error}</p>` : null}
+  </div>`;
+}
+
+/** A form's error that belongs to no one field. */
+export function FormError(p: { message: string | null }): VNode | null {
+  if (!p.message) return null;
+  return html`<p class="form-error" role="alert">${p.message}</p>`;
+}
+
+/** A secret shown this once: a read-only field, a copy button and the warning that it will not come back. */
+export function ShownOnce(p: { label: string; value: string; id: string }): VNode {
+  const [copied, setCopied] = useState('');
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(p.value);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      ref.current?.select();
+      setCopied('Selected: press Ctrl+C (⌘C) to copy.');
+    }
+  };
+  return html`<div class="once" role="group" aria-labelledby=${`${p.id}-label`}>
+    <p id=${`${p.id}-label`} class="once-title">${p.label}</p>
+    <p class="warn">Copy it now: it is shown only once and cannot be shown again.</p>
+    <div class="once-row">
+      <input ref=${ref} id=${p.id} class="secret" readonly value=${p.value} aria-label=${p.label} />
+      <button type="button" onClick=${copy}>Copy</button>
+    </div>
+    <p class="status" role="status">${copied}</p>
+  </div>`;
+}
+
+/** What an empty list says, and what to do next. */
+export function Empty(p: { children: ComponentChildren }): VNode {
+  return html`<div class="empty">${p.children}</div>`;
+}
+
+/** Previous/next page buttons for a cursor-paginated list. */
+export function Pager(p: {
+  hasPrevious: boolean;
+  hasNext: boolean;
+  onPrevious: () => void;
+  onNext: () => void;
+}): VNode | null {
+  if (!p.hasPrevious && !p.hasNext) return null;
+  return html`<nav class="pager" aria-label="Pages">
+    <button type="button" disabled=${!p.hasPrevious} onClick=${p.onPrevious}>Previous page</button>
+    <button type="button" disabled=${!p.hasNext} onClick=${p.onNext}>Next page</button>
+  </nav>`;
+}
+
+/** A cursor pager's state: the cursors of the pages before this one. */
+export function useCursor(): {
+  cursor: string | undefined;
+  hasPrevious: boolean;
+  next: (c: string) => void;
+  previous: () => void;
+  reset: () => void;
+} {
+  const [stack, setStack] = useState<(string | undefined)[]>([undefined]);
+  return {
+    cursor: stack[stack.length - 1],
+    hasPrevious: stack.length > 1,
+    next: (c) => setStack([...stack, c]),
+    previous: () => setStack(stack.slice(0, -1)),
+    reset: () => setStack([undefined]),
+  };
+}
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}

@@ -1,0 +1,191 @@
+/**
+ * API keys: create a secret or publishable key (scopes, rate limit, allowed domains, expiry), shown
+ * once with a copy button; the list with prefix, last 4, last use and requests; revoke after a
+ * confirmation.
+ */
+import type { Item, Result } from '@kairos/sdk';
+import { html } from 'htm/preact';
+import type { VNode } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type Failure, failure, kairos } from '../lib/api.js';
+import { Empty, Field, FormError, Pager, ShownOnce, useCursor, when } from '../lib/ui.js';
+
+type ApiKey = Item<Result<'listApiKeys'>>;
+interface Usage {
+  requests: number;
+  last_used_at: string | null;
+}
+
+const SCOPES = {
+  secret: ['read', 'write'],
+  publishable: ['read:availability', 'create:booking'],
+} as const;
+const NO_FAILURE: Failure = { message: '', fields: {} };
+
+function CreateKey(p: { onCreated: () => void }): VNode {
+  const [type, setType] = useState<'secret' | 'publishable'>('secret');
+  const [fail, setFail] = useState<Failure>(NO_FAILURE);
+  const [busy, setBusy] = useState(false);
+  const [created, setCreated] = useState<{ key: string; name: string } | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const f = new FormData(form);
+    const text = (n: string) => String(f.get(n) ?? '').trim();
+    const body: Record<string, unknown> = {
+      name: text('name'),
+      key_type: type,
+      scopes: f.getAll('scopes').map(String),
+    };
+    if (text('rate_limit_per_hour')) body.rate_limit_per_hour = Number(text('rate_limit_per_hour'));
+    if (type === 'publishable' && text('allowed_domains')) {
+      body.allowed_domains = text('allowed_domains')
+        .split(/[\s,]+/)
+        .filter(Boolean);
+    }
+    if (text('expires_at')) body.expires_at = new Date(text('expires_at')).toISOString();
+    setBusy(true);
+    setFail(NO_FAILURE);
+    try {
+      const r = await kairos.apiKeys.create(body as Parameters<typeof kairos.apiKeys.create>[0]);
+      setCreated({ key: r.api_key.key, name: r.api_key.name });
+      form.reset();
+      p.onCreated();
+    } catch (err) {
+      setFail(failure(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<section aria-labelledby="create-title" class="panel">
+    <h2 id="create-title">Create a key</h2>
+    ${created ? html`<${ShownOnce} id="new-key" label=${`The key “${created.name}”`} value=${created.key} />` : null}
+    <form onSubmit=${submit} novalidate>
+      <${FormError} message=${fail.message} />
+      <${Field} id="key-name" label="Name" error=${fail.fields.name}>
+        ${(a: Record<string, unknown>) => html`<input ...${a} name="name" required maxlength="200" />`}
+      <//>
+      <fieldset>
+        <legend>Type</legend>
+        <label class="choice"><input type="radio" name="key_type" value="secret" checked=${type === 'secret'} onChange=${() => setType('secret')} /> Secret (server-side code)</label>
+        <label class="choice"><input type="radio" name="key_type" value="publishable" checked=${type === 'publishable'} onChange=${() => setType('publishable')} /> Publishable (web pages)</label>
+      </fieldset>
+      <fieldset aria-describedby=${fail.fields.scopes ? 'scopes-error' : undefined}>
+        <legend>Scopes</legend>
+        ${SCOPES[type].map(
+          (s) =>
+            html`<label class="choice" key=${s}><input type="checkbox" name="scopes" value=${s} checked /> ${s}</label>`,
+        )}
+        ${fail.fields.scopes ? html`<p class="error" id="scopes-error">${fail.fields.scopes}</p>` : null}
+      </fieldset>
+      ${
+        type === 'publishable'
+          ? html`<${Field} id="key-domains" label="Allowed domains" hint="Hostnames of the sites that may use the key, separated by spaces or commas (e.g. example.com)." error=${fail.fields.allowed_domains}>
+              ${(a: Record<string, unknown>) => html`<input ...${a} name="allowed_domains" />`}
+            <//>`
+          : null
+      }
+      <${Field} id="key-limit" label="Requests per hour (optional)" hint="At most the account’s hourly limit." error=${fail.fields.rate_limit_per_hour}>
+        ${(a: Record<string, unknown>) => html`<input ...${a} name="rate_limit_per_hour" type="number" min="1" inputmode="numeric" />`}
+      <//>
+      <${Field} id="key-expiry" label="Expires (optional)" error=${fail.fields.expires_at}>
+        ${(a: Record<string, unknown>) => html`<input ...${a} name="expires_at" type="datetime-local" />`}
+      <//>
+      <button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create key'}</button>
+    </form>
+  </section>`;
+}
+
+function Revoke(p: { apiKey: ApiKey; onRevoked: () => void }): VNode {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [error, setError] = useState<string | null>(null);
+  const confirm = async () => {
+    try {
+      await kairos.apiKeys.revoke(p.apiKey.id);
+      ref.current?.close();
+      p.onRevoked();
+    } catch (err) {
+      setError(failure(err).message);
+    }
+  };
+  const titleId = `revoke-${p.apiKey.id}`;
+  return html`<button type="button" class="danger" onClick=${() => ref.current?.showModal()}>Revoke<span class="sr"> ${p.apiKey.name}</span></button>
+    <dialog ref=${ref} aria-labelledby=${titleId}>
+      <h2 id=${titleId}>Revoke “${p.apiKey.name}”?</h2>
+      <p>Requests with this key are refused from now on. This cannot be undone.</p>
+      <${FormError} message=${error} />
+      <div class="actions">
+        <button type="button" onClick=${() => ref.current?.close()}>Keep the key</button>
+        <button type="button" class="danger" onClick=${confirm}>Revoke the key</button>
+      </div>
+    </dialog>`;
+}
+
+export function Keys(): VNode {
+  const pager = useCursor();
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [usage, setUsage] = useState<Record<string, Usage>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    let live = true;
+    kairos.apiKeys
+      .list({ limit: 20 })
+      .page(pager.cursor)
+      .then(async (r) => {
+        if (!live) return;
+        setKeys(r.api_keys);
+        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
+        const active = r.api_keys.filter((k) => k.status === 'active');
+        const stats = await Promise.all(
+          active.map((k) => kairos.apiKeys.stats(k.id, { window: 'week' }).catch(() => null)),
+        );
+        if (!live) return;
+        const u: Record<string, Usage> = {};
+        for (const r of stats)
+          if (r) u[r.stats.key_id] = { requests: r.stats.requests, last_used_at: r.stats.last_used_at };
+        setUsage(u);
+      })
+      .catch((err) => setError(failure(err).message));
+    return () => {
+      live = false;
+    };
+  }, [pager.cursor, version]);
+  const reload = () => setVersion((v) => v + 1);
+  return html`<${CreateKey} onCreated=${() => (pager.hasPrevious ? pager.reset() : reload())} />
+    <section aria-labelledby="list-title" class="panel">
+      <h2 id="list-title">Keys</h2>
+      <${FormError} message=${error} />
+      ${keys === null && !error ? html`<p role="status">Loading the keys…</p>` : null}
+      ${keys?.length === 0 ? html`<${Empty}><p>No keys yet. Create a secret key above for your server, or a publishable key for a booking widget on your site.</p><//>` : null}
+      ${
+        keys && keys.length > 0
+          ? html`<ul class="rows">
+              ${keys.map(
+                (k) => html`<li key=${k.id} class="row">
+                  <div class="row-head"><h3>${k.name}</h3><span class=${`badge ${k.status}`}>${k.status}</span></div>
+                  <dl class="facts">
+                    <div><dt>Type</dt><dd>${k.key_type}</dd></div>
+                    <div><dt>Key</dt><dd><code>${k.prefix}…${k.last4}</code></dd></div>
+                    <div><dt>Scopes</dt><dd>${k.scopes.join(', ')}</dd></div>
+                    <div><dt>Limit</dt><dd>${k.rate_limit_per_hour} / hour</dd></div>
+                    ${k.allowed_domains.length ? html`<div><dt>Domains</dt><dd>${k.allowed_domains.join(', ')}</dd></div>` : null}
+                    <div><dt>Last used</dt><dd>${when(usage[k.id]?.last_used_at)}</dd></div>
+                    <div><dt>Requests (7 days)</dt><dd>${usage[k.id]?.requests ?? '—'}</dd></div>
+                    <div><dt>Expires</dt><dd>${k.expires_at ? when(k.expires_at) : 'never'}</dd></div>
+                  </dl>
+                  ${k.status === 'active' ? html`<${Revoke} apiKey=${k} onRevoked=${reload} />` : null}
+                </li>`,
+              )}
+            </ul>`
+          : null
+      }
+      <${Pager}
+        hasPrevious=${pager.hasPrevious}
+        hasNext=${next !== null}
+        onPrevious=${pager.previous}
+        onNext=${() => next && pager.next(next)}
+      />
+    </section>`;
+}

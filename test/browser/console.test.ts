@@ -1,0 +1,354 @@
+/**
+ * The console (README.md, Console), in a real browser and over plain HTTP: a one-time setup link
+ * creates the first account, its owner and its first secret key, shown once (and not after a
+ * reload); sign out and in again; a publishable key for a domain; a key created with the keyboard
+ * alone; a key revoked after confirmation; axe-core finds no serious or critical violation on any
+ * console page. Over HTTP: the link's token is random and stored hashed; the session is an httpOnly
+ * SameSite=Strict cookie scoped to /console; a cross-site form post, a request from another port and
+ * a request without the CSRF proof are refused; sign-out ends the session for the API too.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
+import { chromiumAvailable, launchChromium, openPage, seriousViolations } from '../helpers/browser.js';
+
+const run = chromiumAvailable();
+const PASSWORD = 'correct horse battery staple';
+
+let t: TestApp;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  if (run) browser = await launchChromium();
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+function cookieFrom(res: Response): string {
+  const header = res.headers.get('set-cookie') ?? '';
+  const m = /kairos_console=([^;]*)/.exec(header);
+  if (!m?.[1]) throw new Error(`no console cookie in ${header}`);
+  return m[1];
+}
+
+async function csrfOf(cookie: string): Promise<string> {
+  const res = await fetch(`${t.url}/console/keys`, { headers: { cookie: `kairos_console=${cookie}` } });
+  expect(res.status).toBe(200);
+  const m = /<script type="application\/json" id="console-data">(.*?)<\/script>/s.exec(await res.text());
+  return (JSON.parse(m?.[1] ?? '{}') as Json).csrf;
+}
+
+async function noSeriousViolations(page: Page, what: string): Promise<void> {
+  const v = await seriousViolations(page);
+  expect(v, `${what}: ${JSON.stringify(v, null, 1)}`).toEqual([]);
+}
+
+describe('console: getting in', () => {
+  let setupPath: string;
+
+  it('makes setup links of 256 random bits, stored only as their hash', async () => {
+    setupPath = (await t.ctx.modules.console.setupLink()) as string;
+    const token = new URL(setupPath, t.url).searchParams.get('token') ?? '';
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const rows = await t.ctx.db.selectFrom('console_setup_tokens').select(['token_hash']).execute();
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.map((r) => r.token_hash)).not.toContain(token);
+  });
+
+  it('serves every console page with a strict Content-Security-Policy', async () => {
+    for (const path of ['/console/setup', '/console/sign-in']) {
+      const res = await fetch(`${t.url}${path}`);
+      expect(res.status, path).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain('unsafe-inline');
+    }
+    const keys = await fetch(`${t.url}/console/keys`, { redirect: 'manual' });
+    expect(keys.status).toBe(303);
+    expect(keys.headers.get('location')).toBe('/console/sign-in');
+  });
+
+  it('refuses a setup post from another origin, leaving the link usable', async () => {
+    const token = new URL(setupPath, t.url).searchParams.get('token');
+    const res = await fetch(`${t.url}/console/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+      body: JSON.stringify({ token, account_name: 'Evil', email: 'evil@example.com', password: PASSWORD }),
+    });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as Json).type).toMatch(/\/errors\/forbidden$/);
+    const state: Json = await (await fetch(`${t.url}/console/setup/state?token=${token}`)).json();
+    expect(state.state).toBe('valid');
+    expect(await t.ctx.modules.accounts.listAccounts()).toEqual([]);
+  });
+
+  it.skipIf(!run)(
+    'walks setup → first key shown once (not after a reload) → sign out and in → a publishable key for a domain → revoke, with no serious axe violation',
+    async () => {
+      const { context, page, csp } = await openPage(browser as Browser, 'Europe/Berlin');
+      try {
+        await page.goto(`${t.url}${setupPath}`);
+        await page.getByLabel('Business name').fill('Acme Physio');
+        await page.getByLabel('Your e-mail').fill('owner@acme.example');
+        await noSeriousViolations(page, 'setup');
+        await page.getByLabel('Password', { exact: true }).fill('short');
+        await page.getByRole('button', { name: 'Create the account' }).click();
+        // The API's field error shows beside the field; the link is not used up by a refused form.
+        await expect.poll(() => page.locator('#password-error').textContent()).toMatch(/10|characters/);
+        await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+        await page.getByRole('button', { name: 'Create the account' }).click();
+        const shown = page.locator('#first-key');
+        await shown.waitFor();
+        const firstKey = await shown.inputValue();
+        expect(firstKey).toMatch(/^svc_sk_/);
+        const me = await t.call('GET', '/v1/me', { token: firstKey });
+        expect(me.status).toBe(200);
+        expect((await me.json()).account.name).toBe('Acme Physio');
+        await noSeriousViolations(page, 'setup done');
+
+        // Reloading (the address no longer has the token) and opening the link again show no key.
+        await page.reload();
+        await page.getByRole('heading', { name: 'Set up Kairos' }).waitFor();
+        expect(await page.content()).not.toContain(firstKey);
+        await page.goto(`${t.url}${setupPath}`);
+        await page.getByText('This setup link was already used.').waitFor();
+        expect(await page.content()).not.toContain(firstKey);
+
+        // No credential is readable by the page: the cookie is httpOnly.
+        expect(await page.evaluate('document.cookie')).toBe('');
+        const cookies = await context.cookies();
+        const session = cookies.find((c) => c.name === 'kairos_console');
+        expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/console' });
+
+        await page.goto(`${t.url}/console`);
+        await page.getByRole('heading', { name: 'Acme Physio' }).waitFor();
+        await noSeriousViolations(page, 'overview');
+        await page.getByRole('button', { name: 'Sign out' }).click();
+        await page.waitForURL(`${t.url}/console/sign-in`);
+        expect((await context.cookies()).find((c) => c.name === 'kairos_console')).toBeUndefined();
+        await noSeriousViolations(page, 'sign-in');
+
+        await page.getByLabel('E-mail').fill('owner@acme.example');
+        await page.getByLabel('Password').fill('not the password');
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('alert').waitFor();
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${t.url}/console`);
+
+        await page.getByRole('link', { name: 'API keys' }).click();
+        await page.waitForURL(`${t.url}/console/keys`);
+        await page.getByText('svc_sk_', { exact: false }).first().waitFor();
+        await noSeriousViolations(page, 'keys');
+        await page.getByLabel('Name').fill('Shop widget');
+        await page.getByLabel('Publishable (web pages)').check();
+        await page.getByLabel('Allowed domains').fill('shop.example.com');
+        await page.getByRole('button', { name: 'Create key' }).click();
+        const created = page.locator('#new-key');
+        await created.waitFor();
+        expect(await created.inputValue()).toMatch(/^svc_pk_/);
+        await page.getByRole('heading', { name: 'Shop widget' }).waitFor();
+        const listed = await (await t.call('GET', '/v1/api-keys', { token: firstKey })).json();
+        const widget = listed.api_keys.find((k: Json) => k.name === 'Shop widget');
+        expect(widget).toMatchObject({ key_type: 'publishable', allowed_domains: ['shop.example.com'] });
+        await noSeriousViolations(page, 'keys with a new key');
+
+        // Revoke, after the confirmation.
+        const row = page.locator('li.row', { has: page.getByRole('heading', { name: 'Shop widget' }) });
+        await row.getByRole('button', { name: /Revoke/ }).click();
+        const dialog = page.getByRole('dialog');
+        await dialog.waitFor();
+        await noSeriousViolations(page, 'revoke dialog');
+        await dialog.getByRole('button', { name: 'Revoke the key' }).click();
+        await row.getByText('revoked').waitFor();
+        const after = await (await t.call('GET', `/v1/api-keys/${widget.id}`, { token: firstKey })).json();
+        expect(after.status ?? after.api_key?.status).toBe('revoked');
+
+        // At 390 px wide nothing scrolls sideways.
+        await page.setViewportSize({ width: 390, height: 844 });
+        expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+        await page.goto(`${t.url}/console/webhooks`);
+        await noSeriousViolations(page, 'webhooks');
+        expect(csp).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(!run)(
+    'creates a key with the keyboard alone',
+    async () => {
+      const { context, page } = await openPage(browser as Browser, 'UTC');
+      try {
+        await page.goto(`${t.url}/console/sign-in`);
+        await page.keyboard.press('Tab');
+        await page.keyboard.type('owner@acme.example');
+        await page.keyboard.press('Tab');
+        await page.keyboard.type(PASSWORD);
+        await page.keyboard.press('Enter');
+        await page.waitForURL(`${t.url}/console`);
+        await page.goto(`${t.url}/console/keys`);
+        await page.locator('#key-name').waitFor();
+        for (let i = 0; i < 30; i++) {
+          if (await page.evaluate('document.activeElement?.id === "key-name"')) break;
+          await page.keyboard.press('Tab');
+        }
+        expect(await page.evaluate('document.activeElement?.id')).toBe('key-name');
+        await page.keyboard.type('Keyboard key');
+        await page.keyboard.press('Enter');
+        await page.locator('#new-key').waitFor();
+        expect(await page.evaluate('document.activeElement?.id')).toBe('new-key');
+        expect(await page.locator('#new-key').inputValue()).toMatch(/^svc_sk_/);
+      } finally {
+        await context.close();
+      }
+    },
+    30_000,
+  );
+});
+
+describe('console: sessions and CSRF', () => {
+  let email: string;
+  beforeAll(async () => {
+    const acc = await t.account();
+    email = `csrf-${Date.now()}@example.com`;
+    await t.ctx.modules.accounts.createUser({ accountId: acc.id, email, password: PASSWORD });
+  });
+
+  async function signIn(): Promise<string> {
+    const res = await fetch(`${t.url}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: t.url },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    expect(res.status).toBe(201);
+    const header = res.headers.get('set-cookie') ?? '';
+    expect(header).toMatch(/HttpOnly/);
+    expect(header).toMatch(/SameSite=Strict/);
+    expect(header).toMatch(/Path=\/console(;|$)/);
+    return cookieFrom(res);
+  }
+
+  it('refuses a cross-site form post, a request from another port and one without the CSRF proof', async () => {
+    const cookie = await signIn();
+    const csrf = await csrfOf(cookie);
+    expect(csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const keys = `${t.url}/console/api/v1/api-keys`;
+    const count = async () =>
+      ((await (await fetch(keys, { headers: { cookie: `kairos_console=${cookie}` } })).json()) as Json)
+        .api_keys.length;
+    const before = await count();
+
+    const form = await fetch(keys, {
+      method: 'POST',
+      headers: {
+        cookie: `kairos_console=${cookie}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: 'http://evil.example',
+        'sec-fetch-site': 'cross-site',
+      },
+      body: 'name=evil',
+    });
+    expect(form.status).toBe(403);
+    expect(form.headers.get('content-type')).toMatch(/application\/problem\+json/);
+
+    const otherPort = new URL(t.url);
+    otherPort.port = String(Number(otherPort.port) + 1);
+    const samesite = await fetch(keys, {
+      method: 'POST',
+      headers: {
+        cookie: `kairos_console=${cookie}`,
+        'content-type': 'application/json',
+        origin: otherPort.origin,
+        'sec-fetch-site': 'same-site',
+        'x-csrf-token': csrf,
+      },
+      body: JSON.stringify({ name: 'other port' }),
+    });
+    expect(samesite.status).toBe(403);
+
+    const noProof = await fetch(keys, {
+      method: 'POST',
+      headers: { cookie: `kairos_console=${cookie}`, 'content-type': 'application/json', origin: t.url },
+      body: JSON.stringify({ name: 'no proof' }),
+    });
+    expect(noProof.status).toBe(403);
+    const wrongProof = await fetch(keys, {
+      method: 'POST',
+      headers: {
+        cookie: `kairos_console=${cookie}`,
+        'content-type': 'application/json',
+        origin: t.url,
+        'x-csrf-token': `${csrf.slice(0, -1)}A`,
+      },
+      body: JSON.stringify({ name: 'wrong proof' }),
+    });
+    expect(wrongProof.status).toBe(403);
+    expect(await count()).toBe(before);
+
+    // The same request with the proof, from the console's own origin, goes through.
+    const good = await fetch(keys, {
+      method: 'POST',
+      headers: {
+        cookie: `kairos_console=${cookie}`,
+        'content-type': 'application/json',
+        origin: t.url,
+        'sec-fetch-site': 'same-origin',
+        'x-csrf-token': csrf,
+      },
+      body: JSON.stringify({ name: 'with proof' }),
+    });
+    expect(good.status).toBe(201);
+    expect(await count()).toBe(before + 1);
+  });
+
+  it('ends the session everywhere on sign-out', async () => {
+    const cookie = await signIn();
+    const csrf = await csrfOf(cookie);
+    const me = await t.call('GET', '/v1/me', { token: cookie });
+    expect(me.status).toBe(200);
+    const noProof = await fetch(`${t.url}/console/session`, {
+      method: 'DELETE',
+      headers: { cookie: `kairos_console=${cookie}`, origin: t.url },
+    });
+    expect(noProof.status).toBe(403);
+    const out = await fetch(`${t.url}/console/session`, {
+      method: 'DELETE',
+      headers: { cookie: `kairos_console=${cookie}`, origin: t.url, 'x-csrf-token': csrf },
+    });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+    expect((await t.call('GET', '/v1/me', { token: cookie })).status).toBe(401);
+    const proxied = await fetch(`${t.url}/console/api/v1/api-keys`, {
+      headers: { cookie: `kairos_console=${cookie}` },
+    });
+    expect(proxied.status).toBe(401);
+  });
+
+  it('does not count console requests against the account’s hourly API limit', async () => {
+    const acc = await t.account({ plan: 'free' });
+    const freeEmail = `free-${Date.now()}@example.com`;
+    await t.ctx.modules.accounts.createUser({ accountId: acc.id, email: freeEmail, password: PASSWORD });
+    const res = await fetch(`${t.url}/console/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: t.url },
+      body: JSON.stringify({ email: freeEmail, password: PASSWORD }),
+    });
+    const cookie = cookieFrom(res);
+    for (let i = 0; i < 110; i++) {
+      const r = await fetch(`${t.url}/console/api/v1/api-keys?limit=1`, {
+        headers: { cookie: `kairos_console=${cookie}` },
+      });
+      expect(r.status, `request ${i + 1}`).toBe(200);
+    }
+    const direct = await t.call('GET', '/v1/me', { token: cookie });
+    expect(direct.status).toBe(200);
+    expect(Number(direct.headers.get('x-ratelimit-remaining'))).toBeGreaterThan(90);
+  }, 30_000);
+});
