@@ -11,14 +11,7 @@ export const accountsModule = defineModule<AccountsNeeds>()({
   needs: ['apiKeys', 'principals'],
   create({ platform, needs }) {
     const jwtKey = platform.keys.jwtKey;
-    const accounts = new AccountService(
-      platform.db,
-      platform.clock,
-      needs,
-      jwtKey,
-      platform.config.sessionTtlSeconds,
-      platform.revocations,
-    );
+    const accounts = new AccountService(platform, needs);
     const api: AccountsApi = accounts;
     return {
       api,

@@ -6,6 +6,7 @@ import { Conflict, NotFound, Unauthorized, ValidationFailed } from '../../platfo
 import { uuidv7 } from '../../platform/ids.js';
 import { hashPassword, verifyPassword } from '../../platform/passwords.js';
 import type { KeyAccount, Plan } from '../api-keys/api.js';
+import type { Platform } from '../module.js';
 import type { AccountsApi, AccountsNeeds, PresentedAccount, PresentedUser } from './api.js';
 import {
   emailTaken,
@@ -28,14 +29,22 @@ import type { SessionBody } from './schemas.js';
 export type { SessionClaims } from './api.js';
 
 export class AccountService implements AccountsApi {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly jwtKey: Buffer;
+  private readonly sessionTtlSeconds: number;
+  private readonly revocations: RevocationListener;
+
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
+    platform: Pick<Platform, 'db' | 'clock' | 'keys' | 'config' | 'revocations'>,
     private readonly needs: AccountsNeeds,
-    private readonly jwtKey: Buffer,
-    private readonly sessionTtlSeconds: number,
-    private readonly revocations: RevocationListener,
-  ) {}
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.jwtKey = platform.keys.jwtKey;
+    this.sessionTtlSeconds = platform.config.sessionTtlSeconds;
+    this.revocations = platform.revocations;
+  }
 
   /** Creates an account (a business and a principal) with its first secret key. */
   async createAccount(input: {

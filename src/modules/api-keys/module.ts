@@ -11,13 +11,7 @@ export const apiKeysModule = defineModule<ApiKeysNeeds>()({
   name: 'apiKeys',
   needs: [],
   create({ platform, extensions }) {
-    const keys = new ApiKeyService(
-      platform.db,
-      platform.clock,
-      platform.keys.apiKeyPepper,
-      platform.revocations,
-      extensions,
-    );
+    const keys = new ApiKeyService(platform, extensions);
     const stats = new ApiKeyStatsService(platform.db, platform.clock, platform.usage);
     const api: ApiKeysApi = keys;
     return {

@@ -25,7 +25,7 @@ import type {
   Plan,
   PresentedKey,
 } from './api.js';
-import type { Extensions } from '../module.js';
+import type { Extensions, Platform } from '../module.js';
 import { type CreateKeyBody, SECRET_SCOPES } from './schemas.js';
 import type { Static } from '@sinclair/typebox';
 import type { ListQuery } from '../../platform/schemas.js';
@@ -91,13 +91,20 @@ function generateKey(keyType: KeyType): string {
 }
 
 export class ApiKeyService implements ApiKeysApi {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly pepper: Buffer;
+  private readonly revocations: RevocationListener;
+
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly pepper: Buffer,
-    private readonly revocations: RevocationListener,
+    platform: Pick<Platform, 'db' | 'clock' | 'keys' | 'revocations'>,
     private readonly extensions: Pick<Extensions, 'all'>,
-  ) {}
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.pepper = platform.keys.apiKeyPepper;
+    this.revocations = platform.revocations;
+  }
 
   /** The accounts behind keys, as the accounts module contributes them (extension point `keyAccounts`). */
   private get accounts(): KeyAccounts {

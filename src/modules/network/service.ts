@@ -22,6 +22,7 @@ import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
 import type { MailMessage } from '../mail/api.js';
 import { htmlBody } from '../../lib/mail-text.js';
 import type { AccessGrant, AccessRule, PrincipalRef } from '../principals/api.js';
+import type { Platform } from '../module.js';
 import type { InvitationSummary, NetworkApi, NetworkNeeds } from './api.js';
 import * as repo from './repo.js';
 import type { ConsentRow, InvitationRow } from './repo.js';
@@ -36,13 +37,6 @@ import {
 
 const INVITATION_DAYS = 7;
 const DAY = 86_400_000;
-
-/** The platform parts the module uses. */
-export interface NetworkPlatform {
-  db: Db;
-  clock: Clock;
-  config: Pick<Config, 'baseUrl'>;
-}
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
@@ -80,7 +74,7 @@ export class NetworkService implements NetworkApi {
   private readonly config: Pick<Config, 'baseUrl'>;
 
   constructor(
-    platform: NetworkPlatform,
+    platform: Pick<Platform, 'db' | 'clock' | 'config'>,
     private readonly needs: NetworkNeeds,
   ) {
     this.db = platform.db;

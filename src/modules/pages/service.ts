@@ -11,7 +11,7 @@ import type { Clock } from '../../platform/clock.js';
 import { safeEqual } from '../../platform/crypto.js';
 import { AppError } from '../../platform/errors.js';
 import type { InvitationView, OfferView } from '../../web/booking/shared/views.js';
-import type { Extensions } from '../module.js';
+import type { Extensions, Platform } from '../module.js';
 import type { PagesApi, PagesNeeds } from './api.js';
 
 /** A token page: live (with what the page shows first), used or expired (410), or unknown (404). */
@@ -30,7 +30,7 @@ export class PageService implements PagesApi {
   private readonly clock: Clock;
 
   constructor(
-    platform: { clock: Clock },
+    platform: Pick<Platform, 'clock'>,
     private readonly needs: PagesNeeds,
     private readonly extensions: Pick<Extensions, 'all'>,
   ) {

@@ -8,7 +8,7 @@ export const principalsModule = defineModule<PrincipalsNeeds>()({
   name: 'principals',
   needs: [],
   create({ platform, extensions }) {
-    const service = new PrincipalService(platform.db, platform.clock, extensions);
+    const service = new PrincipalService(platform, extensions);
     const api: PrincipalsApi = service;
     return {
       api,

@@ -8,7 +8,7 @@ import type { Clock } from '../../platform/clock.js';
 import { Forbidden, NotFound, ValidationFailed } from '../../platform/errors.js';
 import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
-import type { Extensions } from '../module.js';
+import type { Extensions, Platform } from '../module.js';
 import { PrincipalAccess } from './access.js';
 import type { ActorLike, NewPrincipal, PrincipalContact, PrincipalProfile, PrincipalsApi } from './api.js';
 import * as repo from './repo.js';
@@ -23,12 +23,16 @@ export class PrincipalService implements PrincipalsApi {
   /** Who may read or act for whom (principals/access.ts). */
   readonly access: PrincipalAccess;
 
+  private readonly db: Db;
+  private readonly clock: Clock;
+
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
+    platform: Pick<Platform, 'db' | 'clock'>,
     private readonly extensions: Pick<Extensions, 'all'>,
   ) {
-    this.cache = new InvalidatedCache(clock, { channel: repo.PRINCIPALS_CHANNEL });
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.cache = new InvalidatedCache(this.clock, { channel: repo.PRINCIPALS_CHANNEL });
     this.access = new PrincipalAccess(this, extensions);
   }
 

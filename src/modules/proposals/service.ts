@@ -10,7 +10,6 @@
  * proposal books once, and each change emits its events once. A magic-link token is marked used in the
  * transaction of the answer it carries, so an answer that fails leaves it usable.
  */
-import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Interval } from '../../lib/intervals.js';
 import { type ProposalAction, type Transition, transition } from '../../lib/proposals.js';
@@ -23,6 +22,7 @@ import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import type { ProposalLinkState } from '../pages/api.js';
 import type { PrincipalRef } from '../principals/api.js';
+import type { Platform } from '../module.js';
 import type { ProposalsApi, ProposalsNeeds } from './api.js';
 import { type Change, type Decision, ProposalEffects, type Prepared } from './effects.js';
 import { invalidToken, notOpen, proposalNotFound, tokenExpired } from './errors.js';
@@ -33,14 +33,6 @@ import { type Loaded, partiesOf, presentProposal, presentPublic, type ProposalRo
 import * as repo from './repo.js';
 import type { CreateProposalBody, ProposalsQuery, RespondBody } from './schemas.js';
 
-/** The platform parts the module uses. */
-export interface ProposalsPlatform {
-  db: Db;
-  clock: Clock;
-  config: Pick<Config, 'baseUrl' | 'mailFrom'>;
-  log: { error(obj: object, msg: string): void };
-}
-
 export class ProposalService implements ProposalsApi {
   private readonly mails: ProposalMails;
   private readonly effects: ProposalEffects;
@@ -48,7 +40,7 @@ export class ProposalService implements ProposalsApi {
   private readonly clock: Clock;
 
   constructor(
-    private readonly platform: ProposalsPlatform,
+    private readonly platform: Pick<Platform, 'db' | 'clock' | 'config' | 'log'>,
     private readonly needs: ProposalsNeeds,
   ) {
     this.db = platform.db;
