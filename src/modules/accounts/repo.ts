@@ -3,6 +3,7 @@
  * name) go through the principals module's API.
  */
 import { type Insertable, type Selectable, sql } from 'kysely';
+import { purgeInBatches } from '../../db/purge.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { AccountsTable, SessionsTable, UsersTable } from './tables.js';
 
@@ -115,4 +116,10 @@ export async function findSession(
     .select(['revoked_at', 'expires_at'])
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** Deletes, in batches, the sessions that ended (expired or revoked) before `before`; answers how many. */
+export async function purgeEndedSessions(db: Db, before: Date): Promise<number> {
+  // least() skips a null revoked_at: the session ended at its expiry or its revocation, whichever came first.
+  return purgeInBatches(db, 'sessions', sql<boolean>`least(expires_at, revoked_at) < ${before}`);
 }

@@ -3,16 +3,15 @@
  * expired or revoked for KAIROS_EXPIRED_RETENTION_DAYS (default one day). Its token is refused either
  * way: a session without a row is not active.
  */
-import { sql } from 'kysely';
-import { purgeEveryMs, purgeInBatches } from '../../db/purge.js';
+import { purgeEveryMs } from '../../db/purge.js';
 import type { Db } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
 import type { ScheduleContribution } from '../module.js';
+import { purgeEndedSessions } from './repo.js';
 
 export async function purgeSessions(db: Db, clock: Clock, retentionMs: number): Promise<number> {
   const before = new Date(clock.nowMs() - retentionMs);
-  // least() skips a null revoked_at: the session ended at its expiry or its revocation, whichever came first.
-  return purgeInBatches(db, 'sessions', sql<boolean>`least(expires_at, revoked_at) < ${before}`);
+  return purgeEndedSessions(db, before);
 }
 
 export function sessionRetentionSchedule(db: Db, clock: Clock, retentionMs: number): ScheduleContribution {

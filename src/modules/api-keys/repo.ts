@@ -1,5 +1,6 @@
 /** SQL of the api-keys module: keys and their hourly usage buckets (accounts come through `keyAccounts`). */
 import { type Insertable, type Selectable, sql } from 'kysely';
+import { purgeInBatches } from '../../db/purge.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { ApiKeysTable } from './tables.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
@@ -151,4 +152,9 @@ export async function findUsageBucket(
     .where('key_id', '=', keyId)
     .where('bucket', '=', bucket)
     .executeTakeFirst();
+}
+
+/** Deletes, in batches, the hourly usage buckets older than `before`; answers how many. */
+export async function purgeUsageBefore(db: Db, before: Date): Promise<number> {
+  return purgeInBatches(db, 'api_key_usage', sql<boolean>`bucket < ${before}`);
 }
