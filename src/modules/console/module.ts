@@ -18,7 +18,13 @@ export const consoleModule = defineModule<ConsoleNeeds>()({
     const log = platform.log as { info?: (obj: object, msg: string) => void };
     return {
       api,
-      routes: (app) => consoleRoutes(app, service, () => platform.config.baseUrl),
+      routes: (app) =>
+        consoleRoutes(
+          app,
+          service,
+          () => platform.config.baseUrl,
+          () => platform.clock.nowMs(),
+        ),
       // Runs once the process starts serving: the one moment to tell the operator how to get in.
       listen: [
         async () => {

@@ -65,19 +65,23 @@ function secure(request: FastifyRequest, baseUrl: string): boolean {
   return request.protocol === 'https' || baseUrl.startsWith('https:');
 }
 
-function setSessionCookie(reply: FastifyReply, session: SignedIn | null, isSecure: boolean): void {
+function setSessionCookie(reply: FastifyReply, session: SignedIn | null, isSecure: boolean, nowMs = 0): void {
   const attrs = ['Path=/console', 'HttpOnly', 'SameSite=Strict', ...(isSecure ? ['Secure'] : [])];
   if (session === null) {
     reply.header('set-cookie', [`${COOKIE}=`, 'Max-Age=0', ...attrs].join('; '));
     return;
   }
-  const seconds = Math.max(1, Math.floor((Date.parse(session.expires_at) - Date.now()) / 1000));
+  const seconds = Math.max(1, Math.floor((Date.parse(session.expires_at) - nowMs) / 1000));
   reply.header('set-cookie', [`${COOKIE}=${session.token}`, `Max-Age=${seconds}`, ...attrs].join('; '));
 }
 
-/** This server's origin as the browser addressed it. */
-function ownOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.headers.host ?? ''}`;
+/** The origins this server answers as: the one the browser addressed, and KAIROS_BASE_URL's (behind a proxy). */
+function ownOrigins(request: FastifyRequest, baseUrl: string): string[] {
+  const origins = [`${request.protocol}://${request.headers.host ?? ''}`];
+  try {
+    origins.push(new URL(baseUrl).origin);
+  } catch {}
+  return origins;
 }
 
 /**
@@ -85,18 +89,13 @@ function ownOrigin(request: FastifyRequest): string {
  * sent, `Origin` this server's when sent, and one of them must be sent (every current browser does).
  * SameSite cookies alone would not do: another port of this host is the same site.
  */
-function sameOrigin(request: FastifyRequest): void {
+function sameOrigin(request: FastifyRequest, baseUrl: string): void {
   const site = request.headers['sec-fetch-site'];
   const origin = request.headers.origin;
-  if (site !== undefined && site !== 'same-origin') {
-    throw new Forbidden('The console accepts changes only from its own pages');
-  }
-  if (origin !== undefined && origin !== ownOrigin(request)) {
-    throw new Forbidden('The console accepts changes only from its own pages');
-  }
-  if (site === undefined && origin === undefined) {
-    throw new Forbidden('The console accepts changes only from its own pages (no Origin was sent)');
-  }
+  const refuse = (why = '') => new Forbidden(`The console accepts changes only from its own pages${why}`);
+  if (site !== undefined && site !== 'same-origin') throw refuse();
+  if (origin !== undefined && !ownOrigins(request, baseUrl).includes(origin)) throw refuse();
+  if (site === undefined && origin === undefined) throw refuse(' (no Origin was sent)');
 }
 
 function pageHtml(o: { title: string; script: string; css: string; data: PageData }): string {
@@ -115,7 +114,12 @@ function pageHtml(o: { title: string; script: string; css: string; data: PageDat
 </body></html>`;
 }
 
-export function consoleRoutes(app: TypedApp, service: ConsoleService, baseUrl: () => string): void {
+export function consoleRoutes(
+  app: TypedApp,
+  service: ConsoleService,
+  baseUrl: () => string,
+  nowMs: () => number,
+): void {
   const hide = { hide: true };
 
   /** Runs an API request in-process for the session; not counted again (platform/dispatch.ts). */
@@ -183,9 +187,9 @@ export function consoleRoutes(app: TypedApp, service: ConsoleService, baseUrl: (
     '/console/setup',
     { config: { access: 'none' }, schema: { hide: true, body: SetupBody } },
     async (request, reply) => {
-      sameOrigin(request);
+      sameOrigin(request, baseUrl());
       const done = await service.completeSetup(request.body);
-      setSessionCookie(reply, done.session, secure(request, baseUrl()));
+      setSessionCookie(reply, done.session, secure(request, baseUrl()), nowMs());
       reply.code(201).header('cache-control', 'no-store');
       return { api_key: { key: done.key, prefix: done.keyPrefix }, user: { email: done.session.email } };
     },
@@ -195,9 +199,9 @@ export function consoleRoutes(app: TypedApp, service: ConsoleService, baseUrl: (
     '/console/session',
     { config: { access: 'none' }, schema: { hide: true, body: SignInBody } },
     async (request, reply) => {
-      sameOrigin(request);
+      sameOrigin(request, baseUrl());
       const session = await service.signIn(request.body);
-      setSessionCookie(reply, session, secure(request, baseUrl()));
+      setSessionCookie(reply, session, secure(request, baseUrl()), nowMs());
       reply.code(201).header('cache-control', 'no-store');
       return { user: { email: session.email } };
     },
@@ -209,7 +213,7 @@ export function consoleRoutes(app: TypedApp, service: ConsoleService, baseUrl: (
     const sid = token === null ? null : service.sessionIdOf(token);
     if (token === null || sid === null) throw new Unauthorized('Sign in to the console first');
     if (!SAFE.has(request.method)) {
-      sameOrigin(request);
+      sameOrigin(request, baseUrl());
       const proof = request.headers['x-csrf-token'];
       if (!service.csrfValid(sid, typeof proof === 'string' ? proof : undefined)) {
         throw new Forbidden('The request lacks the console’s CSRF proof (X-CSRF-Token)');
