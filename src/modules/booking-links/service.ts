@@ -5,9 +5,10 @@ import type { Notifier } from '../../db/notify.js';
 import { type Db, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
-import { Conflict, NotFound, Unprocessable, ValidationFailed } from '../../platform/errors.js';
+import { Conflict, NotFound, Unprocessable } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
+import { Problems } from '../../platform/validation.js';
 import type { Platform } from '../module.js';
 import type { Assignment, BookingLink, BookingLinksApi, BookingLinksNeeds, LinkQuestion } from './api.js';
 import * as repo from './repo.js';
@@ -16,8 +17,6 @@ import type { Static } from '@sinclair/typebox';
 import type { ListQuery } from '../../platform/schemas.js';
 
 /** What the module asks of the principals module: may the caller act for a principal. */
-type Errors = Record<string, string>;
-
 const SLUG = new RegExp(SLUG_PATTERN);
 const isLinkId = (id: string): boolean => id.startsWith('link_') && isPrefixedId(id);
 const notFound = () => new NotFound('No booking link with this id');
@@ -102,18 +101,18 @@ export class BookingLinkService implements BookingLinksApi {
   // ---- owners' use cases -----------------------------------------------------------------------------
 
   async create(actor: Actor, input: CreateLinkInput): Promise<PresentedLink> {
-    const errors: Errors = {};
-    const title = checkTitle(input.title, errors);
-    const durations = resolveDurations(input, null, errors);
+    const problems = new Problems();
+    const title = checkTitle(input.title, problems);
+    const durations = resolveDurations(input, null, problems);
     const hostIds =
       input.host_ids === undefined
         ? [actor.principalId.toLowerCase()]
-        : await this.checkHosts(actor, input.host_ids, errors);
+        : await this.checkHosts(actor, input.host_ids, problems);
     const assignment = input.assignment ?? 'single';
-    checkAssignment(assignment, hostIds, errors);
-    const questions = checkQuestions(input.questions ?? [], errors);
-    const price = checkPrice(input.price_amount ?? null, input.price_currency ?? null, errors);
-    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    checkAssignment(assignment, hostIds, problems);
+    const questions = checkQuestions(input.questions ?? [], problems);
+    const price = checkPrice(input.price_amount ?? null, input.price_currency ?? null, problems);
+    problems.throwIfAny();
     if (price.amount !== null) this.mayBePriced();
 
     const now = this.clock.now();
@@ -166,16 +165,16 @@ export class BookingLinkService implements BookingLinksApi {
     // A link becomes priced only where payments are set up (a free one, or a price removed, always passes).
     if (typeof patch.price_amount === 'number') this.mayBePriced();
     // Hosts are checked before the row is locked: the check may read principals on another connection.
-    const errors: Errors = {};
+    const problems = new Problems();
     const hostIds =
-      patch.host_ids === undefined ? undefined : await this.checkHosts(actor, patch.host_ids, errors);
+      patch.host_ids === undefined ? undefined : await this.checkHosts(actor, patch.host_ids, problems);
     const touched: string[] = [];
     try {
       const row = await withTransaction(this.db, async (trx) => {
         const current = await repo.lockLink(trx, actor.accountId, id);
         if (!current) throw notFound();
         touched.push(current.slug);
-        const change = checkPatch(toLink(current), patch, hostIds, errors);
+        const change = checkPatch(toLink(current), patch, hostIds, problems);
         if (change.slug !== undefined) touched.push(change.slug);
         return repo.updateLink(trx, actor.accountId, id, change, this.clock.now());
       });
@@ -213,23 +212,30 @@ export class BookingLinkService implements BookingLinksApi {
 
   /**
    * Host ids, lower-cased: distinct UUIDs, each the caller itself or a live host of its account
-   * (the principals module decides). Null, with `errors.host_ids`, otherwise.
+   * (the principals module decides). Null, with a `host_ids` problem, otherwise.
    */
-  private async checkHosts(actor: Actor, raw: readonly string[], errors: Errors): Promise<string[] | null> {
+  private async checkHosts(
+    actor: Actor,
+    raw: readonly string[],
+    problems: Problems,
+  ): Promise<string[] | null> {
     const ids = raw.map((id) => id.toLowerCase());
     const malformed = raw.find((id) => !isUuid(id));
     if (malformed !== undefined) {
-      errors.host_ids = `must hold principal UUIDs (${JSON.stringify(malformed.slice(0, 64))} is not one)`;
+      problems.add(
+        'host_ids',
+        `must hold principal UUIDs (${JSON.stringify(malformed.slice(0, 64))} is not one)`,
+      );
       return null;
     }
     if (new Set(ids).size !== ids.length) {
-      errors.host_ids = 'must not name a principal twice';
+      problems.add('host_ids', 'must not name a principal twice');
       return null;
     }
     const allowed = await Promise.all(ids.map((id) => this.needs.principals.access.mayActFor(actor, id)));
     const refused = ids.find((_, i) => !allowed[i]);
     if (refused !== undefined) {
-      errors.host_ids = `${refused} is neither the caller nor a live host of its account`;
+      problems.add('host_ids', `${refused} is neither the caller nor a live host of its account`);
       return null;
     }
     return ids;
@@ -238,20 +244,20 @@ export class BookingLinkService implements BookingLinksApi {
 
 /**
  * The change a PATCH makes to `current`, validated as a whole; `hostIds` are the patch's host_ids as
- * checkHosts answered (undefined: not in the patch; null: refused, already in `errors`).
+ * checkHosts answered (undefined: not in the patch; null: refused, already in `problems`).
  */
 function checkPatch(
   current: BookingLink,
   patch: UpdateLinkInput,
   hostIds: string[] | null | undefined,
-  errors: Errors,
+  problems: Problems,
 ): repo.LinkChange {
   const change: repo.LinkChange = {};
   if (patch.slug !== undefined && patch.slug !== current.slug) change.slug = patch.slug;
-  if (patch.title !== undefined) change.title = checkTitle(patch.title, errors);
+  if (patch.title !== undefined) change.title = checkTitle(patch.title, problems);
   if (patch.description !== undefined) change.description = patch.description;
 
-  const durations = resolveDurations(patch, current, errors);
+  const durations = resolveDurations(patch, current, problems);
   if (durations) {
     change.durations = durations.durations;
     change.default_duration = durations.defaultDuration;
@@ -261,10 +267,10 @@ function checkPatch(
   const assignment = patch.assignment ?? current.assignment;
   if (patch.assignment !== undefined) change.assignment = patch.assignment;
   if (hostIds !== undefined || patch.assignment !== undefined) {
-    checkAssignment(assignment, hostIds === undefined ? current.hostIds : hostIds, errors);
+    checkAssignment(assignment, hostIds === undefined ? current.hostIds : hostIds, problems);
   }
 
-  if (patch.questions !== undefined) change.questions = checkQuestions(patch.questions, errors);
+  if (patch.questions !== undefined) change.questions = checkQuestions(patch.questions, problems);
 
   if (patch.price_amount !== undefined || patch.price_currency !== undefined) {
     const amount = patch.price_amount !== undefined ? patch.price_amount : current.priceAmount;
@@ -275,7 +281,7 @@ function checkPatch(
         : patch.price_amount === null
           ? null
           : current.priceCurrency;
-    const price = checkPrice(amount, currency, errors);
+    const price = checkPrice(amount, currency, problems);
     change.price_amount = price.amount;
     change.price_currency = price.currency;
   }
@@ -283,13 +289,13 @@ function checkPatch(
     change.minimum_notice_minutes = patch.minimum_notice_minutes;
   if (patch.max_days_ahead !== undefined) change.max_days_ahead = patch.max_days_ahead;
   if (patch.active !== undefined) change.active = patch.active;
-  if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+  problems.throwIfAny();
   return change;
 }
 
-function checkTitle(raw: string, errors: Errors): string {
+function checkTitle(raw: string, problems: Problems): string {
   const title = raw.trim();
-  if (!title) errors.title = 'must not be empty';
+  if (!title) problems.add('title', 'must not be empty');
   return title;
 }
 
@@ -303,17 +309,17 @@ function checkTitle(raw: string, errors: Errors): string {
 function resolveDurations(
   input: { duration_minutes?: number; durations?: number[] },
   current: Pick<BookingLink, 'defaultDuration' | 'durations'> | null,
-  errors: Errors,
+  problems: Problems,
 ): { defaultDuration: number; durations: number[] } | null {
   const { duration_minutes: wanted, durations: given } = input;
   if (given !== undefined) {
     const durations = [...new Set(given)].sort((a, b) => a - b);
     if (durations.length > LINK_LIMITS.maxDurations) {
-      errors.durations = `must hold at most ${LINK_LIMITS.maxDurations} distinct values`;
+      problems.add('durations', `must hold at most ${LINK_LIMITS.maxDurations} distinct values`);
       return null;
     }
     if (wanted !== undefined && !durations.includes(wanted)) {
-      errors.duration_minutes = 'must be one of durations';
+      problems.add('duration_minutes', 'must be one of durations');
       return null;
     }
     const keep = current !== null && durations.includes(current.defaultDuration);
@@ -324,7 +330,10 @@ function resolveDurations(
       return { defaultDuration: wanted, durations: [wanted] };
     }
     if (!current.durations.includes(wanted)) {
-      errors.duration_minutes = `must be one of durations (${current.durations.join(', ')}); send durations to change them`;
+      problems.add(
+        'duration_minutes',
+        `must be one of durations (${current.durations.join(', ')}); send durations to change them`,
+      );
       return null;
     }
     return { defaultDuration: wanted, durations: [...current.durations] };
@@ -333,33 +342,37 @@ function resolveDurations(
   return { defaultDuration: LINK_LIMITS.defaultDuration, durations: [LINK_LIMITS.defaultDuration] };
 }
 
-function checkAssignment(assignment: Assignment, hostIds: readonly string[] | null, errors: Errors): void {
+function checkAssignment(
+  assignment: Assignment,
+  hostIds: readonly string[] | null,
+  problems: Problems,
+): void {
   if (hostIds === null) return; // host_ids already refused
   if (assignment === 'single' && hostIds.length !== 1) {
-    errors.assignment = 'single takes exactly one host; use round_robin or collective for several';
+    problems.add('assignment', 'single takes exactly one host; use round_robin or collective for several');
   }
 }
 
-function checkQuestions(raw: NonNullable<CreateLinkInput['questions']>, errors: Errors): LinkQuestion[] {
+function checkQuestions(raw: NonNullable<CreateLinkInput['questions']>, problems: Problems): LinkQuestion[] {
   const seen = new Set<string>();
   return raw.map((q, i) => {
     const at = `questions.${i}`;
-    if (seen.has(q.id)) errors[`${at}.id`] = 'is used by another question of this link';
+    if (seen.has(q.id)) problems.add(`${at}.id`, 'is used by another question of this link');
     seen.add(q.id);
     const label = q.label.trim();
-    if (!label) errors[`${at}.label`] = 'must not be empty';
+    if (!label) problems.add(`${at}.label`, 'must not be empty');
     const question: LinkQuestion = { id: q.id, label, type: q.type, required: q.required ?? false };
     if (q.type === 'select') {
-      if (q.options === undefined) errors[`${at}.options`] = 'is required for questions of type select';
+      if (q.options === undefined) problems.add(`${at}.options`, 'is required for questions of type select');
       else {
         question.options = q.options.map((o, j) => {
           const option = o.trim();
-          if (!option) errors[`${at}.options.${j}`] = 'must not be empty';
+          if (!option) problems.add(`${at}.options.${j}`, 'must not be empty');
           return option;
         });
       }
     } else if (q.options !== undefined) {
-      errors[`${at}.options`] = 'is only allowed for questions of type select';
+      problems.add(`${at}.options`, 'is only allowed for questions of type select');
     }
     return question;
   });
@@ -368,11 +381,12 @@ function checkQuestions(raw: NonNullable<CreateLinkInput['questions']>, errors: 
 function checkPrice(
   amount: number | null,
   currency: string | null,
-  errors: Errors,
+  problems: Problems,
 ): { amount: number | null; currency: string | null } {
-  if (amount !== null && currency === null) errors.price_currency = 'is required when price_amount is set';
+  if (amount !== null && currency === null)
+    problems.add('price_currency', 'is required when price_amount is set');
   if (amount === null && currency !== null) {
-    errors.price_currency = 'must be null when price_amount is null (a free link)';
+    problems.add('price_currency', 'must be null when price_amount is null (a free link)');
   }
   return { amount, currency };
 }

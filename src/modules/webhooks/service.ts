@@ -6,10 +6,11 @@ import { withTransaction } from '../../db/store.js';
 import { enqueueMany, type WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { encryptSecret } from '../../platform/crypto.js';
-import { Conflict, NotFound, ValidationFailed } from '../../platform/errors.js';
+import { Conflict, NotFound } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
 import { type OutboundPolicy, checkUrl } from '../../platform/outbound.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
+import { Problems } from '../../platform/validation.js';
 import type { Platform } from '../module.js';
 import type { EmitEventInput, EventType, StoredEvent, WebhooksApi } from './api.js';
 import { attemptJob } from './delivery.js';
@@ -99,15 +100,15 @@ export class WebhookService implements WebhooksApi {
     return emitEvent(trx, this.clock, input, batch);
   }
 
-  private validUrl(url: string, errors: Record<string, string>): void {
+  private validUrl(url: string, problems: Problems): void {
     const checked = checkUrl(url, this.policy);
-    if (!checked.ok) errors.url = checked.reason;
+    if (!checked.ok) problems.add('url', checked.reason);
   }
 
-  private validEvents(events: string[], errors: Record<string, string>): string[] {
+  private validEvents(events: string[], problems: Problems): string[] {
     events.forEach((type, i) => {
       if (!this.eventTypes.includes(type)) {
-        errors[`events.${i}`] = `is not a known event type; use one of ${this.eventTypes.join(', ')}`;
+        problems.add(`events.${i}`, `is not a known event type; use one of ${this.eventTypes.join(', ')}`);
       }
     });
     return [...new Set(events)];
@@ -118,10 +119,10 @@ export class WebhookService implements WebhooksApi {
    * account for API keys, the user for sessions) is recorded as the subscription's creator.
    */
   async create(actor: Actor, input: Static<typeof CreateBody>) {
-    const errors: Record<string, string> = {};
-    this.validUrl(input.url, errors);
-    const events = this.validEvents(input.events, errors);
-    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    const problems = new Problems();
+    this.validUrl(input.url, problems);
+    const events = this.validEvents(input.events, problems);
+    problems.throwIfAny();
     const now = this.clock.now();
     const secret = generateWebhookSecret();
     const id = prefixedId('wh', now.getTime());
@@ -173,10 +174,10 @@ export class WebhookService implements WebhooksApi {
 
   /** Pausing (`active: false`) ends the pending deliveries as failed; they can be retried by hand. */
   async update(accountId: string, id: string, patch: Static<typeof UpdateBody>): Promise<PresentedWebhook> {
-    const errors: Record<string, string> = {};
-    if (patch.url !== undefined) this.validUrl(patch.url, errors);
-    const events = patch.events !== undefined ? this.validEvents(patch.events, errors) : undefined;
-    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    const problems = new Problems();
+    if (patch.url !== undefined) this.validUrl(patch.url, problems);
+    const events = patch.events !== undefined ? this.validEvents(patch.events, problems) : undefined;
+    problems.throwIfAny();
     return withTransaction(this.db, async (trx) => {
       const current = await this.mustFind(trx, accountId, id, true);
       const now = this.clock.now();
