@@ -245,8 +245,11 @@ describe('the network', () => {
     expect(await t.ctx.modules.network.mayPropose(a.id, b.id)).toBe(true);
     expect(await t.ctx.modules.network.mayPropose(b.id, a.id)).toBe(true);
 
-    // Connected already: 409; removing the connection removes it both ways.
+    // Connected already (the address of the user, in any case): 409; removing the connection removes it both ways.
     expect((await invite(a, b.email)).status).toBe(409);
+    const again = await invite(a, b.email.toUpperCase());
+    expect(again.status).toBe(409);
+    expect((await again.json()).code).toBe('already_connected');
     expect((await t.call('DELETE', `/v1/network/${a.id}`, { token: b.token })).status).toBe(204);
     expect((await (await t.call('GET', '/v1/network', { token: a.token })).json()).connections).toEqual([]);
     expect(await t.ctx.modules.network.mayPropose(a.id, b.id)).toBe(false);
