@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { REQUIRED_TOOLS } from '../helpers/mcp.js';
-import { CLI } from '../helpers/process.js';
+import { CLI, runCli } from '../helpers/process.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -62,6 +62,19 @@ describe('kairos mcp (stdio bridge)', () => {
       }
     }, 60_000);
   }
+
+  it('prints its usage with --help and refuses to start without --url or KAIROS_API_KEY (exit code 2)', async () => {
+    const help = await runCli(['mcp', '--help'], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('kairos mcp --url URL');
+    expect(help.stdout).not.toContain('accounts create');
+    const noUrl = await runCli(['mcp'], { KAIROS_API_KEY: 'svc_sk_live_x' });
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toContain('--url is required');
+    const noKey = await runCli(['mcp', '--url', t.url], { KAIROS_API_KEY: '' });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('KAIROS_API_KEY');
+  }, 60_000);
 
   it('answers a request with a JSON-RPC error naming the server when the key is refused', async () => {
     const client = new Client({ name: 'kairos-bridge-test', version: '1.0.0' });
