@@ -11,19 +11,26 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
 import { chromiumAvailable, launchChromium, openPage, seriousViolations } from '../helpers/browser.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const run = chromiumAvailable();
 const PASSWORD = 'correct horse battery staple';
 
 let t: TestApp;
 let browser: Browser | undefined;
+let receiver: Receiver;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({
+    workers: true,
+    env: { KAIROS_ALLOW_PRIVATE_NETWORK: 'true', KAIROS_WEBHOOK_RETRY_SCHEDULE: '200ms' },
+  });
+  receiver = await startReceiver();
   if (run) browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
+  await receiver?.close();
   await t?.close();
 });
 
@@ -210,6 +217,48 @@ describe('console: getting in', () => {
       }
     },
     30_000,
+  );
+  it.skipIf(!run)(
+    'adds a webhook to a local receiver, sends a test event, shows its failed delivery with every attempt and retries it',
+    async () => {
+      const { context, page, csp } = await openPage(browser as Browser, 'UTC');
+      try {
+        // The receiver refuses the first two attempts (the first and its one scheduled retry).
+        receiver.setBehaviour((n) => ({ status: n <= 2 ? 500 : 200 }));
+        await page.goto(`${t.url}/console/sign-in`);
+        await page.getByLabel('E-mail').fill('owner@acme.example');
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${t.url}/console`);
+        await page.goto(`${t.url}/console/webhooks`);
+        await page.getByText('No webhooks yet.').waitFor();
+        await noSeriousViolations(page, 'webhooks, empty');
+        await page.getByLabel('Receiver URL').fill(receiver.url);
+        await page.getByLabel('booking.created').check();
+        await page.getByRole('button', { name: 'Add webhook' }).click();
+        const secret = page.locator('#new-secret');
+        await secret.waitFor();
+        expect(await secret.inputValue()).toMatch(/^whsec_/);
+        await page.getByRole('heading', { name: receiver.url }).waitFor();
+        await noSeriousViolations(page, 'webhooks with one');
+
+        await page.getByRole('button', { name: 'Send test event' }).click();
+        await receiver.waitFor(2, 10_000);
+        // The deliveries list follows the pending delivery by itself until it has failed.
+        const failed = page.locator('li.delivery', { hasText: 'failed' });
+        await failed.waitFor();
+        expect(await failed.locator('tbody tr').count()).toBe(2);
+        await expect.poll(() => failed.locator('tbody').textContent()).toContain('HTTP 500');
+        await noSeriousViolations(page, 'deliveries');
+        await failed.getByRole('button', { name: /Retry/ }).click();
+        await page.locator('li.delivery', { hasText: 'succeeded' }).waitFor();
+        expect(receiver.received.length).toBe(3);
+        expect(csp).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    60_000,
   );
 });
 

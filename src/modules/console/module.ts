@@ -11,7 +11,7 @@ import { ConsoleService } from './service.js';
 export const consoleModule = defineModule<ConsoleNeeds>()({
   name: 'console',
   needs: ['accounts'],
-  create({ platform, needs }) {
+  create({ platform, needs, events }) {
     const service = new ConsoleService(platform.db, platform.clock, needs, platform.keys.linkKey);
     const api: ConsoleApi = { setupLink: () => service.setupLink() };
     // The platform's log is typed for errors only; the runtime's has `info` (src/runtime.ts RuntimeLog).
@@ -24,6 +24,7 @@ export const consoleModule = defineModule<ConsoleNeeds>()({
           service,
           () => platform.config.baseUrl,
           () => platform.clock.nowMs(),
+          [...events.keys()].sort(),
         ),
       // Runs once the process starts serving: the one moment to tell the operator how to get in.
       listen: [

@@ -119,6 +119,7 @@ export function consoleRoutes(
   service: ConsoleService,
   baseUrl: () => string,
   nowMs: () => number,
+  eventTypes: readonly string[],
 ): void {
   const hide = { hide: true };
 
@@ -160,6 +161,7 @@ export function consoleRoutes(
             page: path,
             csrf: service.csrfFor(sid),
             user: { email: body.user?.email ?? '', account_name: body.account.name },
+            ...(path === '/console/webhooks' ? { events: [...eventTypes] } : {}),
           };
         } else {
           setSessionCookie(reply, null, secure(request, baseUrl()));

@@ -31,4 +31,6 @@ export interface PageData {
   /** The proof every state-changing request sends back in `X-CSRF-Token` (signed in only). */
   csrf: string | null;
   user: { email: string; account_name: string } | null;
+  /** The webhook event types a subscription may name (the webhooks page only). */
+  events?: string[];
 }

@@ -9,6 +9,8 @@ export interface PageData {
   page: string;
   csrf: string | null;
   user: { email: string; account_name: string } | null;
+  /** The webhook event types a subscription may name (the webhooks page only). */
+  events?: string[];
 }
 
 function readData(): PageData {

@@ -122,3 +122,41 @@ export function when(iso: string | null | undefined): string {
   if (!iso) return '—';
   return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
+
+/** A button that asks first: a modal dialog (Escape or “Cancel” closes it) with the consequence spelled out. */
+export function Confirm(p: {
+  id: string;
+  label: string;
+  /** What a screen reader hears after the label (which item). */
+  labelSuffix?: string;
+  title: string;
+  body: string;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm: () => Promise<void>;
+}): VNode {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const confirm = async () => {
+    setBusy(true);
+    try {
+      await p.onConfirm();
+      ref.current?.close();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<button type="button" class=${p.danger ? 'danger' : ''} onClick=${() => ref.current?.showModal()}>${p.label}${p.labelSuffix ? html`<span class="sr"> ${p.labelSuffix}</span>` : null}</button>
+    <dialog ref=${ref} aria-labelledby=${`${p.id}-title`}>
+      <h2 id=${`${p.id}-title`}>${p.title}</h2>
+      <p>${p.body}</p>
+      <${FormError} message=${error} />
+      <div class="actions">
+        <button type="button" class="secondary" onClick=${() => ref.current?.close()}>Cancel</button>
+        <button type="button" class=${p.danger ? 'danger' : ''} disabled=${busy} onClick=${confirm}>${p.confirmLabel}</button>
+      </div>
+    </dialog>`;
+}
