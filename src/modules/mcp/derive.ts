@@ -5,6 +5,7 @@
  * `timezone` every time in it is shown in. Nothing is restated: a field the route gains, the tool
  * gains.
  */
+import { TIME_ZONE_FORMAT } from '../../platform/validation.js';
 import type { RestTool } from './tools.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -61,6 +62,8 @@ function inline(schema: unknown, components: Record<string, JsonSchema>, depth =
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'example' || k === 'examples' || k.startsWith('x-')) continue;
+    // Kairos's own format is unknown to agents' validators (they warn); the description says it.
+    if (k === 'format' && v === TIME_ZONE_FORMAT) continue;
     out[k] = inline(v, components, depth + 1);
   }
   return out;

@@ -23,7 +23,13 @@ const PrincipalId = Type.String({
 
 export const CurrentTimeInput = Type.Object(
   {
-    timezone: Type.Optional({ ...TimeZone, description: 'IANA time zone (default UTC), e.g. Europe/Paris' }),
+    timezone: Type.Optional(
+      Type.String({
+        minLength: TimeZone.minLength,
+        maxLength: TimeZone.maxLength,
+        description: 'IANA time zone (default UTC), e.g. Europe/Paris',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
