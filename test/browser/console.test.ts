@@ -133,6 +133,13 @@ describe('console: getting in', () => {
 
         await page.goto(`${t.url}/console`);
         await page.getByRole('heading', { name: 'Acme Physio' }).waitFor();
+        // The overview: one usage row (the first key, with what is left of this hour), no booking, no failing webhook.
+        const usage = page.locator('table.usage tbody tr');
+        await usage.first().waitFor();
+        expect(await usage.count()).toBe(1);
+        await expect.poll(() => usage.first().textContent()).toMatch(/of \d+/);
+        await page.getByText('No upcoming booking.').waitFor();
+        await page.getByText('None: every webhook').waitFor();
         await noSeriousViolations(page, 'overview');
         await page.getByRole('button', { name: 'Sign out' }).click();
         await page.waitForURL(`${t.url}/console/sign-in`);
