@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { addKairosFormats, isTimeZone } from '../../platform/validation.js';
+import { addKairosFormats, isTimeZone as isZone } from '../../platform/validation.js';
 import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
 import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
 import { dispatch } from './dispatch.js';
@@ -24,6 +24,15 @@ import {
   CurrentTimeOutput,
 } from './schemas.js';
 import { type RestTool, TOOLS, type ToolAnnotations, type ToolDefinition } from './tools.js';
+
+/** Zone names already found valid (the check builds an Intl formatter: too dear per call). */
+const validZones = new Set<string>();
+function isTimeZone(zone: string): boolean {
+  if (validZones.has(zone)) return true;
+  if (!isZone(zone)) return false;
+  if (validZones.size < 1000) validZones.add(zone);
+  return true;
+}
 
 // ajv is CommonJS; under NodeNext its default export arrives as the module namespace.
 type AjvCtor = new (opts: object) => AjvType;
@@ -66,8 +75,9 @@ function seesTool(caller: Caller, def: ToolDefinition): boolean {
 
 export class McpService {
   private readonly catalogues = new WeakMap<FastifyInstance, Map<string, Entry>>();
+  // Structure and values, not string formats: the times in an answer are the ones isoInZone wrote.
   private readonly ajv = addKairosFormats(
-    new Ajv2020({ strict: false, allErrors: true, validateFormats: true }),
+    new Ajv2020({ strict: false, allErrors: true, validateFormats: false }),
   );
 
   constructor(private readonly clock: Clock) {}
