@@ -1,6 +1,5 @@
 /**
- * Consents and the network (docs/api.md#consents, #network; docs/architecture.md "Consents and the
- * network").
+ * Consents and the network (docs/api.md#consents, #network; docs/design.md#consents-and-the-network).
  *
  * A consent lets a grantee read a grantor's free/busy time (`availability:read:freebusy`), its event
  * details (`availability:read:details`) or propose meetings to it (`booking:propose`). Granting again
