@@ -1,4 +1,4 @@
-/** The API-keys module's request and answer schemas (docs/architecture.md#openapi). */
+/** The API-keys module's request and answer schemas (docs/design.md#openapi). */
 import { type Static, Type } from '@sinclair/typebox';
 import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
 import { HOSTNAME_PATTERN, Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
