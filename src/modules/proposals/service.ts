@@ -1,6 +1,5 @@
 /**
- * Multi-party proposals and polls (docs/api.md#proposals-and-polls; docs/architecture.md "Proposals and
- * polls").
+ * Multi-party proposals and polls (docs/api.md#proposals-and-polls; docs/design.md#proposals-and-polls).
  *
  * Every change of a proposal runs in one transaction that first locks the proposal's row, re-reads its
  * status, and looks the change up in the state machine of src/lib/proposals.ts: the row found names
