@@ -601,7 +601,7 @@ describe('a standard proposal', () => {
   });
 });
 
-describe('consent revoked before acceptance (SPEC 3.1)', () => {
+describe('consent revoked before acceptance (docs/api.md#proposals-and-polls)', () => {
   it('the accept expires the proposal, mails the requester, fires no webhook and answers 409 consent_revoked', async () => {
     const a = await user({ calendar: true });
     const b = await user();
@@ -654,7 +654,7 @@ describe('consent revoked before acceptance (SPEC 3.1)', () => {
 });
 
 describe('polls', () => {
-  it('named: one single-use link per invitee; the last vote resolves (most votes), proposal.resolved with exactly the SPEC 2.5 fields to the requester only, a booking for the requester, result mails with an invite', async () => {
+  it('named: one single-use link per invitee; the last vote resolves (most votes), proposal.resolved with exactly the docs/api.md#events fields to the requester only, a booking for the requester, result mails with an invite', async () => {
     const a = await user({ calendar: true });
     const out = await proposed(a, {
       mode: 'poll',
