@@ -1,5 +1,5 @@
 /**
- * The effects of a proposal's change (docs/architecture.md "Proposals and polls"): the row of the
+ * The effects of a proposal's change (docs/design.md#proposals-and-polls): the row of the
  * state machine (src/lib/proposals.ts) that a change found names them — answers, votes, bookings,
  * calendar writes, mails, events — and they run here, in the change's transaction, in the row's
  * order; the new status is stored before the first event.
