@@ -1,5 +1,5 @@
 /**
- * The payments module's public surface (docs/architecture.md "Paid bookings"): Stripe, through the
+ * The payments module's public surface (docs/design.md#paid-bookings): Stripe, through the
  * `stripe` package. Bookings create and expire Checkout Sessions and refund payments with it, and
  * contribute `stripeEvents` handlers that the webhook endpoint runs, once per Stripe event, inside the
  * transaction that records the event.
