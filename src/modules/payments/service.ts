@@ -1,5 +1,5 @@
 /**
- * Stripe for Kairos (docs/architecture.md "Paid bookings"), through the `stripe` package
+ * Stripe for Kairos (docs/design.md#paid-bookings), through the `stripe` package
  * (STRIPE_API_URL points it at another host, e.g. the test emulator):
  *
  * - Checkout Sessions for paid bookings (created idempotently per booking, on the account's ready
