@@ -42,7 +42,7 @@ export interface StoredEvent {
 export interface WebhooksApi {
   /**
    * Writes an event and enqueues its dispatch inside the caller's transaction, in one statement: the
-   * event exists and is delivered only if that transaction commits (docs/architecture.md: a state
+   * event exists and is delivered only if that transaction commits (docs/api.md#events: a state
    * change and its events commit together). With `batch`, both join the caller's batch instead (sent
    * when the caller runs it, with its other writes). Returns the envelope as it will be delivered.
    */
