@@ -1,5 +1,5 @@
 /**
- * The events outbox (docs/architecture.md: a state change and its events commit together; delivery happens
+ * The events outbox (docs/api.md#events: a state change and its events commit together; delivery happens
  * after commit). `emitEvent` is the implementation of `WebhooksApi.emit`, which every emitting module
  * calls through its declared need, inside its own transaction.
  */
