@@ -1,5 +1,5 @@
 /**
- * Bookings are busy time (docs/architecture.md#bookings): from the commit on, in both processes (two
+ * Bookings are busy time (docs/design.md#bookings): from the commit on, in both processes (two
  * apps on one database), slots, next, mutual and principal blocks leave a booking's time out; what
  * the slot list offers around a booking with buffers is exactly what the exclusion constraint
  * accepts; and remembered availability answers stay remembered while no booking changes.
