@@ -36,7 +36,7 @@ export interface BookingsNeeds {
   webhooks: Pick<WebhooksApi, 'emit'>;
 }
 
-/** The bookings an accepted proposal makes (docs/architecture.md "Proposals and polls"). */
+/** The bookings an accepted proposal makes (docs/design.md#proposals-and-polls). */
 export interface MeetingBookingInput {
   proposalId: string;
   /** Everyone the meeting occupies, each booked in their own account. */
