@@ -1,5 +1,5 @@
 /**
- * Bookings as busy time (docs/architecture.md#bookings): the `booking` busy source availability reads.
+ * Bookings as busy time (docs/design.md#bookings): the `booking` busy source availability reads.
  * Each principal's occupancy (live bookings and waitlist holds, padded with buffers) is read once and
  * kept in memory until a change is announced on `kairos_booking_busy` — by the trigger of migration
  * 0008 in every process, and by the writing process itself right after its commit, before it answers.
