@@ -1,5 +1,5 @@
 /**
- * Paid bookings (docs/api.md#payments, docs/architecture.md "Paid bookings").
+ * Paid bookings (docs/api.md#payments, docs/design.md#paid-bookings).
  *
  * A booking on a priced link is written as `pending_payment`: its time is held by the same occupancy
  * rows and exclusion constraint as any booking, and a `bookings.payment-hold` job is queued for the
