@@ -1,5 +1,5 @@
 /**
- * Bookings (docs/api.md#bookings, #public-booking-surface; docs/architecture.md#bookings): the
+ * Bookings (docs/api.md#bookings, #public-booking-surface; docs/design.md#bookings): the
  * authenticated API and what other modules call (`BookingsApi`). The write path is write.ts, the public
  * surface public.ts; this class is both, plus the use cases below.
  */
