@@ -1,5 +1,5 @@
 /**
- * The one write path of bookings (docs/api.md#bookings; docs/architecture.md#bookings).
+ * The one write path of bookings (docs/api.md#bookings; docs/design.md#bookings).
  *
  * A booking takes time by inserting occupancy rows, one per host it occupies, padded with that host's
  * buffers; the exclusion constraint of migration 0008 refuses any overlap (SQLSTATE 23P01 → 409), so
