@@ -1,5 +1,5 @@
 /**
- * Bookings made by an accepted proposal (docs/architecture.md "Proposals and polls"): one booking per
+ * Bookings made by an accepted proposal (docs/design.md#proposals-and-polls): one booking per
  * principal of the meeting, each in that principal's account, written inside the proposal's own
  * transaction so that the acceptance and the time it takes commit together. The time is taken by
  * occupancy rows like any booking: the exclusion constraint refuses an overlap (23P01), never a
