@@ -1,6 +1,6 @@
 /**
  * A change of an account's plan or hourly limit (`kairos accounts update`) travels like a revocation
- * (docs/architecture.md "Credentials"): the process that made it drops the account's cached
+ * (docs/design.md#credentials): the process that made it drops the account's cached
  * credentials before it answers, and every other process when the NOTIFY arrives (milliseconds), so
  * the next request anywhere is metered with the new limit — not up to a minute later.
  */
