@@ -1,5 +1,5 @@
 /**
- * Microsoft Graph v1.0 calendar write-through (docs/architecture.md "Calendar write-through") and the
+ * Microsoft Graph v1.0 calendar write-through (docs/design.md#calendar-write-through) and the
  * event-based busy read that goes with it, over an injected fetch:
  *
  *   POST   /me/calendars/{calendarId}/events      create (transactionId = ref guards client retries)
