@@ -1,7 +1,7 @@
 /**
  * What Kairos writes into a provider calendar (bookings today, accepted proposals later), and how it
- * recognises its own events again when it reads busy time (docs/architecture.md "Calendar
- * write-through"): every written event carries a marker, and busy reads skip marked events, because
+ * recognises its own events again when it reads busy time (docs/design.md#calendar-write-through):
+ * every written event carries a marker, and busy reads skip marked events, because
  * the meeting is already busy time through its booking.
  *
  * - Google: event `id` = `ref` (client-set, so a retried insert answers 409 instead of making a
