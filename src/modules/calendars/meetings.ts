@@ -1,5 +1,5 @@
 /**
- * Calendar write-through (docs/architecture.md "Calendar write-through"): the meetings Kairos keeps
+ * Calendar write-through (docs/design.md#calendar-write-through): the meetings Kairos keeps
  * in its principals' own calendars — a booking today, an accepted proposal later.
  *
  * A caller states what should be in the calendars with `writeMeeting(trx, …)` / `removeMeeting(trx, …)`
