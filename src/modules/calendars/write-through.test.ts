@@ -1,6 +1,6 @@
 /**
- * Calendar write-through over HTTP on the real runtime and database (docs/architecture.md "Calendar
- * write-through"): a booking appears in each host's own calendar (Google and Microsoft emulators, a
+ * Calendar write-through over HTTP on the real runtime and database (docs/design.md#calendar-write-through):
+ * a booking appears in each host's own calendar (Google and Microsoft emulators, a
  * real Radicale), moves with a reschedule and leaves with a cancellation; writes are retried and
  * idempotent; a failing calendar never touches the booking; Kairos's own events never count twice.
  */
