@@ -6,7 +6,7 @@ import { PageService } from './service.js';
 /**
  * The pages Kairos serves to people: the booking page, the attendee's page, the pages behind the
  * other mailed links (`/p/`, `/w/`, `/invitations/`) and the embed (`/embed.js`), with their client
- * code bundled from src/web at first use (docs/architecture.md#pages). No API of its own.
+ * code bundled from src/web at first use (docs/design.md#pages). No API of its own.
  */
 export const pagesModule = defineModule<PagesNeeds>()({
   name: 'pages',
