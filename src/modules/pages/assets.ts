@@ -1,5 +1,5 @@
 /**
- * The pages' assets (docs/architecture.md#pages): the `booking` client (src/web/booking/), bundled by
+ * The pages' assets (docs/design.md#pages): the `booking` client (src/web/booking/), bundled by
  * the platform's asset bundler (src/platform/assets.ts), named for the pages: one module script per
  * page, one stylesheet, the `/embed.js` classic script. `byPath` holds the hashed assets of every client
  * under src/web, which `/assets/<file>` serves. `prepareAssets()` starts the build early.
