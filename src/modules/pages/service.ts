@@ -1,7 +1,7 @@
 /**
  * What the pages need to know before they answer: whether the link or token is good, and which
  * domains may frame the page (the account's allowed domains, or an embed's publishable key's,
- * docs/architecture.md#pages). The token pages of other modules (`/p/`, `/w/`, `/invitations/`) are
+ * docs/design.md#pages). The token pages of other modules (`/p/`, `/w/`, `/invitations/`) are
  * told apart by asking those modules by the token: a page answers 404 or 410 itself; what it shows
  * comes from the public API. The proposals module is built after this one: it answers the `/p/` page
  * through the `proposalLinks` extension point (pages/api.ts).
