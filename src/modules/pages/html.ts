@@ -1,6 +1,6 @@
 /**
  * The HTML around the pages' client code, and the headers every page carries
- * (docs/architecture.md#pages): a strict Content-Security-Policy (scripts and styles from Kairos
+ * (docs/design.md#pages): a strict Content-Security-Policy (scripts and styles from Kairos
  * itself only, no inline script, no style attribute), no Referer (tokens sit in the paths), and
  * `frame-ancestors` from the account's allowed domains.
  */
