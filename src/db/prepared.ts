@@ -1,5 +1,5 @@
 /**
- * Named prepared statements for the statements a connection sends again (docs/architecture.md
+ * Named prepared statements for the statements a connection sends again (docs/design.md#store,
  * "Prepared statements").
  *
  * Kysely sends every query through node-postgres as an unnamed statement, which PostgreSQL parses,
