@@ -43,8 +43,8 @@ export interface Platform {
  * (this contract imports no module): the module that reads a point registers it in its own api.ts by
  * declaration merging, e.g. availability's
  *   declare module '../module.js' { interface ExtensionPointTypes { busySources: BusySource } }
- * Today: availability's `busySources`, principals' `accessGrants` and `calendarStatus`, payments'
- * `stripeEvents`, pages' `proposalLinks`.
+ * Today: apiKeys' `keyAccounts`, availability's `busySources`, principals' `accessGrants` and
+ * `calendarStatus`, payments' `stripeEvents`, pages' `proposalLinks`.
  */
 // biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the modules' api.ts
 export interface ExtensionPointTypes {}
