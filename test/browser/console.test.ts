@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
 import { chromiumAvailable, launchChromium, openPage, seriousViolations } from '../helpers/browser.js';
+import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const run = chromiumAvailable();
@@ -19,6 +20,8 @@ const PASSWORD = 'correct horse battery staple';
 let t: TestApp;
 let browser: Browser | undefined;
 let receiver: Receiver;
+/** The first account's first secret key, from the setup walk. */
+let firstKey = '';
 
 beforeAll(async () => {
   t = await startTestApp({
@@ -110,7 +113,7 @@ describe('console: getting in', () => {
         await page.getByRole('button', { name: 'Create the account' }).click();
         const shown = page.locator('#first-key');
         await shown.waitFor();
-        const firstKey = await shown.inputValue();
+        firstKey = await shown.inputValue();
         expect(firstKey).toMatch(/^svc_sk_/);
         const me = await t.call('GET', '/v1/me', { token: firstKey });
         expect(me.status).toBe(200);
@@ -260,6 +263,87 @@ describe('console: getting in', () => {
         await failed.getByRole('button', { name: /Retry/ }).click();
         await page.locator('li.delivery', { hasText: 'succeeded' }).waitFor();
         expect(receiver.received.length).toBe(3);
+        expect(csp).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    60_000,
+  );
+  it.skipIf(!run)(
+    'lists a booking in Bookings, reschedules it to a free slot and cancels it',
+    async () => {
+      const api = async (method: string, path: string, body?: unknown, status = 200): Promise<Json> => {
+        const res = await t.call(method, path, { token: firstKey, body });
+        const json = await res.json();
+        expect(res.status, JSON.stringify(json)).toBe(status);
+        return json;
+      };
+      const host = await api('POST', '/v1/hosts', { display_name: 'Dr Ada', timezone: 'UTC' }, 201);
+      const hostId = host.host.principal_id as string;
+      const weekly = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((day) => ({
+        day,
+        start: '09:00',
+        end: '17:00',
+      }));
+      await api('PUT', `/v1/principals/${hostId}/schedule`, {
+        timezone: 'UTC',
+        weekly,
+        overrides: [],
+        minimum_notice_minutes: 0,
+        max_days_ahead: 60,
+      });
+      // An ICS calendar (empty: the host is free whenever the schedule says so).
+      const feed = await serveCalendar(vcalendar('\r\n'));
+      await api('POST', '/v1/calendars/ics', { url: feed.url, principal_id: hostId }, 201);
+      await feed.close();
+      const day = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
+      const created = await api(
+        'POST',
+        '/v1/bookings',
+        {
+          principal_id: hostId,
+          start_time: `${day}T10:00:00Z`,
+          duration_minutes: 30,
+          customer_email: 'grace@example.com',
+          customer_name: 'Grace Hopper',
+        },
+        201,
+      );
+      const id = created.booking.id as string;
+
+      const { context, page, csp } = await openPage(browser as Browser, 'UTC');
+      try {
+        await page.goto(`${t.url}/console/sign-in`);
+        await page.getByLabel('E-mail').fill('owner@acme.example');
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${t.url}/console`);
+        await page.getByRole('link', { name: 'Bookings' }).click();
+        const row = page.locator('li.booking', { hasText: 'Grace Hopper' });
+        await row.waitFor();
+        await noSeriousViolations(page, 'bookings');
+        await row.getByRole('button', { name: /Details/ }).click();
+        await row.getByText('Dr Ada', { exact: true }).waitFor();
+
+        await row.getByRole('button', { name: 'Reschedule' }).click();
+        await row.getByRole('radio', { name: '12:00' }).check();
+        await noSeriousViolations(page, 'reschedule');
+        await row.getByRole('button', { name: 'Move the booking' }).click();
+        await expect
+          .poll(async () => (await api('GET', `/v1/bookings/${id}`)).booking.start_time)
+          .toBe(`${day}T12:00:00.000Z`);
+
+        const moved = page.locator('li.booking', { hasText: 'Grace Hopper' });
+        await moved.getByRole('button', { name: /Cancel booking/ }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Cancel the booking' }).click();
+        await moved.getByText('cancelled', { exact: true }).waitFor();
+        expect((await api('GET', `/v1/bookings/${id}`)).booking.status).toBe('cancelled');
+
+        // The status filter: no confirmed booking is left.
+        await page.getByLabel('Status').selectOption('confirmed');
+        await page.getByRole('button', { name: 'Show bookings' }).click();
+        await page.getByText('No booking matches.').waitFor();
         expect(csp).toEqual([]);
       } finally {
         await context.close();

@@ -6,6 +6,7 @@ import { html } from 'htm/preact';
 import { render, type VNode } from 'preact';
 import { data } from './lib/api.js';
 import { Shell } from './lib/ui.js';
+import { Bookings } from './pages/bookings.js';
 import { Setup, SignIn } from './pages/entry.js';
 import { Keys } from './pages/keys.js';
 import { Overview } from './pages/overview.js';
@@ -19,6 +20,8 @@ function page(): VNode {
       return html`<${SignIn} />`;
     case '/console/keys':
       return html`<${Shell} title="API keys"><${Keys} /><//>`;
+    case '/console/bookings':
+      return html`<${Shell} title="Bookings"><${Bookings} /><//>`;
     case '/console/webhooks':
       return html`<${Shell} title="Webhooks"><${Webhooks} /><//>`;
     default:

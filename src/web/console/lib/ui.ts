@@ -8,6 +8,7 @@ const NAV: readonly (readonly [string, string])[] = [
   ['/console', 'Overview'],
   ['/console/keys', 'API keys'],
   ['/console/webhooks', 'Webhooks'],
+  ['/console/bookings', 'Bookings'],
 ];
 
 /** The page around a signed-in page: skip link, header with the account and sign-out, navigation. */

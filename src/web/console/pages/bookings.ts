@@ -1,0 +1,249 @@
+/**
+ * Bookings: filter by status, host and date range; each booking's details (paid ones with their
+ * payment state); cancel after a confirmation; reschedule to one of the host's real free slots.
+ */
+import type { Item, Result } from '@kairos/sdk';
+import { html } from 'htm/preact';
+import type { VNode } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { failure, kairos } from '../lib/api.js';
+import { Confirm, Empty, FormError, Pager, useCursor, when } from '../lib/ui.js';
+
+type Booking = Item<Result<'listBookings'>>;
+type Host = Item<Result<'listHosts'>>;
+type Status = 'pending_payment' | 'confirmed' | 'cancelled' | 'expired';
+interface Filters {
+  status: Status | '';
+  host: string;
+  from: string;
+  to: string;
+}
+interface Slot {
+  start: string;
+  end: string;
+}
+
+const STATUSES: readonly (readonly [Status | '', string])[] = [
+  ['', 'Any status'],
+  ['confirmed', 'Confirmed'],
+  ['pending_payment', 'Awaiting payment'],
+  ['cancelled', 'Cancelled'],
+  ['expired', 'Expired'],
+];
+
+function money(amount: number, currency: string | null): string {
+  try {
+    return new Intl.NumberFormat(undefined, {
+      style: 'currency',
+      currency: (currency ?? 'USD').toUpperCase(),
+    }).format(amount / 100);
+  } catch {
+    return `${amount / 100} ${currency ?? ''}`;
+  }
+}
+
+function Payment(p: { b: Booking }): VNode | null {
+  const b = p.b;
+  if (b.payment_amount === null) return null;
+  const state =
+    b.status === 'pending_payment'
+      ? `awaiting payment until ${when(b.payment_expires_at)}`
+      : b.refund_status
+        ? `refund ${b.refund_status}`
+        : b.status === 'expired'
+          ? 'not paid in time'
+          : 'paid';
+  return html`<div><dt>Payment</dt><dd>${money(b.payment_amount, b.payment_currency)} — ${state}</dd></div>`;
+}
+
+/** The day (YYYY-MM-DD, local) of an instant. */
+function dayOf(iso: string): string {
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+function Reschedule(p: { b: Booking; onDone: () => void; onClose: () => void }): VNode {
+  const b = p.b;
+  const minutes = Math.round((Date.parse(b.end_time) - Date.parse(b.start_time)) / 60_000);
+  const [day, setDay] = useState(dayOf(b.start_time));
+  const [slots, setSlots] = useState<Slot[] | null>(null);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setSlots(null);
+    setChosen(null);
+    const from = new Date(`${day}T00:00:00`);
+    const to = new Date(from.getTime() + 86_400_000);
+    const now = Date.now();
+    kairos.availability
+      .slots({
+        principal_id: b.principal_id,
+        duration_minutes: minutes,
+        from: new Date(Math.max(from.getTime(), now)).toISOString(),
+        to: to.toISOString(),
+      })
+      .then((r) => setSlots((r as { slots?: Slot[] }).slots ?? []))
+      .catch((err) => {
+        setSlots([]);
+        setError(failure(err).message);
+      });
+  }, [day]);
+  const move = async () => {
+    if (!chosen) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await kairos.bookings.reschedule(b.id, { start_time: chosen });
+      p.onDone();
+    } catch (err) {
+      setError(failure(err).message);
+      setBusy(false);
+    }
+  };
+  const id = `reschedule-${b.id}`;
+  return html`<fieldset class="reschedule">
+    <legend>Reschedule to a free time</legend>
+    <label for=${`${id}-day`}>Day</label>
+    <input id=${`${id}-day`} type="date" value=${day} onChange=${(e: Event) => setDay((e.currentTarget as HTMLInputElement).value)} />
+    ${slots === null ? html`<p role="status">Loading the free times…</p>` : null}
+    ${slots?.length === 0 ? html`<p>No free time that day: pick another day.</p>` : null}
+    ${
+      slots && slots.length > 0
+        ? html`<div class="slots" role="radiogroup" aria-label="Free times">
+            ${slots.map(
+              (s) =>
+                html`<label class="choice" key=${s.start}><input type="radio" name=${`${id}-slot`} value=${s.start} checked=${chosen === s.start} onChange=${() => setChosen(s.start)} /> ${new Date(s.start).toLocaleTimeString(undefined, { timeStyle: 'short' })}</label>`,
+            )}
+          </div>`
+        : null
+    }
+    <${FormError} message=${error} />
+    <div class="actions start">
+      <button type="button" disabled=${!chosen || busy} onClick=${move}>${busy ? 'Moving…' : 'Move the booking'}</button>
+      <button type="button" class="secondary" onClick=${p.onClose}>Cancel</button>
+    </div>
+  </fieldset>`;
+}
+
+function BookingRow(p: { b: Booking; hosts: Map<string, string>; onChanged: () => void }): VNode {
+  const b = p.b;
+  const [open, setOpen] = useState(false);
+  const [moving, setMoving] = useState(false);
+  const hostNames = b.host_ids.map((h) => p.hosts.get(h) ?? h).join(', ');
+  return html`<li class="row booking">
+    <div class="row-head"><h3>${when(b.start_time)} — ${b.title ?? 'Booking'}</h3><span class=${`badge ${b.status}`}>${b.status.replace('_', ' ')}</span></div>
+    <p class="hint">${b.customer_name} · ${b.customer_email}</p>
+    <div class="actions start">
+      <button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? 'Hide details' : 'Details'}<span class="sr"> of the booking with ${b.customer_name}</span></button>
+      ${b.status === 'confirmed' ? html`<button type="button" onClick=${() => setMoving(true)} disabled=${moving}>Reschedule</button>` : null}
+      ${
+        b.status === 'confirmed' || b.status === 'pending_payment'
+          ? html`<${Confirm}
+              id=${`cancel-${b.id}`}
+              label="Cancel booking"
+              labelSuffix=${`with ${b.customer_name}`}
+              danger=${true}
+              title="Cancel this booking?"
+              body=${`${b.customer_name} is told by e-mail${b.payment_amount !== null ? ', and a paid booking is refunded' : ''}. This cannot be undone.`}
+              confirmLabel="Cancel the booking"
+              onConfirm=${async () => {
+                await kairos.bookings.cancel(b.id, { reason: 'Cancelled from the console' });
+                p.onChanged();
+              }}
+            />`
+          : null
+      }
+    </div>
+    ${moving ? html`<${Reschedule} b=${b} onDone=${p.onChanged} onClose=${() => setMoving(false)} />` : null}
+    ${
+      open
+        ? html`<dl class="facts">
+            <div><dt>Starts</dt><dd>${when(b.start_time)}</dd></div>
+            <div><dt>Ends</dt><dd>${when(b.end_time)}</dd></div>
+            <div><dt>Hosts</dt><dd>${hostNames}</dd></div>
+            <div><dt>Booking link</dt><dd>${b.booking_link_id ?? '—'}</dd></div>
+            <div><dt>Attendee’s zone</dt><dd>${b.customer_timezone ?? '—'}</dd></div>
+            <div><dt>Notes</dt><dd>${b.notes ?? '—'}</dd></div>
+            ${Object.entries(b.answers).map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${String(v)}</dd></div>`)}
+            <${Payment} b=${b} />
+            ${b.cancelled_at ? html`<div><dt>Cancelled</dt><dd>${when(b.cancelled_at)}${b.cancellation_reason ? ` — ${b.cancellation_reason}` : ''}</dd></div>` : null}
+            <div><dt>Id</dt><dd><code>${b.id}</code></dd></div>
+          </dl>`
+        : null
+    }
+  </li>`;
+}
+
+export function Bookings(): VNode {
+  const pager = useCursor();
+  const [filters, setFilters] = useState<Filters>({ status: '', host: '', from: '', to: '' });
+  const [hosts, setHosts] = useState<Host[]>([]);
+  const [list, setList] = useState<Booking[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    kairos.hosts
+      .list({ limit: 100 })
+      .page()
+      .then((r) => setHosts(r.hosts))
+      .catch(() => {});
+  }, []);
+  useEffect(() => {
+    let live = true;
+    setError(null);
+    const q: Record<string, string | number> = { limit: 20 };
+    if (filters.status) q.status = filters.status;
+    if (filters.host) q.principal_id = filters.host;
+    if (filters.from) q.from = new Date(`${filters.from}T00:00:00`).toISOString();
+    if (filters.to) q.to = new Date(new Date(`${filters.to}T00:00:00`).getTime() + 86_400_000).toISOString();
+    kairos.bookings
+      .list(q as Parameters<typeof kairos.bookings.list>[0])
+      .page(pager.cursor)
+      .then((r) => {
+        if (!live) return;
+        setList(r.bookings);
+        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
+      })
+      .catch((err) => setError(failure(err).message));
+    return () => {
+      live = false;
+    };
+  }, [pager.cursor, filters, version]);
+  const apply = (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget as HTMLFormElement);
+    setFilters({
+      status: String(f.get('status') ?? '') as Filters['status'],
+      host: String(f.get('host') ?? ''),
+      from: String(f.get('from') ?? ''),
+      to: String(f.get('to') ?? ''),
+    });
+    pager.reset();
+  };
+  const names = new Map(hosts.map((h) => [h.principal_id, h.display_name]));
+  return html`<section class="panel" aria-labelledby="filter-title">
+      <h2 id="filter-title">Filter</h2>
+      <form class="filters" onSubmit=${apply}>
+        <div class="field"><label for="f-status">Status</label>
+          <select id="f-status" name="status">${STATUSES.map(([v, l]) => html`<option value=${v} key=${v}>${l}</option>`)}</select></div>
+        <div class="field"><label for="f-host">Host</label>
+          <select id="f-host" name="host"><option value="">Any host</option>${hosts.map((h) => html`<option value=${h.principal_id} key=${h.principal_id}>${h.display_name}</option>`)}</select></div>
+        <div class="field"><label for="f-from">From</label><input id="f-from" name="from" type="date" /></div>
+        <div class="field"><label for="f-to">To</label><input id="f-to" name="to" type="date" /></div>
+        <button type="submit">Show bookings</button>
+      </form>
+    </section>
+    <section class="panel" aria-labelledby="list-title">
+      <h2 id="list-title">Bookings</h2>
+      <${FormError} message=${error} />
+      ${list === null && !error ? html`<p role="status">Loading the bookings…</p>` : null}
+      ${list?.length === 0 ? html`<${Empty}><p>No booking matches. Share a booking link, or widen the filter.</p><//>` : null}
+      <ul class="rows">
+        ${(list ?? []).map((b) => html`<${BookingRow} key=${`${b.id}-${b.updated_at}`} b=${b} hosts=${names} onChanged=${() => setVersion((v) => v + 1)} />`)}
+      </ul>
+      <${Pager} hasPrevious=${pager.hasPrevious} hasNext=${next !== null} onPrevious=${pager.previous} onNext=${() => next && pager.next(next)} />
+    </section>`;
+}
