@@ -77,10 +77,12 @@ export function createMcpEndpoint(service: McpService, version: string): McpEndp
     return server;
   };
 
-  const modern = createMcpHandler((c: McpRequestContext) => build(contextOf(c.authInfo)), {
-    legacy: 'reject',
-    responseMode: 'json',
-  });
+  const modern = withoutJsonModeWarning(() =>
+    createMcpHandler((c: McpRequestContext) => build(contextOf(c.authInfo)), {
+      legacy: 'reject',
+      responseMode: 'json',
+    }),
+  );
 
   async function legacy(
     request: Request,
@@ -115,4 +117,22 @@ export function createMcpEndpoint(service: McpService, version: string): McpEndp
     },
     close: () => modern.close(),
   };
+}
+
+/**
+ * The SDK prints, on every construction of a JSON-mode handler, that JSON answers drop mid-call
+ * notifications. Kairos's tools send none (docs/mcp.md), so that one line would only be noise on every
+ * start of the server and of the CLI; any other warning passes through.
+ */
+function withoutJsonModeWarning<T>(make: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith("responseMode: 'json' drops mid-call")) return;
+    warn(...args);
+  };
+  try {
+    return make();
+  } finally {
+    console.warn = warn;
+  }
 }
