@@ -351,6 +351,57 @@ describe('console: getting in', () => {
     },
     60_000,
   );
+  it.skipIf(!run)(
+    'creates a booking link (its field error shown first), edits it, and generates its embed snippets with a live preview',
+    async () => {
+      const { context, page, csp } = await openPage(browser as Browser, 'UTC');
+      try {
+        await page.goto(`${t.url}/console/sign-in`);
+        await page.getByLabel('E-mail').fill('owner@acme.example');
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${t.url}/console`);
+        await page.getByRole('link', { name: 'Booking links' }).click();
+        await page.getByText('No booking link yet.').waitFor();
+        await noSeriousViolations(page, 'links, empty');
+        await page.getByLabel('Slug').fill('Not A Slug');
+        await page.getByLabel('Title', { exact: true }).fill('Intro call');
+        await page.getByRole('button', { name: 'Create link' }).click();
+        await page.locator('#new-slug-error').waitFor();
+        await page.getByLabel('Slug').fill('intro-call');
+        await page.getByLabel('Durations in minutes').fill('30, 60');
+        await page.getByRole('button', { name: 'Create link' }).click();
+        const row = page.locator('li.row', { has: page.getByRole('heading', { name: 'Intro call' }) });
+        await row.waitFor();
+        await noSeriousViolations(page, 'links');
+        const listed = await (await t.call('GET', '/v1/booking-links', { token: firstKey })).json();
+        const link = listed.booking_links.find((l: Json) => l.slug === 'intro-call');
+        expect(link).toMatchObject({ title: 'Intro call', durations: [30, 60] });
+        expect(link.host_ids.length).toBe(1);
+
+        await row.getByRole('button', { name: /^Edit/ }).click();
+        await row.getByLabel('Title', { exact: true }).fill('Intro call (30 or 60)');
+        await row.getByRole('button', { name: 'Save changes' }).click();
+        const edited = page.locator('li.row', {
+          has: page.getByRole('heading', { name: 'Intro call (30 or 60)' }),
+        });
+        await edited.waitFor();
+
+        await edited.getByRole('button', { name: /^Embed/ }).click();
+        const code = edited.getByLabel('Snippet', { exact: true });
+        expect(await code.inputValue()).toContain('data-kairos-inline="intro-call"');
+        await edited.getByLabel('Floating button').check();
+        expect(await code.inputValue()).toContain('data-button="intro-call"');
+        const preview = edited.frameLocator('iframe.preview');
+        await preview.getByRole('heading', { name: 'Intro call (30 or 60)' }).waitFor();
+        await noSeriousViolations(page, 'links with the embed');
+        expect(csp).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('console: sessions and CSRF', () => {

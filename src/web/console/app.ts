@@ -9,6 +9,7 @@ import { Shell } from './lib/ui.js';
 import { Bookings } from './pages/bookings.js';
 import { Setup, SignIn } from './pages/entry.js';
 import { Keys } from './pages/keys.js';
+import { Links } from './pages/links.js';
 import { Overview } from './pages/overview.js';
 import { Webhooks } from './pages/webhooks.js';
 
@@ -20,6 +21,8 @@ function page(): VNode {
       return html`<${SignIn} />`;
     case '/console/keys':
       return html`<${Shell} title="API keys"><${Keys} /><//>`;
+    case '/console/links':
+      return html`<${Shell} title="Booking links"><${Links} /><//>`;
     case '/console/bookings':
       return html`<${Shell} title="Bookings"><${Bookings} /><//>`;
     case '/console/webhooks':

@@ -29,7 +29,12 @@ function withProof(init: RequestInit | undefined): RequestInit {
 export const kairos = new Kairos({
   baseUrl: `${location.origin}/console/api`,
   maxRetries: 1,
-  fetch: (input, init) => fetch(input, withProof(init)),
+  fetch: async (input, init) => {
+    const res = await fetch(input, withProof(init));
+    // The session ended (expired, or signed out in another tab): sign in again.
+    if (res.status === 401) location.assign('/console/sign-in');
+    return res;
+  },
 });
 
 /** What a failed call tells a form: the message, and each field's error by field name. */

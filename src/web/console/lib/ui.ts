@@ -8,6 +8,7 @@ const NAV: readonly (readonly [string, string])[] = [
   ['/console', 'Overview'],
   ['/console/keys', 'API keys'],
   ['/console/webhooks', 'Webhooks'],
+  ['/console/links', 'Booking links'],
   ['/console/bookings', 'Bookings'],
 ];
 
@@ -160,4 +161,25 @@ export function Confirm(p: {
         <button type="button" class=${p.danger ? 'danger' : ''} disabled=${busy} onClick=${confirm}>${p.confirmLabel}</button>
       </div>
     </dialog>`;
+}
+
+/** A read-only text (a snippet, an address) with its label and a copy button. */
+export function Copyable(p: { id: string; label: string; value: string }): VNode {
+  const [copied, setCopied] = useState('');
+  const ref = useRef<HTMLTextAreaElement>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(p.value);
+      setCopied('Copied to the clipboard.');
+    } catch {
+      ref.current?.select();
+      setCopied('Selected: press Ctrl+C (⌘C) to copy.');
+    }
+  };
+  return html`<div class="field">
+    <label for=${p.id}>${p.label}</label>
+    <textarea ref=${ref} id=${p.id} class="code" readonly rows=${Math.min(6, p.value.split('\n').length + 1)} value=${p.value}></textarea>
+    <div><button type="button" onClick=${copy}>Copy<span class="sr"> ${p.label}</span></button></div>
+    <p class="status" role="status">${copied}</p>
+  </div>`;
 }

@@ -74,7 +74,7 @@ function CreateKey(p: { onCreated: () => void }): VNode {
         <legend>Scopes</legend>
         ${SCOPES[type].map(
           (s) =>
-            html`<label class="choice" key=${s}><input type="checkbox" name="scopes" value=${s} checked /> ${s}</label>`,
+            html`<label class="choice" key=${s}><input type="checkbox" name="scopes" value=${s} defaultChecked /> ${s}</label>`,
         )}
         ${fail.fields.scopes ? html`<p class="error" id="scopes-error">${fail.fields.scopes}</p>` : null}
       </fieldset>
