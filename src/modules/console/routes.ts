@@ -26,6 +26,7 @@ const PAGES: Record<string, { title: string; signedIn: boolean }> = {
   '/console': { title: 'Overview', signedIn: true },
   '/console/keys': { title: 'API keys', signedIn: true },
   '/console/webhooks': { title: 'Webhooks', signedIn: true },
+  '/console/hosts': { title: 'Hosts and calendars', signedIn: true },
   '/console/links': { title: 'Booking links', signedIn: true },
   '/console/bookings': { title: 'Bookings', signedIn: true },
   '/console/sign-in': { title: 'Sign in', signedIn: false },

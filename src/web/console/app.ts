@@ -8,6 +8,7 @@ import { data } from './lib/api.js';
 import { Shell } from './lib/ui.js';
 import { Bookings } from './pages/bookings.js';
 import { Setup, SignIn } from './pages/entry.js';
+import { Hosts } from './pages/hosts.js';
 import { Keys } from './pages/keys.js';
 import { Links } from './pages/links.js';
 import { Overview } from './pages/overview.js';
@@ -21,6 +22,8 @@ function page(): VNode {
       return html`<${SignIn} />`;
     case '/console/keys':
       return html`<${Shell} title="API keys"><${Keys} /><//>`;
+    case '/console/hosts':
+      return html`<${Shell} title="Hosts and calendars"><${Hosts} /><//>`;
     case '/console/links':
       return html`<${Shell} title="Booking links"><${Links} /><//>`;
     case '/console/bookings':

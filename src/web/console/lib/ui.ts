@@ -8,6 +8,7 @@ const NAV: readonly (readonly [string, string])[] = [
   ['/console', 'Overview'],
   ['/console/keys', 'API keys'],
   ['/console/webhooks', 'Webhooks'],
+  ['/console/hosts', 'Hosts'],
   ['/console/links', 'Booking links'],
   ['/console/bookings', 'Bookings'],
 ];
