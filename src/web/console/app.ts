@@ -12,6 +12,7 @@ import { Hosts } from './pages/hosts.js';
 import { Keys } from './pages/keys.js';
 import { Links } from './pages/links.js';
 import { Overview } from './pages/overview.js';
+import { Polls } from './pages/polls.js';
 import { Webhooks } from './pages/webhooks.js';
 
 function page(): VNode {
@@ -26,6 +27,8 @@ function page(): VNode {
       return html`<${Shell} title="Hosts and calendars"><${Hosts} /><//>`;
     case '/console/links':
       return html`<${Shell} title="Booking links"><${Links} /><//>`;
+    case '/console/polls':
+      return html`<${Shell} title="Proposals and polls"><${Polls} /><//>`;
     case '/console/bookings':
       return html`<${Shell} title="Bookings"><${Bookings} /><//>`;
     case '/console/webhooks':

@@ -11,6 +11,7 @@ const NAV: readonly (readonly [string, string])[] = [
   ['/console/hosts', 'Hosts'],
   ['/console/links', 'Booking links'],
   ['/console/bookings', 'Bookings'],
+  ['/console/polls', 'Polls'],
 ];
 
 /** The page around a signed-in page: skip link, header with the account and sign-out, navigation. */
