@@ -520,6 +520,46 @@ describe('console: getting in', () => {
     },
     60_000,
   );
+  it.skipIf(!run)(
+    'shows the network and consents pages with their empty states, and every page passes axe at 390 px wide',
+    async () => {
+      const { context, page, csp } = await openPage(browser as Browser, 'UTC');
+      try {
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.goto(`${t.url}/console/sign-in`);
+        await page.getByLabel('E-mail').fill('owner@acme.example');
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${t.url}/console`);
+        await page.getByRole('link', { name: 'Network' }).click();
+        await page.getByText('No connection yet.').waitFor();
+        await page.getByText('No consent here yet.').waitFor();
+        await page.getByLabel('Show').selectOption('grantee');
+        await page.getByText('No consent here yet.').waitFor();
+        for (const path of [
+          '/console',
+          '/console/keys',
+          '/console/webhooks',
+          '/console/hosts',
+          '/console/links',
+          '/console/bookings',
+          '/console/polls',
+          '/console/network',
+        ]) {
+          await page.goto(`${t.url}${path}`);
+          await page.locator('main h1').waitFor();
+          await page.waitForLoadState('networkidle');
+          await noSeriousViolations(page, `${path} at 390 px`);
+          const wide = await page.evaluate('document.documentElement.scrollWidth');
+          expect(wide, `${path} scrolls sideways`).toBeLessThanOrEqual(390);
+        }
+        expect(csp).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+    90_000,
+  );
 });
 
 describe('console: sessions and CSRF', () => {

@@ -30,6 +30,7 @@ const PAGES: Record<string, { title: string; signedIn: boolean }> = {
   '/console/links': { title: 'Booking links', signedIn: true },
   '/console/bookings': { title: 'Bookings', signedIn: true },
   '/console/polls': { title: 'Proposals and polls', signedIn: true },
+  '/console/network': { title: 'Consents and network', signedIn: true },
   '/console/sign-in': { title: 'Sign in', signedIn: false },
   '/console/setup': { title: 'Set up Kairos', signedIn: false },
 };

@@ -11,6 +11,7 @@ import { Setup, SignIn } from './pages/entry.js';
 import { Hosts } from './pages/hosts.js';
 import { Keys } from './pages/keys.js';
 import { Links } from './pages/links.js';
+import { Network } from './pages/network.js';
 import { Overview } from './pages/overview.js';
 import { Polls } from './pages/polls.js';
 import { Webhooks } from './pages/webhooks.js';
@@ -27,6 +28,8 @@ function page(): VNode {
       return html`<${Shell} title="Hosts and calendars"><${Hosts} /><//>`;
     case '/console/links':
       return html`<${Shell} title="Booking links"><${Links} /><//>`;
+    case '/console/network':
+      return html`<${Shell} title="Consents and network"><${Network} /><//>`;
     case '/console/polls':
       return html`<${Shell} title="Proposals and polls"><${Polls} /><//>`;
     case '/console/bookings':

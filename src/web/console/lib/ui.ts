@@ -12,6 +12,7 @@ const NAV: readonly (readonly [string, string])[] = [
   ['/console/links', 'Booking links'],
   ['/console/bookings', 'Bookings'],
   ['/console/polls', 'Polls'],
+  ['/console/network', 'Network'],
 ];
 
 /** The page around a signed-in page: skip link, header with the account and sign-out, navigation. */
