@@ -352,7 +352,7 @@ describe('console: getting in', () => {
     60_000,
   );
   it.skipIf(!run)(
-    'creates a booking link (its field error shown first), edits it, and generates its embed snippets with a live preview',
+    'creates a booking link (its field error shown first), edits it, generates its embed snippets with a live preview; a public booking on it appears in Bookings',
     async () => {
       const { context, page, csp } = await openPage(browser as Browser, 'UTC');
       try {
@@ -395,6 +395,31 @@ describe('console: getting in', () => {
         const preview = edited.frameLocator('iframe.preview');
         await preview.getByRole('heading', { name: 'Intro call (30 or 60)' }).waitFor();
         await noSeriousViolations(page, 'links with the embed');
+
+        // A booking made through the public booking surface (what the page calls) appears in Bookings.
+        const from = new Date(Date.now() + 86_400_000).toISOString();
+        const to = new Date(Date.now() + 4 * 86_400_000).toISOString();
+        const free = await (
+          await fetch(
+            `${t.url}/v1/public/links/intro-call/availability?from=${from}&to=${to}&duration_minutes=30`,
+          )
+        ).json();
+        const slot = free.slots[0];
+        const booked = await fetch(`${t.url}/v1/public/links/intro-call/bookings`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            start_time: slot.start,
+            duration_minutes: 30,
+            customer_email: 'linus@example.com',
+            customer_name: 'Linus Public',
+          }),
+        });
+        expect(booked.status).toBe(201);
+        await page.getByRole('link', { name: 'Bookings' }).click();
+        const publicRow = page.locator('li.booking', { hasText: 'Linus Public' });
+        await publicRow.waitFor();
+        expect(await publicRow.textContent()).toContain('Intro call (30 or 60)');
         expect(csp).toEqual([]);
       } finally {
         await context.close();

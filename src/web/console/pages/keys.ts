@@ -6,9 +6,9 @@
 import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type Failure, failure, kairos } from '../lib/api.js';
-import { Empty, Field, FormError, Pager, ShownOnce, useCursor, when } from '../lib/ui.js';
+import { Confirm, Empty, Field, FormError, Pager, ShownOnce, useCursor, when } from '../lib/ui.js';
 
 type ApiKey = Item<Result<'listApiKeys'>>;
 interface Usage {
@@ -96,31 +96,6 @@ function CreateKey(p: { onCreated: () => void }): VNode {
   </section>`;
 }
 
-function Revoke(p: { apiKey: ApiKey; onRevoked: () => void }): VNode {
-  const ref = useRef<HTMLDialogElement>(null);
-  const [error, setError] = useState<string | null>(null);
-  const confirm = async () => {
-    try {
-      await kairos.apiKeys.revoke(p.apiKey.id);
-      ref.current?.close();
-      p.onRevoked();
-    } catch (err) {
-      setError(failure(err).message);
-    }
-  };
-  const titleId = `revoke-${p.apiKey.id}`;
-  return html`<button type="button" class="danger" onClick=${() => ref.current?.showModal()}>Revoke<span class="sr"> ${p.apiKey.name}</span></button>
-    <dialog ref=${ref} aria-labelledby=${titleId}>
-      <h2 id=${titleId}>Revoke “${p.apiKey.name}”?</h2>
-      <p>Requests with this key are refused from now on. This cannot be undone.</p>
-      <${FormError} message=${error} />
-      <div class="actions">
-        <button type="button" onClick=${() => ref.current?.close()}>Keep the key</button>
-        <button type="button" class="danger" onClick=${confirm}>Revoke the key</button>
-      </div>
-    </dialog>`;
-}
-
 export function Keys(): VNode {
   const pager = useCursor();
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
@@ -175,7 +150,23 @@ export function Keys(): VNode {
                     <div><dt>Requests (7 days)</dt><dd>${usage[k.id]?.requests ?? '—'}</dd></div>
                     <div><dt>Expires</dt><dd>${k.expires_at ? when(k.expires_at) : 'never'}</dd></div>
                   </dl>
-                  ${k.status === 'active' ? html`<${Revoke} apiKey=${k} onRevoked=${reload} />` : null}
+                  ${
+                    k.status === 'active'
+                      ? html`<${Confirm}
+                          id=${`revoke-${k.id}`}
+                          label="Revoke"
+                          labelSuffix=${k.name}
+                          danger=${true}
+                          title=${`Revoke “${k.name}”?`}
+                          body="Requests with this key are refused from now on. This cannot be undone."
+                          confirmLabel="Revoke the key"
+                          onConfirm=${async () => {
+                            await kairos.apiKeys.revoke(k.id);
+                            reload();
+                          }}
+                        />`
+                      : null
+                  }
                 </li>`,
               )}
             </ul>`
