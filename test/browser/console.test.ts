@@ -399,7 +399,7 @@ describe('console: getting in', () => {
         // A booking made through the public booking surface (what the page calls) appears in Bookings.
         const from = new Date(Date.now() + 86_400_000).toISOString();
         const to = new Date(Date.now() + 4 * 86_400_000).toISOString();
-        const free = await (
+        const free: Json = await (
           await fetch(
             `${t.url}/v1/public/links/intro-call/availability?from=${from}&to=${to}&duration_minutes=30`,
           )
