@@ -404,6 +404,16 @@ async function serveCreate(store: StoreKind): Promise<void> {
 }
 
 /**
+ * A floor's pool, sized as the app's. Its idle clients see the store stop when the suite ends: an
+ * `'error'` listener keeps that from being an unhandled event that kills the floor's process.
+ */
+function floorPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: loadConfig({}).databasePoolMax });
+  pool.on('error', () => {});
+  return pool;
+}
+
+/**
  * Child: the floor beside the creation bench. A bare Fastify route over node-postgres (no Kairos code)
  * on the store at `url` (durable, as `kairos serve` opens it), with the app's pool size: per request, the
  * smallest transaction shaped like a booking's — BEGIN; the host's row read FOR SHARE; an insert into a
@@ -412,7 +422,7 @@ async function serveCreate(store: StoreKind): Promise<void> {
  * PostgreSQL give before any of Kairos's own work (validation, checks, mails, invites, events, jobs).
  */
 async function serveFloorOn(url: string): Promise<void> {
-  const pool = new pg.Pool({ connectionString: url, max: loadConfig({}).databasePoolMax });
+  const pool = floorPool(url);
   const app = Fastify({ logger: false });
   try {
     const hosts = Array.from({ length: HOSTS }, () => randomUUID());
@@ -515,7 +525,7 @@ async function serveFloor(
  */
 async function serveWritesFloorOn(url: string): Promise<void> {
   const sample = await sampleBooking(url);
-  const pool = new pg.Pool({ connectionString: url, max: loadConfig({}).databasePoolMax });
+  const pool = floorPool(url);
   const app = Fastify({ logger: false });
   try {
     const { accountId, event, customerMail, hostMail, jobQueue } = sample;
