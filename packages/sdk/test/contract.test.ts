@@ -197,24 +197,22 @@ describe('retries: when repeating is not safe, and other signals', () => {
     request_id: 'req_proxy',
     ...extra,
   });
-  const poll = {
-    mode: 'poll' as const,
-    slots: [{ start: '2054-06-10T16:00:00Z', end: '2054-06-10T17:00:00Z' }],
-  };
+  // Signing in is a POST the server does not deduplicate (it has no Idempotency-Key).
+  const signIn = { email: 'ada@example.com', password: 'correct horse battery' };
 
   it('a POST the server does not deduplicate is not repeated after a 500 or a lost answer, only after a 503', {
     timeout: 20_000,
   }, async () => {
     proxy.plan = () => ({ status: 500, body: problem(500) });
-    await expect(viaProxy().proposals.create(poll)).rejects.toBeInstanceOf(ServerError);
+    await expect(viaProxy().sessions.create(signIn)).rejects.toBeInstanceOf(ServerError);
     expect(proxy.seen).toHaveLength(1);
     proxy.seen.length = 0;
     proxy.plan = () => 'drop';
-    await expect(viaProxy().proposals.create(poll)).rejects.toMatchObject({ name: 'ConnectionError' });
+    await expect(viaProxy().sessions.create(signIn)).rejects.toMatchObject({ name: 'ConnectionError' });
     expect(proxy.seen).toHaveLength(1);
     proxy.seen.length = 0;
     proxy.plan = () => ({ status: 503, headers: { 'retry-after': '0' }, body: problem(503) });
-    await expect(viaProxy({ maxRetries: 2 }).proposals.create(poll)).rejects.toBeInstanceOf(ServerError);
+    await expect(viaProxy({ maxRetries: 2 }).sessions.create(signIn)).rejects.toBeInstanceOf(ServerError);
     expect(proxy.seen).toHaveLength(3);
   });
 

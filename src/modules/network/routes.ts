@@ -42,6 +42,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: {
         access: 'private',
+        idempotent: true,
         problems: {
           '404': '`not-found`: no principal with this grantee_id',
           '409': {
@@ -183,6 +184,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     {
       config: {
         access: 'private',
+        idempotent: true,
         problems: {
           '409': { description: '`conflict`: code `already_connected`', codes: ['already_connected'] },
         },
@@ -217,7 +219,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
   app.post(
     '/v1/network/invitations/bulk',
     {
-      config: { access: 'private' },
+      config: { access: 'private', idempotent: true },
       schema: {
         operationId: 'createInvitations',
         tags: net,

@@ -31,6 +31,7 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
     {
       config: {
         access: 'private',
+        idempotent: true,
         problems: {
           '400': {
             description:

@@ -1,0 +1,95 @@
+/**
+ * Creating POSTs honour Idempotency-Key (docs/api.md#idempotency): a consent, an invitation, a batch
+ * of invitations and a proposal sent twice under one key are made once, and the second answer is the
+ * first one replayed — so a client that retries after a lost answer never invites or proposes twice.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signIn } from '../../../test/helpers/fixtures.js';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
+import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
+
+let t: TestApp;
+let sink: SmtpSink;
+let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
+beforeAll(async () => {
+  sink = await startSmtpSink();
+  feed = await serveCalendar(vcalendar('\r\n', []));
+  t = await startTestApp({
+    workers: true,
+    env: { SMTP_URL: sink.url, KAIROS_ALLOW_PRIVATE_NETWORK: 'true' },
+  });
+});
+afterAll(async () => {
+  await t?.close();
+  await sink?.close();
+  await feed?.close();
+});
+
+let n = 0;
+async function user(): Promise<{ id: string; token: string }> {
+  const acc = await t.account();
+  const email = `idem${++n}-${Date.now()}@example.com`;
+  await t.ctx.modules.accounts.createUser({ accountId: acc.id, email, password: 'correct horse battery' });
+  return signIn(t, email, 'correct horse battery');
+}
+
+async function twice(token: string, path: string, body: unknown, key: string) {
+  const send = () => t.call('POST', path, { token, body, headers: { 'idempotency-key': key } });
+  const first = await send();
+  const second = await send();
+  return { first, second, firstBody: await first.json(), secondBody: await second.json() };
+}
+
+describe('creating POSTs of consents, invitations and proposals under one Idempotency-Key', () => {
+  it('grant a consent once and replay the answer', async () => {
+    const [a, b] = [await user(), await user()];
+    const r = await twice(a.token, '/v1/consents', { grantee_id: b.id, scopes: ['booking:propose'] }, 'c-1');
+    expect(r.first.status).toBe(201);
+    expect(r.second.status).toBe(201);
+    expect(r.second.headers.get('idempotent-replayed')).toBe('true');
+    expect(r.secondBody).toEqual(r.firstBody);
+  });
+
+  it('send one invitation mail, and one batch, not two', async () => {
+    const a = await user();
+    const address = `invitee-${Date.now()}@example.com`;
+    const before = sink.messages.length;
+    const one = await twice(
+      a.token,
+      '/v1/network/invitations',
+      { invitee_email: address, relationship_type: 'colleague' },
+      'i-1',
+    );
+    expect(one.first.status).toBe(201);
+    expect(one.second.headers.get('idempotent-replayed')).toBe('true');
+    expect(one.secondBody).toEqual(one.firstBody);
+    const batch = await twice(
+      a.token,
+      '/v1/network/invitations/bulk',
+      { contacts: [{ email: `bulk-${Date.now()}@example.com` }], relationship_type: 'partner' },
+      'i-2',
+    );
+    expect(batch.second.headers.get('idempotent-replayed')).toBe('true');
+    expect(batch.secondBody).toEqual(batch.firstBody);
+    await expect.poll(() => sink.messages.length - before, { timeout: 10_000 }).toBe(2);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sink.messages.length - before).toBe(2);
+  });
+
+  it('create one proposal', async () => {
+    const a = await user();
+    // Proposing needs a connected calendar (an empty ICS feed will do).
+    const ics = await t.call('POST', '/v1/calendars/ics', { token: a.token, body: { url: feed!.url } });
+    expect(ics.status, await ics.clone().text()).toBe(201);
+    const start = new Date(Date.now() + 3 * 86_400_000);
+    start.setUTCHours(10, 0, 0, 0);
+    const slot = { start: start.toISOString(), end: new Date(start.getTime() + 1_800_000).toISOString() };
+    const r = await twice(a.token, '/v1/proposals', { mode: 'poll', title: 'Retro', slots: [slot] }, 'p-1');
+    expect(r.first.status, JSON.stringify(r.firstBody)).toBe(201);
+    expect(r.second.headers.get('idempotent-replayed')).toBe('true');
+    expect(r.secondBody).toEqual(r.firstBody);
+    const list = await t.call('GET', '/v1/proposals', { token: a.token });
+    expect((await list.json()).proposals).toHaveLength(1);
+  });
+});
