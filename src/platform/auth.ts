@@ -298,7 +298,13 @@ export function anonymousCaller(ip: string, limit: number): Caller {
 }
 
 /** Checks the credential kind against the route's access rule, the key's scopes and its allowed origins. */
-export function authorize(caller: Caller, access: Access, method: string, origin: string | undefined): void {
+export function authorize(
+  caller: Caller,
+  access: Access,
+  method: string,
+  origin: string | undefined,
+  scope?: 'read' | 'write',
+): void {
   if (access === 'none' || access === 'unmetered') return;
   if (caller.kind === 'anonymous') {
     if (access !== 'public') throw new Unauthorized();
@@ -317,7 +323,7 @@ export function authorize(caller: Caller, access: Access, method: string, origin
     }
     return;
   }
-  const needed = method === 'GET' || method === 'HEAD' ? 'read' : 'write';
+  const needed = scope ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'write');
   if (!caller.scopes.includes(needed)) {
     throw new Forbidden(`This key lacks the ${needed} scope this request requires`, {
       required_scope: needed,

@@ -106,7 +106,13 @@ export function createGate(deps: GateDeps) {
     if (authError) throw authError;
     // Kairos's own pages are not a foreign origin: the embed's iframe sends an embed's publishable key
     // from there, and where that iframe may be shown is the key's allowed domains (frame-ancestors).
-    authorize(request.caller, access, request.method, origin === ownOrigin() ? undefined : origin);
+    authorize(
+      request.caller,
+      access,
+      request.method,
+      origin === ownOrigin() ? undefined : origin,
+      request.routeOptions.config?.scope,
+    );
   }
 
   return function gate(

@@ -33,6 +33,12 @@ declare module 'fastify' {
     /** Honour the Idempotency-Key header (every creating POST turns this on). */
     idempotent?: boolean;
     /**
+     * The secret-key scope the route needs whatever its method (default: `read` for GET and HEAD,
+     * `write` otherwise). `read` suits a POST that changes nothing by itself: the MCP endpoint, whose
+     * tool calls each pass the gate again with their own method.
+     */
+    scope?: 'read' | 'write';
+    /**
      * Route-specific error answers for the OpenAPI document (status → when, and the problem `code`s that
      * status may carry), beside the common ones. A status whose answers carry a `code` must list it: the
      * document narrows `code` to the listed ones (the platform's 503 codes are added to every 503).

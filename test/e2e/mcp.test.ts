@@ -305,6 +305,25 @@ describe('MCP over Streamable HTTP', () => {
     expect(hidden.error.code).toBe('unknown_tool');
   });
 
+  it('lets a read-only secret key read through its tools, and refuses its writing tools with the missing scope', async () => {
+    const a = await user();
+    const res = await t.call('POST', '/v1/api-keys', {
+      token: a.key,
+      body: { name: 'reader', scopes: ['read'] },
+    });
+    expect(res.status).toBe(201);
+    const reader = await connect((await res.json()).api_key.key);
+    await ok(reader, 'list_hosts');
+    const refused = errorOf(
+      await call(reader, 'create_booking_link', {
+        title: 'Intro',
+        slug: `ro-${Date.now()}`,
+        duration_minutes: 30,
+      }),
+    );
+    expect(JSON.stringify(refused)).toMatch(/write scope/);
+  });
+
   it('refuses a revoked key on the next call, and a missing one with 401 and WWW-Authenticate', async () => {
     const a = await user();
     const res = await t.call('POST', '/v1/api-keys', { token: a.key, body: { name: 'agent' } });

@@ -14,7 +14,7 @@ export function mcpRoutes(app: TypedApp, endpoint: McpEndpoint, _service: McpSer
   app.post(
     '/mcp',
     {
-      config: { access: 'availability' },
+      config: { access: 'availability', scope: 'read' },
       schema: { hide: true },
       onSend: async (_request, reply, payload) => {
         if (reply.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="kairos"');
