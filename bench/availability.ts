@@ -14,13 +14,19 @@
  * of the server process to $TMPDIR/kairos-bench-prof; BENCH_ONLY=<text> runs only the rows whose name
  * contains it.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { busyFeed, feedRuntime, type LoadResult as Load, load, type Row, serveOnTempStore } from './lib.js';
+import { pathToFileURL } from 'node:url';
+import {
+  busyFeed,
+  feedRuntime,
+  forkBenchChild,
+  type LoadResult as Load,
+  load,
+  median,
+  type Row,
+  serveOnTempStore,
+} from './lib.js';
 
 /** One benchmark result row. */
 export type BenchRow = Row;
@@ -152,12 +158,6 @@ async function serveOn(url: string): Promise<void> {
   }
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
 /** A fixed path, or one made afresh for each request. */
 type Target = string | (() => string);
 
@@ -173,22 +173,8 @@ function loadTarget(origin: string, target: Target, token: string, seconds: numb
 /** Starts the server process, loads each route (warm-up, then measured), and returns the rows. */
 export async function benchAvailability(): Promise<BenchRow[]> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 9);
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
-    env: { ...process.env, [CHILD_ENV]: '1' },
-    execArgv: [
-      '--import',
-      'tsx',
-      ...(process.env.BENCH_PROF
-        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
-        : []),
-    ],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const { ready, stop } = await forkBenchChild<Ready>(import.meta.url, CHILD_ENV);
   try {
-    const ready = await new Promise<Ready>((resolve, reject) => {
-      child.once('message', (m) => resolve(m as Ready));
-      child.once('exit', (code) => reject(new Error(`bench server exited early (${code})`)));
-    });
     const rows: BenchRow[] = [];
     /**
      * Route and baseline take turns (ROUNDS short runs each, medians reported), so that load from
@@ -285,11 +271,7 @@ export async function benchAvailability(): Promise<BenchRow[]> {
     );
     return rows;
   } finally {
-    if (child.connected) child.send('stop');
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null) resolve();
-      else child.once('exit', () => resolve());
-    });
+    await stop();
   }
 }
 

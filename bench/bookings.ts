@@ -64,6 +64,7 @@ import {
   fmt,
   type LoadResult,
   load,
+  median,
   postgresCpuMs,
   randomBusy,
   type Row,
@@ -207,12 +208,6 @@ async function storeStatementTimes(db: Kysely<DB>): Promise<StoreStatement[]> {
     walBytes: Number(r.wal_bytes),
     text: r.query.replace(/\s+/g, ' ').slice(0, 100),
   }));
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function percentile(sorted: number[], p: number): number {

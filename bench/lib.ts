@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -170,6 +171,97 @@ export async function spawnListening(
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
   return { url, child };
+}
+
+/**
+ * A `kairos serve` process on a fresh bench database, with an enterprise account (a limit no run
+ * reaches) created through the CLI as an operator would: its secret key, the server, and `stop`.
+ */
+export async function serveWithAccount(
+  name: string,
+): Promise<{ key: string; server: { url: string; child: ChildProcess }; stop: () => Promise<void> }> {
+  const db = await benchDatabase(name);
+  const env = {
+    DATABASE_URL: db.url,
+    KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'info',
+    KAIROS_FROM_SOURCE: 'true',
+  };
+  const kairos = join(REPO, 'bin/kairos.js');
+  const created = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        kairos,
+        'accounts',
+        'create',
+        '--name',
+        'Bench',
+        '--plan',
+        'enterprise',
+        '--rate-limit',
+        '100000000',
+        '--json',
+      ],
+      { env: { ...process.env, ...env }, encoding: 'utf8' },
+    ),
+  );
+  const server = await spawnListening([kairos, 'serve'], { ...env, PORT: '0' });
+  return {
+    key: created.api_key.key,
+    server,
+    stop: async () => {
+      server.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 500));
+      await db.stop();
+    },
+  };
+}
+
+/** The median of a run's samples (the middle one, or the mean of the middle two). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/**
+ * Forks the bench module at `moduleUrl` as its own server process (`childEnv` set, so the module runs
+ * its server side; with BENCH_PROF, under --cpu-prof) and waits for the first message it sends: what
+ * it serves. `stop` asks it to stop and waits for its exit.
+ */
+export async function forkBenchChild<Ready>(
+  moduleUrl: string,
+  childEnv: string,
+): Promise<{ ready: Ready; stop: () => Promise<void> }> {
+  const child: ChildProcess = fork(fileURLToPath(moduleUrl), [], {
+    env: { ...process.env, [childEnv]: '1' },
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
+        : []),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const stop = async () => {
+    if (child.connected) child.send('stop');
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+  };
+  try {
+    const ready = await new Promise<Ready>((resolve, reject) => {
+      child.once('message', (m) => resolve(m as Ready));
+      child.once('exit', (code) => reject(new Error(`bench server exited early (${code})`)));
+    });
+    return { ready, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
 
 export function fmt(n: number, digits = 0): string {

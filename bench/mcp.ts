@@ -11,14 +11,20 @@
  * on its own embedded PostgreSQL. Run alone with `node --import tsx bench/mcp.ts`; BENCH_SECONDS
  * (default 6) is the measured time per target.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { busyFeed, feedRuntime, type LoadResult, load, type Row, serveOnTempStore } from './lib.js';
+import {
+  busyFeed,
+  feedRuntime,
+  forkBenchChild,
+  type LoadResult,
+  load,
+  median,
+  type Row,
+  serveOnTempStore,
+} from './lib.js';
 
 const CHILD_ENV = 'KAIROS_BENCH_CHILD';
 const DAY = 86_400_000;
@@ -111,30 +117,10 @@ async function recordToolCall(
   return { ...last, slots: result.structuredContent?.slots?.length ?? 0 };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
 export async function benchMcp(): Promise<Row[]> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 6);
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
-    env: { ...process.env, [CHILD_ENV]: '1' },
-    execArgv: [
-      '--import',
-      'tsx',
-      ...(process.env.BENCH_PROF
-        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
-        : []),
-    ],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const { ready, stop } = await forkBenchChild<Ready>(import.meta.url, CHILD_ENV);
   try {
-    const ready = await new Promise<Ready>((resolve, reject) => {
-      child.once('message', (m) => resolve(m as Ready));
-      child.once('exit', (code) => reject(new Error(`bench server exited early (${code})`)));
-    });
     const rows: Row[] = [];
     const auth = { authorization: `Bearer ${ready.token}` };
     for (const days of [7, 30]) {
@@ -197,11 +183,7 @@ export async function benchMcp(): Promise<Row[]> {
     }
     return rows;
   } finally {
-    if (child.connected) child.send('stop');
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null) resolve();
-      else child.once('exit', () => resolve());
-    });
+    await stop();
   }
 }
 

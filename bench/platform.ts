@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { benchDatabase, fmt, load, REPO, type Row, rssMiB, spawnListening } from './lib.js';
+import { fmt, load, REPO, type Row, rssMiB, serveWithAccount, spawnListening } from './lib.js';
 
 /**
  * GET /v1/me with a secret key (auth + rate limit + logging + request id + metrics) beside a bare
@@ -9,38 +7,7 @@ import { benchDatabase, fmt, load, REPO, type Row, rssMiB, spawnListening } from
  * at 50 connections from this process. Also the server's RSS after the run.
  */
 export async function benchPlatform(): Promise<Row[]> {
-  const db = await benchDatabase('platform');
-  const masterKey = randomBytes(32).toString('base64');
-  const env = {
-    DATABASE_URL: db.url,
-    KAIROS_MASTER_KEY: masterKey,
-    LOG_LEVEL: 'info',
-    KAIROS_FROM_SOURCE: 'true',
-  };
-  const created = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        join(REPO, 'bin/kairos.js'),
-        'accounts',
-        'create',
-        '--name',
-        'Bench',
-        '--plan',
-        'enterprise',
-        '--rate-limit',
-        '100000000',
-        '--json',
-      ],
-      { env: { ...process.env, ...env }, encoding: 'utf8' },
-    ),
-  );
-  const key: string = created.api_key.key;
-  const kairos = await spawnListening([join(REPO, 'bin/kairos.js'), 'serve'], {
-    ...env,
-    PORT: '0',
-    LOG_LEVEL: 'info',
-  });
+  const { key, server: kairos, stop } = await serveWithAccount('platform');
   const headers = { authorization: `Bearer ${key}` };
   const sample = await (await fetch(`${kairos.url}/v1/me`, { headers })).text();
   const bare = await spawnListening(['--import', 'tsx', join(REPO, 'bench/bare-server.ts')], {
@@ -62,10 +29,8 @@ export async function benchPlatform(): Promise<Row[]> {
       { name: 'Kairos server RSS after load', value: fmt(rss), unit: 'MiB' },
     ];
   } finally {
-    kairos.child.kill('SIGTERM');
     bare.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    await db.stop();
+    await stop();
   }
 }
 

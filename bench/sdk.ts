@@ -1,9 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { bundleSdk } from '../packages/sdk/scripts/bundle.js';
 import { Kairos } from '../packages/sdk/src/index.js';
-import { benchDatabase, fmt, REPO, type Row, spawnListening } from './lib.js';
+import { fmt, type Row, serveWithAccount } from './lib.js';
 
 /** Calls per second of `call` kept `concurrency` deep for `ms` milliseconds. */
 async function rate(call: () => Promise<unknown>, ms: number, concurrency = 20): Promise<number> {
@@ -52,33 +49,7 @@ async function sdkOwnMicros(sample: string): Promise<number> {
  * Also the SDK's browser bundle, minified and gzipped (target ≤ 8 KB).
  */
 export async function benchSdk(): Promise<Row[]> {
-  const db = await benchDatabase('sdk');
-  const env = {
-    DATABASE_URL: db.url,
-    KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: 'info',
-    KAIROS_FROM_SOURCE: 'true',
-  };
-  const created = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        join(REPO, 'bin/kairos.js'),
-        'accounts',
-        'create',
-        '--name',
-        'Bench',
-        '--plan',
-        'enterprise',
-        '--rate-limit',
-        '100000000',
-        '--json',
-      ],
-      { env: { ...process.env, ...env }, encoding: 'utf8' },
-    ),
-  );
-  const key: string = created.api_key.key;
-  const server = await spawnListening([join(REPO, 'bin/kairos.js'), 'serve'], { ...env, PORT: '0' });
+  const { key, server, stop } = await serveWithAccount('sdk');
   try {
     const headers = { authorization: `Bearer ${key}` };
     const bare = async () => {
@@ -125,9 +96,7 @@ export async function benchSdk(): Promise<Row[]> {
       },
     ];
   } finally {
-    server.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 500));
-    await db.stop();
+    await stop();
   }
 }
 
