@@ -409,9 +409,9 @@ describe.skipIf(!run)('token pages and the embed in Chromium', () => {
     expect(await inner.evaluate('document.documentElement.className')).toContain('theme-dark');
     await expectAccessible(inner, 'embedded booking page (dark)');
     await frame.locator('.slot').first().click();
-    // Prefilled by the host page.
-    expect(await frame.getByLabel('Name').inputValue()).toBe('Ada Lovelace');
-    expect(await frame.getByLabel('E-mail').inputValue()).toBe('ada.embed@example.com');
+    // Prefilled by the host page (polled: reading an input's value does not wait for it).
+    await expect.poll(() => frame.getByLabel('Name').inputValue()).toBe('Ada Lovelace');
+    await expect.poll(() => frame.getByLabel('E-mail').inputValue()).toBe('ada.embed@example.com');
     await frame.getByRole('button', { name: 'Book' }).click();
     await frame.getByRole('heading', { name: 'You are booked' }).waitFor();
     await expect
