@@ -3570,7 +3570,19 @@ export interface operations {
                      *         },
                      *         "last_used_at": "2054-06-12T15:58:31.872Z",
                      *         "rate_limit_per_hour": 1000,
-                     *         "remaining": 912
+                     *         "remaining": 912,
+                     *         "series": [
+                     *           {
+                     *             "start": "2054-06-11T16:00:00.000Z",
+                     *             "requests": 0,
+                     *             "rate_limited": 0
+                     *           },
+                     *           {
+                     *             "start": "2054-06-12T15:00:00.000Z",
+                     *             "requests": 88,
+                     *             "rate_limited": 0
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -3603,6 +3615,16 @@ export interface operations {
                             rate_limit_per_hour: number;
                             /** @description requests left in the current hourly rate-limit window */
                             remaining: number;
+                            /** @description one entry per hour of the window, oldest first, the current hour last; hours without requests are zeros */
+                            series: {
+                                /**
+                                 * Format: date-time
+                                 * @description the start of the hour
+                                 */
+                                start: string;
+                                requests: number;
+                                rate_limited: number;
+                            }[];
                         };
                     };
                 };
@@ -9983,6 +10005,8 @@ export interface operations {
             query?: {
                 /** @description a host the bookings occupy */
                 principal_id?: string;
+                /** @description bookings made through this booking link */
+                booking_link_id?: string;
                 status?: "pending_payment" | "confirmed" | "cancelled" | "expired";
                 /** @description bookings ending after this instant */
                 from?: string;

@@ -184,12 +184,45 @@ describe('API keys', () => {
       remaining: 996,
     });
     expect(stats.last_used_at).not.toBeNull();
+    expect(stats.series).toEqual([{ start: stats.window_start, requests: 4, rate_limited: 0 }]);
     const year = await t.call('GET', `/v1/api-keys/${created.api_key.id}/stats?window=year`, {
       token: acc.key,
     });
     expect(year.status).toBe(400);
     // The message names the values the field takes.
     expect((await year.json()).errors).toEqual({ window: 'must be one of: hour, day, week' });
+  });
+
+  it('answers the day window as 24 hourly entries, oldest first, with zeros for quiet hours', async () => {
+    const acc = await t.account();
+    const hour = 3_600_000;
+    const threeHoursAgo = new Date((Math.floor(Date.now() / hour) - 3) * hour);
+    await t.ctx.db
+      .insertInto('api_key_usage')
+      .values({
+        key_id: acc.keyId,
+        bucket: threeHoursAgo,
+        requests: 7,
+        rate_limited: 2,
+        s2xx: 5,
+        s4xx: 2,
+        s5xx: 0,
+        last_used_at: threeHoursAgo,
+      })
+      .execute();
+    const res = await t.call('GET', `/v1/api-keys/${acc.keyId}/stats?window=day`, { token: acc.key });
+    expect(res.status).toBe(200);
+    const { stats } = await res.json();
+    expect(stats.series).toHaveLength(24);
+    expect(stats.series[0].start).toBe(stats.window_start);
+    const starts = stats.series.map((e: { start: string }) => Date.parse(e.start));
+    for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBe(hour);
+    expect(stats.series[20]).toEqual({ start: threeHoursAgo.toISOString(), requests: 7, rate_limited: 2 });
+    // The request that asked counts in the current hour once the recorder flushes; earlier hours are zeros.
+    expect(stats.series.filter((e: { requests: number }) => e.requests > 0).length).toBeLessThanOrEqual(2);
+    expect(stats.requests).toBe(
+      stats.series.reduce((n: number, e: { requests: number }) => n + e.requests, 0),
+    );
   });
 
   it('lets only secret keys with the write scope create keys', async () => {

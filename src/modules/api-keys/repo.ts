@@ -123,35 +123,20 @@ export interface UsageTotals {
   last_used_at: Date | null;
 }
 
-/** The key's usage summed over the hourly buckets from `start` on. */
-export async function sumUsage(db: Queryable, keyId: string, start: Date): Promise<UsageTotals> {
-  return db
-    .selectFrom('api_key_usage')
-    .select([
-      sql<number>`coalesce(sum(requests), 0)::int`.as('requests'),
-      sql<number>`coalesce(sum(rate_limited), 0)::int`.as('rate_limited'),
-      sql<number>`coalesce(sum(s2xx), 0)::int`.as('s2xx'),
-      sql<number>`coalesce(sum(s4xx), 0)::int`.as('s4xx'),
-      sql<number>`coalesce(sum(s5xx), 0)::int`.as('s5xx'),
-      sql<Date | null>`max(last_used_at)`.as('last_used_at'),
-    ])
-    .where('key_id', '=', keyId)
-    .where('bucket', '>=', start)
-    .executeTakeFirstOrThrow();
+/** One hourly usage bucket of a key. */
+export interface UsageBucket extends UsageTotals {
+  bucket: Date;
 }
 
-/** The key's requests and refusals in the hourly bucket starting at `bucket`, or undefined if none. */
-export async function findUsageBucket(
-  db: Queryable,
-  keyId: string,
-  bucket: Date,
-): Promise<{ requests: number; rate_limited: number } | undefined> {
+/** The key's hourly usage buckets from `start` on, oldest first (hours without requests have none). */
+export async function usageBuckets(db: Queryable, keyId: string, start: Date): Promise<UsageBucket[]> {
   return db
     .selectFrom('api_key_usage')
-    .select(['requests', 'rate_limited'])
+    .select(['bucket', 'requests', 'rate_limited', 's2xx', 's4xx', 's5xx', 'last_used_at'])
     .where('key_id', '=', keyId)
-    .where('bucket', '=', bucket)
-    .executeTakeFirst();
+    .where('bucket', '>=', start)
+    .orderBy('bucket', 'asc')
+    .execute();
 }
 
 /** Deletes, in batches, the hourly usage buckets older than `before`; answers how many. */

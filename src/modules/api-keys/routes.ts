@@ -134,6 +134,10 @@ export function apiKeyRoutes(
               last_used_at: '2054-06-12T15:58:31.872Z',
               rate_limit_per_hour: 1000,
               remaining: 912,
+              series: [
+                { start: '2054-06-11T16:00:00.000Z', requests: 0, rate_limited: 0 },
+                { start: '2054-06-12T15:00:00.000Z', requests: 88, rate_limited: 0 },
+              ],
             },
           }),
         },

@@ -84,4 +84,15 @@ export const Stats = Type.Object({
   last_used_at: Type.Union([Timestamp, Type.Null()]),
   rate_limit_per_hour: Type.Integer(),
   remaining: Type.Integer({ description: 'requests left in the current hourly rate-limit window' }),
+  series: Type.Array(
+    Type.Object({
+      start: { ...Timestamp, description: 'the start of the hour' },
+      requests: Type.Integer(),
+      rate_limited: Type.Integer(),
+    }),
+    {
+      description:
+        'one entry per hour of the window, oldest first, the current hour last; hours without requests are zeros',
+    },
+  ),
 });

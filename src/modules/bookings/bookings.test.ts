@@ -382,6 +382,29 @@ describe('reschedule and cancel', () => {
     expect((await t.call('GET', '/v1/bookings?cursor=abc', { token: acc.key })).status).toBe(400);
     expect((await t.call('GET', '/v1/bookings?status=confirmed', { token: acc.key })).status).toBe(200);
   });
+
+  it('lists only the bookings made through a booking link when given its id', async () => {
+    const acc = await t.account();
+    const h = await host(acc.key, 'Dr. Ann');
+    const l = await link(acc.key, { slug: `listed-${Date.now()}`, host_ids: [h] });
+    const viaLink = await t.call('POST', '/v1/bookings', {
+      token: acc.key,
+      body: { ...customer, booking_link_id: l.id, start_time: '2026-03-03T13:00:00Z' },
+    });
+    expect(viaLink.status, await viaLink.clone().text()).toBe(201);
+    const direct = await t.call('POST', '/v1/bookings', {
+      token: acc.key,
+      body: { ...customer, start_time: '2026-03-03T15:00:00Z' },
+    });
+    expect(direct.status).toBe(201);
+    const listed = await (
+      await t.call('GET', `/v1/bookings?booking_link_id=${l.id}`, { token: acc.key })
+    ).json();
+    expect(listed.bookings.map((b: Json) => b.id)).toEqual([(await viaLink.json()).booking.id]);
+    const bad = await t.call('GET', '/v1/bookings?booking_link_id=nope', { token: acc.key });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain('booking_link_id');
+  });
 });
 
 describe('booking links on the public surface', () => {

@@ -273,6 +273,7 @@ export async function occupancyAfter(
 export interface ListFilter {
   accountId: string;
   principalId?: string;
+  bookingLinkId?: string;
   status?: BookingStatus;
   from?: Date;
   to?: Date;
@@ -289,6 +290,7 @@ export async function listBookings(db: Queryable, f: ListFilter): Promise<Bookin
       eb.or([eb('principal_id', '=', p), eb(sql<string>`${p}::uuid`, '=', eb.fn.any('host_ids'))]),
     );
   }
+  if (f.bookingLinkId) q = q.where('booking_link_id', '=', f.bookingLinkId);
   if (f.status) q = q.where('status', '=', f.status);
   if (f.from) q = q.where('end_time', '>', f.from);
   if (f.to) q = q.where('start_time', '<', f.to);

@@ -118,6 +118,7 @@ export const UpdateBody = Type.Object(
 export const ListQuery = Type.Object(
   {
     principal_id: Type.Optional(Type.String({ maxLength: 64, description: 'a host the bookings occupy' })),
+    booking_link_id: Type.Optional({ ...LinkId, description: 'bookings made through this booking link' }),
     status: Type.Optional(
       Type.Union([
         Type.Literal('pending_payment'),

@@ -83,6 +83,7 @@ export class BookingService extends PublicBookings implements BookingsApi {
     const rows = await repo.listBookings(this.db, {
       accountId,
       principalId: q.principal_id?.toLowerCase(),
+      bookingLinkId: q.booking_link_id,
       status: q.status,
       from: from === undefined ? undefined : new Date(from),
       to: to === undefined ? undefined : new Date(to),
