@@ -4,9 +4,11 @@
  * calendar invite (same UID for the booking's whole life, SEQUENCE rising with each change; REQUEST,
  * or CANCEL when cancelled) except a host whose own calendar Kairos writes the booking into; and
  * waitlist offers.
- * Written into the mail outbox inside the booking's own transaction.
+ * Confirmation, reschedule and cancellation are written into the mail outbox inside the booking's own
+ * transaction as intents (their data, snapshotted at commit), rendered when sent by
+ * `bookingMailRenderer`; the others are written rendered.
  */
-import type { InviteSpec, MailMessage } from '../mail/api.js';
+import type { InviteSpec, MailIntent, MailMessage, MailRenderer, RenderedMail } from '../mail/api.js';
 import { describeTime, htmlBody } from '../../lib/mail-text.js';
 import type { BookingRow } from './repo.js';
 
@@ -42,98 +44,189 @@ const SUBJECTS: Record<BookingMailKind, (title: string) => string> = {
   cancellation: (t) => `Cancelled: ${t}`,
 };
 
-export function bookingMails(input: BookingMailInput): MailMessage[] {
-  const { booking: b, kind, title, hosts } = input;
-  const start = new Date(b.start_time);
-  const end = new Date(b.end_time);
-  const organizerHost = hosts.find((h) => h.email !== null);
-  const invite: InviteSpec = {
-    method: kind === 'cancellation' ? 'CANCEL' : 'REQUEST',
+const LEADS: Record<BookingMailKind, string> = {
+  confirmation: 'Your booking is confirmed.',
+  reschedule: 'Your booking has moved to a new time.',
+  cancellation: 'Your booking has been cancelled.',
+};
+
+/** The name of the bookings' renderer of mail intents (module.ts contributes it). */
+export const BOOKING_MAIL_RENDERER = 'booking';
+
+/**
+ * What one booking mail is made of, as JSON: everything read from the booking, its link and its hosts
+ * at commit (a later rename, move or edit does not change a mail already written), and whom it is for.
+ */
+export interface BookingMailData {
+  kind: BookingMailKind;
+  booking: {
+    id: string;
+    /** ISO instants. */
+    start: string;
+    end: string;
+    sequence: number;
+    notes: string | null;
+    customer_name: string;
+    customer_email: string;
+    customer_timezone: string | null;
+    cancellation_reason: string | null;
+  };
+  title: string;
+  hosts: Contact[];
+  manageUrl: string;
+  fromAddress: string;
+  /** The customer, or the host at this index of `hosts`. */
+  for: 'customer' | number;
+}
+
+/** The snapshot a booking's mails are rendered from (one per recipient: `for`). */
+function snapshotOf(input: BookingMailInput): Omit<BookingMailData, 'for'> {
+  const b = input.booking;
+  return {
+    kind: input.kind,
+    booking: {
+      id: b.id,
+      start: new Date(b.start_time).toISOString(),
+      end: new Date(b.end_time).toISOString(),
+      sequence: b.sequence,
+      notes: b.notes ?? null,
+      customer_name: b.customer_name,
+      customer_email: b.customer_email,
+      customer_timezone: b.customer_timezone,
+      cancellation_reason: b.cancellation_reason ?? null,
+    },
+    title: input.title,
+    hosts: input.hosts.map((h) => ({
+      id: h.id,
+      name: h.name,
+      email: h.email,
+      ...(h.calendarWritten ? { calendarWritten: true } : {}),
+    })),
+    manageUrl: input.manageUrl,
+    fromAddress: input.fromAddress,
+  };
+}
+
+/** The invite every recipient's mail carries (a host whose calendar Kairos writes gets none). */
+function inviteOf(d: Omit<BookingMailData, 'for'>): InviteSpec {
+  const b = d.booking;
+  const organizerHost = d.hosts.find((h) => h.email !== null);
+  return {
+    method: d.kind === 'cancellation' ? 'CANCEL' : 'REQUEST',
     uid: `${b.id}@kairos`,
     sequence: b.sequence,
-    start,
-    end,
-    summary: title,
+    start: new Date(b.start),
+    end: new Date(b.end),
+    summary: d.title,
     description: b.notes ?? null,
     url: null,
     timezone: b.customer_timezone,
     organizer: organizerHost
       ? { name: organizerHost.name, email: organizerHost.email as string }
-      : { name: 'Kairos', email: input.fromAddress },
+      : { name: 'Kairos', email: d.fromAddress },
     attendees: [
       { name: b.customer_name, email: b.customer_email },
-      ...hosts.filter((h) => h.email !== null).map((h) => ({ name: h.name, email: h.email as string })),
+      ...d.hosts.filter((h) => h.email !== null).map((h) => ({ name: h.name, email: h.email as string })),
     ],
   };
-  const when = describeTime(start, end, b.customer_timezone);
-  const hostNames = hosts.map((h) => h.name).join(', ');
-  const subject = SUBJECTS[kind](title);
-  const lead: Record<BookingMailKind, string> = {
-    confirmation: 'Your booking is confirmed.',
-    reschedule: 'Your booking has moved to a new time.',
-    cancellation: 'Your booking has been cancelled.',
-  };
-  const out: MailMessage[] = [];
-  const customerLines = [
-    `Hello ${b.customer_name},`,
-    '',
-    lead[kind],
-    '',
-    `What: ${title}`,
-    `When: ${when}`,
-    `With: ${hostNames}`,
-    ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
-    ...(kind === 'cancellation' ? [] : ['', `View, reschedule or cancel: ${input.manageUrl}`]),
-  ];
-  out.push({
-    kind: `booking.${kind}`,
-    subjectId: b.id,
-    to: b.customer_email,
-    subject,
-    text: customerLines.join('\n'),
-    html: htmlBody(customerLines, kind === 'cancellation' ? null : input.manageUrl),
-    invite,
-  });
-  for (const h of hosts) {
-    if (h.email === null) {
-      // Recorded, never sent (docs/api.md#e-mail-and-pages): the host has no address.
-      out.push({
-        kind: `booking.${kind}`,
-        subjectId: b.id,
-        to: null,
-        recipient: `principal ${h.id}`,
-        subject,
-        text: '',
-        html: '',
-        invite: null,
-      });
-      continue;
-    }
-    const hostLines = [
-      `Hello ${h.name},`,
+}
+
+/**
+ * One booking mail's text, HTML and invite from its data: the bookings' renderer (the mail module calls
+ * it when it sends an intent) and the pre-rendered path alike.
+ */
+export function renderBookingMail(d: BookingMailData): RenderedMail {
+  const { booking: b, kind, title } = d;
+  const start = new Date(b.start);
+  const end = new Date(b.end);
+  if (d.for === 'customer') {
+    const lines = [
+      `Hello ${b.customer_name},`,
       '',
-      `${kind === 'confirmation' ? 'New booking' : kind === 'reschedule' ? 'Booking rescheduled' : 'Booking cancelled'}: ${title}`,
+      LEADS[kind],
       '',
-      `When: ${describeTime(start, end, null)}`,
-      `Customer: ${b.customer_name} <${b.customer_email}>`,
-      ...(b.notes ? [`Notes: ${b.notes}`] : []),
+      `What: ${title}`,
+      `When: ${describeTime(start, end, b.customer_timezone)}`,
+      `With: ${d.hosts.map((h) => h.name).join(', ')}`,
       ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
-      `Booking: ${b.id}`,
-      ...(h.calendarWritten
-        ? ['', kind === 'cancellation' ? 'It is removed from your calendar.' : 'It is in your calendar.']
-        : []),
+      ...(kind === 'cancellation' ? [] : ['', `View, reschedule or cancel: ${d.manageUrl}`]),
     ];
-    out.push({
-      kind: `booking.${kind}`,
-      subjectId: b.id,
-      to: h.email,
-      subject,
-      text: hostLines.join('\n'),
-      html: htmlBody(hostLines, null),
-      invite: h.calendarWritten ? null : invite,
-    });
+    return {
+      text: lines.join('\n'),
+      html: htmlBody(lines, kind === 'cancellation' ? null : d.manageUrl),
+      invite: inviteOf(d),
+    };
   }
-  return out;
+  const h = d.hosts[d.for];
+  if (!h) throw new Error(`booking mail: no host ${d.for} in the mail's data`);
+  const lines = [
+    `Hello ${h.name},`,
+    '',
+    `${kind === 'confirmation' ? 'New booking' : kind === 'reschedule' ? 'Booking rescheduled' : 'Booking cancelled'}: ${title}`,
+    '',
+    `When: ${describeTime(start, end, null)}`,
+    `Customer: ${b.customer_name} <${b.customer_email}>`,
+    ...(b.notes ? [`Notes: ${b.notes}`] : []),
+    ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
+    `Booking: ${b.id}`,
+    ...(h.calendarWritten
+      ? ['', kind === 'cancellation' ? 'It is removed from your calendar.' : 'It is in your calendar.']
+      : []),
+  ];
+  return {
+    text: lines.join('\n'),
+    html: htmlBody(lines, null),
+    invite: h.calendarWritten ? null : inviteOf(d),
+  };
+}
+
+/**
+ * The bookings' renderer of mail intents. Its data is what `bookingMailIntents` wrote, read back from
+ * the outbox as JSON: written by this module only, so it is taken as that shape.
+ */
+export const bookingMailRenderer: MailRenderer = {
+  name: BOOKING_MAIL_RENDERER,
+  render: (data) => renderBookingMail(data as BookingMailData),
+};
+
+/** Whom each of a booking's mails goes to: the customer, then every host (null: recorded as skipped). */
+function recipients(d: Omit<BookingMailData, 'for'>) {
+  return [
+    { for: 'customer' as const, to: d.booking.customer_email, recipient: undefined },
+    ...d.hosts.map((h, i) => ({ for: i, to: h.email, recipient: `principal ${h.id}` })),
+  ];
+}
+
+/**
+ * A booking's mails as intents, rendered when sent (the booking's transaction writes their data, not
+ * their text, HTML and invite). A host without an address gets a `skipped` record, never rendered.
+ */
+export function bookingMailIntents(input: BookingMailInput): MailIntent[] {
+  const snap = snapshotOf(input);
+  const subject = SUBJECTS[input.kind](input.title);
+  const method = input.kind === 'cancellation' ? 'CANCEL' : 'REQUEST';
+  return recipients(snap).map((r) => ({
+    kind: `booking.${input.kind}`,
+    subjectId: snap.booking.id,
+    to: r.to,
+    ...(r.to === null ? { recipient: r.recipient } : {}),
+    subject,
+    icsMethod: r.to === null || (r.for !== 'customer' && snap.hosts[r.for]?.calendarWritten) ? null : method,
+    renderer: BOOKING_MAIL_RENDERER,
+    data: { ...snap, for: r.for } satisfies BookingMailData,
+  }));
+}
+
+/** A booking's mails rendered now (the path before render at send; tests compare the two). */
+export function bookingMails(input: BookingMailInput): MailMessage[] {
+  const snap = snapshotOf(input);
+  const subject = SUBJECTS[input.kind](input.title);
+  return recipients(snap).map((r) => {
+    const base = { kind: `booking.${input.kind}`, subjectId: snap.booking.id, to: r.to, subject };
+    // Recorded, never sent (docs/api.md#e-mail-and-pages): the host has no address.
+    if (r.to === null) return { ...base, recipient: r.recipient, text: '', html: '', invite: null };
+    return { ...base, ...renderBookingMail({ ...snap, for: r.for }) };
+  });
 }
 
 /** A payment that arrived after its hold ended, when the time was gone: the customer is refunded. */

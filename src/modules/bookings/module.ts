@@ -4,13 +4,14 @@ import { defineModule } from '../module.js';
 import type { BookingsApi, BookingsNeeds } from './api.js';
 import { BookingBusySource } from './busy.js';
 import { bookingEvents } from './events.js';
+import { bookingMailRenderer } from './mails.js';
 import { bookingRoutes } from './routes.js';
 import { BookingService } from './service.js';
 import { WaitlistService } from './waitlist.js';
 
 /**
  * Bookings (authenticated and public), the attendee's self-service, the waitlist. Contributes the
- * `booking` busy source to availability; emits booking.created, booking.updated, booking.cancelled.
+ * `booking` busy source to availability and the renderer of its mails to mail; emits booking.created, booking.updated, booking.cancelled.
  */
 export const bookingsModule = defineModule<BookingsNeeds>()({
   name: 'bookings',
@@ -38,7 +39,11 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       jobs: [...jobs, ...bookings.paid.queues()],
       schedules,
       listen: [(notifier) => busy.listen(notifier)],
-      contributes: { busySources: [busy], stripeEvents: [bookings.paid.stripeEvents] },
+      contributes: {
+        busySources: [busy],
+        stripeEvents: [bookings.paid.stripeEvents],
+        mailRenderers: [bookingMailRenderer],
+      },
     };
   },
 });

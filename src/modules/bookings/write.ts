@@ -35,7 +35,7 @@ import {
   titleOf,
 } from './helpers.js';
 import * as input from './input.js';
-import { type BookingMailKind, bookingMails, type Contact } from './mails.js';
+import { type BookingMailKind, bookingMailIntents, type Contact } from './mails.js';
 import { type Announcement, type BookingWriter, type PaidHold, PaidBookings } from './paid.js';
 import { meetingWith, presentBooking } from './present.js';
 import * as repo from './repo.js';
@@ -558,9 +558,10 @@ export class BookingWrites implements BookingWriter {
     batch?: WriteBatch,
   ): Promise<void> {
     const manage = token ?? manageToken(this.linkKey, booking.id, booking.manage_nonce);
+    // Intents: the mails are rendered by the mail worker after commit (mails.ts, bookingMailRenderer).
     await this.needs.mail.enqueue(
       trx,
-      bookingMails({
+      bookingMailIntents({
         kind,
         booking,
         title: titleOf(booking, link),

@@ -44,6 +44,51 @@ export interface MailMessage {
   invite?: InviteSpec | null;
 }
 
+/**
+ * A mail written as an intent: what it is, to whom, and the data its renderer needs, rendered when it
+ * is sent (the `mail.send` job), not in the caller's transaction. `data` is stored as JSON: it must
+ * snapshot everything that could change before sending (names, times, zone, titles) and carry only
+ * JSON values, so that the rendered mail is the one the caller would have written at commit. The
+ * invite's DTSTAMP is the row's `created_at` either way.
+ */
+export interface MailIntent {
+  kind: string;
+  subjectId?: string | null;
+  to: string | null;
+  recipient?: string;
+  subject: string;
+  /** Whether it will carry an invite, and which (known at commit: `listFor` answers it). */
+  icsMethod: InviteSpec['method'] | null;
+  /** The `name` of a contributed `mailRenderers` item. */
+  renderer: string;
+  /** JSON: what that renderer takes. */
+  data: unknown;
+}
+
+/** What a renderer makes of an intent's data: the parts of a `MailMessage` decided at sending. */
+export interface RenderedMail {
+  text: string;
+  html: string;
+  invite: InviteSpec | null;
+}
+
+/**
+ * A renderer of mail intents, contributed by the module that writes them (the mail module imports
+ * none): `render` takes the intent's `data` as stored (parsed JSON) and answers the mail, or throws
+ * (the send is retried, then the mail is `failed` with the error: never lost silently).
+ */
+export interface MailRenderer {
+  name: string;
+  render(data: unknown): RenderedMail;
+}
+
+declare module '../module.js' {
+  interface ExtensionPointTypes {
+    /** Who renders mails written as intents, by name (bookings: its confirmation, reschedule, cancellation). */
+    mailRenderers: MailRenderer;
+  }
+}
+
 /** One outbox row, as `listFor` answers it. */
 export interface MailRow {
   id: string;
@@ -75,9 +120,10 @@ export interface MailApi {
   /**
    * Writes the messages into the outbox inside `trx` and enqueues their sending (after commit): the
    * rows and their send jobs in one statement, no per-message round trips. With `batch`, they join
-   * the caller's batch instead (sent when the caller runs it).
+   * the caller's batch instead (sent when the caller runs it). A `MailIntent` is stored as its data
+   * and rendered by its renderer when it is sent.
    */
-  enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void>;
+  enqueue(trx: Tx, messages: readonly (MailMessage | MailIntent)[], batch?: WriteBatch): Promise<void>;
   /** Rows of the outbox about one subject (for tests and support), oldest first. */
   listFor(subjectId: string): Promise<MailRow[]>;
   /**

@@ -12,7 +12,7 @@ import { enqueue } from '../../jobs/runner.js';
 import { type AnyModule, MODULES } from '../index.js';
 import { FakeClock } from '../../platform/clock.js';
 import { describeTime, escapeHtml } from '../../lib/mail-text.js';
-import type { InviteSpec, MailApi, MailMessage } from './api.js';
+import type { InviteSpec, MailApi, MailIntent, MailMessage, RenderedMail } from './api.js';
 import { buildInvite } from './invite.js';
 import { mailModule } from './module.js';
 import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './service.js';
@@ -365,6 +365,119 @@ describe('mail without SMTP_URL', () => {
     ]);
     expect(JSON.stringify(lines)).not.toContain('secret-token');
     expect((await outbox.listFor(subject))[0]!.status).toBe('logged');
+  });
+});
+
+describe('mail written as an intent, rendered when sent', () => {
+  const clock = new FakeClock('2026-06-01T12:00:00.000Z');
+  let sink: SmtpSink;
+  let t: TestApp;
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+    t = await startTestApp({ clock, modules: EXTRA, env: { SMTP_URL: sink.url, MAIL_FROM } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await sink.close();
+  });
+
+  /** An outbox of this runtime's store whose renderer `test` is `render`, with its log kept. */
+  function outboxWith(render: (data: unknown) => RenderedMail) {
+    const errors: string[] = [];
+    const outbox = new MailOutbox(
+      {
+        db: t.ctx.db,
+        clock: t.ctx.clock,
+        config: { smtpUrl: sink.url, mailFrom: MAIL_FROM },
+        log: { error: (_obj, msg) => errors.push(msg) },
+        jobs: t.ctx.jobs,
+      },
+      () => [{ name: 'test', render }],
+    );
+    return { outbox, errors };
+  }
+
+  function intent(subject: string, over: Partial<MailIntent> = {}): MailIntent {
+    return {
+      kind: 'booking.confirmation',
+      subjectId: subject,
+      to: 'bob@example.test',
+      subject: 'Booked: Intro call',
+      icsMethod: 'REQUEST',
+      renderer: 'test',
+      data: { who: 'Bob', uid: `${subject}@kairos` },
+      ...over,
+    };
+  }
+
+  it('a renderer that throws fails the attempt visibly, is retried, then gives up: the mail is failed, not lost', async () => {
+    const subject = bookingId();
+    let broken = true;
+    const { outbox, errors } = outboxWith((data) => {
+      if (broken) throw new Error('renderer broke');
+      const d = data as { who: string; uid: string };
+      return { text: `Hello ${d.who}`, html: `<p>Hello ${d.who}</p>`, invite: invite(d.uid) };
+    });
+    await t.ctx.db.transaction().execute((trx) => outbox.enqueue(trx, [intent(subject)]));
+    const [row] = await outbox.listFor(subject);
+    expect(row).toMatchObject({ status: 'pending', ics_method: 'REQUEST' });
+    const job = (attempts: number) => ({
+      id: '1',
+      queue: SEND_QUEUE,
+      payload: { mail_id: row!.id },
+      attempts,
+    });
+    await expect(outbox.send(job(1))).rejects.toThrow(/not rendered.*renderer broke/);
+    expect(await outboxRow(t, row!.id)).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_error: 'renderer broke',
+    });
+    // Mended before the next attempt: rendered (DTSTAMP: when it was written), sent, bodies kept.
+    broken = false;
+    clock.advance(5_000);
+    await outbox.send(job(2));
+    const [mail] = await sink.waitFor(1);
+    expect(mail!.text?.trim()).toBe('Hello Bob');
+    expect(await outboxRow(t, row!.id)).toMatchObject({
+      status: 'sent',
+      attempts: 2,
+      text_body: 'Hello Bob',
+      html_body: '<p>Hello Bob</p>',
+      ics_method: 'REQUEST',
+    });
+    expect((await outboxRow(t, row!.id)).ics).toContain('DTSTAMP:20260601T120000Z');
+    // Broken for good: the last attempt makes it failed, with the error, and logs it.
+    broken = true;
+    const other = bookingId();
+    await t.ctx.db.transaction().execute((trx) => outbox.enqueue(trx, [intent(other)]));
+    const [second] = await outbox.listFor(other);
+    await outbox.send({ ...job(MAX_SEND_ATTEMPTS), payload: { mail_id: second!.id } });
+    expect(await outboxRow(t, second!.id)).toMatchObject({ status: 'failed', last_error: 'renderer broke' });
+    expect(errors).toEqual(['mail not rendered: giving up']);
+    await t.ctx.jobs.drain();
+  });
+
+  it('an intent whose renderer no module contributes is retried, not dropped; to no one it is skipped unrendered', async () => {
+    const subject = bookingId();
+    await t.ctx.db
+      .transaction()
+      .execute((trx) =>
+        mailOf(t).enqueue(trx, [
+          intent(subject, { renderer: 'nobody' }),
+          intent(subject, { to: null, recipient: 'principal x' }),
+        ]),
+      );
+    await t.ctx.jobs.drain();
+    const rows = await mailOf(t).listFor(subject);
+    expect(rows.map((r) => [r.status, r.ics_method])).toEqual([
+      ['pending', 'REQUEST'],
+      ['skipped', null],
+    ]);
+    const pending = await outboxRow(t, rows[0]!.id);
+    expect(pending).toMatchObject({ attempts: 1 });
+    expect(pending.last_error).toMatch(/no mail renderer named "nobody"/);
+    expect((await outboxRow(t, rows[1]!.id)).render).toBeNull();
   });
 });
 

@@ -10,9 +10,9 @@ import { mailRetentionSchedule } from './retention.js';
 export const mailModule = defineModule<MailNeeds>()({
   name: 'mail',
   needs: [],
-  create({ platform }) {
+  create({ platform, extensions }) {
     const { db, clock, config } = platform;
-    const outbox = new MailOutbox(platform);
+    const outbox = new MailOutbox(platform, () => extensions.all('mailRenderers'));
     const api: MailApi = outbox;
     return {
       api,

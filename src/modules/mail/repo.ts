@@ -60,18 +60,31 @@ export async function findMail(db: Db, id: string) {
   return db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The bodies and invite of a mail rendered as it is sent, stored on its row with its last update. */
+export interface RenderedRow {
+  text_body: string;
+  html_body: string;
+  ics: string | null;
+  ics_method: 'REQUEST' | 'CANCEL' | null;
+}
+
 /**
- * Marks a pending mail `logged` and ends its job (`done`, the runner's finishing statement), in one
- * statement; answers the mail when it was pending.
+ * Marks a pending mail `logged` (with its bodies when it was rendered now) and ends its job (`done`,
+ * the runner's finishing statement), in one statement; answers the mail when it was pending.
  */
 export async function markLogged(
   db: Db,
   done: JobEnd,
   id: string,
+  rendered: RenderedRow | null,
 ): Promise<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'> | undefined> {
+  const bodies = rendered
+    ? sql`, text_body = ${rendered.text_body}, html_body = ${rendered.html_body}, ics = ${rendered.ics},
+        ics_method = ${rendered.ics_method}`
+    : sql``;
   const { rows } = await sql<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'>>`
     WITH done AS (${done})
-    UPDATE mail_outbox SET status = 'logged'
+    UPDATE mail_outbox SET status = 'logged'${bodies}
     WHERE id = ${id} AND status = 'pending' AND to_address IS NOT NULL
     RETURNING id, kind, to_address, subject`.execute(db);
   return rows[0];
@@ -96,11 +109,26 @@ export async function recordAttemptFailed(
     .execute();
 }
 
-/** Marks a pending mail `sent` and ends its job (`done`), in one statement. */
-export async function markSent(db: Db, done: JobEnd, id: string, now: Date): Promise<void> {
+/**
+ * Marks a pending mail `sent` (with its bodies when it was rendered now) and ends its job (`done`), in
+ * one statement.
+ */
+export async function markSent(
+  db: Db,
+  done: JobEnd,
+  id: string,
+  now: Date,
+  rendered: RenderedRow | null,
+): Promise<void> {
   const sent = db
     .updateTable('mail_outbox')
-    .set((eb) => ({ status: 'sent', sent_at: now, attempts: eb('attempts', '+', 1), last_error: null }))
+    .set((eb) => ({
+      status: 'sent',
+      sent_at: now,
+      attempts: eb('attempts', '+', 1),
+      last_error: null,
+      ...(rendered ?? {}),
+    }))
     .where('id', '=', id)
     .where('status', '=', 'pending');
   await sql`WITH done AS (${done}) ${sent}`.execute(db);

@@ -9,6 +9,12 @@
  * when the server refuses the mail for good (5xx to its recipient or data), the row is `failed` and
  * the job ends. Without SMTP_URL the mail is `logged`: kept in the database and announced in the log (id, kind, to, subject), never
  * with its body (bodies carry self-service links with tokens).
+ *
+ * Render at send: a `MailIntent` is stored as its renderer's name and data (`render`, JSON), not its
+ * bodies; the send job renders it (the contributed `mailRenderers`; the invite's DTSTAMP is the row's
+ * `created_at`, as it would have been at commit) and stores the bodies with the row's last update. A
+ * renderer that throws, or is missing, fails the attempt like an SMTP error: recorded, retried, then
+ * `failed` and logged.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../config.js';
@@ -17,9 +23,19 @@ import { type Job, type JobRunner, WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { JobContribution } from '../module.js';
-import type { InviteSpec, MailApi, MailDetail, MailMessage, MailRow, MailSummary } from './api.js';
+import type {
+  InviteSpec,
+  MailApi,
+  MailDetail,
+  MailIntent,
+  MailMessage,
+  MailRenderer,
+  MailRow,
+  MailSummary,
+} from './api.js';
 import { buildInvite } from './invite.js';
 import * as repo from './repo.js';
+import type { MailOutboxTable } from './tables.js';
 
 export const SEND_QUEUE = 'mail.send';
 
@@ -87,31 +103,51 @@ export class MailOutbox implements MailApi {
   private readonly config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
   private readonly log: MailLog;
   private readonly jobs: Pick<JobRunner, 'finishing'>;
+  private readonly renderers: () => readonly MailRenderer[];
 
-  constructor(platform: {
-    db: Db;
-    clock: Clock;
-    config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
-    log: MailLog;
-    jobs: Pick<JobRunner, 'finishing'>;
-  }) {
+  constructor(
+    platform: {
+      db: Db;
+      clock: Clock;
+      config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
+      log: MailLog;
+      jobs: Pick<JobRunner, 'finishing'>;
+    },
+    /** The contributed renderers of intents, read when a mail is sent (none: intents fail visibly). */
+    renderers: () => readonly MailRenderer[] = () => [],
+  ) {
     this.db = platform.db;
     this.clock = platform.clock;
     this.config = platform.config;
     this.log = platform.log;
     this.jobs = platform.jobs;
+    this.renderers = renderers;
   }
 
-  async enqueue(trx: Tx, messages: readonly MailMessage[], batch?: WriteBatch): Promise<void> {
+  async enqueue(trx: Tx, messages: readonly (MailMessage | MailIntent)[], batch?: WriteBatch): Promise<void> {
     if (messages.length === 0) return;
     const now = this.clock.now();
     // One build per invite: a booking's mails to its customer and hosts share theirs (~0.3 ms each).
     const built = new Map<InviteSpec, string>();
     const rows = messages.map((m) => {
       let ics: string | null = null;
-      if (m.invite) {
-        ics = built.get(m.invite) ?? buildInvite(m.invite, { stamp: now });
-        built.set(m.invite, ics);
+      let render: string | null = null;
+      let icsMethod: InviteSpec['method'] | null;
+      let text = '';
+      let html = '';
+      if ('renderer' in m) {
+        icsMethod = m.icsMethod;
+        // A mail never sent needs no rendering: it keeps its empty bodies, as a rendered one would.
+        if (m.to !== null) render = JSON.stringify({ renderer: m.renderer, data: m.data });
+        else icsMethod = null;
+      } else {
+        if (m.invite) {
+          ics = built.get(m.invite) ?? buildInvite(m.invite, { stamp: now });
+          built.set(m.invite, ics);
+        }
+        icsMethod = m.invite ? m.invite.method : null;
+        text = m.text;
+        html = m.html;
       }
       return {
         id: prefixedId('mail', now.getTime()),
@@ -119,10 +155,11 @@ export class MailOutbox implements MailApi {
         subject_id: m.subjectId ?? null,
         to_address: m.to,
         subject: m.subject,
-        text_body: m.text,
-        html_body: m.html,
+        text_body: text,
+        html_body: html,
         ics,
-        ics_method: m.invite ? m.invite.method : null,
+        ics_method: icsMethod,
+        render,
         status: m.to === null ? ('skipped' as const) : ('pending' as const),
         last_error: m.to === null ? `no e-mail address for ${m.recipient ?? 'the recipient'}` : null,
         attempts: 0,
@@ -176,44 +213,79 @@ export class MailOutbox implements MailApi {
    */
   async send(job: Job<SendPayload>): Promise<void> {
     const smtpUrl = this.config.smtpUrl;
+    const mail = await repo.findMail(this.db, job.payload.mail_id);
+    if (mail?.status !== 'pending' || mail.to_address === null) return;
+    let rendered: repo.RenderedRow | null = null;
+    try {
+      rendered = mail.render ? this.render(mail.render, mail.created_at) : null;
+    } catch (err) {
+      await this.failed(job, mail, err, 'mail not rendered');
+      return;
+    }
     if (!smtpUrl) {
-      // Nothing to send: mark a pending mail logged, and end the job, in one statement.
-      const mail = await repo.markLogged(this.db, this.jobs.finishing(job)(this.db), job.payload.mail_id);
-      if (mail) {
-        const fields = { mail: mail.id, kind: mail.kind, to: mail.to_address, subject: mail.subject };
+      // Nothing to send: mark the mail logged (with its bodies, rendered now), and end the job, in one
+      // statement.
+      const logged = await repo.markLogged(this.db, this.jobs.finishing(job)(this.db), mail.id, rendered);
+      if (logged) {
+        const fields = { mail: logged.id, kind: logged.kind, to: logged.to_address, subject: logged.subject };
         this.log.info?.(fields, 'mail not sent (no SMTP_URL): kept in mail_outbox');
       }
       return;
     }
-    const mail = await repo.findMail(this.db, job.payload.mail_id);
-    if (mail?.status !== 'pending' || mail.to_address === null) return;
-
+    const body = rendered ?? mail;
     try {
       this.transport ??= createTransport(smtpUrl);
       await this.transport.sendMail({
         from: this.config.mailFrom,
         to: mail.to_address,
         subject: mail.subject,
-        text: mail.text_body,
-        html: mail.html_body,
+        text: body.text_body,
+        html: body.html_body,
         // The same Message-ID on every attempt: a receiver that got an attempt we think failed can
         // tell the retry is the same mail.
         messageId: `<${mail.id}@${domainOf(this.config.mailFrom)}>`,
-        ...(mail.ics && mail.ics_method ? { icalEvent: { method: mail.ics_method, content: mail.ics } } : {}),
+        ...(body.ics && body.ics_method ? { icalEvent: { method: body.ics_method, content: body.ics } } : {}),
       });
     } catch (err) {
-      const lastError = describe(err);
-      const giveUp = job.attempts >= MAX_SEND_ATTEMPTS || isPermanent(err);
-      await repo.recordAttemptFailed(this.db, mail.id, lastError, giveUp);
-      if (giveUp) {
-        this.log.error(
-          { err, mail: mail.id, kind: mail.kind, attempts: job.attempts },
-          'mail not sent: giving up',
-        );
-        return;
-      }
-      throw new Error(`mail ${mail.id} not sent (attempt ${job.attempts}): ${lastError}`);
+      await this.failed(job, mail, err, 'mail not sent');
+      return;
     }
-    await repo.markSent(this.db, this.jobs.finishing(job)(this.db), mail.id, this.clock.now());
+    await repo.markSent(this.db, this.jobs.finishing(job)(this.db), mail.id, this.clock.now(), rendered);
+  }
+
+  /**
+   * A mail rendered from its intent, as the caller would have written it at commit: the contributed
+   * renderer's text and HTML, and its invite built with the row's `created_at` as DTSTAMP.
+   */
+  render(intent: { renderer: string; data: unknown }, createdAt: Date | string): repo.RenderedRow {
+    const renderer = this.renderers().find((r) => r.name === intent.renderer);
+    if (!renderer) throw new Error(`no mail renderer named ${JSON.stringify(intent.renderer)}`);
+    const { text, html, invite } = renderer.render(intent.data);
+    return {
+      text_body: text,
+      html_body: html,
+      ics: invite ? buildInvite(invite, { stamp: new Date(createdAt) }) : null,
+      ics_method: invite ? invite.method : null,
+    };
+  }
+
+  /**
+   * A failed attempt (SMTP or rendering), recorded on the row; throws so that the runner retries it,
+   * unless this was the last attempt or the refusal is for good: then the mail is `failed` and logged.
+   */
+  private async failed(
+    job: Job<SendPayload>,
+    mail: Pick<MailOutboxTable, 'id' | 'kind'>,
+    err: unknown,
+    what: string,
+  ): Promise<void> {
+    const lastError = describe(err);
+    const giveUp = job.attempts >= MAX_SEND_ATTEMPTS || isPermanent(err);
+    await repo.recordAttemptFailed(this.db, mail.id, lastError, giveUp);
+    if (giveUp) {
+      this.log.error({ err, mail: mail.id, kind: mail.kind, attempts: job.attempts }, `${what}: giving up`);
+      return;
+    }
+    throw new Error(`${what.replace('mail', `mail ${mail.id}`)} (attempt ${job.attempts}): ${lastError}`);
   }
 }

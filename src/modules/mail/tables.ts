@@ -1,5 +1,5 @@
-/** Table types of the mail module (migration 0006_mail), merged into the database type. */
-import type { Generated } from 'kysely';
+/** Table types of the mail module (migrations 0006_mail, 0016_mail_render), merged into the database type. */
+import type { ColumnType, Generated } from 'kysely';
 import type { Timestamp } from '../../db/types.js';
 
 /**
@@ -7,6 +7,12 @@ import type { Timestamp } from '../../db/types.js';
  * up; skipped: its recipient has no address (recorded, never sent).
  */
 export type MailStatus = 'pending' | 'sent' | 'logged' | 'failed' | 'skipped';
+
+/** What `render` holds: a contributed renderer's name and the data it takes. */
+export interface MailRender {
+  renderer: string;
+  data: unknown;
+}
 
 export interface MailOutboxTable {
   /** `mail_…` */
@@ -25,6 +31,11 @@ export interface MailOutboxTable {
   /** The text/calendar invite, or null. */
   ics: string | null;
   ics_method: 'REQUEST' | 'CANCEL' | null;
+  /**
+   * A mail rendered when sent (migration 0016): its renderer and data (JSON). Its bodies and invite
+   * are empty until the send job renders and stores them.
+   */
+  render: ColumnType<MailRender | null, string | null, string | null>;
   status: MailStatus;
   /** SMTP attempts made. */
   attempts: number;
