@@ -1,6 +1,7 @@
 /**
- * `kairos serve` on a store with no account logs one console setup link (README.md, Console), and
- * the link it logs is live on that server; once the server has an account, a restart logs none.
+ * `kairos serve` on a store with no account logs one console setup link (README.md, Console), also
+ * with `--processes 2` (once, not once per worker), and the link it logs is live on that server;
+ * once the server has an account, a restart logs none. `/console/` leads to `/console`.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,7 @@ afterAll(async () => {
 });
 
 describe('kairos serve with no account', () => {
-  it('logs one setup link that works on the server, and none once an account exists', {
+  it('logs one setup link (two worker processes) that works on the server, and none once an account exists', {
     timeout: 90_000,
   }, async () => {
     db = await createTestDatabase();
@@ -24,9 +25,11 @@ describe('kairos serve with no account', () => {
       KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
       KAIROS_BASE_URL: 'http://console.example',
     };
-    server = await spawnServer(env, 45_000);
+    server = await spawnServer(env, 45_000, ['--processes', '2']);
     const running = server;
     await expect.poll(() => running.output(), { timeout: 10_000 }).toContain('/console/setup?token=');
+    // Both workers have started their modules once the primary says it listens: a second link would be there.
+    expect(running.output().match(/No account yet: open/g)).toHaveLength(1);
     const links = [
       ...running.output().matchAll(/http:\/\/console\.example\/console\/setup\?token=([A-Za-z0-9_-]+)/g),
     ];
@@ -36,6 +39,9 @@ describe('kairos serve with no account', () => {
       state: string;
     };
     expect(state.state).toBe('valid');
+    const slash = await fetch(`${running.url}/console/`, { redirect: 'manual' });
+    expect(slash.status).toBe(308);
+    expect(slash.headers.get('location')).toBe('/console');
 
     const done = await fetch(`${running.url}/console/setup`, {
       method: 'POST',

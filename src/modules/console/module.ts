@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { defineModule } from '../module.js';
 import type { ConsoleApi, ConsoleNeeds } from './api.js';
 import { consoleRoutes } from './routes.js';
@@ -29,6 +30,8 @@ export const consoleModule = defineModule<ConsoleNeeds>()({
       // Runs once the process starts serving: the one moment to tell the operator how to get in.
       listen: [
         async () => {
+          // `serve --processes N` starts this in every worker: the first one alone makes and logs the link.
+          if (cluster.isWorker && cluster.worker?.id !== 1) return;
           const link = await service.setupLink();
           if (link === null) return;
           const url = `${platform.config.baseUrl.replace(/\/$/, '')}${link}`;

@@ -184,6 +184,12 @@ export function consoleRoutes(
     });
   }
 
+  // A typed or bookmarked `/console/` lands on the overview rather than a 404.
+  app.get('/console/', { config: { access: 'none' }, schema: hide }, async (request, reply) => {
+    const q = request.url.indexOf('?');
+    return reply.redirect(`/console${q < 0 ? '' : request.url.slice(q)}`, 308);
+  });
+
   app.get<{ Querystring: { token?: string } }>(
     '/console/setup/state',
     { config: { access: 'none' }, schema: hide },
