@@ -1,9 +1,11 @@
 /**
  * The console (README.md, Console), in a real browser and over plain HTTP: a one-time setup link
  * creates the first account, its owner and its first secret key, shown once (and not after a
- * reload); sign out and in again; a publishable key for a domain; a key created with the keyboard
- * alone; a key revoked after confirmation; axe-core finds no serious or critical violation on any
- * console page. Over HTTP: the link's token is random and stored hashed; the session is an httpOnly
+ * reload); sign out and in again; the overview's requests-per-hour chart and its table; a publishable
+ * key for a domain; a key created with the keyboard alone; a key revoked after confirmation; a booking
+ * link's questions edited (an error beside its field, reordered); a public booking on it listed in
+ * Bookings, also filtered by link; an invitation to connect sent from the network page; axe-core finds
+ * no serious or critical violation on any console page. Over HTTP: the link's token is random and stored hashed; the session is an httpOnly
  * SameSite=Strict cookie scoped to /console; a cross-site form post, a request from another port and
  * a request without the CSRF proof are refused; sign-out ends the session for the API too.
  */
@@ -141,6 +143,14 @@ describe('console: getting in', () => {
         await usage.first().waitFor();
         expect(await usage.count()).toBe(1);
         await expect.poll(() => usage.first().textContent()).toMatch(/of \d+/);
+        // The chart: one bar an hour (a day, then a week), its figures as a table for screen readers.
+        const bars = page.locator('.chart svg g');
+        expect(await bars.count()).toBeGreaterThanOrEqual(24);
+        await expect.poll(() => page.locator('.chart figcaption').textContent()).toMatch(/[1-9]\d* in all/);
+        await page.getByText('The figures as a table').click();
+        expect(await page.locator('table.hours tbody tr').count()).toBeGreaterThanOrEqual(1);
+        await page.getByLabel('Last 7 days').check();
+        await expect.poll(() => bars.count()).toBeGreaterThanOrEqual(168);
         await page.getByText('No upcoming booking.').waitFor();
         await page.getByText('None: every webhook').waitFor();
         await noSeriousViolations(page, 'overview');
@@ -387,6 +397,34 @@ describe('console: getting in', () => {
         });
         await edited.waitFor();
 
+        // Questions: two with the same answer key are refused beside the second one's key; then the
+        // second is given its own key, moved up, and saved in that order.
+        await edited.getByRole('button', { name: /^Edit/ }).click();
+        await edited.getByRole('button', { name: 'Add a question' }).click();
+        await edited.getByLabel('Question 1', { exact: true }).fill('Company');
+        await edited.getByRole('button', { name: 'Add a question' }).click();
+        await edited.getByLabel('Question 2', { exact: true }).fill('Topic');
+        const second = edited.locator('li.question').nth(1);
+        await second.getByLabel('Answer', { exact: true }).selectOption('select');
+        await second.getByLabel('Choices, one a line').fill('Pricing\nSupport');
+        await second.getByLabel(/^Answer key/).fill('company');
+        await noSeriousViolations(page, 'links, question editor');
+        await edited.getByRole('button', { name: 'Save changes' }).click();
+        await expect.poll(() => second.locator('.error').textContent()).toMatch(/another question/);
+        expect(await second.getByLabel(/^Answer key/).getAttribute('aria-invalid')).toBe('true');
+        await noSeriousViolations(page, 'links, question error');
+        await second.getByLabel(/^Answer key/).fill('topic');
+        await second.getByRole('button', { name: 'Move up question 2' }).click();
+        await edited.getByRole('button', { name: 'Save changes' }).click();
+        await edited.getByRole('button', { name: 'Save changes' }).waitFor({ state: 'detached' });
+        const withQuestions = await (
+          await t.call('GET', `/v1/booking-links/${link.id}`, { token: firstKey })
+        ).json();
+        expect(withQuestions.booking_link.questions).toMatchObject([
+          { id: 'topic', label: 'Topic', type: 'select', options: ['Pricing', 'Support'] },
+          { id: 'company', label: 'Company', type: 'text' },
+        ]);
+
         await edited.getByRole('button', { name: /^Embed/ }).click();
         const code = edited.getByLabel('Snippet', { exact: true });
         expect(await code.inputValue()).toContain('data-kairos-inline="intro-call"');
@@ -416,10 +454,24 @@ describe('console: getting in', () => {
           }),
         });
         expect(booked.status).toBe(201);
-        await page.getByRole('link', { name: 'Bookings' }).click();
+        await page.getByRole('link', { name: 'Bookings', exact: true }).click();
         const publicRow = page.locator('li.booking', { hasText: 'Linus Public' });
         await publicRow.waitFor();
         expect(await publicRow.textContent()).toContain('Intro call (30 or 60)');
+        // Filtered by the link (also what the link's own "Bookings" leads to); another link's list is empty.
+        await page.getByLabel('Booking link').selectOption(link.id);
+        await page.getByRole('button', { name: 'Show bookings' }).click();
+        await publicRow.waitFor();
+        expect(await page.locator('li.booking').count()).toBe(1);
+        const other = await t.call('POST', '/v1/booking-links', {
+          token: firstKey,
+          body: { slug: 'other-call', title: 'Other call', durations: [30] },
+        });
+        expect(other.status).toBe(201);
+        const otherId = (await other.json()).booking_link.id;
+        await page.goto(`${t.url}/console/bookings?link=${otherId}`);
+        await page.getByText('No booking matches.').waitFor();
+        expect(await page.getByLabel('Booking link').inputValue()).toBe(otherId);
         expect(csp).toEqual([]);
       } finally {
         await context.close();
@@ -561,6 +613,22 @@ describe('console: getting in', () => {
         await page.getByText('No consent here yet.').waitFor();
         await page.getByLabel('Show').selectOption('grantee');
         await page.getByText('No consent here yet.').waitFor();
+        // An invitation to connect: the address's error beside it, then sent (its mail in the outbox).
+        await page.getByLabel('Their e-mail').fill('not an address');
+        await page.getByRole('button', { name: 'Send invitation' }).click();
+        await page.locator('#invitee-email-error').waitFor();
+        await page.getByLabel('Their e-mail').fill('lee@partner.example');
+        await page.getByLabel('Their name (optional)').fill('Lee');
+        await page.getByLabel('They are your').selectOption('partner');
+        await page.getByRole('button', { name: 'Send invitation' }).click();
+        await page.getByText('lee@partner.example — pending').waitFor();
+        await noSeriousViolations(page, 'network, invitation sent');
+        const mails = await t.ctx.db
+          .selectFrom('mail_outbox')
+          .select('to_address')
+          .where('to_address', '=', 'lee@partner.example')
+          .execute();
+        expect(mails.length).toBe(1);
         for (const path of [
           '/console',
           '/console/keys',

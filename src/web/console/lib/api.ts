@@ -37,11 +37,17 @@ export const kairos = new Kairos({
   },
 });
 
-/** What a failed call tells a form: the message, and each field's error by field name. */
+/**
+ * What a failed call tells a form: the message, each field's error by field name (`questions`), and
+ * each error by its whole path (`questions.2.label`), for the fields of a list's items.
+ */
 export interface Failure {
   message: string;
   fields: Record<string, string>;
+  paths?: Record<string, string>;
 }
+
+export const NO_FAILURE: Failure = { message: '', fields: {} };
 
 /** A field name out of a validation error's key (`allowed_domains/0`, `/name`, `body.name`). */
 function fieldOf(key: string): string {
@@ -52,8 +58,17 @@ function fieldOf(key: string): string {
 export function failure(err: unknown): Failure {
   if (err instanceof KairosError) {
     const fields: Record<string, string> = {};
-    for (const [k, v] of Object.entries(err.errors ?? {})) fields[fieldOf(k)] ??= v;
-    return { message: err.detail || err.title, fields };
+    const paths: Record<string, string> = {};
+    for (const [k, v] of Object.entries(err.errors ?? {})) {
+      fields[fieldOf(k)] ??= v;
+      paths[
+        k
+          .replace(/^body\./, '')
+          .replace(/^\//, '')
+          .replaceAll('/', '.')
+      ] ??= v;
+    }
+    return { message: err.detail || err.title, fields, paths };
   }
   return { message: err instanceof Error ? err.message : String(err), fields: {} };
 }

@@ -61,20 +61,32 @@ export function FormError(p: { message: string | null }): VNode | null {
   return html`<p class="form-error" role="alert">${p.message}</p>`;
 }
 
-/** A secret shown this once: a read-only field, a copy button and the warning that it will not come back. */
-export function ShownOnce(p: { label: string; value: string; id: string }): VNode {
+/**
+ * Copying `value` to the clipboard: what happened, to say in a status line, and the copy action.
+ * Where the clipboard is refused, the field `ref` points at is selected for the user to copy.
+ */
+export function useCopy(
+  value: string,
+  ref: { current: HTMLInputElement | HTMLTextAreaElement | null },
+): [string, () => Promise<void>] {
   const [copied, setCopied] = useState('');
-  const ref = useRef<HTMLInputElement>(null);
-  useEffect(() => ref.current?.focus(), []);
   const copy = async () => {
     try {
-      await navigator.clipboard.writeText(p.value);
+      await navigator.clipboard.writeText(value);
       setCopied('Copied to the clipboard.');
     } catch {
       ref.current?.select();
       setCopied('Selected: press Ctrl+C (⌘C) to copy.');
     }
   };
+  return [copied, copy];
+}
+
+/** A secret shown this once: a read-only field, a copy button and the warning that it will not come back. */
+export function ShownOnce(p: { label: string; value: string; id: string }): VNode {
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  const [copied, copy] = useCopy(p.value, ref);
   return html`<div class="once" role="group" aria-labelledby=${`${p.id}-label`}>
     <p id=${`${p.id}-label`} class="once-title">${p.label}</p>
     <p class="warn">Copy it now: it is shown only once and cannot be shown again.</p>
@@ -168,17 +180,8 @@ export function Confirm(p: {
 
 /** A read-only text (a snippet, an address) with its label and a copy button. */
 export function Copyable(p: { id: string; label: string; value: string }): VNode {
-  const [copied, setCopied] = useState('');
   const ref = useRef<HTMLTextAreaElement>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(p.value);
-      setCopied('Copied to the clipboard.');
-    } catch {
-      ref.current?.select();
-      setCopied('Selected: press Ctrl+C (⌘C) to copy.');
-    }
-  };
+  const [copied, copy] = useCopy(p.value, ref);
   return html`<div class="field">
     <label for=${p.id}>${p.label}</label>
     <textarea ref=${ref} id=${p.id} class="code" readonly rows=${Math.min(6, p.value.split('\n').length + 1)} value=${p.value}></textarea>

@@ -1,5 +1,5 @@
 /**
- * Bookings: filter by status, host and date range; each booking's details (paid ones with their
+ * Bookings: filter by status, host, booking link and date range; each booking's details (paid ones with their
  * payment state); cancel after a confirmation; reschedule to one of the host's real free slots.
  */
 import type { Item, Result } from '@kairos/sdk';
@@ -7,14 +7,18 @@ import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { failure, kairos } from '../lib/api.js';
-import { Confirm, Empty, FormError, Pager, useCursor, when } from '../lib/ui.js';
+import { PagedRows, usePaged } from '../lib/list.js';
+import { Confirm, FormError, when } from '../lib/ui.js';
 
 type Booking = Item<Result<'listBookings'>>;
+const LISTED = 'kairos:bookings-listed';
 type Host = Item<Result<'listHosts'>>;
+type Link = Item<Result<'listBookingLinks'>>;
 type Status = 'pending_payment' | 'confirmed' | 'cancelled' | 'expired';
 interface Filters {
   status: Status | '';
   host: string;
+  link: string;
   from: string;
   to: string;
 }
@@ -127,7 +131,12 @@ function Reschedule(p: { b: Booking; onDone: () => void; onClose: () => void }):
   </fieldset>`;
 }
 
-function BookingRow(p: { b: Booking; hosts: Map<string, string>; onChanged: () => void }): VNode {
+function BookingRow(p: {
+  b: Booking;
+  hosts: Map<string, string>;
+  links: Map<string, string>;
+  onChanged: () => void;
+}): VNode {
   const b = p.b;
   const [open, setOpen] = useState(false);
   const [moving, setMoving] = useState(false);
@@ -163,7 +172,7 @@ function BookingRow(p: { b: Booking; hosts: Map<string, string>; onChanged: () =
             <div><dt>Starts</dt><dd>${when(b.start_time)}</dd></div>
             <div><dt>Ends</dt><dd>${when(b.end_time)}</dd></div>
             <div><dt>Hosts</dt><dd>${hostNames}</dd></div>
-            <div><dt>Booking link</dt><dd>${b.booking_link_id ?? '—'}</dd></div>
+            <div><dt>Booking link</dt><dd>${b.booking_link_id ? (p.links.get(b.booking_link_id) ?? b.booking_link_id) : '—'}</dd></div>
             <div><dt>Attendee’s zone</dt><dd>${b.customer_timezone ?? '—'}</dd></div>
             <div><dt>Notes</dt><dd>${b.notes ?? '—'}</dd></div>
             ${Object.entries(b.answers).map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${String(v)}</dd></div>`)}
@@ -177,53 +186,62 @@ function BookingRow(p: { b: Booking; hosts: Map<string, string>; onChanged: () =
 }
 
 export function Bookings(): VNode {
-  const pager = useCursor();
-  const [filters, setFilters] = useState<Filters>({ status: '', host: '', from: '', to: '' });
+  // `?link=<id>` (the booking links page's "Bookings" link) opens the list filtered to that link.
+  const [filters, setFilters] = useState<Filters>(() => ({
+    status: '',
+    host: '',
+    link: new URLSearchParams(location.search).get('link') ?? '',
+    from: '',
+    to: '',
+  }));
   const [hosts, setHosts] = useState<Host[]>([]);
-  const [list, setList] = useState<Booking[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
+  const [links, setLinks] = useState<Link[]>([]);
   useEffect(() => {
     kairos.hosts
       .list({ limit: 100 })
       .page()
       .then((r) => setHosts(r.hosts))
       .catch(() => {});
+    kairos.bookingLinks
+      .list({ limit: 100 })
+      .page()
+      .then((r) => setLinks(r.booking_links))
+      .catch(() => {});
   }, []);
-  useEffect(() => {
-    let live = true;
-    setError(null);
-    const q: Record<string, string | number> = { limit: 20 };
-    if (filters.status) q.status = filters.status;
-    if (filters.host) q.principal_id = filters.host;
-    if (filters.from) q.from = new Date(`${filters.from}T00:00:00`).toISOString();
-    if (filters.to) q.to = new Date(new Date(`${filters.to}T00:00:00`).getTime() + 86_400_000).toISOString();
-    kairos.bookings
-      .list(q as Parameters<typeof kairos.bookings.list>[0])
-      .page(pager.cursor)
-      .then((r) => {
-        if (!live) return;
-        setList(r.bookings);
-        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-    return () => {
-      live = false;
-    };
-  }, [pager.cursor, filters, version]);
+  const list = usePaged(
+    (cursor) => {
+      const q: Record<string, string | number> = { limit: 20 };
+      if (filters.status) q.status = filters.status;
+      if (filters.host) q.principal_id = filters.host;
+      if (filters.link) q.booking_link_id = filters.link;
+      if (filters.from) q.from = new Date(`${filters.from}T00:00:00`).toISOString();
+      if (filters.to)
+        q.to = new Date(new Date(`${filters.to}T00:00:00`).getTime() + 86_400_000).toISOString();
+      return kairos.bookings
+        .list(q as Parameters<typeof kairos.bookings.list>[0])
+        .page(cursor)
+        .then((r) => ({ items: r.bookings, pagination: r.pagination }));
+    },
+    [filters],
+  );
   const apply = (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget as HTMLFormElement);
     setFilters({
       status: String(f.get('status') ?? '') as Filters['status'],
       host: String(f.get('host') ?? ''),
+      link: String(f.get('link') ?? ''),
       from: String(f.get('from') ?? ''),
       to: String(f.get('to') ?? ''),
     });
-    pager.reset();
+    list.reset();
   };
+  useEffect(() => {
+    // What `npm run bench -- console` times: the first booking listed, from the start of navigation.
+    if (list.items?.length && performance.getEntriesByName(LISTED).length === 0) performance.mark(LISTED);
+  }, [list.items]);
   const names = new Map(hosts.map((h) => [h.principal_id, h.display_name]));
+  const titles = new Map(links.map((l) => [l.id, l.title]));
   return html`<section class="panel" aria-labelledby="filter-title">
       <h2 id="filter-title">Filter</h2>
       <form class="filters" onSubmit=${apply}>
@@ -231,6 +249,8 @@ export function Bookings(): VNode {
           <select id="f-status" name="status">${STATUSES.map(([v, l]) => html`<option value=${v} key=${v}>${l}</option>`)}</select></div>
         <div class="field"><label for="f-host">Host</label>
           <select id="f-host" name="host"><option value="">Any host</option>${hosts.map((h) => html`<option value=${h.principal_id} key=${h.principal_id}>${h.display_name}</option>`)}</select></div>
+        <div class="field"><label for="f-link">Booking link</label>
+          <select id="f-link" name="link"><option value="">Any link or none</option>${links.map((l) => html`<option value=${l.id} key=${l.id} selected=${filters.link === l.id}>${l.title} (/${l.slug})</option>`)}</select></div>
         <div class="field"><label for="f-from">From</label><input id="f-from" name="from" type="date" /></div>
         <div class="field"><label for="f-to">To</label><input id="f-to" name="to" type="date" /></div>
         <button type="submit">Show bookings</button>
@@ -238,12 +258,11 @@ export function Bookings(): VNode {
     </section>
     <section class="panel" aria-labelledby="list-title">
       <h2 id="list-title">Bookings</h2>
-      <${FormError} message=${error} />
-      ${list === null && !error ? html`<p role="status">Loading the bookings…</p>` : null}
-      ${list?.length === 0 ? html`<${Empty}><p>No booking matches. Share a booking link, or widen the filter.</p><//>` : null}
-      <ul class="rows">
-        ${(list ?? []).map((b) => html`<${BookingRow} key=${`${b.id}-${b.updated_at}`} b=${b} hosts=${names} onChanged=${() => setVersion((v) => v + 1)} />`)}
-      </ul>
-      <${Pager} hasPrevious=${pager.hasPrevious} hasNext=${next !== null} onPrevious=${pager.previous} onNext=${() => next && pager.next(next)} />
+      <${PagedRows}
+        list=${list}
+        loading="Loading the bookings…"
+        empty=${html`<p>No booking matches. Share a booking link, or widen the filter.</p>`}
+        row=${(b: Booking) => html`<${BookingRow} key=${`${b.id}-${b.updated_at}`} b=${b} hosts=${names} links=${titles} onChanged=${list.reload} />`}
+      />
     </section>`;
 }

@@ -2,10 +2,8 @@
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { anyFailure, consoleCall, type Failure } from '../lib/api.js';
+import { anyFailure, consoleCall, type Failure, NO_FAILURE } from '../lib/api.js';
 import { Field, FormError, ShownOnce } from '../lib/ui.js';
-
-const NO_FAILURE: Failure = { message: '', fields: {} };
 
 function value(form: HTMLFormElement, name: string): string {
   const el = form.elements.namedItem(name);

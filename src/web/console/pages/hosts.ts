@@ -7,8 +7,9 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type Failure, failure, kairos } from '../lib/api.js';
-import { Copyable, Empty, Field, FormError, Pager, useCursor, when } from '../lib/ui.js';
+import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { PagedRows, usePaged } from '../lib/list.js';
+import { Copyable, Field, FormError, when } from '../lib/ui.js';
 
 type Host = Item<Result<'listHosts'>>;
 type Schedule = Result<'getSchedule'>['schedule'];
@@ -29,7 +30,6 @@ const DAY_NAMES: Record<string, string> = {
   sat: 'Saturday',
   sun: 'Sunday',
 };
-const NO_FAILURE: Failure = { message: '', fields: {} };
 
 function ScheduleEditor(p: { host: Host }): VNode {
   const id = `sched-${p.host.principal_id}`;
@@ -217,27 +217,13 @@ function HostRow(p: { host: Host }): VNode {
 }
 
 export function Hosts(): VNode {
-  const pager = useCursor();
-  const [hosts, setHosts] = useState<Host[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [fail, setFail] = useState<Failure>(NO_FAILURE);
-  const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    let live = true;
+  const list = usePaged((cursor) =>
     kairos.hosts
       .list({ limit: 20 })
-      .page(pager.cursor)
-      .then((r) => {
-        if (!live) return;
-        setHosts(r.hosts.filter((x) => x.status === 'active'));
-        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-    return () => {
-      live = false;
-    };
-  }, [pager.cursor, version]);
+      .page(cursor)
+      .then((r) => ({ items: r.hosts.filter((x) => x.status === 'active'), pagination: r.pagination })),
+  );
+  const [fail, setFail] = useState<Failure>(NO_FAILURE);
   const create = async (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
@@ -251,7 +237,7 @@ export function Hosts(): VNode {
         ...(email ? { email } : {}),
       });
       form.reset();
-      setVersion((v) => v + 1);
+      list.reload();
     } catch (err) {
       setFail(failure(err));
     }
@@ -269,10 +255,11 @@ export function Hosts(): VNode {
     </section>
     <section class="panel" aria-labelledby="list-title">
       <h2 id="list-title">Hosts</h2>
-      <${FormError} message=${error} />
-      ${hosts === null && !error ? html`<p role="status">Loading the hosts…</p>` : null}
-      ${hosts?.length === 0 ? html`<${Empty}><p>No host yet. Add the people (or rooms) that can be booked above.</p><//>` : null}
-      <ul class="rows">${(hosts ?? []).map((h) => html`<${HostRow} key=${h.id} host=${h} />`)}</ul>
-      <${Pager} hasPrevious=${pager.hasPrevious} hasNext=${next !== null} onPrevious=${pager.previous} onNext=${() => next && pager.next(next)} />
+      <${PagedRows}
+        list=${list}
+        loading="Loading the hosts…"
+        empty=${html`<p>No host yet. Add the people (or rooms) that can be booked above.</p>`}
+        row=${(h: Host) => html`<${HostRow} key=${h.id} host=${h} />`}
+      />
     </section>`;
 }

@@ -7,8 +7,9 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type Failure, failure, kairos } from '../lib/api.js';
-import { Confirm, Empty, Field, FormError, Pager, ShownOnce, useCursor, when } from '../lib/ui.js';
+import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { PagedRows, usePaged } from '../lib/list.js';
+import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
 type ApiKey = Item<Result<'listApiKeys'>>;
 interface Usage {
@@ -20,7 +21,6 @@ const SCOPES = {
   secret: ['read', 'write'],
   publishable: ['read:availability', 'create:booking'],
 } as const;
-const NO_FAILURE: Failure = { message: '', fields: {} };
 
 function CreateKey(p: { onCreated: () => void }): VNode {
   const [type, setType] = useState<'secret' | 'publishable'>('secret');
@@ -97,48 +97,38 @@ function CreateKey(p: { onCreated: () => void }): VNode {
 }
 
 export function Keys(): VNode {
-  const pager = useCursor();
-  const [keys, setKeys] = useState<ApiKey[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [usage, setUsage] = useState<Record<string, Usage>>({});
-  const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    let live = true;
+  const list = usePaged((cursor) =>
     kairos.apiKeys
       .list({ limit: 20 })
-      .page(pager.cursor)
-      .then(async (r) => {
-        if (!live) return;
-        setKeys(r.api_keys);
-        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-        const active = r.api_keys.filter((k) => k.status === 'active');
-        const stats = await Promise.all(
-          active.map((k) => kairos.apiKeys.stats(k.id, { window: 'week' }).catch(() => null)),
-        );
+      .page(cursor)
+      .then((r) => ({ items: r.api_keys, pagination: r.pagination })),
+  );
+  const [usage, setUsage] = useState<Record<string, Usage>>({});
+  useEffect(() => {
+    let live = true;
+    const active = (list.items ?? []).filter((k) => k.status === 'active');
+    Promise.all(active.map((k) => kairos.apiKeys.stats(k.id, { window: 'week' }).catch(() => null))).then(
+      (stats) => {
         if (!live) return;
         const u: Record<string, Usage> = {};
         for (const r of stats)
           if (r) u[r.stats.key_id] = { requests: r.stats.requests, last_used_at: r.stats.last_used_at };
         setUsage(u);
-      })
-      .catch((err) => setError(failure(err).message));
+      },
+    );
     return () => {
       live = false;
     };
-  }, [pager.cursor, version]);
-  const reload = () => setVersion((v) => v + 1);
-  return html`<${CreateKey} onCreated=${() => (pager.hasPrevious ? pager.reset() : reload())} />
+  }, [list.items]);
+  const reload = list.reload;
+  return html`<${CreateKey} onCreated=${() => (list.hasPrevious ? list.reset() : reload())} />
     <section aria-labelledby="list-title" class="panel">
       <h2 id="list-title">Keys</h2>
-      <${FormError} message=${error} />
-      ${keys === null && !error ? html`<p role="status">Loading the keys…</p>` : null}
-      ${keys?.length === 0 ? html`<${Empty}><p>No keys yet. Create a secret key above for your server, or a publishable key for a booking widget on your site.</p><//>` : null}
-      ${
-        keys && keys.length > 0
-          ? html`<ul class="rows">
-              ${keys.map(
-                (k) => html`<li key=${k.id} class="row">
+      <${PagedRows}
+        list=${list}
+        loading="Loading the keys…"
+        empty=${html`<p>No keys yet. Create a secret key above for your server, or a publishable key for a booking widget on your site.</p>`}
+        row=${(k: ApiKey) => html`<li key=${k.id} class="row">
                   <div class="row-head"><h3>${k.name}</h3><span class=${`badge ${k.status}`}>${k.status}</span></div>
                   <dl class="facts">
                     <div><dt>Type</dt><dd>${k.key_type}</dd></div>
@@ -167,16 +157,7 @@ export function Keys(): VNode {
                         />`
                       : null
                   }
-                </li>`,
-              )}
-            </ul>`
-          : null
-      }
-      <${Pager}
-        hasPrevious=${pager.hasPrevious}
-        hasNext=${next !== null}
-        onPrevious=${pager.previous}
-        onNext=${() => next && pager.next(next)}
+                </li>`}
       />
     </section>`;
 }

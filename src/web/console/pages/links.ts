@@ -1,19 +1,20 @@
 /**
  * Booking links: create and edit (slug, title, description, durations, hosts, assignment, notice,
- * horizon, price, active), copy the public URL, delete after confirmation; the embed snippet
+ * horizon, price, active, the questions asked of the person booking: pages/questions.ts), copy the public URL, delete after confirmation; the embed snippet
  * generator (inline, popup, floating button; theme) with a live preview of the page it embeds.
  */
 import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type Failure, failure, kairos } from '../lib/api.js';
-import { Confirm, Copyable, Empty, Field, FormError, Pager, useCursor } from '../lib/ui.js';
+import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { PagedRows, usePaged } from '../lib/list.js';
+import { Confirm, Copyable, Field, FormError } from '../lib/ui.js';
+import { type Draft, drafts, Questions, questionsBody } from './questions.js';
 
 type Link = Item<Result<'listBookingLinks'>>;
 type Host = Item<Result<'listHosts'>>;
 type Kind = 'inline' | 'popup' | 'button';
-const NO_FAILURE: Failure = { message: '', fields: {} };
 
 function publicUrl(slug: string): string {
   return `${location.origin}/book/${slug}`;
@@ -59,6 +60,7 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
   const l = p.link;
   const [fail, setFail] = useState<Failure>(NO_FAILURE);
   const [busy, setBusy] = useState(false);
+  const [questions, setQuestions] = useState<Draft[]>(() => drafts(l?.questions));
   const pre = l ? `edit-${l.id}` : 'new';
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -79,6 +81,7 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
       price_amount: text('price') ? Math.round(Number(text('price')) * 100) : null,
       price_currency: text('price') ? text('price_currency').toLowerCase() : null,
       active: f.get('active') === 'on',
+      questions: questionsBody(questions),
     };
     if (!l) body.slug = text('slug');
     // No host picked (or none to pick): the API's default, the caller itself.
@@ -88,7 +91,10 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
     try {
       if (l) await kairos.bookingLinks.update(l.id, body as Parameters<typeof kairos.bookingLinks.update>[1]);
       else await kairos.bookingLinks.create(body as Parameters<typeof kairos.bookingLinks.create>[0]);
-      if (!l) form.reset();
+      if (!l) {
+        form.reset();
+        setQuestions([]);
+      }
       p.onSaved();
     } catch (err) {
       setFail(failure(err));
@@ -132,6 +138,7 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
     <${Field} id=${`${pre}-ahead`} label="Bookable days ahead (optional)" error=${fail.fields.max_days_ahead}>${input('max_days_ahead', { type: 'number', min: 1, defaultValue: l?.max_days_ahead ?? '' })}<//>
     <${Field} id=${`${pre}-price`} label="Price (optional)" hint="Empty: free. Paid links need Stripe connected." error=${fail.fields.price_amount}>${input('price', { inputmode: 'decimal', defaultValue: l?.price_amount != null ? String(l.price_amount / 100) : '' })}<//>
     <${Field} id=${`${pre}-currency`} label="Currency" error=${fail.fields.price_currency}>${input('price_currency', { defaultValue: l?.price_currency ?? 'usd', maxlength: 3 })}<//>
+    <${Questions} pre=${pre} list=${questions} onChange=${setQuestions} errors=${fail.paths ?? {}} error=${fail.fields.questions && !Object.keys(fail.paths ?? {}).some((k) => /^questions\.\d/.test(k)) ? fail.fields.questions : undefined} />
     <label class="choice"><input type="checkbox" name="active" defaultChecked=${l ? l.active : true} /> Active (the public page answers)</label>
     <div class="actions start">
       <button type="submit" disabled=${busy}>${busy ? 'Saving…' : l ? 'Save changes' : 'Create link'}</button>
@@ -161,6 +168,7 @@ function LinkRow(p: { link: Link; hosts: Host[]; onChanged: () => void }): VNode
       <button type="button" onClick=${copy}>Copy link<span class="sr"> to ${l.title}</span></button>
       <button type="button" aria-expanded=${editing} onClick=${() => setEditing(!editing)}>Edit<span class="sr"> ${l.title}</span></button>
       <button type="button" aria-expanded=${embed} onClick=${() => setEmbed(!embed)}>Embed<span class="sr"> ${l.title}</span></button>
+      <a class="button secondary" href=${`/console/bookings?link=${encodeURIComponent(l.id)}`}>Bookings<span class="sr"> made through ${l.title}</span></a>
       <${Confirm} id=${`delete-${l.id}`} label="Delete" labelSuffix=${l.title} danger=${true} title="Delete this booking link?" body="Its public page stops answering; bookings already made stay." confirmLabel="Delete the link" onConfirm=${async () => {
         await kairos.bookingLinks.delete(l.id);
         p.onChanged();
@@ -179,12 +187,7 @@ function LinkRow(p: { link: Link; hosts: Host[]; onChanged: () => void }): VNode
 }
 
 export function Links(): VNode {
-  const pager = useCursor();
   const [hosts, setHosts] = useState<Host[]>([]);
-  const [links, setLinks] = useState<Link[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
   useEffect(() => {
     kairos.hosts
       .list({ limit: 100 })
@@ -192,34 +195,23 @@ export function Links(): VNode {
       .then((r) => setHosts(r.hosts.filter((h) => h.status === 'active')))
       .catch(() => {});
   }, []);
-  useEffect(() => {
-    let live = true;
+  const list = usePaged((cursor) =>
     kairos.bookingLinks
       .list({ limit: 20 })
-      .page(pager.cursor)
-      .then((r) => {
-        if (!live) return;
-        setLinks(r.booking_links);
-        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-    return () => {
-      live = false;
-    };
-  }, [pager.cursor, version]);
-  const reload = () => setVersion((v) => v + 1);
+      .page(cursor)
+      .then((r) => ({ items: r.booking_links, pagination: r.pagination })),
+  );
   return html`<section class="panel" aria-labelledby="create-title">
       <h2 id="create-title">Create a booking link</h2>
-      <${LinkForm} hosts=${hosts} onSaved=${reload} />
+      <${LinkForm} hosts=${hosts} onSaved=${list.reload} />
     </section>
     <section class="panel" aria-labelledby="list-title">
       <h2 id="list-title">Booking links</h2>
-      <${FormError} message=${error} />
-      ${links === null && !error ? html`<p role="status">Loading the links…</p>` : null}
-      ${links?.length === 0 ? html`<${Empty}><p>No booking link yet. Create one above, then copy its address or embed it on your site.</p><//>` : null}
-      <ul class="rows">
-        ${(links ?? []).map((l) => html`<${LinkRow} key=${`${l.id}-${l.updated_at}`} link=${l} hosts=${hosts} onChanged=${reload} />`)}
-      </ul>
-      <${Pager} hasPrevious=${pager.hasPrevious} hasNext=${next !== null} onPrevious=${pager.previous} onNext=${() => next && pager.next(next)} />
+      <${PagedRows}
+        list=${list}
+        loading="Loading the links…"
+        empty=${html`<p>No booking link yet. Create one above, then copy its address or embed it on your site.</p>`}
+        row=${(l: Link) => html`<${LinkRow} key=${`${l.id}-${l.updated_at}`} link=${l} hosts=${hosts} onChanged=${list.reload} />`}
+      />
     </section>`;
 }

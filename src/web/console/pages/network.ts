@@ -1,18 +1,86 @@
 /**
- * Consents and network: the principals connected to you; the consents you granted and those granted
- * to you (scopes, state, expiry); grant a consent to a connection; revoke one; remove a connection.
+ * Consents and network: the principals connected to you; invite someone to connect by e-mail; the
+ * consents you granted and those granted to you (scopes, state, expiry); grant a consent to a
+ * connection; revoke one; remove a connection.
  */
 import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { type Failure, failure, kairos } from '../lib/api.js';
-import { Confirm, Empty, Field, FormError, Pager, useCursor, when } from '../lib/ui.js';
+import { useState } from 'preact/hooks';
+import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { PagedRows, usePaged } from '../lib/list.js';
+import { Confirm, Field, FormError, when } from '../lib/ui.js';
 
 type Connection = Item<Result<'listConnections'>>;
 type Consent = Item<Result<'listConsents'>>;
+type Invitation = Result<'createInvitation'>['invitation'];
+const RELATIONSHIPS = [
+  ['colleague', 'Colleague'],
+  ['client', 'Client'],
+  ['vendor', 'Vendor'],
+  ['partner', 'Partner'],
+  ['friend', 'Friend'],
+  ['other', 'Other'],
+] as const;
+type Relationship = (typeof RELATIONSHIPS)[number][0];
+
+/**
+ * Invite someone by e-mail to connect. The API lists no invitations, so the page shows those sent
+ * from it this visit; an invitation already pending to the address is sent again (the API's 200).
+ */
+function Invite(): VNode {
+  const [fail, setFail] = useState<Failure>(NO_FAILURE);
+  const [busy, setBusy] = useState(false);
+  const [sent, setSent] = useState<Invitation[]>([]);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const f = new FormData(form);
+    const text = (n: string) => String(f.get(n) ?? '').trim();
+    const body: Parameters<typeof kairos.network.invitations.create>[0] = {
+      invitee_email: text('invitee_email'),
+      relationship_type: text('relationship_type') as Relationship,
+      ...(text('invitee_name') ? { invitee_name: text('invitee_name') } : {}),
+      ...(text('message') ? { message: text('message') } : {}),
+    };
+    setBusy(true);
+    setFail(NO_FAILURE);
+    try {
+      const r = await kairos.network.invitations.create(body);
+      setSent([r.invitation, ...sent.filter((x) => x.id !== r.invitation.id)]);
+      form.reset();
+    } catch (err) {
+      setFail(failure(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form onSubmit=${submit} novalidate>
+      <${FormError} message=${fail.message} />
+      <${Field} id="invitee-email" label="Their e-mail" error=${fail.fields.invitee_email}>
+        ${(a: Record<string, unknown>) => html`<input ...${a} name="invitee_email" type="email" required maxlength="320" />`}
+      <//>
+      <${Field} id="invitee-name" label="Their name (optional)" error=${fail.fields.invitee_name}>
+        ${(a: Record<string, unknown>) => html`<input ...${a} name="invitee_name" maxlength="200" />`}
+      <//>
+      <${Field} id="invitee-relationship" label="They are your" error=${fail.fields.relationship_type}>
+        ${(a: Record<string, unknown>) => html`<select ...${a} name="relationship_type">${RELATIONSHIPS.map(([v, l]) => html`<option value=${v} key=${v}>${l}</option>`)}</select>`}
+      <//>
+      <${Field} id="invitee-message" label="Message (optional)" error=${fail.fields.message}>
+        ${(a: Record<string, unknown>) => html`<textarea ...${a} name="message" rows="2" maxlength="2000"></textarea>`}
+      <//>
+      <div><button type="submit" disabled=${busy}>${busy ? 'Sending…' : 'Send invitation'}</button></div>
+    </form>
+    <div role="status">
+      ${
+        sent.length > 0
+          ? html`<h3>Sent from this page</h3>
+            <ul class="plain">${sent.map((x) => html`<li key=${x.id}>${x.invitee_name ? `${x.invitee_name} · ` : ''}${x.invitee_email} — ${x.status}, expires ${when(x.expires_at)}</li>`)}</ul>`
+          : null
+      }
+    </div>`;
+}
 const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
-const NO_FAILURE: Failure = { message: '', fields: {} };
 
 function Grant(p: { connections: Connection[]; onGranted: () => void }): VNode {
   const [fail, setFail] = useState<Failure>(NO_FAILURE);
@@ -40,7 +108,7 @@ function Grant(p: { connections: Connection[]; onGranted: () => void }): VNode {
     }
   };
   if (p.connections.length === 0) {
-    return html`<p class="hint">Consents are granted to connections. Invite someone to your network through the API (POST /v1/network/invitations) first.</p>`;
+    return html`<p class="hint">Consents are granted to connections. Invite someone to your network above first.</p>`;
   }
   return html`<form onSubmit=${submit} novalidate>
     <${FormError} message=${fail.message} />
@@ -60,92 +128,81 @@ function Grant(p: { connections: Connection[]; onGranted: () => void }): VNode {
 }
 
 export function Network(): VNode {
-  const conPager = useCursor();
-  const consPager = useCursor();
   const [role, setRole] = useState<'grantor' | 'grantee'>('grantor');
-  const [connections, setConnections] = useState<Connection[] | null>(null);
-  const [conNext, setConNext] = useState<string | null>(null);
-  const [consents, setConsents] = useState<Consent[] | null>(null);
-  const [consNext, setConsNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
-  const reload = () => setVersion((v) => v + 1);
-  useEffect(() => {
+  const connections = usePaged((cursor) =>
     kairos.network
       .list({ limit: 20 })
-      .page(conPager.cursor)
-      .then((r) => {
-        setConnections(r.connections);
-        setConNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-  }, [conPager.cursor, version]);
-  useEffect(() => {
-    kairos.consents
-      .list({ role, limit: 20 })
-      .page(consPager.cursor)
-      .then((r) => {
-        setConsents(r.consents);
-        setConsNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-  }, [consPager.cursor, role, version]);
-  const names = new Map((connections ?? []).map((c) => [c.principal_id, c.display_name]));
+      .page(cursor)
+      .then((r) => ({ items: r.connections, pagination: r.pagination })),
+  );
+  const consents = usePaged(
+    (cursor) =>
+      kairos.consents
+        .list({ role, limit: 20 })
+        .page(cursor)
+        .then((r) => ({ items: r.consents, pagination: r.pagination })),
+    [role],
+  );
+  const reload = () => {
+    connections.reload();
+    consents.reload();
+  };
+  const names = new Map((connections.items ?? []).map((c) => [c.principal_id, c.display_name]));
   const name = (id: string) => names.get(id) ?? id;
-  return html`<${FormError} message=${error} />
-    <section class="panel" aria-labelledby="net-title">
+  return html`<section class="panel" aria-labelledby="net-title">
       <h2 id="net-title">Your network</h2>
-      ${connections === null ? html`<p role="status">Loading the network…</p>` : null}
-      ${connections?.length === 0 ? html`<${Empty}><p>No connection yet. Invite colleagues or clients (POST /v1/network/invitations); once they accept, you can grant them consents here.</p><//>` : null}
-      <ul class="rows">
-        ${(connections ?? []).map(
-          (c) => html`<li class="row" key=${c.principal_id}>
-            <div class="row-head"><h3>${c.display_name}</h3><span class="hint">${c.relationship_type} · since ${when(c.connected_at)}</span></div>
-            <${Confirm} id=${`remove-${c.principal_id}`} label="Remove" labelSuffix=${c.display_name} danger=${true} title=${`Remove ${c.display_name} from your network?`} body="Consents between you stop working." confirmLabel="Remove the connection" onConfirm=${async () => {
-              await kairos.network.remove(c.principal_id, {});
-              reload();
-            }} />
-          </li>`,
-        )}
-      </ul>
-      <${Pager} hasPrevious=${conPager.hasPrevious} hasNext=${conNext !== null} onPrevious=${conPager.previous} onNext=${() => conNext && conPager.next(conNext)} />
+      <${PagedRows}
+        list=${connections}
+        loading="Loading the network…"
+        empty=${html`<p>No connection yet. Invite colleagues or clients below; once they accept, you can grant them consents here.</p>`}
+        row=${(c: Connection) => html`<li class="row" key=${c.principal_id}>
+          <div class="row-head"><h3>${c.display_name}</h3><span class="hint">${c.relationship_type} · since ${when(c.connected_at)}</span></div>
+          <${Confirm} id=${`remove-${c.principal_id}`} label="Remove" labelSuffix=${c.display_name} danger=${true} title=${`Remove ${c.display_name} from your network?`} body="Consents between you stop working." confirmLabel="Remove the connection" onConfirm=${async () => {
+            await kairos.network.remove(c.principal_id, {});
+            reload();
+          }} />
+        </li>`}
+      />
+    </section>
+    <section class="panel" aria-labelledby="invite-title">
+      <h2 id="invite-title">Invite someone to connect</h2>
+      <p class="hint">They get an e-mail with a link to accept; once they do, they appear in your network.</p>
+      <${Invite} />
     </section>
     <section class="panel" aria-labelledby="grant-title">
       <h2 id="grant-title">Grant a consent</h2>
-      <${Grant} connections=${connections ?? []} onGranted=${reload} />
+      <${Grant} connections=${connections.items ?? []} onGranted=${reload} />
     </section>
     <section class="panel" aria-labelledby="consents-title">
       <h2 id="consents-title">Consents</h2>
       <div class="field"><label for="consent-role">Show</label>
         <select id="consent-role" onChange=${(e: Event) => {
           setRole((e.currentTarget as HTMLSelectElement).value as 'grantor' | 'grantee');
-          consPager.reset();
+          consents.reset();
         }}>
           <option value="grantor" selected=${role === 'grantor'}>Granted by you</option>
           <option value="grantee" selected=${role === 'grantee'}>Granted to you</option>
         </select></div>
-      ${consents === null ? html`<p role="status">Loading the consents…</p>` : null}
-      ${consents?.length === 0 ? html`<${Empty}><p>No consent here yet.</p><//>` : null}
-      <ul class="rows">
-        ${(consents ?? []).map(
-          (c) => html`<li class="row" key=${c.id}>
-            <div class="row-head"><h3>${role === 'grantor' ? `To ${name(c.grantee_id)}` : `From ${name(c.grantor_id)}`}</h3><span class=${`badge ${c.status}`}>${c.status}</span></div>
-            <dl class="facts">
-              <div><dt>Scopes</dt><dd>${c.scopes.join(', ')}</dd></div>
-              <div><dt>Granted</dt><dd>${when(c.created_at)}</dd></div>
-              <div><dt>Expires</dt><dd>${c.expires_at ? when(c.expires_at) : 'never'}</dd></div>
-            </dl>
-            ${
-              c.status === 'active'
-                ? html`<${Confirm} id=${`revoke-${c.id}`} label="Revoke" labelSuffix=${`consent ${c.id}`} danger=${true} title="Revoke this consent?" body="It stops working at once." confirmLabel="Revoke the consent" onConfirm=${async () => {
-                    await kairos.consents.revoke(c.id);
-                    reload();
-                  }} />`
-                : null
-            }
-          </li>`,
-        )}
-      </ul>
-      <${Pager} hasPrevious=${consPager.hasPrevious} hasNext=${consNext !== null} onPrevious=${consPager.previous} onNext=${() => consNext && consPager.next(consNext)} />
+      <${PagedRows}
+        list=${consents}
+        loading="Loading the consents…"
+        empty=${html`<p>No consent here yet.</p>`}
+        row=${(c: Consent) => html`<li class="row" key=${c.id}>
+          <div class="row-head"><h3>${role === 'grantor' ? `To ${name(c.grantee_id)}` : `From ${name(c.grantor_id)}`}</h3><span class=${`badge ${c.status}`}>${c.status}</span></div>
+          <dl class="facts">
+            <div><dt>Scopes</dt><dd>${c.scopes.join(', ')}</dd></div>
+            <div><dt>Granted</dt><dd>${when(c.created_at)}</dd></div>
+            <div><dt>Expires</dt><dd>${c.expires_at ? when(c.expires_at) : 'never'}</dd></div>
+          </dl>
+          ${
+            c.status === 'active'
+              ? html`<${Confirm} id=${`revoke-${c.id}`} label="Revoke" labelSuffix=${`consent ${c.id}`} danger=${true} title="Revoke this consent?" body="It stops working at once." confirmLabel="Revoke the consent" onConfirm=${async () => {
+                  await kairos.consents.revoke(c.id);
+                  reload();
+                }} />`
+              : null
+          }
+        </li>`}
+      />
     </section>`;
 }

@@ -1,7 +1,8 @@
 /**
- * The overview: the account and its hourly limit; each key's requests over the last day and week
- * (a bar chart from the keys' stats, with what is left of this hour); the next bookings; webhooks
- * whose recent deliveries failed.
+ * The overview: the account and its hourly limit; the keys' requests per hour over the last day or
+ * week (a bar chart of the keys' hourly series added up, with a table saying the same for screen
+ * readers), each key's totals and what is left of this hour; the next bookings; webhooks whose
+ * recent deliveries failed.
  */
 import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
@@ -11,6 +12,8 @@ import { failure, kairos } from '../lib/api.js';
 import { Empty, FormError, when } from '../lib/ui.js';
 
 type Booking = Item<Result<'listBookings'>>;
+type Hour = Result<'getApiKeyStats'>['stats']['series'][number];
+type Window = 'day' | 'week';
 interface KeyUsage {
   id: string;
   name: string;
@@ -19,28 +22,98 @@ interface KeyUsage {
   remaining: number;
   limit: number;
 }
+interface Usage {
+  keys: KeyUsage[];
+  /** Every key's requests summed per hour, oldest first. */
+  series: Record<Window, Hour[]>;
+}
 
-function Usage(p: { usage: KeyUsage[] }): VNode {
-  const max = Math.max(1, ...p.usage.map((u) => u.week));
-  return html`<table class="usage">
-    <caption>Requests per key (secret and publishable keys; the console’s own requests are not counted)</caption>
-    <thead><tr><th scope="col">Key</th><th scope="col">Last 24 hours</th><th scope="col">Last 7 days</th><th scope="col">Left this hour</th></tr></thead>
-    <tbody>
-      ${p.usage.map(
-        (u) => html`<tr key=${u.id}>
-          <th scope="row">${u.name}</th>
-          <td><span class="bar" aria-hidden="true"><span class="fill day" style=${{ width: `${(u.day / max) * 100}%` }}></span></span>${u.day}</td>
-          <td><span class="bar" aria-hidden="true"><span class="fill" style=${{ width: `${(u.week / max) * 100}%` }}></span></span>${u.week}</td>
-          <td>${u.remaining} of ${u.limit}</td>
-        </tr>`,
-      )}
-    </tbody>
-  </table>`;
+/** The keys' hourly series added up hour by hour. */
+export function sumSeries(all: readonly (readonly Hour[])[]): Hour[] {
+  const byStart = new Map<string, Hour>();
+  for (const series of all) {
+    for (const h of series) {
+      const sum = byStart.get(h.start) ?? { start: h.start, requests: 0, rate_limited: 0 };
+      sum.requests += h.requests;
+      sum.rate_limited += h.rate_limited;
+      byStart.set(h.start, sum);
+    }
+  }
+  return [...byStart.values()].sort((a, b) => Date.parse(a.start) - Date.parse(b.start));
+}
+
+function hourLabel(iso: string, week: boolean): string {
+  return new Date(iso).toLocaleString(
+    undefined,
+    week ? { weekday: 'short', hour: '2-digit', minute: '2-digit' } : { hour: '2-digit', minute: '2-digit' },
+  );
+}
+
+/**
+ * Requests per hour as bars (refused ones, over a key's limit, stacked on top in another colour). The
+ * picture is hidden from screen readers: the table after it says the same in words.
+ */
+function Chart(p: { series: Hour[]; window: Window }): VNode {
+  const n = Math.max(1, p.series.length);
+  const top = Math.max(1, ...p.series.map((h) => h.requests));
+  const week = p.window === 'week';
+  const busy = p.series.filter((h) => h.requests > 0);
+  const total = p.series.reduce((t, h) => t + h.requests, 0);
+  return html`<figure class="chart">
+    <figcaption id="chart-title">Requests per hour, ${week ? 'last 7 days' : 'last 24 hours'}: ${total} in all, at most ${busy.length ? top : 0} in an hour</figcaption>
+    <svg viewBox=${`0 0 ${n} 100`} preserveAspectRatio="none" aria-hidden="true" focusable="false">
+      ${p.series.map((h, i) => {
+        const all = (h.requests / top) * 100;
+        const refused = (Math.min(h.rate_limited, h.requests) / top) * 100;
+        return html`<g key=${h.start}>
+          <rect class="ok" x=${i + 0.1} width="0.8" y=${100 - all} height=${all - refused}></rect>
+          ${refused > 0 ? html`<rect class="refused" x=${i + 0.1} width="0.8" y=${100 - refused} height=${refused}></rect>` : null}
+        </g>`;
+      })}
+    </svg>
+    <div class="axis" aria-hidden="true"><span>${p.series[0] ? hourLabel(p.series[0].start, week) : ''}</span><span>now</span></div>
+    <details>
+      <summary>The figures as a table</summary>
+      ${
+        busy.length === 0
+          ? html`<p>No request in this period.</p>`
+          : html`<table class="hours">
+              <caption>Requests per hour with at least one request (other hours had none)</caption>
+              <thead><tr><th scope="col">Hour starting</th><th scope="col">Requests</th><th scope="col">Refused over the limit</th></tr></thead>
+              <tbody>${busy.map((h) => html`<tr key=${h.start}><th scope="row">${hourLabel(h.start, week)}</th><td>${h.requests}</td><td>${h.rate_limited}</td></tr>`)}</tbody>
+            </table>`
+      }
+    </details>
+  </figure>`;
+}
+
+function UsagePanel(p: { usage: Usage }): VNode {
+  const [period, setPeriod] = useState<Window>('day');
+  return html`<fieldset class="switch">
+      <legend>Period</legend>
+      <label class="choice"><input type="radio" name="usage-window" checked=${period === 'day'} onChange=${() => setPeriod('day')} /> Last 24 hours</label>
+      <label class="choice"><input type="radio" name="usage-window" checked=${period === 'week'} onChange=${() => setPeriod('week')} /> Last 7 days</label>
+    </fieldset>
+    <${Chart} series=${p.usage.series[period]} window=${period} />
+    <table class="usage">
+      <caption>Requests per key (secret and publishable keys; the console’s own requests are not counted)</caption>
+      <thead><tr><th scope="col">Key</th><th scope="col">Last 24 hours</th><th scope="col">Last 7 days</th><th scope="col">Left this hour</th></tr></thead>
+      <tbody>
+        ${p.usage.keys.map(
+          (u) => html`<tr key=${u.id}>
+            <th scope="row">${u.name}</th>
+            <td>${u.day}</td>
+            <td>${u.week}</td>
+            <td>${u.remaining} of ${u.limit}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
 
 export function Overview(): VNode {
   const [me, setMe] = useState<Result<'getMe'> | null>(null);
-  const [usage, setUsage] = useState<KeyUsage[] | null>(null);
+  const [usage, setUsage] = useState<Usage | null>(null);
   const [bookings, setBookings] = useState<Booking[] | null>(null);
   const [failing, setFailing] = useState<string[] | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -52,23 +125,29 @@ export function Overview(): VNode {
       .page()
       .then(async (r) => {
         const active = r.api_keys.filter((k) => k.status === 'active');
-        const rows = await Promise.all(
+        const stats = await Promise.all(
           active.map(async (k) => {
             const [day, week] = await Promise.all([
               kairos.apiKeys.stats(k.id, { window: 'day' }),
               kairos.apiKeys.stats(k.id, { window: 'week' }),
             ]);
-            return {
-              id: k.id,
-              name: k.name,
-              day: day.stats.requests,
-              week: week.stats.requests,
-              remaining: day.stats.remaining,
-              limit: day.stats.rate_limit_per_hour,
-            };
+            return { k, day: day.stats, week: week.stats };
           }),
         );
-        setUsage(rows);
+        setUsage({
+          keys: stats.map(({ k, day, week }) => ({
+            id: k.id,
+            name: k.name,
+            day: day.requests,
+            week: week.requests,
+            remaining: day.remaining,
+            limit: day.rate_limit_per_hour,
+          })),
+          series: {
+            day: sumSeries(stats.map((x) => x.day.series)),
+            week: sumSeries(stats.map((x) => x.week.series)),
+          },
+        });
       })
       .catch(fail);
     kairos.bookings
@@ -108,8 +187,8 @@ export function Overview(): VNode {
     <section class="panel" aria-labelledby="usage-title">
       <h2 id="usage-title">API usage</h2>
       ${usage === null ? html`<p role="status">Loading the keys’ usage…</p>` : null}
-      ${usage?.length === 0 ? html`<${Empty}><p>No active key. <a href="/console/keys">Create an API key</a> to start.</p><//>` : null}
-      ${usage && usage.length > 0 ? html`<${Usage} usage=${usage} />` : null}
+      ${usage?.keys.length === 0 ? html`<${Empty}><p>No active key. <a href="/console/keys">Create an API key</a> to start.</p><//>` : null}
+      ${usage && usage.keys.length > 0 ? html`<${UsagePanel} usage=${usage} />` : null}
     </section>
     <section class="panel" aria-labelledby="bookings-title">
       <h2 id="bookings-title">Upcoming bookings</h2>

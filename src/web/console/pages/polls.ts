@@ -6,16 +6,16 @@
 import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { type Failure, failure, kairos } from '../lib/api.js';
-import { Confirm, Copyable, Empty, Field, FormError, Pager, useCursor, when } from '../lib/ui.js';
+import { useState } from 'preact/hooks';
+import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { PagedRows, usePaged } from '../lib/list.js';
+import { Confirm, Copyable, Field, FormError, when } from '../lib/ui.js';
 
 type Proposal = Item<Result<'listProposals'>>;
 interface SlotRow {
   start: string;
   minutes: number;
 }
-const NO_FAILURE: Failure = { message: '', fields: {} };
 
 function tomorrowAt(hour: number): string {
   const d = new Date(Date.now() + 86_400_000);
@@ -144,34 +144,20 @@ function ProposalRow(p: { proposal: Proposal; onChanged: () => void }): VNode {
 }
 
 export function Polls(): VNode {
-  const pager = useCursor();
-  const [list, setList] = useState<Proposal[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    let live = true;
+  const list = usePaged((cursor) =>
     kairos.proposals
       .list({ limit: 20 })
-      .page(pager.cursor)
-      .then((r) => {
-        if (!live) return;
-        setList(r.proposals);
-        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-    return () => {
-      live = false;
-    };
-  }, [pager.cursor, version]);
-  const reload = () => setVersion((v) => v + 1);
-  return html`<${CreatePoll} onCreated=${reload} />
+      .page(cursor)
+      .then((r) => ({ items: r.proposals, pagination: r.pagination })),
+  );
+  return html`<${CreatePoll} onCreated=${list.reload} />
     <section class="panel" aria-labelledby="list-title">
       <h2 id="list-title">Proposals and polls</h2>
-      <${FormError} message=${error} />
-      ${list === null && !error ? html`<p role="status">Loading…</p>` : null}
-      ${list?.length === 0 ? html`<${Empty}><p>No proposal or poll yet. Create a poll above to find a time that suits everyone.</p><//>` : null}
-      <ul class="rows">${(list ?? []).map((x) => html`<${ProposalRow} key=${`${x.id}-${x.status}`} proposal=${x} onChanged=${reload} />`)}</ul>
-      <${Pager} hasPrevious=${pager.hasPrevious} hasNext=${next !== null} onPrevious=${pager.previous} onNext=${() => next && pager.next(next)} />
+      <${PagedRows}
+        list=${list}
+        loading="Loading…"
+        empty=${html`<p>No proposal or poll yet. Create a poll above to find a time that suits everyone.</p>`}
+        row=${(x: Proposal) => html`<${ProposalRow} key=${`${x.id}-${x.status}`} proposal=${x} onChanged=${list.reload} />`}
+      />
     </section>`;
 }

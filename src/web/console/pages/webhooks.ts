@@ -7,12 +7,12 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { data, type Failure, failure, kairos } from '../lib/api.js';
-import { Confirm, Empty, Field, FormError, Pager, ShownOnce, useCursor, when } from '../lib/ui.js';
+import { data, type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { PagedRows, usePaged } from '../lib/list.js';
+import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
 type Webhook = Item<Result<'listWebhooks'>>;
 type Delivery = Item<Result<'listWebhookDeliveries'>>;
-const NO_FAILURE: Failure = { message: '', fields: {} };
 
 function CreateWebhook(p: { onCreated: () => void }): VNode {
   const [fail, setFail] = useState<Failure>(NO_FAILURE);
@@ -88,42 +88,32 @@ function Attempts(p: { delivery: Delivery }): VNode {
 }
 
 function Deliveries(p: { webhook: Webhook; version: number }): VNode {
-  const pager = useCursor();
-  const [list, setList] = useState<Delivery[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
+  const list = usePaged(
+    (cursor) =>
+      kairos.webhooks
+        .deliveries(p.webhook.id, { limit: 10 })
+        .page(cursor)
+        .then((r) => ({ items: r.deliveries, pagination: r.pagination })),
+    [p.version],
+  );
   const [error, setError] = useState<string | null>(null);
-  const [own, setOwn] = useState(0);
-  useEffect(() => {
-    let live = true;
-    kairos.webhooks
-      .deliveries(p.webhook.id, { limit: 10 })
-      .page(pager.cursor)
-      .then((r) => {
-        if (!live) return;
-        setList(r.deliveries);
-        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-    return () => {
-      live = false;
-    };
-  }, [pager.cursor, p.version, own]);
   // Long work shows progress: while a delivery is still pending, look again every second (a minute at most).
   const [polls, setPolls] = useState(0);
-  const pending = (list ?? []).some((d) => d.status === 'pending');
+  const pending = (list.items ?? []).some((d) => d.status === 'pending');
   useEffect(() => {
     if (!pending || polls >= 60) return;
     const timer = setTimeout(() => {
       setPolls((n) => n + 1);
-      setOwn((v) => v + 1);
+      list.reload();
     }, 1000);
     return () => clearTimeout(timer);
-  }, [list]);
+  }, [list.items]);
   const retry = async (d: Delivery) => {
+    setError(null);
     try {
       await kairos.webhooks.retryDelivery(p.webhook.id, d.id);
       setPolls(0);
-      setOwn((v) => v + 1);
+      list.reload();
     } catch (err) {
       setError(failure(err).message);
     }
@@ -132,18 +122,16 @@ function Deliveries(p: { webhook: Webhook; version: number }): VNode {
     <h4>Deliveries</h4>
     ${pending ? html`<p class="hint" role="status">Delivering… this list updates by itself.</p>` : null}
     <${FormError} message=${error} />
-    ${list === null && !error ? html`<p role="status">Loading the deliveries…</p>` : null}
-    ${list?.length === 0 ? html`<p class="hint">No delivery yet. Send a test event to see one here.</p>` : null}
-    <ul class="rows">
-      ${(list ?? []).map(
-        (d) => html`<li key=${d.id} class="row delivery">
-          <div class="row-head"><strong>${d.event_type}</strong><span class=${`badge ${d.status}`}>${d.status}</span><span class="hint">${when(d.created_at)}</span></div>
-          <${Attempts} delivery=${d} />
-          ${d.status === 'failed' ? html`<button type="button" onClick=${() => retry(d)}>Retry<span class="sr"> delivery ${d.id}</span></button>` : null}
-        </li>`,
-      )}
-    </ul>
-    <${Pager} hasPrevious=${pager.hasPrevious} hasNext=${next !== null} onPrevious=${pager.previous} onNext=${() => next && pager.next(next)} />
+    <${PagedRows}
+      list=${list}
+      loading="Loading the deliveries…"
+      empty=${html`<p class="hint">No delivery yet. Send a test event to see one here.</p>`}
+      row=${(d: Delivery) => html`<li key=${d.id} class="row delivery">
+        <div class="row-head"><strong>${d.event_type}</strong><span class=${`badge ${d.status}`}>${d.status}</span><span class="hint">${when(d.created_at)}</span></div>
+        <${Attempts} delivery=${d} />
+        ${d.status === 'failed' ? html`<button type="button" onClick=${() => retry(d)}>Retry<span class="sr"> delivery ${d.id}</span></button>` : null}
+      </li>`}
+    />
   </section>`;
 }
 
@@ -212,36 +200,20 @@ function WebhookRow(p: { webhook: Webhook; onChanged: () => void }): VNode {
 }
 
 export function Webhooks(): VNode {
-  const pager = useCursor();
-  const [hooks, setHooks] = useState<Webhook[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    let live = true;
+  const list = usePaged((cursor) =>
     kairos.webhooks
       .list({ limit: 20 })
-      .page(pager.cursor)
-      .then((r) => {
-        if (!live) return;
-        setHooks(r.webhooks);
-        setNext(r.pagination.has_more ? r.pagination.next_cursor : null);
-      })
-      .catch((err) => setError(failure(err).message));
-    return () => {
-      live = false;
-    };
-  }, [pager.cursor, version]);
-  const reload = () => setVersion((v) => v + 1);
-  return html`<${CreateWebhook} onCreated=${reload} />
+      .page(cursor)
+      .then((r) => ({ items: r.webhooks, pagination: r.pagination })),
+  );
+  return html`<${CreateWebhook} onCreated=${list.reload} />
     <section class="panel" aria-labelledby="list-title">
       <h2 id="list-title">Webhooks</h2>
-      <${FormError} message=${error} />
-      ${hooks === null && !error ? html`<p role="status">Loading the webhooks…</p>` : null}
-      ${hooks?.length === 0 ? html`<${Empty}><p>No webhooks yet. Add one above to hear about bookings as they happen.</p><//>` : null}
-      <ul class="rows">
-        ${(hooks ?? []).map((w) => html`<${WebhookRow} key=${`${w.id}-${w.active}`} webhook=${w} onChanged=${reload} />`)}
-      </ul>
-      <${Pager} hasPrevious=${pager.hasPrevious} hasNext=${next !== null} onPrevious=${pager.previous} onNext=${() => next && pager.next(next)} />
+      <${PagedRows}
+        list=${list}
+        loading="Loading the webhooks…"
+        empty=${html`<p>No webhooks yet. Add one above to hear about bookings as they happen.</p>`}
+        row=${(w: Webhook) => html`<${WebhookRow} key=${`${w.id}-${w.active}`} webhook=${w} onChanged=${list.reload} />`}
+      />
     </section>`;
 }
