@@ -3,6 +3,7 @@ import { availableParallelism, cpus } from 'node:os';
 import type { Row } from './lib.js';
 import { benchAvailability } from './availability.js';
 import { benchBookingCreate, benchBusySlots } from './bookings.js';
+import { benchConsole } from './console.js';
 import { benchMcp } from './mcp.js';
 import { benchPages } from './pages.js';
 import { benchPlatform } from './platform.js';
@@ -22,6 +23,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['pages', benchPages],
   ['sdk', benchSdk],
   ['mcp', benchMcp],
+  ['console', benchConsole],
 ];
 
 const only = process.argv[2];
