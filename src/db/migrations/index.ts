@@ -14,6 +14,7 @@ import * as m0012 from './0012_proposals.js';
 import * as m0013 from './0013_booking_titles.js';
 import * as m0014 from './0014_retention_indexes.js';
 import * as m0015 from './0015_console.js';
+import * as m0016 from './0016_mail_render.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_booking_titles': m0013,
   '0014_retention_indexes': m0014,
   '0015_console': m0015,
+  '0016_mail_render': m0016,
 };
