@@ -1,6 +1,7 @@
 /**
  * `npm run screenshots`: pictures of every page Kairos serves to people, at desktop (1280 px) and
- * phone (390 px) widths, into docs/screenshots/. A throwaway embedded store and server with a clock
+ * phone (390 px) widths, into docs/screenshots/ (the console's pages: test/browser/console-screenshots.ts;
+ * `npm run screenshots -- console` takes those alone). A throwaway embedded store and server with a clock
  * that stands still (Monday 2 March 2026, 08:00 UTC), and the browser's clock set to the same
  * instant, so every run draws the same pages. Needs Chromium (test/helpers/browser.ts).
  */
@@ -19,9 +20,12 @@ import { FakeClock } from '../../src/platform/clock.js';
 import { startRuntime } from '../../src/runtime.js';
 import type { Json } from '../helpers/app.js';
 import { CHROMIUM_INSTALL_HINT, chromiumAvailable, launchChromium } from '../helpers/browser.js';
+import { consoleData, consoleSetupShots, consoleShots, type ShotKit } from './console-screenshots.js';
 
 const NOW = '2026-03-02T08:00:00.000Z';
 const OUT = join(REPO, 'docs', 'screenshots');
+/** `console`: the console's pictures only (the same data is made; the other pages are not taken). */
+const ONLY_CONSOLE = process.argv[2] === 'console';
 const WIDTHS = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
 
 if (!chromiumAvailable()) {
@@ -152,7 +156,25 @@ const site = createServer((req, res) => {
 await new Promise<void>((resolve) => site.listen(0, resolve));
 const siteUrl = `http://localhost:${(site.address() as AddressInfo).port}/`;
 
+const kit: ShotKit = {
+  base,
+  now: NOW,
+  widths: WIDTHS,
+  shot,
+  call,
+  mailed,
+  drain: () => runtime.jobs.drain(),
+};
+let closeConsoleData = () => {};
+
 try {
+  mkdirSync(OUT, { recursive: true });
+  browser = await launchChromium();
+  // The console's setup page, while the server still has no account.
+  const setupPath = await runtime.modules.console.setupLink();
+  if (setupPath === null) throw new Error('no setup link: the store already has an account');
+  await consoleSetupShots(browser, kit, setupPath);
+
   const created = await runtime.modules.accounts.createAccount({
     name: 'Acme',
     plan: 'enterprise',
@@ -240,10 +262,19 @@ try {
   });
   const invitationUrl = await mailed('sam@example.com', '/invitations/');
 
-  mkdirSync(OUT, { recursive: true });
-  browser = await launchChromium();
+  closeConsoleData = await consoleData(
+    kit,
+    {
+      accountId: created.account.id,
+      key,
+      linkSlug: slug,
+      feedUrl,
+      sam: { ...sam, email: 'sam@example.com' },
+    },
+    (input) => runtime.modules.accounts.createUser(input),
+  );
 
-  for (const width of ['desktop', 'phone'] as const) {
+  for (const width of ONLY_CONSOLE ? [] : (['desktop', 'phone'] as const)) {
     const context = await browser.newContext({
       viewport: WIDTHS[width],
       timezoneId: 'Europe/London',
@@ -308,7 +339,10 @@ try {
     await shot(page, 'embed', width);
     await context.close();
   }
+
+  await consoleShots(browser, kit);
 } finally {
+  closeConsoleData();
   await browser?.close();
   await runtime.close();
   site.close();
