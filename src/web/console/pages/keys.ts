@@ -7,7 +7,8 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { kairos } from '../lib/api.js';
+import { textOf, useSubmit } from '../lib/form.js';
 import { PagedRows, usePaged } from '../lib/list.js';
 import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
@@ -24,14 +25,9 @@ const SCOPES = {
 
 function CreateKey(p: { onCreated: () => void }): VNode {
   const [type, setType] = useState<'secret' | 'publishable'>('secret');
-  const [fail, setFail] = useState<Failure>(NO_FAILURE);
-  const [busy, setBusy] = useState(false);
   const [created, setCreated] = useState<{ key: string; name: string } | null>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
-    const f = new FormData(form);
-    const text = (n: string) => String(f.get(n) ?? '').trim();
+  const { fail, busy, submit } = useSubmit(async (f, form) => {
+    const text = textOf(f);
     const body: Record<string, unknown> = {
       name: text('name'),
       key_type: type,
@@ -44,19 +40,11 @@ function CreateKey(p: { onCreated: () => void }): VNode {
         .filter(Boolean);
     }
     if (text('expires_at')) body.expires_at = new Date(text('expires_at')).toISOString();
-    setBusy(true);
-    setFail(NO_FAILURE);
-    try {
-      const r = await kairos.apiKeys.create(body as Parameters<typeof kairos.apiKeys.create>[0]);
-      setCreated({ key: r.api_key.key, name: r.api_key.name });
-      form.reset();
-      p.onCreated();
-    } catch (err) {
-      setFail(failure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    const r = await kairos.apiKeys.create(body as Parameters<typeof kairos.apiKeys.create>[0]);
+    setCreated({ key: r.api_key.key, name: r.api_key.name });
+    form.reset();
+    p.onCreated();
+  });
   return html`<section aria-labelledby="create-title" class="panel">
     <h2 id="create-title">Create a key</h2>
     ${created ? html`<${ShownOnce} id="new-key" label=${`The key “${created.name}”`} value=${created.key} />` : null}

@@ -7,7 +7,8 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { kairos } from '../lib/api.js';
+import { textOf, useSubmit } from '../lib/form.js';
 import { PagedRows, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError } from '../lib/ui.js';
 import { type Draft, drafts, Questions, questionsBody } from './questions.js';
@@ -58,15 +59,10 @@ function Embed(p: { link: Link }): VNode {
 
 function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel?: () => void }): VNode {
   const l = p.link;
-  const [fail, setFail] = useState<Failure>(NO_FAILURE);
-  const [busy, setBusy] = useState(false);
   const [questions, setQuestions] = useState<Draft[]>(() => drafts(l?.questions));
   const pre = l ? `edit-${l.id}` : 'new';
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
-    const f = new FormData(form);
-    const text = (n: string) => String(f.get(n) ?? '').trim();
+  const { fail, busy, submit } = useSubmit(async (f, form) => {
+    const text = textOf(f);
     const body: Record<string, unknown> = {
       title: text('title'),
       description: text('description'),
@@ -86,22 +82,14 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
     if (!l) body.slug = text('slug');
     // No host picked (or none to pick): the API's default, the caller itself.
     if ((body.host_ids as string[]).length === 0) delete body.host_ids;
-    setBusy(true);
-    setFail(NO_FAILURE);
-    try {
-      if (l) await kairos.bookingLinks.update(l.id, body as Parameters<typeof kairos.bookingLinks.update>[1]);
-      else await kairos.bookingLinks.create(body as Parameters<typeof kairos.bookingLinks.create>[0]);
-      if (!l) {
-        form.reset();
-        setQuestions([]);
-      }
-      p.onSaved();
-    } catch (err) {
-      setFail(failure(err));
-    } finally {
-      setBusy(false);
+    if (l) await kairos.bookingLinks.update(l.id, body as Parameters<typeof kairos.bookingLinks.update>[1]);
+    else await kairos.bookingLinks.create(body as Parameters<typeof kairos.bookingLinks.create>[0]);
+    if (!l) {
+      form.reset();
+      setQuestions([]);
     }
-  };
+    p.onSaved();
+  });
   const input =
     (name: string, extra: Record<string, unknown> = {}) =>
     (a: Record<string, unknown>) =>

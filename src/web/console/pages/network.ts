@@ -7,7 +7,8 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
-import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { kairos } from '../lib/api.js';
+import { textOf, useSubmit } from '../lib/form.js';
 import { PagedRows, usePaged } from '../lib/list.js';
 import { Confirm, Field, FormError, when } from '../lib/ui.js';
 
@@ -29,32 +30,19 @@ type Relationship = (typeof RELATIONSHIPS)[number][0];
  * from it this visit; an invitation already pending to the address is sent again (the API's 200).
  */
 function Invite(): VNode {
-  const [fail, setFail] = useState<Failure>(NO_FAILURE);
-  const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState<Invitation[]>([]);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
-    const f = new FormData(form);
-    const text = (n: string) => String(f.get(n) ?? '').trim();
+  const { fail, busy, submit } = useSubmit(async (f, form) => {
+    const text = textOf(f);
     const body: Parameters<typeof kairos.network.invitations.create>[0] = {
       invitee_email: text('invitee_email'),
       relationship_type: text('relationship_type') as Relationship,
       ...(text('invitee_name') ? { invitee_name: text('invitee_name') } : {}),
       ...(text('message') ? { message: text('message') } : {}),
     };
-    setBusy(true);
-    setFail(NO_FAILURE);
-    try {
-      const r = await kairos.network.invitations.create(body);
-      setSent([r.invitation, ...sent.filter((x) => x.id !== r.invitation.id)]);
-      form.reset();
-    } catch (err) {
-      setFail(failure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    const r = await kairos.network.invitations.create(body);
+    setSent([r.invitation, ...sent.filter((x) => x.id !== r.invitation.id)]);
+    form.reset();
+  });
   return html`<form onSubmit=${submit} novalidate>
       <${FormError} message=${fail.message} />
       <${Field} id="invitee-email" label="Their e-mail" error=${fail.fields.invitee_email}>
@@ -83,30 +71,17 @@ function Invite(): VNode {
 const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
 
 function Grant(p: { connections: Connection[]; onGranted: () => void }): VNode {
-  const [fail, setFail] = useState<Failure>(NO_FAILURE);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
-    const f = new FormData(form);
+  const { fail, busy, submit } = useSubmit(async (f, form) => {
     const expires = String(f.get('expires_at') ?? '');
     const body: Record<string, unknown> = {
       grantee_id: String(f.get('grantee_id') ?? ''),
       scopes: f.getAll('scopes').map(String),
       ...(expires ? { expires_at: new Date(expires).toISOString() } : {}),
     };
-    setBusy(true);
-    setFail(NO_FAILURE);
-    try {
-      await kairos.consents.grant(body as Parameters<typeof kairos.consents.grant>[0]);
-      form.reset();
-      p.onGranted();
-    } catch (err) {
-      setFail(failure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    await kairos.consents.grant(body as Parameters<typeof kairos.consents.grant>[0]);
+    form.reset();
+    p.onGranted();
+  });
   if (p.connections.length === 0) {
     return html`<p class="hint">Consents are granted to connections. Invite someone to your network above first.</p>`;
   }

@@ -7,7 +7,8 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
-import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { failure, kairos } from '../lib/api.js';
+import { textOf, useSubmit } from '../lib/form.js';
 import { PagedRows, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError, when } from '../lib/ui.js';
 
@@ -26,14 +27,9 @@ function tomorrowAt(hour: number): string {
 
 function CreatePoll(p: { onCreated: () => void }): VNode {
   const [slots, setSlots] = useState<SlotRow[]>([{ start: tomorrowAt(10), minutes: 30 }]);
-  const [fail, setFail] = useState<Failure>(NO_FAILURE);
-  const [busy, setBusy] = useState(false);
   const [links, setLinks] = useState<{ label: string; url: string }[]>([]);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
-    const f = new FormData(form);
-    const text = (n: string) => String(f.get(n) ?? '').trim();
+  const { fail, busy, submit } = useSubmit(async (f, form) => {
+    const text = textOf(f);
     const emails = text('emails')
       .split(/[\s,]+/)
       .filter(Boolean);
@@ -50,23 +46,15 @@ function CreatePoll(p: { onCreated: () => void }): VNode {
     };
     if (text('message')) body.message = text('message');
     if (emails.length) body.participant_emails = emails;
-    setBusy(true);
-    setFail(NO_FAILURE);
-    try {
-      const r = await kairos.proposals.create(body as Parameters<typeof kairos.proposals.create>[0]);
-      const made = [
-        ...(r.magic_link_url ? [{ label: 'The poll’s shared link', url: r.magic_link_url }] : []),
-        ...(r.invitations ?? []).map((i) => ({ label: `Link for ${i.email}`, url: i.magic_link_url })),
-      ];
-      setLinks(made);
-      form.reset();
-      p.onCreated();
-    } catch (err) {
-      setFail(failure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    const r = await kairos.proposals.create(body as Parameters<typeof kairos.proposals.create>[0]);
+    const made = [
+      ...(r.magic_link_url ? [{ label: 'The poll’s shared link', url: r.magic_link_url }] : []),
+      ...(r.invitations ?? []).map((i) => ({ label: `Link for ${i.email}`, url: i.magic_link_url })),
+    ];
+    setLinks(made);
+    form.reset();
+    p.onCreated();
+  });
   const setSlot = (i: number, change: Partial<SlotRow>) =>
     setSlots(slots.map((s, j) => (j === i ? { ...s, ...change } : s)));
   return html`<section class="panel" aria-labelledby="create-title">

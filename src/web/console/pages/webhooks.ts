@@ -7,7 +7,8 @@ import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { data, type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
+import { data, failure, kairos } from '../lib/api.js';
+import { useSubmit } from '../lib/form.js';
 import { PagedRows, usePaged } from '../lib/list.js';
 import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
@@ -15,33 +16,20 @@ type Webhook = Item<Result<'listWebhooks'>>;
 type Delivery = Item<Result<'listWebhookDeliveries'>>;
 
 function CreateWebhook(p: { onCreated: () => void }): VNode {
-  const [fail, setFail] = useState<Failure>(NO_FAILURE);
-  const [busy, setBusy] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const events = data.events ?? [];
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const form = e.currentTarget as HTMLFormElement;
-    const f = new FormData(form);
+  const { fail, busy, submit } = useSubmit(async (f, form) => {
     const description = String(f.get('description') ?? '').trim();
     const body = {
       url: String(f.get('url') ?? '').trim(),
       events: f.getAll('events').map(String),
       ...(description ? { description } : {}),
     };
-    setBusy(true);
-    setFail(NO_FAILURE);
-    try {
-      const r = await kairos.webhooks.create(body as Parameters<typeof kairos.webhooks.create>[0]);
-      setSecret(r.secret);
-      form.reset();
-      p.onCreated();
-    } catch (err) {
-      setFail(failure(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    const r = await kairos.webhooks.create(body as Parameters<typeof kairos.webhooks.create>[0]);
+    setSecret(r.secret);
+    form.reset();
+    p.onCreated();
+  });
   return html`<section class="panel" aria-labelledby="create-title">
     <h2 id="create-title">Add a webhook</h2>
     ${secret ? html`<${ShownOnce} id="new-secret" label="The webhook’s signing secret" value=${secret} />` : null}
