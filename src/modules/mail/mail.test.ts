@@ -13,7 +13,7 @@ import { type AnyModule, MODULES } from '../index.js';
 import { FakeClock } from '../../platform/clock.js';
 import { describeTime, escapeHtml } from '../../lib/mail-text.js';
 import type { InviteSpec, MailApi, MailIntent, MailMessage, RenderedMail } from './api.js';
-import { buildInvite } from './invite.js';
+import { buildInvite, inviteCalendar } from './invite.js';
 import { mailModule } from './module.js';
 import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './service.js';
 
@@ -500,6 +500,33 @@ describe('buildInvite, describeTime and escapeHtml', () => {
       attendees: ['mailto:bob@example.test', 'mailto:c@example.test'],
     });
     expect(() => buildInvite(invite('x', { end: new Date('2026-06-10T09:00:00Z') }))).toThrow(/end/);
+  });
+
+  it('writes exactly what ical-generator writes (its folding at 75 octets included), cheaper', () => {
+    const pieces = ['a', 'é', '€', '😀', ';', ',', '\\', '\n', ' ', '"', 'x'.repeat(40), '\ud800', 'Ω'];
+    let seed = 7;
+    const pick = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    const text = (n: number) => Array.from({ length: n }, () => pieces[pick() % pieces.length]).join('');
+    const stamp = new Date('2026-06-01T12:00:00Z');
+    for (let i = 0; i < 200; i++) {
+      const spec = invite(`u${i}@kairos`, {
+        method: i % 3 === 0 ? 'CANCEL' : 'REQUEST',
+        sequence: i,
+        summary: text(1 + (i % 40)),
+        description: i % 5 === 0 ? null : text(i % 120),
+        url: i % 4 === 0 ? null : `https://kairos.test/b/${'t'.repeat(i % 90)}`,
+        timezone: i % 6 === 0 ? null : 'America/Argentina/Buenos_Aires',
+        organizer: { name: text(i % 30), email: 'ann@kairos.test' },
+        attendees: [
+          { name: text(i % 50), email: `bob${'o'.repeat(i % 70)}@example.test` },
+          { name: null, email: 'c@example.test' },
+        ],
+      });
+      expect(buildInvite(spec, { stamp }), `spec ${i}`).toBe(inviteCalendar(spec, stamp).calendar.toString());
+    }
   });
 
   it('describes a time in the reader’s zone (UTC when unknown), across a DST change, with or without an end', () => {
