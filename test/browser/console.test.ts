@@ -151,6 +151,7 @@ describe('console: getting in', () => {
         expect(await page.locator('table.hours tbody tr').count()).toBeGreaterThanOrEqual(1);
         await page.getByLabel('Last 7 days').check();
         await expect.poll(() => bars.count()).toBeGreaterThanOrEqual(168);
+        await noSeriousViolations(page, 'overview, the chart’s table open');
         await page.getByText('No upcoming booking.').waitFor();
         await page.getByText('None: every webhook').waitFor();
         await noSeriousViolations(page, 'overview');

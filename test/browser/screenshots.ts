@@ -262,6 +262,32 @@ try {
   });
   const invitationUrl = await mailed('sam@example.com', '/invitations/');
 
+  // A week of the key's traffic for the console's usage chart: busier in working hours, a few
+  // requests refused over the limit one afternoon (the recorder keeps hourly buckets).
+  const hour = 3_600_000;
+  await db
+    .insertInto('api_key_usage')
+    .values(
+      Array.from({ length: 167 }, (_, i) => {
+        const at = Date.parse(NOW) - (i + 1) * hour;
+        const h = new Date(at).getUTCHours();
+        const day = new Date(at).getUTCDay();
+        const working = day > 0 && day < 6 && h >= 8 && h < 18;
+        const refused = i === 20 ? 12 : 0;
+        const requests = (working ? 40 : 4) + ((i * 37) % 23) + refused;
+        return {
+          key_id: created.api_key.id,
+          bucket: new Date(at).toISOString(),
+          requests,
+          rate_limited: refused,
+          s2xx: requests - refused - 1,
+          s4xx: 1 + refused,
+          s5xx: 0,
+          last_used_at: new Date(at + 50 * 60_000).toISOString(),
+        };
+      }),
+    )
+    .execute();
   closeConsoleData = await consoleData(
     kit,
     {

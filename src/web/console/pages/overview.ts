@@ -60,7 +60,7 @@ function Chart(p: { series: Hour[]; window: Window }): VNode {
   const busy = p.series.filter((h) => h.requests > 0);
   const total = p.series.reduce((t, h) => t + h.requests, 0);
   return html`<figure class="chart">
-    <figcaption id="chart-title">Requests per hour, ${week ? 'last 7 days' : 'last 24 hours'}: ${total} in all, at most ${busy.length ? top : 0} in an hour</figcaption>
+    <figcaption id="chart-title">Requests per hour, ${week ? 'last 7 days' : 'last 24 hours'}: ${total} in all, at most ${busy.length ? top : 0} in an hour${p.series.some((h) => h.rate_limited > 0) ? ' (in red: refused over a key’s limit)' : ''}</figcaption>
     <svg viewBox=${`0 0 ${n} 100`} preserveAspectRatio="none" aria-hidden="true" focusable="false">
       ${p.series.map((h, i) => {
         const all = (h.requests / top) * 100;
