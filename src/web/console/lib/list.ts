@@ -76,3 +76,17 @@ export function PagedRows<T>(p: {
     <ul class="rows">${(l.items ?? []).map(p.row)}</ul>
     <${Pager} hasPrevious=${l.hasPrevious} hasNext=${l.hasNext} onPrevious=${l.previous} onNext=${l.next} />`;
 }
+
+/** A page's main list: a panel with its heading around PagedRows. */
+export function ListPanel<T>(p: {
+  title: string;
+  list: Paged<T>;
+  loading: string;
+  empty: ComponentChildren;
+  row: (item: T) => VNode;
+}): VNode {
+  return html`<section class="panel" aria-labelledby="list-title">
+    <h2 id="list-title">${p.title}</h2>
+    <${PagedRows} list=${p.list} loading=${p.loading} empty=${p.empty} row=${p.row} />
+  </section>`;
+}

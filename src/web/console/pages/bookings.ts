@@ -7,7 +7,7 @@ import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { failure, kairos } from '../lib/api.js';
-import { PagedRows, usePaged } from '../lib/list.js';
+import { ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, FormError, when } from '../lib/ui.js';
 
 type Booking = Item<Result<'listBookings'>>;
@@ -256,13 +256,11 @@ export function Bookings(): VNode {
         <button type="submit">Show bookings</button>
       </form>
     </section>
-    <section class="panel" aria-labelledby="list-title">
-      <h2 id="list-title">Bookings</h2>
-      <${PagedRows}
-        list=${list}
-        loading="Loading the bookings…"
-        empty=${html`<p>No booking matches. Share a booking link, or widen the filter.</p>`}
-        row=${(b: Booking) => html`<${BookingRow} key=${`${b.id}-${b.updated_at}`} b=${b} hosts=${names} links=${titles} onChanged=${list.reload} />`}
-      />
-    </section>`;
+    <${ListPanel}
+      title="Bookings"
+      list=${list}
+      loading="Loading the bookings…"
+      empty=${html`<p>No booking matches. Share a booking link, or widen the filter.</p>`}
+      row=${(b: Booking) => html`<${BookingRow} key=${`${b.id}-${b.updated_at}`} b=${b} hosts=${names} links=${titles} onChanged=${list.reload} />`}
+    />`;
 }

@@ -8,7 +8,7 @@ import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
-import { PagedRows, usePaged } from '../lib/list.js';
+import { ListPanel, usePaged } from '../lib/list.js';
 import { Copyable, Field, FormError, when } from '../lib/ui.js';
 
 type Host = Item<Result<'listHosts'>>;
@@ -253,13 +253,11 @@ export function Hosts(): VNode {
         <div><button type="submit">Add host</button></div>
       </form>
     </section>
-    <section class="panel" aria-labelledby="list-title">
-      <h2 id="list-title">Hosts</h2>
-      <${PagedRows}
-        list=${list}
-        loading="Loading the hosts…"
-        empty=${html`<p>No host yet. Add the people (or rooms) that can be booked above.</p>`}
-        row=${(h: Host) => html`<${HostRow} key=${h.id} host=${h} />`}
-      />
-    </section>`;
+    <${ListPanel}
+      title="Hosts"
+      list=${list}
+      loading="Loading the hosts…"
+      empty=${html`<p>No host yet. Add the people (or rooms) that can be booked above.</p>`}
+      row=${(h: Host) => html`<${HostRow} key=${h.id} host=${h} />`}
+    />`;
 }

@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { kairos } from '../lib/api.js';
 import { textOf, useSubmit } from '../lib/form.js';
-import { PagedRows, usePaged } from '../lib/list.js';
+import { ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
 type ApiKey = Item<Result<'listApiKeys'>>;
@@ -110,42 +110,40 @@ export function Keys(): VNode {
   }, [list.items]);
   const reload = list.reload;
   return html`<${CreateKey} onCreated=${() => (list.hasPrevious ? list.reset() : reload())} />
-    <section aria-labelledby="list-title" class="panel">
-      <h2 id="list-title">Keys</h2>
-      <${PagedRows}
-        list=${list}
-        loading="Loading the keys…"
-        empty=${html`<p>No keys yet. Create a secret key above for your server, or a publishable key for a booking widget on your site.</p>`}
-        row=${(k: ApiKey) => html`<li key=${k.id} class="row">
-                  <div class="row-head"><h3>${k.name}</h3><span class=${`badge ${k.status}`}>${k.status}</span></div>
-                  <dl class="facts">
-                    <div><dt>Type</dt><dd>${k.key_type}</dd></div>
-                    <div><dt>Key</dt><dd><code>${k.prefix}…${k.last4}</code></dd></div>
-                    <div><dt>Scopes</dt><dd>${k.scopes.join(', ')}</dd></div>
-                    <div><dt>Limit</dt><dd>${k.rate_limit_per_hour} / hour</dd></div>
-                    ${k.allowed_domains.length ? html`<div><dt>Domains</dt><dd>${k.allowed_domains.join(', ')}</dd></div>` : null}
-                    <div><dt>Last used</dt><dd>${when(usage[k.id]?.last_used_at)}</dd></div>
-                    <div><dt>Requests (7 days)</dt><dd>${usage[k.id]?.requests ?? '—'}</dd></div>
-                    <div><dt>Expires</dt><dd>${k.expires_at ? when(k.expires_at) : 'never'}</dd></div>
-                  </dl>
-                  ${
-                    k.status === 'active'
-                      ? html`<${Confirm}
-                          id=${`revoke-${k.id}`}
-                          label="Revoke"
-                          labelSuffix=${k.name}
-                          danger=${true}
-                          title=${`Revoke “${k.name}”?`}
-                          body="Requests with this key are refused from now on. This cannot be undone."
-                          confirmLabel="Revoke the key"
-                          onConfirm=${async () => {
-                            await kairos.apiKeys.revoke(k.id);
-                            reload();
-                          }}
-                        />`
-                      : null
-                  }
+    <${ListPanel}
+      title="Keys"
+      list=${list}
+      loading="Loading the keys…"
+      empty=${html`<p>No keys yet. Create a secret key above for your server, or a publishable key for a booking widget on your site.</p>`}
+      row=${(k: ApiKey) => html`<li key=${k.id} class="row">
+                <div class="row-head"><h3>${k.name}</h3><span class=${`badge ${k.status}`}>${k.status}</span></div>
+                <dl class="facts">
+                  <div><dt>Type</dt><dd>${k.key_type}</dd></div>
+                  <div><dt>Key</dt><dd><code>${k.prefix}…${k.last4}</code></dd></div>
+                  <div><dt>Scopes</dt><dd>${k.scopes.join(', ')}</dd></div>
+                  <div><dt>Limit</dt><dd>${k.rate_limit_per_hour} / hour</dd></div>
+                  ${k.allowed_domains.length ? html`<div><dt>Domains</dt><dd>${k.allowed_domains.join(', ')}</dd></div>` : null}
+                  <div><dt>Last used</dt><dd>${when(usage[k.id]?.last_used_at)}</dd></div>
+                  <div><dt>Requests (7 days)</dt><dd>${usage[k.id]?.requests ?? '—'}</dd></div>
+                  <div><dt>Expires</dt><dd>${k.expires_at ? when(k.expires_at) : 'never'}</dd></div>
+                </dl>
+                ${
+                  k.status === 'active'
+                    ? html`<${Confirm}
+                        id=${`revoke-${k.id}`}
+                        label="Revoke"
+                        labelSuffix=${k.name}
+                        danger=${true}
+                        title=${`Revoke “${k.name}”?`}
+                        body="Requests with this key are refused from now on. This cannot be undone."
+                        confirmLabel="Revoke the key"
+                        onConfirm=${async () => {
+                          await kairos.apiKeys.revoke(k.id);
+                          reload();
+                        }}
+    />`
+                    : null
+                }
                 </li>`}
-      />
-    </section>`;
+    />`;
 }

@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { kairos } from '../lib/api.js';
 import { textOf, useSubmit } from '../lib/form.js';
-import { PagedRows, usePaged } from '../lib/list.js';
+import { ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError } from '../lib/ui.js';
 import { type Draft, drafts, Questions, questionsBody } from './questions.js';
 
@@ -193,13 +193,11 @@ export function Links(): VNode {
       <h2 id="create-title">Create a booking link</h2>
       <${LinkForm} hosts=${hosts} onSaved=${list.reload} />
     </section>
-    <section class="panel" aria-labelledby="list-title">
-      <h2 id="list-title">Booking links</h2>
-      <${PagedRows}
-        list=${list}
-        loading="Loading the links…"
-        empty=${html`<p>No booking link yet. Create one above, then copy its address or embed it on your site.</p>`}
-        row=${(l: Link) => html`<${LinkRow} key=${`${l.id}-${l.updated_at}`} link=${l} hosts=${hosts} onChanged=${list.reload} />`}
-      />
-    </section>`;
+    <${ListPanel}
+      title="Booking links"
+      list=${list}
+      loading="Loading the links…"
+      empty=${html`<p>No booking link yet. Create one above, then copy its address or embed it on your site.</p>`}
+      row=${(l: Link) => html`<${LinkRow} key=${`${l.id}-${l.updated_at}`} link=${l} hosts=${hosts} onChanged=${list.reload} />`}
+    />`;
 }

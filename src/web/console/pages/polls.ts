@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import { failure, kairos } from '../lib/api.js';
 import { textOf, useSubmit } from '../lib/form.js';
-import { PagedRows, usePaged } from '../lib/list.js';
+import { ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError, when } from '../lib/ui.js';
 
 type Proposal = Item<Result<'listProposals'>>;
@@ -139,13 +139,11 @@ export function Polls(): VNode {
       .then((r) => ({ items: r.proposals, pagination: r.pagination })),
   );
   return html`<${CreatePoll} onCreated=${list.reload} />
-    <section class="panel" aria-labelledby="list-title">
-      <h2 id="list-title">Proposals and polls</h2>
-      <${PagedRows}
-        list=${list}
-        loading="Loading…"
-        empty=${html`<p>No proposal or poll yet. Create a poll above to find a time that suits everyone.</p>`}
-        row=${(x: Proposal) => html`<${ProposalRow} key=${`${x.id}-${x.status}`} proposal=${x} onChanged=${list.reload} />`}
-      />
-    </section>`;
+    <${ListPanel}
+      title="Proposals and polls"
+      list=${list}
+      loading="Loading…"
+      empty=${html`<p>No proposal or poll yet. Create a poll above to find a time that suits everyone.</p>`}
+      row=${(x: Proposal) => html`<${ProposalRow} key=${`${x.id}-${x.status}`} proposal=${x} onChanged=${list.reload} />`}
+    />`;
 }

@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { data, failure, kairos } from '../lib/api.js';
 import { useSubmit } from '../lib/form.js';
-import { PagedRows, usePaged } from '../lib/list.js';
+import { ListPanel, PagedRows, usePaged } from '../lib/list.js';
 import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
 type Webhook = Item<Result<'listWebhooks'>>;
@@ -195,13 +195,11 @@ export function Webhooks(): VNode {
       .then((r) => ({ items: r.webhooks, pagination: r.pagination })),
   );
   return html`<${CreateWebhook} onCreated=${list.reload} />
-    <section class="panel" aria-labelledby="list-title">
-      <h2 id="list-title">Webhooks</h2>
-      <${PagedRows}
-        list=${list}
-        loading="Loading the webhooks…"
-        empty=${html`<p>No webhooks yet. Add one above to hear about bookings as they happen.</p>`}
-        row=${(w: Webhook) => html`<${WebhookRow} key=${`${w.id}-${w.active}`} webhook=${w} onChanged=${list.reload} />`}
-      />
-    </section>`;
+    <${ListPanel}
+      title="Webhooks"
+      list=${list}
+      loading="Loading the webhooks…"
+      empty=${html`<p>No webhooks yet. Add one above to hear about bookings as they happen.</p>`}
+      row=${(w: Webhook) => html`<${WebhookRow} key=${`${w.id}-${w.active}`} webhook=${w} onChanged=${list.reload} />`}
+    />`;
 }
