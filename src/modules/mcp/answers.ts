@@ -11,47 +11,180 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-
 const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
 
 const QUARTER_MS = 15 * 60_000;
-const offsets = new Map<string, Map<number, number>>();
+const DAY_MS = 86_400_000;
+/** 10000-01-01T00:00:00Z: past it (and before 1970) `toISOString` writes other shapes; those take the slow way. */
+const FAST_END_MS = 253_402_300_800_000;
 
-/**
- * The zone's UTC offset (minutes) at `ms`, remembered per zone and quarter hour: every zone's
- * offset changes only at a quarter hour, and an answer's times fall on few of them.
- */
-function offsetAt(zone: string, ms: number): number {
-  let byQuarter = offsets.get(zone);
-  if (!byQuarter || byQuarter.size > 50_000) {
-    byQuarter = new Map();
-    offsets.set(zone, byQuarter);
+/** A zone's offsets: per UTC day when the day has one offset throughout, else per quarter hour. */
+interface ZoneOffsets {
+  zone: IANAZone;
+  /** UTC day → the day's one offset (minutes), or NaN when it changes within the day. */
+  days: Map<number, number>;
+  quarters: Map<number, number>;
+  /** The day looked up last and its offset: an answer's times come in order, mostly the same day. */
+  lastDay: number;
+  lastOffset: number;
+}
+const offsets = new Map<string, ZoneOffsets>();
+
+function zoneOffsets(zone: string): ZoneOffsets {
+  let z = offsets.get(zone);
+  if (!z || z.days.size + z.quarters.size > 50_000) {
+    z = {
+      zone: IANAZone.create(zone),
+      days: new Map(),
+      quarters: new Map(),
+      lastDay: Number.NaN,
+      lastOffset: 0,
+    };
+    offsets.set(zone, z);
   }
-  const q = Math.floor(ms / QUARTER_MS);
-  let off = byQuarter.get(q);
-  if (off === undefined) {
-    off = IANAZone.create(zone).offset(q * QUARTER_MS);
-    byQuarter.set(q, off);
-  }
-  return off;
+  return z;
 }
 
-/** `ms` as ISO 8601 with milliseconds and the zone's offset there (`2026-06-10T16:00:00.000+02:00`). */
-export function isoInZone(ms: number, zone: string): string {
-  const off = offsetAt(zone, ms);
+/**
+ * The zone's UTC offset (minutes) at `ms`, as the zone has it at the start of `ms`'s quarter hour
+ * (every zone's offset changes only at a quarter hour). Worked out once per UTC day: a day whose
+ * first and last quarters have the same offset has it throughout (no zone changes twice within a
+ * day and back); a day with a change in it (a DST change) is worked out per quarter.
+ */
+export function offsetAt(zone: string, ms: number): number {
+  const z = zoneOffsets(zone);
+  const day = Math.floor(ms / DAY_MS);
+  if (day === z.lastDay) return z.lastOffset;
+  let off = z.days.get(day);
+  if (off === undefined) {
+    const first = z.zone.offset(day * DAY_MS);
+    off = first === z.zone.offset(day * DAY_MS + DAY_MS - QUARTER_MS) ? first : Number.NaN;
+    z.days.set(day, off);
+  }
+  if (!Number.isNaN(off)) {
+    z.lastDay = day;
+    z.lastOffset = off;
+    return off;
+  }
+  const q = Math.floor(ms / QUARTER_MS);
+  let qOff = z.quarters.get(q);
+  if (qOff === undefined) {
+    qOff = z.zone.offset(q * QUARTER_MS);
+    z.quarters.set(q, qOff);
+  }
+  return qOff;
+}
+
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+/** Local day number → `YYYY-MM-DD` (an answer's times fall on few days). */
+const dates = new Map<number, string>();
+/** Offset (minutes) → `Z` or `±hh:mm`. */
+const suffixes = new Map<number, string>();
+
+function dateOf(day: number): string {
+  let d = dates.get(day);
+  if (d === undefined) {
+    d = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    if (dates.size > 20_000) dates.clear();
+    dates.set(day, d);
+  }
+  return d;
+}
+
+function suffixOf(off: number): string {
+  let s = suffixes.get(off);
+  if (s === undefined) {
+    const abs = Math.abs(off);
+    s =
+      off === 0
+        ? 'Z'
+        : `${off < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+    suffixes.set(off, s);
+  }
+  return s;
+}
+
+/** The per-instant way (`Date#toISOString` on the shifted instant), for odd cases. */
+function isoInZoneSlow(ms: number, off: number): string {
   const local = new Date(ms + off * 60_000).toISOString().slice(0, -1);
   if (off === 0) return `${local}Z`;
   const abs = Math.abs(off);
   return `${local}${off < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
 }
 
+/** `ms` as ISO 8601 with milliseconds and the zone's offset there (`2026-06-10T16:00:00.000+02:00`). */
+export function isoInZone(ms: number, zone: string): string {
+  const off = offsetAt(zone, ms);
+  const local = ms + off * 60_000;
+  // Whole milliseconds and minutes between 1970 and 9999: the date from a per-day table, the time
+  // by arithmetic (the same string `toISOString` writes, without a Date per instant).
+  if (!(local >= 0 && local < FAST_END_MS && Number.isInteger(local) && Number.isInteger(off))) {
+    return isoInZoneSlow(ms, off);
+  }
+  const day = Math.floor(local / DAY_MS);
+  let rest = local - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = Math.floor(rest / 1000);
+  return `${dateOf(day)}T${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[s]}.${THREE_DIGITS[rest - s * 1000]}${suffixOf(off)}`;
+}
+
+/** Digit at `i` of `s`, or NaN. */
+function digit(s: string, i: number): number {
+  const c = s.charCodeAt(i) - 48;
+  return c >= 0 && c <= 9 ? c : Number.NaN;
+}
+
+/**
+ * The instant the API writes (`2026-06-10T14:00:00.000Z`, UTC with milliseconds) read by
+ * arithmetic, as `Date.parse` reads it; NaN for any other shape (the general way reads those).
+ */
+function parseApiInstant(v: string): number {
+  if (
+    v.length !== 24 ||
+    v.charCodeAt(23) !== 90 /* Z */ ||
+    v[4] !== '-' ||
+    v[7] !== '-' ||
+    v[10] !== 'T' ||
+    v[13] !== ':' ||
+    v[16] !== ':' ||
+    v[19] !== '.'
+  ) {
+    return Number.NaN;
+  }
+  const y = digit(v, 0) * 1000 + digit(v, 1) * 100 + digit(v, 2) * 10 + digit(v, 3);
+  const mo = digit(v, 5) * 10 + digit(v, 6);
+  const d = digit(v, 8) * 10 + digit(v, 9);
+  const h = digit(v, 11) * 10 + digit(v, 12);
+  const mi = digit(v, 14) * 10 + digit(v, 15);
+  const sec = digit(v, 17) * 10 + digit(v, 18);
+  const milli = digit(v, 20) * 100 + digit(v, 21) * 10 + digit(v, 22);
+  // Ranges where Date.UTC and Date.parse agree (Date.parse also rolls a 30 February over).
+  if (
+    !(y >= 1000 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && sec <= 59 && milli >= 0)
+  ) {
+    return Number.NaN;
+  }
+  return Date.UTC(y, mo - 1, d, h, mi, sec, milli);
+}
+
 /** Every instant in `value`, shown in `zone` with its offset (`2026-06-10T16:00:00.000+02:00`). */
 export function inZone(value: unknown, zone: string): unknown {
   if (typeof value === 'string') {
+    const fast = parseApiInstant(value);
+    if (!Number.isNaN(fast)) return isoInZone(fast, zone);
     if (value.length < 16 || value.length > 40 || !INSTANT.test(value)) return value;
     const ms = Date.parse(value);
     return Number.isNaN(ms) ? value : isoInZone(ms, zone);
   }
-  if (Array.isArray(value)) return value.map((v) => inZone(v, zone));
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = inZone(value[i], zone);
+    return out;
+  }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = inZone(v, zone);
+    for (const k of Object.keys(value)) out[k] = inZone((value as Record<string, unknown>)[k], zone);
     return out;
   }
   return value;

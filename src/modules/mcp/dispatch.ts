@@ -9,6 +9,8 @@ import { innerDispatchHeaders } from '../../platform/dispatch.js';
 
 export interface Dispatched {
   status: number;
+  /** The answer's text, as the route sent it. */
+  text: string;
   body: unknown;
   headers: Record<string, string | string[] | number | undefined>;
 }
@@ -40,13 +42,25 @@ export async function dispatch(
     headers,
     ...(req.body !== undefined ? { payload: JSON.stringify(req.body) } : {}),
   });
-  let body: unknown = null;
-  if (res.body.length > 0) {
-    try {
-      body = JSON.parse(res.body);
-    } catch {
-      body = res.body;
-    }
+  // Parsed when first read: a remembered tool answer (service.ts) needs only the text.
+  let parsed: { body: unknown } | undefined;
+  const text = res.body;
+  return {
+    status: res.statusCode,
+    text,
+    get body() {
+      parsed ??= { body: parseBody(text) };
+      return parsed.body;
+    },
+    headers: res.headers,
+  };
+}
+
+function parseBody(text: string): unknown {
+  if (text.length === 0) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
-  return { status: res.statusCode, body, headers: res.headers };
 }

@@ -19,6 +19,7 @@ import {
   type Tool,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { fastToolCall } from './fast.js';
 import { PROMPTS } from './prompts.js';
 import type { CallContext, McpService } from './service.js';
 
@@ -28,6 +29,8 @@ const INSTRUCTIONS =
 export interface McpEndpoint {
   /** Serves one POST to /mcp for an authenticated caller. */
   handle(request: Request, parsedBody: unknown, ctx: CallContext): Promise<Response>;
+  /** A current-revision reading tool call answered directly (fast.ts), or undefined: use `handle`. */
+  fast: ReturnType<typeof fastToolCall>;
   close(): Promise<void>;
 }
 
@@ -38,9 +41,10 @@ function contextOf(auth: AuthInfo | undefined): CallContext {
 }
 
 export function createMcpEndpoint(service: McpService, version: string): McpEndpoint {
+  const serverInfo = { name: 'kairos', title: 'Kairos scheduling', version };
   const build = (ctx: CallContext): Server => {
     const server = new Server(
-      { name: 'kairos', title: 'Kairos scheduling', version },
+      { ...serverInfo },
       { capabilities: { tools: {}, prompts: {} }, instructions: INSTRUCTIONS },
     );
     // The service's schemas are JSON Schema objects (`type: object` at the root, derive.ts).
@@ -48,8 +52,11 @@ export function createMcpEndpoint(service: McpService, version: string): McpEndp
     server.setRequestHandler('tools/list', async () => ({ tools: tools() }));
     server.setRequestHandler('tools/call', async (req) => {
       const result = await service.call(ctx, req.params.name, req.params.arguments);
-      const listed = tools().find((t) => t.name === req.params.name);
-      return server.projectCallToolResult(result as CallToolResult, listed?.outputSchema);
+      const listed = service.listed(ctx.app, ctx.caller, req.params.name);
+      return server.projectCallToolResult(
+        result as CallToolResult,
+        listed?.outputSchema as Tool['outputSchema'],
+      );
     });
     const prompts = () =>
       PROMPTS.filter(
@@ -105,6 +112,7 @@ export function createMcpEndpoint(service: McpService, version: string): McpEndp
   }
 
   return {
+    fast: fastToolCall(service, serverInfo),
     async handle(request, parsedBody, ctx) {
       const auth: AuthInfo = {
         token: 'kairos',

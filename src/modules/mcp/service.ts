@@ -15,6 +15,7 @@ import { addKairosFormats, isTimeZone as isZone } from '../../platform/validatio
 import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
 import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
 import { dispatch } from './dispatch.js';
+import { AnswerMemo } from './memo.js';
 import {
   type CheckConsentInput,
   CheckConsentInput as CheckConsentInputSchema,
@@ -80,6 +81,9 @@ export class McpService {
     new Ajv2020({ strict: false, allErrors: true, validateFormats: false }),
   );
 
+  /** Rendered answers of REST tools by the route's answer text (memo.ts). */
+  private readonly answers = new AnswerMemo<ToolResult>();
+
   constructor(private readonly clock: Clock) {}
 
   /** Every tool with its schemas, derived once per app from its OpenAPI document. */
@@ -129,6 +133,12 @@ export class McpService {
     return [...this.catalogue(app).values()].filter((e) => seesTool(caller, e.def)).map((e) => e.listed);
   }
 
+  /** One tool as `tools/list` shows it to this caller, if it sees it. */
+  listed(app: FastifyInstance, caller: Caller, name: string): ListedTool | undefined {
+    const entry = this.catalogue(app).get(name);
+    return entry && seesTool(caller, entry.def) ? entry.listed : undefined;
+  }
+
   /** One `tools/call`. Never throws for anything the caller sent: that is an `isError` result. */
   async call(ctx: CallContext, name: string, rawArgs: unknown): Promise<ToolResult> {
     const entry = this.catalogue(ctx.app).get(name);
@@ -153,24 +163,25 @@ export class McpService {
     if (args.timezone !== undefined && (typeof args.timezone !== 'string' || !isTimeZone(args.timezone))) {
       return inputError({ timezone: 'must be an IANA time zone name, e.g. Europe/Paris' });
     }
-    let result: ToolResult;
-    if (entry.def.kind === 'custom') {
-      const unknown = Object.keys(args).filter(
-        (k) => !(entry.listed.inputSchema.properties as Record<string, unknown>)?.[k],
-      );
-      if (unknown.length > 0)
-        return inputError(Object.fromEntries(unknown.map((k) => [k, 'is not a field of this tool'])));
-      result =
-        entry.def.name === 'current_time'
-          ? this.currentTime(args as CurrentTimeInput)
-          : await this.checkConsent(ctx, args as CheckConsentInput);
-    } else {
-      result = await this.callRest(ctx, entry.def, entry.op as DerivedOperation, args);
-    }
+    if (entry.def.kind === 'rest') return this.callRest(ctx, entry, entry.def, args);
+    const unknown = Object.keys(args).filter(
+      (k) => !(entry.listed.inputSchema.properties as Record<string, unknown>)?.[k],
+    );
+    if (unknown.length > 0)
+      return inputError(Object.fromEntries(unknown.map((k) => [k, 'is not a field of this tool'])));
+    const result =
+      entry.def.name === 'current_time'
+        ? this.currentTime(args as CurrentTimeInput)
+        : await this.checkConsent(ctx, args as CheckConsentInput);
+    return this.checked(ctx, entry, result);
+  }
+
+  /** `result` if it is an error or within the tool's `outputSchema`; else a logged `isError` 500. */
+  private checked(ctx: CallContext, entry: Entry, result: ToolResult): ToolResult {
     if (result.isError || result.structuredContent === undefined) return result;
     if (!entry.validate(result.structuredContent)) {
       ctx.request.log.error(
-        { tool: name, errors: entry.validate.errors },
+        { tool: entry.def.name, errors: entry.validate.errors },
         'MCP tool answer outside its outputSchema',
       );
       return toolError(
@@ -253,10 +264,11 @@ export class McpService {
 
   private async callRest(
     ctx: CallContext,
+    entry: Entry,
     tool: RestTool,
-    op: DerivedOperation,
     args: Record<string, unknown>,
   ): Promise<ToolResult> {
+    const op = entry.op as DerivedOperation;
     const known = new Set([
       ...op.pathParams,
       ...op.queryParams,
@@ -303,9 +315,20 @@ export class McpService {
       ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
     });
     if (res.status >= 300) return this.problem(tool, res.status, res.body);
+    // Only reading tools' answers come again (a created thing's answer is new text every time).
+    const memo = op.method === 'GET' ? this.answers : undefined;
+    const asked = typeof args.timezone === 'string' ? args.timezone : '';
+    const remembered = memo?.get(tool.name, asked, res.text);
+    if (remembered) return remembered;
     const answer = (op.wrapped ? { result: res.body } : (res.body ?? {})) as Record<string, unknown>;
     const zone = await this.zoneFor(ctx, args, answer);
-    return this.ok({ ...(inZone(answer, zone) as Record<string, unknown>), timezone: zone });
+    const result = this.checked(
+      ctx,
+      entry,
+      this.ok({ ...(inZone(answer, zone.name) as Record<string, unknown>), timezone: zone.name }),
+    );
+    if (!result.isError && !zone.fromSchedule) memo?.set(tool.name, asked, res.text, result);
+    return result;
   }
 
   /**
@@ -317,21 +340,25 @@ export class McpService {
     ctx: CallContext,
     args: Record<string, unknown>,
     answer: Record<string, unknown>,
-  ): Promise<string> {
-    if (typeof args.timezone === 'string') return args.timezone;
-    if (typeof answer.timezone === 'string' && isTimeZone(answer.timezone)) return answer.timezone;
+  ): Promise<{ name: string; fromSchedule: boolean }> {
+    const fixed = (name: string) => ({ name, fromSchedule: false });
+    if (typeof args.timezone === 'string') return fixed(args.timezone);
+    if (typeof answer.timezone === 'string' && isTimeZone(answer.timezone)) return fixed(answer.timezone);
     const principal =
       (typeof args.principal_id === 'string' ? args.principal_id : undefined) ??
       firstPrincipal(answer) ??
       ctx.caller.principalId ??
       undefined;
-    if (!principal) return 'UTC';
+    if (!principal) return fixed('UTC');
     const res = await dispatch(ctx.app, ctx.request, {
       method: 'GET',
       url: `/v1/principals/${encodeURIComponent(principal)}/schedule`,
     });
     const zone = (res.body as { schedule?: { timezone?: unknown } } | null)?.schedule?.timezone;
-    return res.status === 200 && typeof zone === 'string' && isTimeZone(zone) ? zone : 'UTC';
+    return {
+      name: res.status === 200 && typeof zone === 'string' && isTimeZone(zone) ? zone : 'UTC',
+      fromSchedule: true,
+    };
   }
 }
 

@@ -1,0 +1,164 @@
+/**
+ * The fast way for reading tool calls (fast.ts) answers what the SDK answers: the same request is
+ * sent as the official client sends it (fast) and with its `Mcp-Name` header in the SDK's Base64
+ * form (the same request to the SDK, which the fast way leaves to it), and the two answers agree —
+ * slots across a DST change, a refused input, a custom tool, a tool this credential does not see.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
+import { FakeClock } from '../../platform/clock.js';
+import { fastToolCall } from './fast.js';
+import type { McpService, ToolResult } from './service.js';
+
+const clock = new FakeClock('2026-10-20T06:00:00.000Z');
+let t: TestApp;
+let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
+let key: string;
+let host: string;
+
+beforeAll(async () => {
+  feed = await serveCalendar(vcalendar('\r\n', []));
+  t = await startTestApp({ clock, env: { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
+  const acc = await t.account();
+  key = acc.key;
+  const h = await t.ctx.modules.principals.createHost(acc.id, {
+    display_name: 'Berlin host',
+    timezone: 'Europe/Berlin',
+  });
+  host = h.principal_id;
+  const c = await t.call('POST', '/v1/calendars/ics', {
+    token: key,
+    body: { url: feed.url, principal_id: host },
+  });
+  expect(c.status, await c.clone().text()).toBe(201);
+});
+afterAll(async () => {
+  await t?.close();
+  await feed?.close();
+});
+
+let ids = 0;
+async function callTool(
+  token: string,
+  name: string,
+  args: Record<string, unknown>,
+  viaSdk: boolean,
+): Promise<{ status: number; type: string | null; body: Json }> {
+  const res = await fetch(`${t.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-method': 'tools/call',
+      'mcp-name': viaSdk ? `=?base64?${Buffer.from(name).toString('base64')}?=` : name,
+      'mcp-protocol-version': '2026-07-28',
+    },
+    body: JSON.stringify({
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'fast-test', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+      jsonrpc: '2.0',
+      id: ++ids,
+    }),
+  });
+  // Request ids differ from request to request; the rest must not.
+  const body = JSON.parse((await res.text()).replace(/req_[0-9a-z]+/g, 'req_'));
+  delete body.id;
+  return { status: res.status, type: res.headers.get('content-type'), body };
+}
+
+describe('reading tool calls answered without the SDK', () => {
+  const cases: [string, Record<string, unknown>][] = [
+    [
+      'get_available_slots',
+      { duration_minutes: 60, from: '2026-10-22T00:00:00+02:00', to: '2026-10-28T00:00:00+01:00' },
+    ],
+    [
+      'get_available_slots',
+      { duration_minutes: 60, from: '2026-10-24T09:00:00', to: '2026-10-28T00:00:00Z' },
+    ],
+    [
+      'get_available_slots',
+      { duration_minutes: 60, from: '2026-10-24T00:00:00Z', to: 'x', timezone: 'Asia/Tokyo' },
+    ],
+    ['get_next_available', { days_ahead: 14 }],
+    ['list_hosts', {}],
+    ['current_time', { timezone: 'America/New_York' }],
+  ];
+
+  it.each(cases)('%s answers as the SDK does (%j)', async (name, args) => {
+    const withHost =
+      name === 'list_hosts' || name === 'current_time' ? args : { principal_id: host, ...args };
+    const sdk = await callTool(key, name, withHost, true);
+    const fast = await callTool(key, name, withHost, false);
+    expect(fast).toEqual(sdk);
+    expect(sdk.status).toBe(200);
+    if (name === 'get_available_slots' && !sdk.body.result.isError) {
+      const offsets = new Set(sdk.body.result.structuredContent.slots.map((s: Json) => s.start.slice(-6)));
+      expect([...offsets].sort()).toEqual(['+01:00', '+02:00']);
+    }
+  });
+
+  it('leaves to the SDK what it must answer: a tool this key does not see, a mismatched header', async () => {
+    const fn = fastToolCall(
+      {
+        listed: (_app: unknown, _caller: unknown, name: string) =>
+          name === 'r' ? { annotations: { readOnlyHint: true } } : { annotations: { readOnlyHint: false } },
+        call: async (): Promise<ToolResult> => ({
+          content: [{ type: 'text', text: '{}' }],
+          structuredContent: {},
+        }),
+      } as unknown as McpService,
+      { name: 'kairos', title: 'Kairos', version: '1' },
+    );
+    const headers = {
+      'content-type': 'application/json',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'r',
+      'mcp-protocol-version': '2026-07-28',
+    };
+    const body = (name: string) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'fast-test', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+    const ctx = {} as Parameters<typeof fn>[2];
+    expect(fn(headers, body('r'), ctx)).toBeDefined();
+    expect(fn(headers, body('w'), ctx)).toBeUndefined();
+    expect(fn({ ...headers, 'mcp-name': 'w' }, body('r'), ctx)).toBeUndefined();
+    expect(fn({ ...headers, 'mcp-protocol-version': '2025-11-25' }, body('r'), ctx)).toBeUndefined();
+    expect(fn({ ...headers, 'content-type': 'text/plain' }, body('r'), ctx)).toBeUndefined();
+    const { _meta, ...noEnvelope } = body('r').params;
+    expect(fn(headers, { ...body('r'), params: noEnvelope }, ctx)).toBeUndefined();
+    expect(fn(headers, { ...body('r'), params: { ...body('r').params, task: {} } }, ctx)).toBeUndefined();
+    const answer = await fn(headers, body('r'), ctx);
+    expect(JSON.parse(answer?.body ?? '')).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        content: [{ type: 'text', text: '{}' }],
+        structuredContent: {},
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'kairos', title: 'Kairos', version: '1' } },
+      },
+    });
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * The current revision's reading tool calls, answered without building an SDK server per request
+ * (docs/mcp.md#performance). Only a request the SDK would serve as it is takes this way: a JSON
+ * `tools/call` of a reading tool this caller sees, carrying the 2026-07-28 envelope, classified
+ * `modern` by the SDK's own `classifyInboundRequest` (envelope, header and body cross-checks), with
+ * the standard headers present and naming what the body names, and plain `name`/`arguments`
+ * params. Anything else — every fault, every other method, every creating tool — goes to the SDK,
+ * which answers it as before. The answer is the one the SDK writes for a tool result (the same
+ * members, `resultType` and `_meta.serverInfo`), with the tool's JSON written once: the text
+ * content is that JSON, and `structuredContent` is the same text spliced in, not serialized again.
+ */
+import { classifyInboundRequest, isJsonContentType } from '@modelcontextprotocol/server';
+import type { CallContext, McpService, ToolResult } from './service.js';
+
+const REVISION = '2026-07-28';
+
+/** Why this way may not answer a request: the SDK answers it then. */
+type Headers = Record<string, string | string[] | undefined>;
+
+function header(headers: Headers, name: string): string | undefined {
+  const v = headers[name];
+  return typeof v === 'string' ? v.trim() : undefined;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The `result` member's JSON of each result answered, kept with the result (memo.ts keeps results). */
+const written = new WeakMap<ToolResult, string>();
+
+function resultJson(result: ToolResult, serverInfo: string): string {
+  let json = written.get(result);
+  if (json !== undefined) return json;
+  const sc = result.structuredContent;
+  const text = result.content.length === 1 ? result.content[0]?.text : undefined;
+  // The tool's own text is the JSON of its structured content (service.ts `ok`): splice it in.
+  const structured =
+    sc === undefined ? undefined : text !== undefined && !result.isError ? text : JSON.stringify(sc);
+  json =
+    `{"content":${JSON.stringify(result.content)}` +
+    (structured !== undefined ? `,"structuredContent":${structured}` : '') +
+    (result.isError !== undefined ? `,"isError":${result.isError}` : '') +
+    `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":${serverInfo}}}`;
+  written.set(result, json);
+  return json;
+}
+
+export interface FastAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * The fast way for one POST, or undefined when the SDK must answer it. `serverInfo` is the
+ * server's `{name, title, version}`.
+ */
+export function fastToolCall(
+  service: McpService,
+  serverInfo: { name: string; title: string; version: string },
+): (headers: Headers, body: unknown, ctx: CallContext) => Promise<FastAnswer> | undefined {
+  const info = JSON.stringify(serverInfo);
+  return (headers, body, ctx) => {
+    if (!isPlainObject(body) || body.method !== 'tools/call' || body.jsonrpc !== '2.0') return undefined;
+    const id = body.id;
+    if (typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id))) return undefined;
+    const params = body.params;
+    if (!isPlainObject(params) || typeof params.name !== 'string') return undefined;
+    for (const k of Object.keys(params))
+      if (k !== 'name' && k !== 'arguments' && k !== '_meta') return undefined;
+    if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+    const contentType = header(headers, 'content-type');
+    const version = header(headers, 'mcp-protocol-version');
+    const method = header(headers, 'mcp-method');
+    const name = header(headers, 'mcp-name');
+    if (contentType === undefined || !isJsonContentType(contentType)) return undefined;
+    if (version !== REVISION || method !== 'tools/call' || name !== params.name) return undefined;
+    const listed = service.listed(ctx.app, ctx.caller, params.name);
+    if (!listed?.annotations.readOnlyHint) return undefined;
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: version,
+      mcpMethodHeader: method,
+      mcpNameHeader: name,
+      body,
+    });
+    if (route.kind !== 'modern' || route.classification.revision !== REVISION) return undefined;
+    return service.call(ctx, params.name, params.arguments).then((result) => ({
+      status: 200,
+      contentType: 'application/json',
+      body: `{"result":${resultJson(result, info)},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`,
+    }));
+  };
+}
