@@ -83,6 +83,7 @@ export const RESOURCES = {
     list: 'listConnections',
     remove: 'removeConnection',
     invitations: {
+      list: 'listInvitations',
       create: 'createInvitation',
       createMany: 'createInvitations',
       accept: 'acceptInvitation',

@@ -991,7 +991,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Invitations the caller sent, newest first */
+        get: operations["listInvitations"];
         put?: never;
         /** Invite someone by e-mail (a pending invitation to the address is sent again: 200) */
         post: operations["createInvitation"];
@@ -14053,6 +14054,143 @@ export interface operations {
             };
             /** @description Body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (`retry_after`, Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "store_unavailable" | "overloaded" | "shutting_down";
+                    };
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: {
+                /** @description only invitations in this state (a pending invitation past its end is `expired`) */
+                status?: "pending" | "accepted" | "declined" | "expired";
+                limit?: number;
+                cursor?: string;
+                /** @description act for this host of the account (default: the caller) */
+                principal_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of invitations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "invitations": [
+                     *         {
+                     *           "id": "inv_01jxk8f1g2h3j4k5m6n7p8q9r0",
+                     *           "invitee_email": "sam@okafor-sports.example",
+                     *           "invitee_name": "Sam Okafor",
+                     *           "relationship_type": "colleague",
+                     *           "status": "pending",
+                     *           "expires_at": "2054-06-12T14:30:00.000Z",
+                     *           "created_at": "2054-06-05T14:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "next_cursor": null,
+                     *         "has_more": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        invitations: {
+                            /** @description inv_… */
+                            id: string;
+                            /** @description e-mail address (something@domain.tld) */
+                            invitee_email: string;
+                            invitee_name: string | null;
+                            relationship_type: string;
+                            /** @enum {string} */
+                            status: "pending" | "accepted" | "declined" | "expired";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp
+                             */
+                            expires_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC timestamp
+                             */
+                            created_at: string;
+                        }[];
+                        pagination: {
+                            next_cursor: string | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Validation error (problem+json, `errors` maps fields to messages) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

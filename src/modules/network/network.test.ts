@@ -296,6 +296,47 @@ describe('the network', () => {
     expect((await res.json()).code).toBe('invitation_expired');
   });
 
+  it('lists the invitations the caller sent, newest first, by state, a page at a time', async () => {
+    const a = await user();
+    const b = await user();
+    const addresses = ['one@example.com', 'two@example.com', 'three@example.com'];
+    for (const address of addresses) {
+      expect((await invite(a, address)).status).toBe(201);
+      clock.advance(1000);
+    }
+    const before = sink.messages.length;
+    expect((await invite(a, b.email)).status).toBe(201);
+    await t.ctx.jobs.drain();
+    const token = await tokenFrom(b.email, before);
+    expect(
+      (await t.call('POST', `/v1/network/invitations/${token}/decline`, { token: b.token })).status,
+    ).toBe(200);
+    const list = async (query: string, token = a.token) => {
+      const res = await t.call('GET', `/v1/network/invitations${query}`, { token });
+      expect(res.status, await res.clone().text()).toBe(200);
+      return res.json();
+    };
+    const all = await list('');
+    expect(all.invitations.map((i: Json) => i.invitee_email)).toEqual([b.email, ...addresses.reverse()]);
+    const first = await list('?limit=2');
+    expect(first.pagination.has_more).toBe(true);
+    const rest = await list(`?limit=2&cursor=${first.pagination.next_cursor}`);
+    expect([...first.invitations, ...rest.invitations].map((i: Json) => i.id)).toEqual(
+      all.invitations.map((i: Json) => i.id),
+    );
+    expect((await list('?status=declined')).invitations.map((i: Json) => i.invitee_email)).toEqual([b.email]);
+    expect((await list('?status=pending')).invitations).toHaveLength(3);
+    // Past their end, pending invitations are listed as expired.
+    clock.advance(8 * DAY);
+    const lapsed = await list('?status=expired', await signIn(a.email));
+    expect(lapsed.invitations).toHaveLength(3);
+    expect(lapsed.invitations.every((i: Json) => i.status === 'expired')).toBe(true);
+    // Another account sees none of them.
+    expect((await list('', await signIn(b.email))).invitations).toEqual([]);
+    const bad = await t.call('GET', '/v1/network/invitations?status=lost', { token: await signIn(a.email) });
+    expect(bad.status).toBe(400);
+  });
+
   it('two accepts of one token at once make one connection', async () => {
     const a = await user();
     const b = await user();

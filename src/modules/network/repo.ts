@@ -284,6 +284,38 @@ export async function findInvitationByHash(db: Queryable, hash: string): Promise
     .executeTakeFirst()) as InvitationRow | undefined;
 }
 
+/** The invitations `inviter` sent, newest first, after the cursor, limit + 1 rows. */
+export async function listInvitations(
+  db: Queryable,
+  f: {
+    inviter: string;
+    status?: InvitationRow['status'];
+    now: Date;
+    after: CursorPosition | null;
+    limit: number;
+  },
+): Promise<InvitationRow[]> {
+  let q = db.selectFrom('network_invitations').selectAll().where('inviter_id', '=', f.inviter);
+  // A pending invitation past its end shows as expired (the service's presentInvitation).
+  if (f.status === 'pending') q = q.where('status', '=', 'pending').where('expires_at', '>', f.now);
+  else if (f.status === 'expired') {
+    const now = f.now;
+    q = q.where((eb) =>
+      eb.or([
+        eb('status', '=', 'expired'),
+        eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)]),
+      ]),
+    );
+  } else if (f.status) q = q.where('status', '=', f.status);
+  const after = f.after;
+  if (after) q = q.where(sql<boolean>`(created_at, id) < (${after.at}, ${after.id})`);
+  return (await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute()) as InvitationRow[];
+}
+
 export async function markInvitationExpired(trx: Tx, id: string): Promise<void> {
   await trx.updateTable('network_invitations').set({ status: 'expired' }).where('id', '=', id).execute();
 }

@@ -14,7 +14,9 @@ import {
   EmptyBody,
   GrantBody,
   InvitationAnswer,
+  InvitationList,
   InvitationsMade,
+  InvitationsQuery,
   InviteBody,
   InviteManyBody,
   PrincipalParams,
@@ -177,6 +179,26 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
       );
       reply.code(204).send(null);
     },
+  );
+
+  app.get(
+    '/v1/network/invitations',
+    {
+      config: { access: 'private' },
+      schema: {
+        operationId: 'listInvitations',
+        tags: net,
+        summary: 'Invitations the caller sent, newest first',
+        querystring: InvitationsQuery,
+        response: {
+          200: answer('One page of invitations', InvitationList, {
+            invitations: [INVITATION],
+            pagination: { next_cursor: null, has_more: false },
+          }),
+        },
+      },
+    },
+    async (request) => network.invitations(actorOf(request.caller), request.query),
   );
 
   app.post(

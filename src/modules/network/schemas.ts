@@ -51,6 +51,29 @@ export const Invitation = Type.Object({
   created_at: Timestamp,
 });
 export const InvitationAnswer = Type.Object({ invitation: Invitation });
+export const InvitationsQuery = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Union(
+        [
+          Type.Literal('pending'),
+          Type.Literal('accepted'),
+          Type.Literal('declined'),
+          Type.Literal('expired'),
+        ],
+        {
+          description: 'only invitations in this state (a pending invitation past its end is `expired`)',
+        },
+      ),
+    ),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    principal_id: ActingFor,
+  },
+  { additionalProperties: false },
+);
+export type InvitationsQuery = Static<typeof InvitationsQuery>;
+export const InvitationList = Type.Object({ invitations: Type.Array(Invitation), pagination: Pagination });
 const Relationship = Type.String({ enum: [...RELATIONSHIPS] });
 
 export const ConsentParams = Type.Object(

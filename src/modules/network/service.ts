@@ -29,6 +29,7 @@ import {
   type ConnectionsQuery,
   type ConsentsQuery,
   type GrantBody,
+  type InvitationsQuery,
   type InviteBody,
   type InviteManyBody,
   SCOPES,
@@ -301,6 +302,29 @@ export class NetworkService implements NetworkApi {
       })),
       pagination: {
         next_cursor: hasMore && last ? encodeCursor({ at: last.connected_at, id: last.principal_id }) : null,
+        has_more: hasMore,
+      },
+    };
+  }
+
+  /** GET /v1/network/invitations: the invitations the caller sent, newest first. */
+  async invitations(caller: Actor, q: InvitationsQuery) {
+    const me = await this.actor(caller, q.principal_id);
+    const nowMs = this.clock.nowMs();
+    const rows = await repo.listInvitations(this.db, {
+      inviter: me.id,
+      status: q.status,
+      now: new Date(nowMs),
+      after: decodeCursor(q.cursor, { prefix: 'inv' }),
+      limit: q.limit,
+    });
+    const hasMore = rows.length > q.limit;
+    const items = hasMore ? rows.slice(0, q.limit) : rows;
+    const last = items[items.length - 1];
+    return {
+      invitations: items.map((i) => presentInvitation(i, nowMs)),
+      pagination: {
+        next_cursor: hasMore && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
         has_more: hasMore,
       },
     };
