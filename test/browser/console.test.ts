@@ -612,7 +612,8 @@ describe('console: getting in', () => {
         await page.getByRole('link', { name: 'Network' }).click();
         await page.getByText('No connection yet.').waitFor();
         await page.getByText('No consent here yet.').waitFor();
-        await page.getByLabel('Show').selectOption('grantee');
+        await page.getByText('No invitation here.').waitFor();
+        await page.getByLabel('Show', { exact: true }).selectOption('grantee');
         await page.getByText('No consent here yet.').waitFor();
         // An invitation to connect: the address's error beside it, then sent (its mail in the outbox).
         await page.getByLabel('Their e-mail').fill('not an address');
@@ -622,7 +623,14 @@ describe('console: getting in', () => {
         await page.getByLabel('Their name (optional)').fill('Lee');
         await page.getByLabel('They are your').selectOption('partner');
         await page.getByRole('button', { name: 'Send invitation' }).click();
-        await page.getByText('lee@partner.example — pending').waitFor();
+        await page.getByText('Invitation sent to lee@partner.example').waitFor();
+        // The list of invitations sent (from the API) shows it, waiting for an answer; and under All.
+        const sent = page.locator('li.row', { hasText: 'Lee · lee@partner.example' });
+        await sent.getByText('pending').waitFor();
+        await page.getByLabel('Invitations to show').selectOption('');
+        await sent.waitFor();
+        await page.getByLabel('Invitations to show').selectOption('declined');
+        await page.getByText('No invitation here.').waitFor();
         await noSeriousViolations(page, 'network, invitation sent');
         const mails = await t.ctx.db
           .selectFrom('mail_outbox')

@@ -1,6 +1,6 @@
 /**
- * Consents and network: the principals connected to you; invite someone to connect by e-mail; the
- * consents you granted and those granted to you (scopes, state, expiry); grant a consent to a
+ * Consents and network: the principals connected to you; invite someone to connect by e-mail, and the
+ * invitations you sent with their state; the consents you granted and those granted to you (scopes, state, expiry); grant a consent to a
  * connection; revoke one; remove a connection.
  */
 import type { Item, Result } from '@kairos/sdk';
@@ -14,7 +14,7 @@ import { Confirm, Field, FormError, when } from '../lib/ui.js';
 
 type Connection = Item<Result<'listConnections'>>;
 type Consent = Item<Result<'listConsents'>>;
-type Invitation = Result<'createInvitation'>['invitation'];
+type Invitation = Item<Result<'listInvitations'>>;
 const RELATIONSHIPS = [
   ['colleague', 'Colleague'],
   ['client', 'Client'],
@@ -26,11 +26,11 @@ const RELATIONSHIPS = [
 type Relationship = (typeof RELATIONSHIPS)[number][0];
 
 /**
- * Invite someone by e-mail to connect. The API lists no invitations, so the page shows those sent
- * from it this visit; an invitation already pending to the address is sent again (the API's 200).
+ * Invite someone by e-mail to connect; an invitation already pending to the address is sent again
+ * (the API's 200). `onSent` shows it in the list of invitations.
  */
-function Invite(): VNode {
-  const [sent, setSent] = useState<Invitation[]>([]);
+function Invite(p: { onSent: (invitation: Invitation) => void }): VNode {
+  const [sent, setSent] = useState<Invitation | null>(null);
   const { fail, busy, submit } = useSubmit(async (f, form) => {
     const text = textOf(f);
     const body: Parameters<typeof kairos.network.invitations.create>[0] = {
@@ -40,8 +40,9 @@ function Invite(): VNode {
       ...(text('message') ? { message: text('message') } : {}),
     };
     const r = await kairos.network.invitations.create(body);
-    setSent([r.invitation, ...sent.filter((x) => x.id !== r.invitation.id)]);
+    setSent(r.invitation);
     form.reset();
+    p.onSent(r.invitation);
   });
   return html`<form onSubmit=${submit} novalidate>
       <${FormError} message=${fail.message} />
@@ -59,14 +60,7 @@ function Invite(): VNode {
       <//>
       <div><button type="submit" disabled=${busy}>${busy ? 'Sending…' : 'Send invitation'}</button></div>
     </form>
-    <div role="status">
-      ${
-        sent.length > 0
-          ? html`<h3>Sent from this page</h3>
-            <ul class="plain">${sent.map((x) => html`<li key=${x.id}>${x.invitee_name ? `${x.invitee_name} · ` : ''}${x.invitee_email} — ${x.status}, expires ${when(x.expires_at)}</li>`)}</ul>`
-          : null
-      }
-    </div>`;
+    <p role="status">${sent ? `Invitation sent to ${sent.invitee_email}; it expires ${when(sent.expires_at)}.` : ''}</p>`;
 }
 const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
 
@@ -104,6 +98,7 @@ function Grant(p: { connections: Connection[]; onGranted: () => void }): VNode {
 
 export function Network(): VNode {
   const [role, setRole] = useState<'grantor' | 'grantee'>('grantor');
+  const [invitationState, setInvitationState] = useState<Invitation['status'] | ''>('pending');
   const connections = usePaged((cursor) =>
     kairos.network
       .list({ limit: 20 })
@@ -117,6 +112,14 @@ export function Network(): VNode {
         .page(cursor)
         .then((r) => ({ items: r.consents, pagination: r.pagination })),
     [role],
+  );
+  const invitations = usePaged(
+    (cursor) =>
+      kairos.network.invitations
+        .list({ limit: 20, ...(invitationState ? { status: invitationState } : {}) })
+        .page(cursor)
+        .then((r) => ({ items: r.invitations, pagination: r.pagination })),
+    [invitationState],
   );
   const reload = () => {
     connections.reload();
@@ -142,7 +145,41 @@ export function Network(): VNode {
     <section class="panel" aria-labelledby="invite-title">
       <h2 id="invite-title">Invite someone to connect</h2>
       <p class="hint">They get an e-mail with a link to accept; once they do, they appear in your network.</p>
-      <${Invite} />
+      <${Invite}
+        onSent=${() => {
+          invitations.reset();
+          invitations.reload();
+        }}
+      />
+      <h3 id="invitations-title">Invitations you sent</h3>
+      <div class="field"><label for="invitation-state">Invitations to show</label>
+        <select id="invitation-state" onChange=${(e: Event) => {
+          setInvitationState((e.currentTarget as HTMLSelectElement).value as Invitation['status'] | '');
+          invitations.reset();
+        }}>
+          ${[
+            ['pending', 'Waiting for an answer'],
+            ['accepted', 'Accepted'],
+            ['declined', 'Declined'],
+            ['expired', 'Expired'],
+            ['', 'All'],
+          ].map(
+            ([v, l]) => html`<option value=${v} key=${v} selected=${invitationState === v}>${l}</option>`,
+          )}
+        </select></div>
+      <${PagedRows}
+        list=${invitations}
+        loading="Loading the invitations…"
+        empty=${html`<p>No invitation here. Invite someone with the form above.</p>`}
+        row=${(x: Invitation) => html`<li class="row" key=${x.id}>
+          <div class="row-head"><h3>${x.invitee_name ? `${x.invitee_name} · ` : ''}${x.invitee_email}</h3><span class=${`badge ${x.status}`}>${x.status}</span></div>
+          <dl class="facts">
+            <div><dt>As your</dt><dd>${x.relationship_type}</dd></div>
+            <div><dt>Sent</dt><dd>${when(x.created_at)}</dd></div>
+            <div><dt>${x.status === 'pending' ? 'Expires' : 'Expiry'}</dt><dd>${when(x.expires_at)}</dd></div>
+          </dl>
+        </li>`}
+      />
     </section>
     <section class="panel" aria-labelledby="grant-title">
       <h2 id="grant-title">Grant a consent</h2>
