@@ -248,6 +248,12 @@ export async function finishJob(trx: Tx | Db, id: string, workerId: string): Pro
   await trx.deleteFrom('jobs').where('id', '=', id).where('locked_by', '=', workerId).execute();
 }
 
+/** Deletes several jobs `workerId` holds, in one statement (finishJob for a batch). */
+export async function finishJobs(trx: Tx | Db, ids: string[], workerId: string): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId).execute();
+}
+
 /** Unlocks a job `workerId` holds and makes it due again at `runAt` (a handler's `{ retryAt }`). */
 export async function rescheduleJob(db: Db, id: string, workerId: string, runAt: Date): Promise<void> {
   await db

@@ -10,6 +10,7 @@ import {
   claimPartitionedJobs,
   claimScheduleTick,
   finishJob,
+  finishJobs,
   hasDueJob,
   JOBS_CHANNEL,
   type Job,
@@ -169,6 +170,16 @@ export class JobRunner {
     this.finished.add(job.id);
   }
 
+  /** finishIn for several running jobs whose work one transaction does (one statement). */
+  async finishManyIn(trx: Tx, jobs: readonly Job[]): Promise<void> {
+    await finishJobs(
+      trx,
+      jobs.map((j) => j.id),
+      this.workerId,
+    );
+    for (const job of jobs) this.finished.add(job.id);
+  }
+
   /**
    * The DELETE that ends a running job, for its handler to send inside the statement of its last
    * write (a data-modifying CTE, one round trip, no transaction needed): the job ends exactly when
@@ -284,7 +295,11 @@ export class JobRunner {
         else q.partitionRunning.delete(partition);
       }
       this.inFlight.delete(p);
-      this.wake([]);
+      // Its queue has a free slot now. Claim there again even if the last claim left the queue
+      // clean: one that got fewer jobs than it asked for (those enqueued while it waited for a
+      // connection were not yet due to it) must not leave a backlog waiting for the timer, which a
+      // pump that never rests (another busy queue) does not re-arm.
+      this.wake([q.name]);
     });
     this.inFlight.add(p);
   }

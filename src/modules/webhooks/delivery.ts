@@ -13,6 +13,14 @@
  * one worker of any number of processes, and an attempt cut short by a crash is made again once the
  * dead process's lease lapses (about ATTEMPT_LEASE_MS). A delivery names the one job it expects
  * (`pending_job`); a job that is stale (its delivery paused, retried or already recorded) does nothing.
+ *
+ * The runner claims due jobs in batches (one statement each), and several attempts to one endpoint
+ * run at once (ENDPOINT_CONCURRENCY), so deliveries need not arrive in the order of their events.
+ * What the jobs running at once in this process ask of the store is batched (batcher.ts): their
+ * dispatches in one transaction, their attempts' contexts in one SELECT, and their outcomes in one
+ * transaction (one UPDATE of the deliveries, one INSERT of the attempts, one DELETE of the jobs). An
+ * outcome the batch could not apply (its delivery changed meanwhile, or the batch failed) is recorded
+ * on its own as before.
  */
 import type { Db } from '../../db/store.js';
 import { withTransaction } from '../../db/store.js';
@@ -23,22 +31,36 @@ import { decryptSecret, randomToken } from '../../platform/crypto.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 import { type AttemptResult, attemptDelivery } from './attempt.js';
+import { Batcher } from './batcher.js';
 import { ATTEMPT_QUEUE, DISPATCH_QUEUE } from './events.js';
 import {
-  attemptContext,
+  type AttemptContext,
+  attemptContexts,
   type DeliveryRow,
   type DeliveryState,
   dispatchTargets,
   insertDeliveries,
   lockDelivery,
+  type OutcomeInput,
   recordOutcome,
+  recordOutcomes,
 } from './repo.js';
 import { buildDeliveryHeaders } from './signing.js';
 
-/** Attempts running at once in one process, all endpoints together. */
-export const ATTEMPT_CONCURRENCY = 32;
-/** Attempts running at once in one process for one subscription: a slow receiver holds at most these. */
-export const ENDPOINT_CONCURRENCY = 4;
+/** Attempt jobs running at once in one process, all endpoints together. */
+export const ATTEMPT_CONCURRENCY = 512;
+/**
+ * Attempt jobs of one subscription running at once in one process: most of an attempt's time under
+ * load is spent waiting for the store (the claim, the context, the record), so one endpoint needs
+ * many of them to keep up with a busy account's events. A slow receiver holds at most these (half).
+ */
+export const ENDPOINT_JOBS = 256;
+/** Requests in flight to one subscription's URL at once from one process: what a receiver sees. */
+export const ENDPOINT_CONCURRENCY = 32;
+/** Dispatch jobs running at once in one process (their fan-outs are batched). */
+const DISPATCH_CONCURRENCY = 256;
+/** Most items one batched statement or transaction takes. */
+const BATCH_MAX = 128;
 /** Claim lease of dispatch and attempt jobs; renewed while they run, so it only bounds crash recovery. */
 export const ATTEMPT_LEASE_MS = 10_000;
 
@@ -78,14 +100,40 @@ interface Log {
   error(obj: object, msg: string): void;
 }
 
+/** A finished attempt (`result` null: none was made), waiting to be recorded. */
+interface Finished {
+  job: Job<AttemptPayload>;
+  seen: DeliveryState;
+  startedMs: number;
+  result: AttemptResult | null;
+}
+
 type NextState = Pick<
   DeliveryRow,
   'status' | 'attempt_count' | 'next_attempt_at' | 'pending_job' | 'updated_at'
 >;
 
 export class WebhookDeliverer {
+  private readonly dispatches = new Batcher<Job<DispatchPayload>, null>((jobs) => this.dispatchMany(jobs), {
+    max: BATCH_MAX,
+    parallel: 2,
+  });
+  private readonly contexts = new Batcher<string, AttemptContext | null>(
+    async (ids) => {
+      const byId = new Map((await attemptContexts(this.db, ids)).map((c) => [c.id, c]));
+      return ids.map((id) => byId.get(id) ?? null);
+    },
+    { max: BATCH_MAX, parallel: 2 },
+  );
+  /** Per subscription: requests in flight, and the attempts waiting for one of them to end. */
+  private readonly sending = new Map<string, { running: number; waiting: (() => void)[] }>();
+  private readonly outcomes = new Batcher<Finished, boolean>((items) => this.recordMany(items), {
+    max: BATCH_MAX,
+    parallel: 2,
+  });
+
   constructor(
-    private readonly jobs: Pick<JobRunner, 'finishIn'>,
+    private readonly jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn'>,
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly encryptionKey: Buffer,
@@ -99,7 +147,7 @@ export class WebhookDeliverer {
       {
         queue: DISPATCH_QUEUE,
         handler: (job: Job<DispatchPayload>) => this.dispatch(job),
-        options: { concurrency: 4, leaseMs: ATTEMPT_LEASE_MS, extendLease: true },
+        options: { concurrency: DISPATCH_CONCURRENCY, leaseMs: ATTEMPT_LEASE_MS, extendLease: true },
       },
       {
         queue: ATTEMPT_QUEUE,
@@ -108,16 +156,25 @@ export class WebhookDeliverer {
           concurrency: ATTEMPT_CONCURRENCY,
           leaseMs: ATTEMPT_LEASE_MS,
           extendLease: true,
-          partition: { key: 'webhook_id', concurrency: ENDPOINT_CONCURRENCY },
+          partition: { key: 'webhook_id', concurrency: ENDPOINT_JOBS },
         },
       },
     ];
   }
 
-  /** Fans a committed event out into deliveries and their first attempts, in one transaction. */
+  /** Fans a committed event out into deliveries and their first attempts, with the others running. */
   private async dispatch(job: Job<DispatchPayload>): Promise<void> {
+    // A failed batch may have failed for another job's sake: this one alone, once more.
+    await this.dispatches.submit(job).catch(() => this.dispatchMany([job]));
+  }
+
+  /** Fans committed events out into deliveries and their first attempts, in one transaction. */
+  private async dispatchMany(batch: Job<DispatchPayload>[]): Promise<null[]> {
     await withTransaction(this.db, async (trx) => {
-      const targets = await dispatchTargets(trx, job.payload.event_id);
+      const targets = await dispatchTargets(
+        trx,
+        batch.map((job) => job.payload.event_id),
+      );
       const now = this.clock.now();
       const jobs = new Map<string, AttemptPayload>();
       const rows: DeliveryRow[] = targets.map((target) => {
@@ -144,41 +201,66 @@ export class WebhookDeliverer {
         ATTEMPT_QUEUE,
         created.map((d) => ({ payload: jobs.get(d.id)!, runAt: now })),
       );
-      await this.jobs.finishIn(trx, job);
+      await this.jobs.finishManyIn(trx, batch);
     });
+    return batch.map(() => null);
   }
 
   /** Makes one attempt of a delivery and records it; schedules the next one or ends the delivery. */
   private async attempt(job: Job<AttemptPayload>): Promise<void> {
-    const ctx = await attemptContext(this.db, job.payload.delivery_id);
+    const ctx = await this.contexts.submit(job.payload.delivery_id);
     // Stale: the delivery was deleted, ended, paused, or expects another job.
     if (ctx?.status !== 'pending' || ctx.pending_job !== job.payload.token) return;
     const state: DeliveryState = { status: ctx.status, attempt_count: ctx.attempt_count };
-    const startedMs = this.clock.nowMs();
     if (!ctx.active) {
       // Paused while this job waited (its pause raced the fan-out): end it like the pause does.
-      await this.record(job, state, startedMs, null);
+      await this.record(job, state, this.clock.nowMs(), null);
       return;
     }
-    const secrets = [decryptSecret(this.encryptionKey, ctx.secret_enc)];
-    const previousUntil = ctx.previous_secret_expires_at;
-    if (ctx.previous_secret_enc && previousUntil && previousUntil.getTime() > startedMs) {
-      secrets.push(decryptSecret(this.encryptionKey, ctx.previous_secret_enc));
-    }
-    const headers = buildDeliveryHeaders({
-      eventId: ctx.event_id,
-      body: ctx.envelope,
-      secrets,
-      nowMs: startedMs,
-    });
-    const result = await attemptDelivery({
-      url: ctx.url,
-      body: ctx.envelope,
-      headers,
-      timeoutMs: this.settings.timeoutMs,
-      policy: this.settings.policy,
+    const { startedMs, result } = await this.endpointSlot(ctx.webhook_id, async () => {
+      // Signed when sent: waiting for a slot must not age the signature's timestamp.
+      const startedMs = this.clock.nowMs();
+      const secrets = [decryptSecret(this.encryptionKey, ctx.secret_enc)];
+      const previousUntil = ctx.previous_secret_expires_at;
+      if (ctx.previous_secret_enc && previousUntil && previousUntil.getTime() > startedMs) {
+        secrets.push(decryptSecret(this.encryptionKey, ctx.previous_secret_enc));
+      }
+      const headers = buildDeliveryHeaders({
+        eventId: ctx.event_id,
+        body: ctx.envelope,
+        secrets,
+        nowMs: startedMs,
+      });
+      const result = await attemptDelivery({
+        url: ctx.url,
+        body: ctx.envelope,
+        headers,
+        timeoutMs: this.settings.timeoutMs,
+        policy: this.settings.policy,
+      });
+      return { startedMs, result };
     });
     await this.record(job, state, startedMs, result);
+  }
+
+  /** Runs `send` once fewer than ENDPOINT_CONCURRENCY requests to the subscription are in flight. */
+  private async endpointSlot<T>(webhookId: string, send: () => Promise<T>): Promise<T> {
+    let slot = this.sending.get(webhookId);
+    if (!slot) {
+      slot = { running: 0, waiting: [] };
+      this.sending.set(webhookId, slot);
+    }
+    if (slot.running >= ENDPOINT_CONCURRENCY) {
+      await new Promise<void>((resolve) => slot!.waiting.push(resolve));
+    } else slot.running++;
+    try {
+      return await send();
+    } finally {
+      // The slot passes to the next waiting attempt, or is given back.
+      const next = slot.waiting.shift();
+      if (next) next();
+      else if (--slot.running === 0) this.sending.delete(webhookId);
+    }
   }
 
   /**
@@ -214,8 +296,86 @@ export class WebhookDeliverer {
     };
   }
 
-  /** Records the attempt and the delivery's next state, and ends this job, in one transaction. */
+  /**
+   * Records the attempt and the delivery's next state, and ends this job: in a batch with the
+   * attempts finishing meanwhile, or (the batch could not apply it) on its own.
+   */
   private async record(
+    job: Job<AttemptPayload>,
+    seen: DeliveryState,
+    startedMs: number,
+    result: AttemptResult | null,
+  ): Promise<void> {
+    const applied = await this.outcomes.submit({ job, seen, startedMs, result }).catch(() => false);
+    if (!applied) await this.recordOne(job, seen, startedMs, result);
+  }
+
+  /**
+   * Records finished attempts in one transaction, each only if its delivery is as it was read before
+   * the attempt (recordOutcomes); answers which were. Their retries are enqueued and their jobs ended.
+   */
+  private async recordMany(items: Finished[]): Promise<boolean[]> {
+    return withTransaction(this.db, async (trx) => {
+      const now = this.clock.now();
+      const planned = items.map((item) => {
+        const { delivery_id: deliveryId, webhook_id, token, manual } = item.job.payload;
+        const { next, retry } = this.outcome(
+          item.seen,
+          { id: deliveryId, webhook_id },
+          manual,
+          item.result,
+          now,
+        );
+        const input: OutcomeInput = {
+          deliveryId,
+          token,
+          expected: item.seen,
+          next,
+          attempt:
+            item.result &&
+            this.attemptRow(deliveryId, next.attempt_count, manual, item.startedMs, item.result),
+        };
+        return { item, input, retry };
+      });
+      const applied = await recordOutcomes(
+        trx,
+        planned.map((p) => p.input),
+      );
+      const done = planned.filter((p) => applied.has(p.input.deliveryId));
+      await enqueueMany(
+        trx,
+        ATTEMPT_QUEUE,
+        done.flatMap((p) => (p.retry ? [{ payload: p.retry, runAt: p.input.next.next_attempt_at! }] : [])),
+      );
+      await this.jobs.finishManyIn(
+        trx,
+        done.map((p) => p.item.job),
+      );
+      return items.map((item) => applied.has(item.job.payload.delivery_id));
+    });
+  }
+
+  private attemptRow(
+    deliveryId: string,
+    number: number,
+    manual: boolean,
+    startedMs: number,
+    result: AttemptResult,
+  ) {
+    return {
+      delivery_id: deliveryId,
+      number,
+      manual,
+      at: new Date(startedMs),
+      response_status: result.response_status,
+      duration_ms: result.duration_ms,
+      error: result.error,
+      response_body: result.response_body,
+    };
+  }
+
+  /** Records the attempt and the delivery's next state, and ends this job, in one transaction. */
+  private async recordOne(
     job: Job<AttemptPayload>,
     seen: DeliveryState,
     startedMs: number,
@@ -234,16 +394,7 @@ export class WebhookDeliverer {
           token,
           expected,
           next,
-          attempt: result && {
-            delivery_id: deliveryId,
-            number: next.attempt_count,
-            manual,
-            at: new Date(startedMs),
-            response_status: result.response_status,
-            duration_ms: result.duration_ms,
-            error: result.error,
-            response_body: result.response_body,
-          },
+          attempt: result && this.attemptRow(deliveryId, next.attempt_count, manual, startedMs, result),
         });
         if (applied) {
           if (retry)

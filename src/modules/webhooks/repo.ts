@@ -144,12 +144,14 @@ export function anySubscriptionFor(accountId: string, type: string) {
 }
 
 /**
- * The event and the subscriptions that receive it: active, of the event's account, subscribed to its
- * type, created no later than the event; for an event with a recipient principal, only the account's
- * own subscriptions and those the recipient made. The subscriptions are locked FOR SHARE, so a
- * concurrent pause (which locks the subscription) waits for this fan-out and then fails its deliveries.
+ * The events and the subscriptions that receive them: active, of the event's account, subscribed to
+ * its type, created no later than the event; for an event with a recipient principal, only the
+ * account's own subscriptions and those the recipient made. The subscriptions are locked FOR SHARE,
+ * so a concurrent pause (which locks the subscription) waits for this fan-out and then fails its
+ * deliveries.
  */
-export async function dispatchTargets(trx: Tx, eventId: string) {
+export async function dispatchTargets(trx: Tx, eventIds: readonly string[]) {
+  if (eventIds.length === 0) return [];
   return trx
     .selectFrom('events as e')
     .innerJoin('webhooks as w', (join) =>
@@ -167,7 +169,8 @@ export async function dispatchTargets(trx: Tx, eventId: string) {
         ),
     )
     .select(['e.id as event_id', 'e.type as event_type', 'w.id as webhook_id'])
-    .where('e.id', '=', eventId)
+    .where('e.id', 'in', eventIds)
+    .orderBy('e.id')
     .orderBy('w.id')
     .forShare('w')
     .execute();
@@ -337,8 +340,70 @@ export async function recordOutcome(
   return rows.length === 1;
 }
 
-/** What an attempt needs: the delivery, where it goes, the secrets and the exact bytes to send. */
-export async function attemptContext(db: Queryable, deliveryId: string) {
+export interface OutcomeInput {
+  deliveryId: string;
+  token: string;
+  expected: DeliveryState;
+  attempt: Insertable<WebhookAttemptsTable> | null;
+  next: Pick<DeliveryRow, 'status' | 'attempt_count' | 'next_attempt_at' | 'pending_job' | 'updated_at'>;
+}
+
+/**
+ * recordOutcome for many deliveries in one statement (one UPDATE, one INSERT of the attempts made):
+ * each applies under the same condition as recordOutcome's. Answers the ids of those that applied.
+ */
+export async function recordOutcomes(trx: Tx, inputs: readonly OutcomeInput[]): Promise<Set<string>> {
+  if (inputs.length === 0) return new Set();
+  const rows = inputs.map((o) => ({
+    id: o.deliveryId,
+    token: o.token,
+    expected_status: o.expected.status,
+    expected_count: o.expected.attempt_count,
+    status: o.next.status,
+    attempt_count: o.next.attempt_count,
+    next_attempt_at: o.next.next_attempt_at,
+    pending_job: o.next.pending_job,
+    updated_at: o.next.updated_at,
+    attempted: o.attempt !== null,
+    number: o.attempt?.number ?? null,
+    manual: o.attempt?.manual ?? null,
+    at: o.attempt?.at ?? null,
+    response_status: o.attempt?.response_status ?? null,
+    duration_ms: o.attempt?.duration_ms ?? null,
+    error: o.attempt?.error ?? null,
+    response_body: o.attempt?.response_body ?? null,
+  }));
+  const result = await sql<{ id: string }>`
+    WITH v AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
+        id text, token text, expected_status text, expected_count integer, status text,
+        attempt_count integer, next_attempt_at timestamptz, pending_job text, updated_at timestamptz,
+        attempted boolean, number integer, manual boolean, at timestamptz, response_status integer,
+        duration_ms integer, error text, response_body text)
+    ),
+    updated AS (
+      UPDATE webhook_deliveries d
+      SET status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at,
+          pending_job = v.pending_job, updated_at = v.updated_at
+      FROM v
+      WHERE d.id = v.id AND d.pending_job = v.token AND d.status = v.expected_status
+        AND d.attempt_count = v.expected_count
+      RETURNING d.id
+    ),
+    attempts AS (
+      INSERT INTO webhook_attempts
+        (delivery_id, number, manual, at, response_status, duration_ms, error, response_body)
+      SELECT v.id, v.number, v.manual, v.at, v.response_status, v.duration_ms, v.error, v.response_body
+      FROM v JOIN updated u ON u.id = v.id
+      WHERE v.attempted
+    )
+    SELECT id FROM updated`.execute(trx);
+  return new Set(result.rows.map((r) => r.id));
+}
+
+/** What attempts need: each delivery, where it goes, the secrets and the exact bytes to send. */
+export async function attemptContexts(db: Queryable, deliveryIds: readonly string[]) {
+  if (deliveryIds.length === 0) return [];
   return db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
@@ -358,9 +423,11 @@ export async function attemptContext(db: Queryable, deliveryId: string) {
       'e.id as event_id',
       'e.envelope',
     ])
-    .where('d.id', '=', deliveryId)
-    .executeTakeFirst();
+    .where('d.id', 'in', deliveryIds)
+    .execute();
 }
+
+export type AttemptContext = Awaited<ReturnType<typeof attemptContexts>>[number];
 
 /** Deletes finished deliveries (and, by cascade, their attempts) created before `before`. */
 export function purgeFinishedDeliveries(db: Db, before: Date): Promise<number> {
