@@ -4,13 +4,16 @@
  * whose calendar (an ICS feed of 1,000 busy blocks, read once) is warm. The tool call runs the REST
  * request in-process and shows every time in the host's zone, so the ratio is the price of the MCP
  * layer: JSON-RPC, the inner dispatch, times with offsets, the output-schema check. Target: the tool
- * call's req/s ≥ 70 % of the REST route's. 50 connections; route and tool call take turns.
+ * call's req/s ≥ 70 % of the REST route's. 50 connections; route and tool call take turns. Beside
+ * req/s, the server process's CPU per request (Linux /proc) gives the same ratio with less noise
+ * from whatever else runs on the machine.
  *
  * The request the tool call sends is the one the official MCP client makes (recorded once, then
  * replayed by autocannon). The server runs in a child process (this file again, KAIROS_BENCH_CHILD=1)
  * on its own embedded PostgreSQL. Run alone with `node --import tsx bench/mcp.ts`; BENCH_SECONDS
  * (default 6) is the measured time per target.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -34,10 +37,39 @@ const ROUNDS = 3;
 const TARGET = 0.7;
 
 interface Ready {
+  pid: number;
   url: string;
   token: string;
   host: string;
   from: number;
+}
+
+/**
+ * The server process's CPU time so far in ms (Linux /proc; null elsewhere): CPU per request suffers
+ * less than req/s from other work on the machine (the load generator's included).
+ */
+function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A load run and the server's CPU µs per request in it. */
+async function measured(
+  pid: number,
+  run: () => Promise<LoadResult>,
+): Promise<LoadResult & { us: number | null }> {
+  const before = cpuMs(pid);
+  const r = await run();
+  const after = cpuMs(pid);
+  return {
+    ...r,
+    us: before === null || after === null || r.total === 0 ? null : ((after - before) * 1000) / r.total,
+  };
 }
 
 async function serveOn(url: string): Promise<void> {
@@ -71,7 +103,13 @@ async function serveOn(url: string): Promise<void> {
     });
     if (connected.statusCode !== 201) throw new Error(`connecting the feed failed: ${connected.body}`);
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    const ready: Ready = { url: address, token: api_key.key, host: host.principal_id, from };
+    const ready: Ready = {
+      pid: process.pid,
+      url: address,
+      token: api_key.key,
+      host: host.principal_id,
+      from,
+    };
     process.send?.(ready);
     await new Promise<void>((resolve) => process.once('message', () => resolve()));
   } finally {
@@ -148,10 +186,11 @@ export async function benchMcp(): Promise<Row[]> {
         });
       await runRest(2);
       await runMcp(2);
-      const runs: { rest: LoadResult; mcp: LoadResult }[] = [];
+      const runs: { rest: LoadResult & { us: number | null }; mcp: LoadResult & { us: number | null } }[] =
+        [];
       for (let i = 0; i < ROUNDS; i++) {
-        const r = await runRest(seconds / ROUNDS);
-        const m = await runMcp(seconds / ROUNDS);
+        const r = await measured(ready.pid, () => runRest(seconds / ROUNDS));
+        const m = await measured(ready.pid, () => runMcp(seconds / ROUNDS));
         for (const [name, x] of [
           ['REST', r],
           ['MCP', m],
@@ -180,6 +219,18 @@ export async function benchMcp(): Promise<Row[]> {
           unit: `% of req/s (target ≥ ${100 * TARGET} %, ${CONNECTIONS} conn)`,
         },
       );
+      if (runs.every((x) => x.rest.us !== null && x.mcp.us !== null)) {
+        const us = (side: 'rest' | 'mcp') => median(runs.map((x) => x[side].us as number));
+        rows.push(
+          { name: `mcp.${label} server CPU per REST request`, value: us('rest').toFixed(0), unit: 'µs' },
+          { name: `mcp.${label} server CPU per tool call`, value: us('mcp').toFixed(0), unit: 'µs' },
+          {
+            name: `mcp.${label} tool call vs REST, by server CPU`,
+            value: (100 * median(runs.map((x) => (x.rest.us as number) / (x.mcp.us as number)))).toFixed(0),
+            unit: `% (REST µs / tool call µs; target ≥ ${100 * TARGET} %)`,
+          },
+        );
+      }
     }
     return rows;
   } finally {
