@@ -44,12 +44,13 @@ async function callTool(
   name: string,
   args: Record<string, unknown>,
   viaSdk: boolean,
+  accept = true,
 ): Promise<{ status: number; type: string | null; body: Json }> {
   const res = await fetch(`${t.url}/mcp`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${token}`,
-      accept: 'application/json, text/event-stream',
+      ...(accept ? { accept: 'application/json, text/event-stream' } : {}),
       'content-type': 'application/json',
       'mcp-method': 'tools/call',
       'mcp-name': viaSdk ? `=?base64?${Buffer.from(name).toString('base64')}?=` : name,
@@ -106,6 +107,18 @@ describe('reading tool calls answered without the SDK', () => {
       const offsets = new Set(sdk.body.result.structuredContent.slots.map((s: Json) => s.start.slice(-6)));
       expect([...offsets].sort()).toEqual(['+01:00', '+02:00']);
     }
+  });
+
+  it('answers as the SDK does without an Accept header', async () => {
+    const args = {
+      principal_id: host,
+      duration_minutes: 30,
+      from: '2026-10-26T00:00:00Z',
+      to: '2026-10-27T00:00:00Z',
+    };
+    const sdk = await callTool(key, 'get_available_slots', args, true, false);
+    const fast = await callTool(key, 'get_available_slots', args, false, false);
+    expect(fast).toEqual(sdk);
   });
 
   it('leaves to the SDK what it must answer: a tool this key does not see, a mismatched header', async () => {

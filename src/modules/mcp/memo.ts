@@ -8,8 +8,11 @@
  * change) are not remembered.
  */
 
-/** Bounds: the remembered texts (keys and results hold about twice each) and their number. */
-const MAX_CHARS = 8_000_000;
+/**
+ * Bounds: the remembered answer texts (each result holds about three times its text more: the parsed
+ * answer, its JSON and the JSON-RPC result) and their number.
+ */
+const MAX_CHARS = 4_000_000;
 const MAX_ENTRIES = 512;
 /** Larger answers are rare (long lists) and seldom asked twice. */
 const MAX_TEXT = 500_000;
