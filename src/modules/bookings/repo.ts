@@ -1,5 +1,5 @@
 /** SQL of the bookings module: bookings, their occupancy, waitlist entries (migration 0008_bookings). */
-import { type Insertable, type QueryCreator, type Selectable, sql } from 'kysely';
+import { CompiledQuery, type Insertable, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { BookingsTable, BookingStatus, WaitlistEntriesTable } from './tables.js';
@@ -105,12 +105,43 @@ export async function insertBooking(
   row: Insertable<BookingsTable>,
   occupancy: readonly OccupancyRow[] = [],
 ): Promise<BookingRow> {
-  const insert = trx.insertInto('bookings').values(row).returningAll();
-  if (occupancy.length === 0) return insert.executeTakeFirstOrThrow();
-  const { rows } = await sql<BookingRow>`
-    WITH occupied AS (${occupancyInsert(trx, occupancy)}) ${insert}`.execute(trx);
+  const given = row as Record<string, unknown>;
+  const columns = Object.keys(given).filter((c) => given[c] !== undefined);
+  const key = `${columns.join(',')}|${occupancy.length}`;
+  const params = [
+    ...occupancy.flatMap((o) => [o.ownerId, o.principalId, o.start, o.end]),
+    ...columns.map((c) => given[c]),
+  ];
+  let text = bookingInserts.get(key);
+  if (text === undefined) {
+    const compiled = bookingInsert(trx, row, occupancy).compile(trx);
+    // Built once per shape of row: Kysely's text, kept when its parameters are these, in this order.
+    text = sameValues(compiled.parameters, params) ? compiled.sql : null;
+    if (bookingInserts.size < 64) bookingInserts.set(key, text);
+  }
+  const { rows } =
+    text === null
+      ? await bookingInsert(trx, row, occupancy).execute(trx)
+      : await trx.executeQuery<BookingRow>(CompiledQuery.raw(text, params));
   if (!rows[0]) throw new Error('insertBooking: no row returned');
   return rows[0];
+}
+
+/**
+ * insertBooking's statement texts by the columns given and the number of occupancy rows (null: build
+ * it each time): built by Kysely per booking it cost ~0.028 ms, its text reused ~0.009 (standalone).
+ */
+const bookingInserts = new Map<string, string | null>();
+
+function bookingInsert(trx: Tx, row: Insertable<BookingsTable>, occupancy: readonly OccupancyRow[]) {
+  const insert = trx.insertInto('bookings').values(row).returningAll();
+  return occupancy.length === 0
+    ? sql<BookingRow>`${insert}`
+    : sql<BookingRow>`WITH occupied AS (${occupancyInsert(trx, occupancy)}) ${insert}`;
+}
+
+function sameValues(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 export async function findBooking(
