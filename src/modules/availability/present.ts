@@ -93,11 +93,14 @@ export function linkSlotsJson(r: {
   stale: boolean;
   busy_as_of: string | null;
   slots: readonly Interval[];
-}): string {
-  return (
+}): Buffer {
+  return slotList(
+    r.slots,
+    0,
+    r.slots.length,
     `{"duration_minutes":${r.duration_minutes},"timezone":${JSON.stringify(r.timezone)},` +
-    `"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)},` +
-    `"slots":[${slotList(r.slots, 0, r.slots.length)}]}`
+      `"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)},"slots":[`,
+    ']}',
   );
 }
 
@@ -108,68 +111,93 @@ function asOfJson(asOf: string | null): string {
 
 /** The same answer as JSON text (see the top of this file). */
 export function slotsJson(r: SlotsResult): string {
+  return slotsBytes(r).toString();
+}
+
+/** The same answer as the bytes of its JSON text, as sent (see the top of this file). */
+export function slotsBytes(r: SlotsResult): Buffer {
   const head =
     `{"principal_id":${JSON.stringify(r.principal_id)},"duration_minutes":${r.duration_minutes},` +
     `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)}`;
-  if (!r.group_by_day) return `${head},"slots":[${slotList(r.slots, 0, r.slots.length)}]}`;
+  if (!r.group_by_day) return slotList(r.slots, 0, r.slots.length, `${head},"slots":[`, ']}');
   const days: string[] = [];
   let i = 0;
   while (i < r.slots.length) {
     const date = localDate(r.timezone, r.slots[i]!.start);
     let j = i + 1;
     while (j < r.slots.length && localDate(r.timezone, r.slots[j]!.start) === date) j++;
-    days.push(`{"date":"${date}","slots":[${slotList(r.slots, i, j)}]}`);
+    days.push(`{"date":"${date}","slots":[${slotList(r.slots, i, j).toString('latin1')}]}`);
     i = j;
   }
-  return `${head},"days":[${days.join(',')}]}`;
+  return Buffer.from(`${head},"days":[${days.join(',')}]}`);
 }
 
 /**
- * Rendered `{"start":…,"end":…}` texts, a pure memo: by slot length in minutes, then UTC day, an array
- * indexed by the minute of the day the slot starts (small-integer keys and array slots: much cheaper
- * than keying on epoch milliseconds). Slots of every principal lie on grids of local quarter hours and
- * the like, so the same texts come back request after request. Bounded by MAX_FRAGMENTS texts.
+ * Rendered `{"start":…,"end":…}` texts as bytes, a pure memo: by slot length in minutes, then UTC day,
+ * an array indexed by the minute of the day the slot starts (small-integer keys and array slots: much
+ * cheaper than keying on epoch milliseconds). Slots of every principal lie on grids of local quarter
+ * hours and the like, so the same texts come back request after request. An answer is assembled by
+ * copying them into one buffer: joining hundreds of strings and encoding the result when it is sent
+ * cost about twice as much (measured in docs/performance.md, "Reads"). Bounded by MAX_FRAGMENTS texts.
  */
-const fragments = new Map<number, Map<number, (string | undefined)[]>>();
+const fragments = new Map<number, Map<number, (Buffer | undefined)[]>>();
 let fragmentCount = 0;
 const MAX_FRAGMENTS = 50_000;
+const COMMA = 44;
 
-function slotList(slots: readonly Interval[], from: number, to: number): string {
-  const parts = new Array<string>(to - from);
+/**
+ * `head`, the slots [from, to) rendered and separated by commas, then `tail`, in one buffer of its own
+ * (never a slice of Node's shared pool: remembered answers would keep whole pool blocks alive).
+ */
+function slotList(slots: readonly Interval[], from: number, to: number, head = '', tail = ''): Buffer {
+  const parts = new Array<Buffer>(to - from);
+  let size = to > from ? to - from - 1 : 0;
   let day = Number.NaN;
   let length = Number.NaN;
-  let texts: (string | undefined)[] = [];
+  let texts: (Buffer | undefined)[] = [];
   for (let i = from; i < to; i++) {
     const s = slots[i]!;
     const d = Math.floor(s.start / DAY);
     const minute = (s.start - d * DAY) / MINUTE;
     const len = (s.end - s.start) / MINUTE;
+    let text: Buffer | undefined;
     if (!Number.isInteger(minute) || !Number.isInteger(len)) {
-      parts[i - from] = render(s); // not on whole minutes: not remembered
-      continue;
-    }
-    if (d !== day || len !== length) {
-      day = d;
-      length = len;
-      texts = textsOf(len, d);
-    }
-    let text = texts[minute];
-    if (text === undefined) {
-      if (fragmentCount >= MAX_FRAGMENTS) {
-        fragments.clear();
-        fragmentCount = 0;
+      text = render(s); // not on whole minutes: not remembered
+    } else {
+      if (d !== day || len !== length) {
+        day = d;
+        length = len;
         texts = textsOf(len, d);
       }
-      text = render(s);
-      texts[minute] = text;
-      fragmentCount++;
+      text = texts[minute];
+      if (text === undefined) {
+        if (fragmentCount >= MAX_FRAGMENTS) {
+          fragments.clear();
+          fragmentCount = 0;
+          texts = textsOf(len, d);
+        }
+        text = render(s);
+        texts[minute] = text;
+        fragmentCount++;
+      }
     }
     parts[i - from] = text;
+    size += text.length;
   }
-  return parts.join(',');
+  const headBytes = Buffer.byteLength(head);
+  const out = Buffer.allocUnsafeSlow(headBytes + size + Buffer.byteLength(tail));
+  let at = out.write(head, 0);
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0) out[at++] = COMMA;
+    const part = parts[i]!;
+    out.set(part, at);
+    at += part.length;
+  }
+  out.write(tail, at);
+  return out;
 }
 
-function textsOf(lengthMinutes: number, day: number): (string | undefined)[] {
+function textsOf(lengthMinutes: number, day: number): (Buffer | undefined)[] {
   let byDay = fragments.get(lengthMinutes);
   if (byDay === undefined) {
     byDay = new Map();
@@ -183,6 +211,6 @@ function textsOf(lengthMinutes: number, day: number): (string | undefined)[] {
   return texts;
 }
 
-function render(s: Interval): string {
-  return `{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}"}`;
+function render(s: Interval): Buffer {
+  return Buffer.from(`{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}"}`, 'latin1');
 }

@@ -4,7 +4,7 @@
  * parameters beyond the schemas. No I/O.
  */
 import type { Static } from '@sinclair/typebox';
-import type { Interval } from '../../lib/intervals.js';
+import { clip, type Interval } from '../../lib/intervals.js';
 import { type Schedule, workingIntervals } from '../../lib/schedule.js';
 import { isUuid } from '../../platform/ids.js';
 import { isTimeZone, type Problems } from '../../platform/validation.js';
@@ -57,24 +57,35 @@ export function queryWindow(
 }
 
 const WORKING_MEMO_SIZE = 4;
+/** Working hours are computed for windows widened to whole spans of this length (UTC), then clipped. */
+const WORKING_SPAN = 7 * DAY;
 const workingMemo = new WeakMap<Schedule, { start: number; end: number; working: Interval[] }[]>();
 
 /**
- * workingIntervals, remembered for the last few windows of each schedule object. Cached profiles share
- * their schedule objects between requests (a booking page asks the same window again and again) and are
- * replaced when the schedule changes, which drops their entries here too. Callers never mutate results.
+ * workingIntervals, from the last few wide windows of each schedule object: the window widened to
+ * whole weeks, whose working hours clipped to the window are the window's own (the hours of a window
+ * depend only on the days it meets). So questions whose window moves by minutes — "from now" on a
+ * booking page, or any new question — share one computation instead of converting 30 local days
+ * each time. Cached profiles share their schedule objects between requests and are replaced when the
+ * schedule changes, which drops their entries here too. Callers never mutate results.
  */
 export function workingFor(schedule: Schedule, window: Interval): Interval[] {
+  if (!(window.start < window.end)) return [];
   let entries = workingMemo.get(schedule);
   if (!entries) {
     entries = [];
     workingMemo.set(schedule, entries);
   }
-  for (const e of entries) if (e.start === window.start && e.end === window.end) return e.working;
-  const working = workingIntervals(schedule, window);
-  if (entries.length >= WORKING_MEMO_SIZE) entries.shift();
-  entries.push({ start: window.start, end: window.end, working });
-  return working;
+  const start = Math.floor(window.start / WORKING_SPAN) * WORKING_SPAN;
+  const end = Math.ceil(window.end / WORKING_SPAN) * WORKING_SPAN;
+  let wide: Interval[] | undefined;
+  for (const e of entries) if (e.start === start && e.end === end) wide = e.working;
+  if (wide === undefined) {
+    wide = workingIntervals(schedule, { start, end });
+    if (entries.length >= WORKING_MEMO_SIZE) entries.shift();
+    entries.push({ start, end, working: wide });
+  }
+  return start === window.start && end === window.end ? wide : clip(wide, window);
 }
 
 /** Parses from/to; records problems and returns undefined when they are not a usable window. */

@@ -33,7 +33,7 @@ import type {
   TitledInterval,
 } from './api.js';
 import { AnswerMemo } from './memo.js';
-import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsJson } from './present.js';
+import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes } from './present.js';
 import {
   checkCommon,
   constraintsWith,
@@ -160,7 +160,7 @@ export class AvailabilityService implements AvailabilityApi {
       nowMs,
       alignTimezone,
     });
-    const json = slotsJson({
+    const json = slotsBytes({
       principal_id: p.id,
       duration_minutes: params.duration_minutes,
       timezone,
@@ -169,10 +169,8 @@ export class AvailabilityService implements AvailabilityApi {
       group_by_day: groupByDay,
       slots,
     });
-    if (!memo.admit(key)) return withConsent(json, p.access.consentId);
-    const bytes = Buffer.from(json);
-    memo.set(key, bytes);
-    return withConsent(bytes, p.access.consentId);
+    if (memo.admit(key)) memo.set(key, json);
+    return withConsent(json, p.access.consentId);
   }
 
   /** GET /v1/availability/next (remembered like slots). */
@@ -453,10 +451,8 @@ export class AvailabilityService implements AvailabilityApi {
       busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
       slots,
     });
-    if (!memo.admit(key)) return json;
-    const bytes = Buffer.from(json);
-    memo.set(key, bytes);
-    return bytes;
+    if (memo.admit(key)) memo.set(key, json);
+    return json;
   }
 
   /**
