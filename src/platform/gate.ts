@@ -132,11 +132,10 @@ export function createGate(deps: GateDeps) {
     } else if (access === 'private' || access === 'availability') {
       authError = new Unauthorized();
     }
-    const anonymous = () => anonymousCaller(request.ip, config.anonymousRateLimitPerHour);
     // Fast path: a cached credential and a token already leased — no promise, no database.
     const cached = token === null ? undefined : auth.cached(token);
     if (token === null || cached !== undefined) {
-      const caller = cached ?? anonymous();
+      const caller = cached ?? anonymousCaller(request.ip, config.anonymousRateLimitPerHour);
       request.caller = caller;
       const quick = limiter.takeCached(caller.rateSubject, caller.rateLimit);
       if (quick !== null) {
@@ -156,7 +155,7 @@ export function createGate(deps: GateDeps) {
       },
       (err: unknown) => {
         if (!(err instanceof AppError)) throw err;
-        const anon = anonymous();
+        const anon = anonymousCaller(request.ip, config.anonymousRateLimitPerHour);
         request.caller = anon;
         return limiter
           .take(anon.rateSubject, anon.rateLimit)

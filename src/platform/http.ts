@@ -296,7 +296,8 @@ export function createPlatform(deps: PlatformDeps): {
       else done();
     });
 
-    app.addHook('onResponse', async (request, reply) => {
+    // A callback hook, not an async one: no promise per request for work that never waits.
+    app.addHook('onResponse', (request, reply, done) => {
       const seconds = (performance.now() - request.startedAt) / 1000;
       const route = request.routeOptions.url ?? 'unmatched';
       metrics.observe(request.method, route, reply.statusCode, seconds);
@@ -313,6 +314,7 @@ export function createPlatform(deps: PlatformDeps): {
         },
         'request',
       );
+      done();
     });
 
     // Preflight for the public booking surface (browsers send it without credentials).
