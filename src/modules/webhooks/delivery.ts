@@ -165,7 +165,10 @@ export class WebhookDeliverer {
   /** Fans a committed event out into deliveries and their first attempts, with the others running. */
   private async dispatch(job: Job<DispatchPayload>): Promise<void> {
     // A failed batch may have failed for another job's sake: this one alone, once more.
-    await this.dispatches.submit(job).catch(() => this.dispatchMany([job]));
+    await this.dispatches.submit(job).catch((err: unknown) => {
+      this.log.error({ err, job: job.id }, 'webhook dispatch batch failed; dispatching alone');
+      return this.dispatchMany([job]);
+    });
   }
 
   /** Fans committed events out into deliveries and their first attempts, in one transaction. */
@@ -306,7 +309,14 @@ export class WebhookDeliverer {
     startedMs: number,
     result: AttemptResult | null,
   ): Promise<void> {
-    const applied = await this.outcomes.submit({ job, seen, startedMs, result }).catch(() => false);
+    const applied = await this.outcomes.submit({ job, seen, startedMs, result }).catch((err: unknown) => {
+      // A deadlock with a pause, or one bad row: each outcome of the batch is recorded alone.
+      this.log.error(
+        { err, delivery: job.payload.delivery_id },
+        'webhook outcome batch failed; recording alone',
+      );
+      return false;
+    });
     if (!applied) await this.recordOne(job, seen, startedMs, result);
   }
 
