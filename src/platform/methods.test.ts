@@ -67,8 +67,8 @@ describe('a method the path does not take', () => {
     const cases: [string, string, string][] = [
       ['PATCH', '/v1/calendars/ics', 'POST'],
       ['DELETE', '/v1/calendars/ics', 'POST'],
-      ['DELETE', '/v1/network/invitations', 'POST'],
-      ['OPTIONS', '/v1/network/invitations', 'POST'],
+      ['DELETE', '/v1/network/invitations', 'GET, POST'],
+      ['OPTIONS', '/v1/network/invitations', 'GET, POST'],
     ];
     for (const [method, path, allow] of cases) {
       const body =
