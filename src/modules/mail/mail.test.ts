@@ -410,6 +410,19 @@ describe('mail written as an intent, rendered when sent', () => {
     };
   }
 
+  it('shows an intent not sent yet with its text rendered for the reader (`kairos mail show`), storing nothing', async () => {
+    const subject = bookingId();
+    const { outbox } = outboxWith((data) => {
+      const d = data as { who: string; uid: string };
+      return { text: `Hello ${d.who}`, html: `<p>Hello ${d.who}</p>`, invite: invite(d.uid) };
+    });
+    await t.ctx.db.transaction().execute((trx) => outbox.enqueue(trx, [intent(subject)]));
+    const [row] = await outbox.listFor(subject);
+    expect(await outbox.get(row!.id)).toMatchObject({ status: 'pending', text: 'Hello Bob' });
+    expect(await outboxRow(t, row!.id)).toMatchObject({ status: 'pending', text_body: '' });
+    await t.ctx.jobs.drain();
+  });
+
   it('a renderer that throws fails the attempt visibly, is retried, then gives up: the mail is failed, not lost', async () => {
     const subject = bookingId();
     let broken = true;

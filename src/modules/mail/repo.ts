@@ -38,7 +38,10 @@ export async function recentMails(db: Db, limit: number): Promise<MailSummary[]>
 }
 
 /** One mail with its text body. */
-export async function mailDetail(db: Db, id: string): Promise<MailDetail | undefined> {
+export async function mailDetail(
+  db: Db,
+  id: string,
+): Promise<(MailDetail & { render: { renderer: string; data: unknown } | null }) | undefined> {
   return db
     .selectFrom('mail_outbox')
     .select([
@@ -50,6 +53,7 @@ export async function mailDetail(db: Db, id: string): Promise<MailDetail | undef
       'created_at',
       'text_body as text',
       'last_error',
+      'render',
     ])
     .where('id', '=', id)
     .executeTakeFirst();

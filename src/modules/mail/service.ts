@@ -184,8 +184,19 @@ export class MailOutbox implements MailApi {
     return repo.recentMails(this.db, limit);
   }
 
+  /** One mail; one written as an intent and not sent yet is rendered for the answer (not stored). */
   async get(id: string): Promise<MailDetail | null> {
-    return (await repo.mailDetail(this.db, id)) ?? null;
+    const row = await repo.mailDetail(this.db, id);
+    if (!row) return null;
+    const { render, ...detail } = row;
+    if (render && detail.text === '') {
+      try {
+        detail.text = this.render(render, detail.created_at).text_body;
+      } catch {
+        // Shown as it is stored; the send job records why it cannot be rendered.
+      }
+    }
+    return detail;
   }
 
   /** Closes the SMTP connections (the runtime calls it on stop, after the jobs have stopped). */
