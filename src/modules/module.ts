@@ -29,10 +29,10 @@ export interface Platform {
   metrics: Metrics;
   usage: UsageRecorder;
   /**
-   * The job runner, for handlers that finish their job in their own transaction (`finishIn`) or in
-   * the statement of their last write (`finishing`).
+   * The job runner, for handlers that finish their job in their own transaction (`finishIn`, or
+   * `finishManyIn` for a batch of them) or in the statement of their last write (`finishing`).
    */
-  jobs: Pick<JobRunner, 'finishIn' | 'finishing'>;
+  jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn' | 'finishing'>;
   /** Tells this process's credential cache about a revocation, before the revoking request answers. */
   revocations: RevocationListener;
   log: { error(obj: object, msg: string): void };
@@ -44,7 +44,7 @@ export interface Platform {
  * declaration merging, e.g. availability's
  *   declare module '../module.js' { interface ExtensionPointTypes { busySources: BusySource } }
  * Today: apiKeys' `keyAccounts`, availability's `busySources`, principals' `accessGrants` and
- * `calendarStatus`, payments' `stripeEvents`, pages' `proposalLinks`.
+ * `calendarStatus`, payments' `stripeEvents`, mail's `mailRenderers`, pages' `proposalLinks`.
  */
 // biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the modules' api.ts
 export interface ExtensionPointTypes {}

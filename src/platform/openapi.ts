@@ -214,6 +214,10 @@ export function verifyKairosSignature(rawBody: Buffer, header: string | undefine
 }
 \`\`\`
 
+Deliveries are not ordered: several are in flight to one endpoint at once, and retries come later,
+so an event may arrive before one that happened earlier: compare the envelopes' \`created_at\`, or
+read the resource back, rather than trusting the order of arrival.
+
 Answer 2xx to accept a delivery. Anything else, no answer within 10 seconds or a redirect is
 retried after 1, 5 and 30 minutes; after the 4th failed attempt the delivery is \`failed\` (retry it
 by hand with \`POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry\`). After
