@@ -14,6 +14,7 @@
  * of the server process to $TMPDIR/kairos-bench-prof; BENCH_ONLY=<text> runs only the rows whose name
  * contains it.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -51,6 +52,8 @@ interface Ready {
   paths: { slots: string; slotsBaseline: string; next: string; nextBaseline: string };
   bytes: { slots: number; next: number };
   slotCount: number;
+  /** The server process, whose CPU time each run reads (/proc). */
+  pid: number;
 }
 
 /**
@@ -151,12 +154,24 @@ async function serveOn(url: string): Promise<void> {
       },
       bytes: { slots: Buffer.byteLength(slotsBody), next: Buffer.byteLength(nextBody) },
       slotCount,
+      pid: process.pid,
     };
     process.send?.(ready);
     await new Promise<void>((resolve) => process.once('message', () => resolve()));
   } finally {
     await close();
     await new Promise((resolve) => (feed ? feed.close(resolve) : resolve(undefined)));
+  }
+}
+
+/** CPU time (user + system, s) a process has used so far (Linux /proc; 0 elsewhere). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return 0;
   }
 }
 
@@ -194,10 +209,13 @@ export async function benchAvailability(): Promise<BenchRow[]> {
       if (only && !label.includes(only)) return;
       await loadTarget(ready.url, target, token, WARMUP_SECONDS);
       await loadTarget(ready.url, baseline, ready.token, WARMUP_SECONDS);
-      const runs: { route: Load; baseline: Load }[] = [];
+      const runs: { route: Load; baseline: Load; routeCpu: number; baselineCpu: number }[] = [];
       for (let i = 0; i < ROUNDS; i++) {
+        const c0 = cpuSeconds(ready.pid);
         const route = await loadTarget(ready.url, target, token, seconds / ROUNDS);
+        const c1 = cpuSeconds(ready.pid);
         const baseRun = await loadTarget(ready.url, baseline, ready.token, seconds / ROUNDS);
+        const c2 = cpuSeconds(ready.pid);
         for (const [name, r] of [
           [label, route],
           [`${label} baseline`, baseRun],
@@ -206,7 +224,12 @@ export async function benchAvailability(): Promise<BenchRow[]> {
             throw new Error(`${name}: ${r.non2xx} non-2xx answers and ${r.errors} errors`);
           }
         }
-        runs.push({ route, baseline: baseRun });
+        runs.push({
+          route,
+          baseline: baseRun,
+          routeCpu: (c1 - c0) / route.total,
+          baselineCpu: (c2 - c1) / baseRun.total,
+        });
       }
       for (const [name, pick] of [
         [label, (x: (typeof runs)[number]) => x.route],
@@ -219,11 +242,28 @@ export async function benchAvailability(): Promise<BenchRow[]> {
           { name: `http.${name} p99`, value: String(median(loads.map((r) => r.p99))), unit: 'ms' },
         );
       }
+      const routeCpu = median(runs.map((x) => x.routeCpu));
+      const baselineCpu = median(runs.map((x) => x.baselineCpu));
+      rows.push(
+        { name: `http.${label} server CPU`, value: (routeCpu * 1e6).toFixed(0), unit: 'µs per request' },
+        {
+          name: `http.${label} baseline server CPU`,
+          value: (baselineCpu * 1e6).toFixed(0),
+          unit: 'µs per request',
+        },
+      );
       const ratio = median(runs.map((x) => x.route.rps / x.baseline.rps));
       rows.push({
         name: `http.${label} vs baseline`,
         value: (100 * ratio).toFixed(0),
         unit: `% of req/s (${size}, ${CONNECTIONS} conn)${goal === null ? '' : `; target ≥ ${goal} %`}`,
+      });
+      // The same comparison by the server's CPU time per request, which load from other processes on
+      // the machine skews far less than throughput.
+      rows.push({
+        name: `http.${label} vs baseline, by server CPU`,
+        value: (100 * median(runs.map((x) => x.baselineCpu / x.routeCpu))).toFixed(0),
+        unit: `% (baseline's CPU per request / the route's)${goal === null ? '' : `; target ≥ ${goal} %`}`,
       });
     };
     await compare(
