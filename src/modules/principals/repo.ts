@@ -140,24 +140,59 @@ export async function findContacts(
 }
 
 /**
- * Locks principal rows FOR SHARE until the transaction ends: changes lock them FOR UPDATE first
- * (lockForChange), so they wait for the holder, and the holder waits for a change in progress.
- * Answers their contacts (as findContacts). Read schedules afterwards in a separate statement: under
- * READ COMMITTED a statement that waited for a lock still reads joined tables as they were when it
- * started (a schedule may not be that old).
+ * Locks principal rows FOR SHARE until the transaction ends and answers them (live or not) with their
+ * stored schedules and contacts, in one round trip: changes lock them FOR UPDATE first
+ * (lockForChange), so they wait for the holder, and the holder waits for a change in progress. The
+ * function (migration 0017) reads after locking, in a statement of its own: under READ COMMITTED a
+ * statement that waited for a lock still reads joined tables as they were when it started (a
+ * schedule may not be that old).
  */
-export async function lockForShare(
+export async function lockWithSchedules(
   trx: Queryable,
   ids: readonly string[],
-): Promise<{ id: string; display_name: string; email: string | null }[]> {
+): Promise<(PrincipalScheduleRow & { display_name: string; email: string | null })[]> {
   if (ids.length === 0) return [];
-  return trx
-    .selectFrom('principals')
-    .select(['id', 'display_name', 'email'])
-    .where('id', 'in', [...ids])
-    .orderBy('id')
-    .forShare()
-    .execute();
+  const { rows } = await sql<ScheduleJoinRow & { display_name: string; email: string | null }>`
+    SELECT * FROM principals_locked_profiles(${[...ids]}::uuid[])`.execute(trx);
+  return rows.map((r) => ({ ...withSchedule(r), display_name: r.display_name, email: r.email }));
+}
+
+/** A principal row joined with its schedule row's columns (null when it has none). */
+interface ScheduleJoinRow {
+  id: string;
+  kind: PrincipalKind;
+  account_id: string;
+  timezone: string;
+  deleted_at: Date | null;
+  s_timezone: string | null;
+  weekly: unknown;
+  overrides: unknown;
+  buffer_before_minutes: number | null;
+  buffer_after_minutes: number | null;
+  minimum_notice_minutes: number | null;
+  max_days_ahead: number | null;
+}
+
+function withSchedule(r: ScheduleJoinRow): PrincipalScheduleRow {
+  return {
+    id: r.id,
+    kind: r.kind,
+    account_id: r.account_id,
+    timezone: r.timezone,
+    deleted_at: r.deleted_at,
+    schedule:
+      r.s_timezone === null
+        ? null
+        : {
+            timezone: r.s_timezone,
+            weekly: (r.weekly ?? []) as WeeklyRule[],
+            overrides: (r.overrides ?? []) as ScheduleOverride[],
+            buffer_before_minutes: r.buffer_before_minutes ?? 0,
+            buffer_after_minutes: r.buffer_after_minutes ?? 0,
+            minimum_notice_minutes: r.minimum_notice_minutes ?? 0,
+            max_days_ahead: r.max_days_ahead ?? 1,
+          },
+  };
 }
 
 /** Principals (live or not) with their stored schedules, in one query; unknown ids are absent. */
@@ -185,25 +220,7 @@ export async function findPrincipalsWithSchedules(
     ])
     .where('p.id', 'in', [...ids])
     .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    kind: r.kind,
-    account_id: r.account_id,
-    timezone: r.timezone,
-    deleted_at: r.deleted_at,
-    schedule:
-      r.s_timezone === null
-        ? null
-        : {
-            timezone: r.s_timezone,
-            weekly: (r.weekly ?? []) as WeeklyRule[],
-            overrides: (r.overrides ?? []) as ScheduleOverride[],
-            buffer_before_minutes: r.buffer_before_minutes ?? 0,
-            buffer_after_minutes: r.buffer_after_minutes ?? 0,
-            minimum_notice_minutes: r.minimum_notice_minutes ?? 0,
-            max_days_ahead: r.max_days_ahead ?? 1,
-          },
-  }));
+  return rows.map(withSchedule);
 }
 
 export async function upsertSchedule(

@@ -154,7 +154,7 @@ export class PrincipalService implements PrincipalsApi {
    * The live principals behind `ids` as stored now, read in the caller's transaction and locked
    * against changes (schedule, zone, deletion) until it ends: what a booking is checked against
    * cannot change before it commits. Deleted and unknown ids are absent from `profiles`; `contacts`
-   * are as `contacts()` answers them, read in the same statement as the lock.
+   * are as `contacts()` answers them, read with the schedules after the lock (one round trip).
    */
   async lockedProfiles(
     trx: Tx,
@@ -162,10 +162,9 @@ export class PrincipalService implements PrincipalsApi {
   ): Promise<{ profiles: Map<string, PrincipalProfile>; contacts: Map<string, Contact> }> {
     const valid = [...new Set(ids.map((x) => x.toLowerCase()))].filter(isUuid);
     const contacts = new Map<string, Contact>();
-    for (const r of await repo.lockForShare(trx, valid))
-      contacts.set(r.id, { name: r.display_name, email: r.email });
     const profiles = new Map<string, PrincipalProfile>();
-    for (const r of await repo.findPrincipalsWithSchedules(trx, valid)) {
+    for (const r of await repo.lockWithSchedules(trx, valid)) {
+      contacts.set(r.id, { name: r.display_name, email: r.email });
       if (r.deleted_at === null) profiles.set(r.id, profileOf(r));
     }
     return { profiles, contacts };
