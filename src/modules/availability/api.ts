@@ -3,8 +3,11 @@
  * modules may call (`AvailabilityApi`, implemented by the availability service), what it needs
  * (`AvailabilityNeeds`), and the busy-source contract other modules contribute to.
  */
+import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
+import type { Caller } from '../../platform/auth.js';
 import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
+import type { SlotsQuery } from './schemas.js';
 
 export type { BusyAnswer, BusySource, Interval, TitledInterval } from './busy-source.js';
 
@@ -38,7 +41,13 @@ export interface LinkSlotsInput {
   limits: BookingLimits;
 }
 
-/** What availability answers for the bookings module (docs/api.md#bookings, #public-booking-surface). */
+/** GET /v1/availability/slots's query, once checked against its schema (defaults filled in). */
+export type SlotsParams = Static<typeof SlotsQuery>;
+
+/**
+ * What availability answers for other modules: the bookings module (docs/api.md#bookings,
+ * #public-booking-surface) and the MCP tools (docs/mcp.md).
+ */
 export interface AvailabilityApi {
   /**
    * Why `slot` cannot be booked for host `p`: outside its working hours, inside its minimum notice,
@@ -57,4 +66,11 @@ export interface AvailabilityApi {
    * host free (single, round robin) or `all` free (collective), under the link's limits.
    */
   linkSlots(input: LinkSlotsInput): Promise<Buffer | string>;
+  /**
+   * GET /v1/availability/slots for `caller` as JSON text: the route's answer, with its access rules
+   * (403 for a principal the caller may not read), cross-field checks and problems (thrown AppErrors).
+   * `params` must already satisfy the route's query schema. A remembered answer read without a consent
+   * is the same object each time, until anything it was computed from changes (then another object).
+   */
+  slots(caller: Caller, params: SlotsParams): Promise<Buffer | string>;
 }

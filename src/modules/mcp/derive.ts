@@ -45,6 +45,11 @@ export interface DerivedOperation {
   instantFields: string[];
   /** The answer is not an object: the tool's result carries it as `result`. */
   wrapped: boolean;
+  /**
+   * The query string as the route states it (its parameters' own schemas, required ones, nothing
+   * else), for a tool answered through its module's API instead of the route (service.ts).
+   */
+  querySchema: JsonSchema;
 }
 
 const TIME_NOTE = 'ISO 8601 instant with the UTC offset of `timezone` (the IANA zone the answer is shown in)';
@@ -108,6 +113,8 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
       const required: string[] = [];
       const pathParams: string[] = [];
       const queryParams: string[] = [];
+      const queryProps: Record<string, JsonSchema> = {};
+      const queryRequired: string[] = [];
       const instantFields: string[] = [];
       const fixed = tool.fixed ?? {};
       const add = (name: string, schema: JsonSchema, isRequired: boolean, description?: string) => {
@@ -124,8 +131,11 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
       };
       for (const p of op.parameters ?? []) {
         if (p.in === 'path') pathParams.push(p.name);
-        else if (p.in === 'query') queryParams.push(p.name);
-        else continue;
+        else if (p.in === 'query') {
+          queryParams.push(p.name);
+          queryProps[p.name] = inline(p.schema ?? { type: 'string' }, components) as JsonSchema;
+          if (p.required === true) queryRequired.push(p.name);
+        } else continue;
         add(p.name, p.schema ?? { type: 'string' }, p.in === 'path' || p.required === true, p.description);
       }
       const body = op.requestBody?.content?.['application/json']?.schema;
@@ -193,6 +203,12 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
         outputSchema,
         instantFields,
         wrapped,
+        querySchema: {
+          type: 'object',
+          properties: queryProps,
+          ...(queryRequired.length > 0 ? { required: queryRequired } : {}),
+          additionalProperties: false,
+        },
       };
     }
   }

@@ -163,7 +163,7 @@ describe('reading tool calls answered without the SDK', () => {
     expect(fn(headers, { ...body('r'), params: noEnvelope }, ctx)).toBeUndefined();
     expect(fn(headers, { ...body('r'), params: { ...body('r').params, task: {} } }, ctx)).toBeUndefined();
     const answer = await fn(headers, body('r'), ctx);
-    expect(JSON.parse(answer?.body ?? '')).toEqual({
+    expect(JSON.parse(answer?.body.toString('utf8') ?? '')).toEqual({
       jsonrpc: '2.0',
       id: 1,
       result: {

@@ -26,30 +26,35 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-/** The `result` member's JSON of each result answered, kept with the result (memo.ts keeps results). */
-const written = new WeakMap<ToolResult, string>();
+/**
+ * The answer's bytes up to its `id` (`{"result":…,"jsonrpc":"2.0","id":`) for each result answered,
+ * kept with the result (memo.ts keeps results): a remembered result is sent without writing or
+ * encoding its JSON again.
+ */
+const written = new WeakMap<ToolResult, Buffer>();
 
-function resultJson(result: ToolResult, serverInfo: string): string {
-  let json = written.get(result);
-  if (json !== undefined) return json;
+function answerHead(result: ToolResult, serverInfo: string): Buffer {
+  let head = written.get(result);
+  if (head !== undefined) return head;
   const sc = result.structuredContent;
   const text = result.content.length === 1 ? result.content[0]?.text : undefined;
   // The tool's own text is the JSON of its structured content (service.ts `ok`): splice it in.
   const structured =
     sc === undefined ? undefined : text !== undefined && !result.isError ? text : JSON.stringify(sc);
-  json =
+  const json =
     `{"content":${JSON.stringify(result.content)}` +
     (structured !== undefined ? `,"structuredContent":${structured}` : '') +
     (result.isError !== undefined ? `,"isError":${result.isError}` : '') +
     `,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":${serverInfo}}}`;
-  written.set(result, json);
-  return json;
+  head = Buffer.from(`{"result":${json},"jsonrpc":"2.0","id":`);
+  written.set(result, head);
+  return head;
 }
 
 export interface FastAnswer {
   status: number;
   contentType: string;
-  body: string;
+  body: Buffer;
 }
 
 /**
@@ -88,8 +93,8 @@ export function fastToolCall(
     if (route.kind !== 'modern' || route.classification.revision !== REVISION) return undefined;
     return service.call(ctx, params.name, params.arguments).then((result) => ({
       status: 200,
-      contentType: 'application/json',
-      body: `{"result":${resultJson(result, info)},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`,
+      contentType: 'application/json; charset=utf-8',
+      body: Buffer.concat([answerHead(result, info), Buffer.from(`${JSON.stringify(id)}}`)]),
     }));
   };
 }

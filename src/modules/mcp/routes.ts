@@ -16,9 +16,10 @@ export function mcpRoutes(app: TypedApp, endpoint: McpEndpoint, _service: McpSer
     {
       config: { access: 'availability', scope: 'read' },
       schema: { hide: true },
-      onSend: async (_request, reply, payload) => {
+      // A callback hook, not an async one: no promise per request on the tool calls' hot path.
+      onSend: (_request, reply, payload, done) => {
         if (reply.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="kairos"');
-        return payload;
+        done(null, payload);
       },
     },
     async (request, reply) => {

@@ -9,9 +9,10 @@ import type { Ajv2020 as AjvType, ValidateFunction } from 'ajv/dist/2020.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
-import type { Caller } from '../../platform/auth.js';
+import { authorize, type Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { addKairosFormats, isTimeZone as isZone } from '../../platform/validation.js';
+import { addKairosFormats, isTimeZone as isZone, validatorCompiler } from '../../platform/validation.js';
+import type { AvailabilityApi, SlotsParams } from '../availability/api.js';
 import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
 import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
 import { dispatch } from './dispatch.js';
@@ -61,7 +62,18 @@ interface Entry {
   listed: ListedTool;
   op?: DerivedOperation;
   validate: ValidateFunction;
+  /** A reading operation answered through its module's API (`direct` below), with its query check. */
+  direct?: { read: DirectRead; query: (q: Record<string, unknown>) => boolean };
 }
+
+/** A route's answer text read through its module's API, for a caller already admitted to the route. */
+type DirectRead = (caller: Caller, query: Record<string, unknown>) => Promise<Buffer | string>;
+
+/**
+ * The query-string check Fastify runs on the routes (platform/validation.ts: coercion from text and
+ * the schema's defaults), compiled from the route's own query schema as the document states it.
+ */
+const queryCompiler = validatorCompiler();
 
 /** The tool call's context: the app that answers it and the HTTP request it arrived in. */
 export interface CallContext {
@@ -83,8 +95,28 @@ export class McpService {
 
   /** Rendered answers of REST tools by the route's answer text (memo.ts). */
   private readonly answers = new AnswerMemo<ToolResult>();
+  /**
+   * Rendered answers by the answer object a module's API gave (a remembered one is the same object
+   * until what it was computed from changes), then by the zone asked for: no text decoded, no lookup
+   * by text. Held only as long as the module holds its answer.
+   */
+  private readonly byAnswer = new WeakMap<object, Map<string, ToolResult>>();
+  /** The operations read through a module's API: the route's access rule and the read. */
+  private readonly reads = new Map<string, { access: 'availability'; read: DirectRead }>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    availability?: Pick<AvailabilityApi, 'slots'>,
+  ) {
+    if (availability) {
+      // GET /v1/availability/slots (config.access 'availability'): the route hands the service the
+      // checked query and sends its answer as is, so the service's answer is the route's.
+      this.reads.set('listAvailableSlots', {
+        access: 'availability',
+        read: (caller, query) => availability.slots(caller, query as SlotsParams),
+      });
+    }
+  }
 
   /** Every tool with its schemas, derived once per app from its OpenAPI document. */
   catalogue(app: FastifyInstance): Map<string, Entry> {
@@ -110,9 +142,23 @@ export class McpService {
       // TypeBox schemas carry symbol keys; a JSON round trip leaves the plain JSON Schema.
       inputSchema = JSON.parse(JSON.stringify(inputSchema)) as JsonSchema;
       outputSchema = JSON.parse(JSON.stringify(outputSchema)) as JsonSchema;
+      const read = def.kind === 'rest' ? this.reads.get(def.operationId) : undefined;
       entries.set(def.name, {
         def,
         op,
+        ...(read && op
+          ? {
+              direct: {
+                read: read.read,
+                query: queryCompiler({
+                  schema: op.querySchema,
+                  httpPart: 'querystring',
+                  method: op.method,
+                  url: op.path,
+                }) as (q: Record<string, unknown>) => boolean,
+              },
+            }
+          : {}),
         validate: this.ajv.compile(outputSchema),
         listed: {
           name: def.name,
@@ -307,6 +353,22 @@ export class McpService {
         if (v !== undefined) body[b] = v;
       }
     }
+    const asked = typeof args.timezone === 'string' ? args.timezone : '';
+    if (entry.direct) {
+      const answer = await this.readDirect(ctx, entry.direct, query);
+      if (answer !== undefined) {
+        const byZone = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
+        const known = byZone?.get(asked);
+        if (known) return known;
+        const text = typeof answer === 'string' ? answer : answer.toString('utf8');
+        const result = await this.rendered(ctx, entry, tool, args, asked, text);
+        if (typeof answer !== 'string' && this.answers.get(tool.name, asked, text) === result) {
+          if (byZone) byZone.set(asked, result);
+          else this.byAnswer.set(answer, new Map([[asked, result]]));
+        }
+        return result;
+      }
+    }
     const res = await dispatch(ctx.app, ctx.request, {
       method: op.method,
       url,
@@ -315,20 +377,66 @@ export class McpService {
       ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
     });
     if (res.status >= 300) return this.problem(tool, res.status, res.body);
-    // Only reading tools' answers come again (a created thing's answer is new text every time).
-    const memo = op.method === 'GET' ? this.answers : undefined;
-    const asked = typeof args.timezone === 'string' ? args.timezone : '';
-    const remembered = memo?.get(tool.name, asked, res.text);
+    if (op.method === 'GET') return this.rendered(ctx, entry, tool, args, asked, res.text, res.body);
+    return this.render(ctx, entry, op, args, res.body).then((r) => r.result);
+  }
+
+  /**
+   * The answer of a route read through its module's API, or undefined when the route must answer
+   * (then the tool runs the request, and any problem is the route's own, by construction): a query
+   * the route's schema refuses, a caller its access rule refuses, or any error of the read.
+   */
+  private async readDirect(
+    ctx: CallContext,
+    direct: NonNullable<Entry['direct']>,
+    query: Record<string, string>,
+  ): Promise<Buffer | string | undefined> {
+    const checked: Record<string, unknown> = { ...query };
+    for (const k in checked) if ((checked[k] as string).includes('\0')) return undefined;
+    if (!direct.query(checked)) return undefined;
+    try {
+      // The inner request carries no Origin and the route declares no scope of its own.
+      authorize(ctx.caller, 'availability', 'GET', undefined);
+      return await direct.read(ctx.caller, checked);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A reading tool's result for the route's answer text, remembered by that text (memo.ts). */
+  private async rendered(
+    ctx: CallContext,
+    entry: Entry,
+    tool: RestTool,
+    args: Record<string, unknown>,
+    asked: string,
+    text: string,
+    parsed?: unknown,
+  ): Promise<ToolResult> {
+    const remembered = this.answers.get(tool.name, asked, text);
     if (remembered) return remembered;
-    const answer = (op.wrapped ? { result: res.body } : (res.body ?? {})) as Record<string, unknown>;
+    const body = parsed !== undefined ? parsed : text.length === 0 ? null : JSON.parse(text);
+    const { result, fromSchedule } = await this.render(ctx, entry, entry.op as DerivedOperation, args, body);
+    if (!result.isError && !fromSchedule) this.answers.set(tool.name, asked, text, result);
+    return result;
+  }
+
+  /** The tool result of a successful answer: times in the zone, checked against the outputSchema. */
+  private async render(
+    ctx: CallContext,
+    entry: Entry,
+    op: DerivedOperation,
+    args: Record<string, unknown>,
+    body: unknown,
+  ): Promise<{ result: ToolResult; fromSchedule: boolean }> {
+    const answer = (op.wrapped ? { result: body } : (body ?? {})) as Record<string, unknown>;
     const zone = await this.zoneFor(ctx, args, answer);
     const result = this.checked(
       ctx,
       entry,
       this.ok({ ...(inZone(answer, zone.name) as Record<string, unknown>), timezone: zone.name }),
     );
-    if (!result.isError && !zone.fromSchedule) memo?.set(tool.name, asked, res.text, result);
-    return result;
+    return { result, fromSchedule: zone.fromSchedule };
   }
 
   /**
