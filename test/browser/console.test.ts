@@ -462,8 +462,9 @@ describe('console: getting in', () => {
         // Filtered by the link (also what the link's own "Bookings" leads to); another link's list is empty.
         await page.getByLabel('Booking link').selectOption(link.id);
         await page.getByRole('button', { name: 'Show bookings' }).click();
+        // The unfiltered list stays until the filtered one arrives: wait for the list to change.
+        await expect.poll(() => page.locator('li.booking').count()).toBe(1);
         await publicRow.waitFor();
-        expect(await page.locator('li.booking').count()).toBe(1);
         const other = await t.call('POST', '/v1/booking-links', {
           token: firstKey,
           body: { slug: 'other-call', title: 'Other call', durations: [30] },

@@ -123,7 +123,9 @@ export class ResponseChecker {
       if (media === 'application/problem+json') {
         return this.checkProblem(a.status, a.body) ?? this.checkCode(a.status, a.body, undefined);
       }
-      if (a.route === undefined && a.status >= 400) return `a ${a.status} without a route is ${media}`;
+      // An unmatched error answer must be a problem, unless it has no body (HEAD): nothing to read.
+      if (a.route === undefined && a.status >= 400 && !bodiless)
+        return `a ${a.status} without a route is ${media}`;
       return null;
     }
     const responses = op.responses ?? {};

@@ -18,15 +18,23 @@ interface SlotRow {
   minutes: number;
 }
 
-function tomorrowAt(hour: number): string {
-  const d = new Date(Date.now() + 86_400_000);
+/**
+ * The next weekday (Monday to Friday) after today at `hour`, local time: a proposal's times must be
+ * in everyone's working hours, which are weekdays by default, so a poll started on a Friday or at the
+ * weekend is offered Monday rather than a day nobody works.
+ */
+function nextWeekdayAt(hour: number): string {
+  const d = new Date();
+  do {
+    d.setDate(d.getDate() + 1);
+  } while (d.getDay() === 0 || d.getDay() === 6);
   d.setHours(hour, 0, 0, 0);
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(hour)}:00`;
 }
 
 function CreatePoll(p: { onCreated: () => void }): VNode {
-  const [slots, setSlots] = useState<SlotRow[]>([{ start: tomorrowAt(10), minutes: 30 }]);
+  const [slots, setSlots] = useState<SlotRow[]>([{ start: nextWeekdayAt(10), minutes: 30 }]);
   const [links, setLinks] = useState<{ label: string; url: string }[]>([]);
   const { fail, busy, submit } = useSubmit(async (f, form) => {
     const text = textOf(f);
@@ -80,7 +88,7 @@ function CreatePoll(p: { onCreated: () => void }): VNode {
           </div>`,
         )}
         ${fail.fields.slots ? html`<p class="error">${fail.fields.slots}</p>` : null}
-        <button type="button" class="secondary" onClick=${() => setSlots([...slots, { start: tomorrowAt(11 + slots.length), minutes: 30 }])}>Add a time</button>
+        <button type="button" class="secondary" onClick=${() => setSlots([...slots, { start: nextWeekdayAt(11 + slots.length), minutes: 30 }])}>Add a time</button>
       </fieldset>
       <div><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create poll'}</button></div>
     </form>
