@@ -223,10 +223,14 @@ export async function buildApp(
   app.addHook('preClose', async () => {
     draining = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (!draining) return;
+  // A callback hook, not an async one: no promise per request for a check that almost never answers.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!draining) {
+      done();
+      return;
+    }
     reply.header('connection', 'close').header('retry-after', '1');
-    return sendProblem(
+    sendProblem(
       ctx.config,
       reply,
       request,
