@@ -5,9 +5,8 @@
  * details (`availability:read:details`) or propose meetings to it (`booking:propose`). Granting again
  * merges scopes into the one active consent of the pair (one statement, `ON CONFLICT` on a partial
  * unique index: racing grants end in one consent). A connection (an accepted invitation) grants
- * `booking:propose` both ways and makes each readable to the other. The access rule's answers are
- * remembered per reader and dropped at commit in every process by NOTIFY from triggers on both tables
- * (migration 0018): a revocation holds for the very next request in every process.
+ * `booking:propose` both ways and makes each readable to the other. Access is decided from the
+ * database on every request: a revocation holds for the very next request in every process.
  */
 import type { Config } from '../../config.js';
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
