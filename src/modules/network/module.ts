@@ -22,8 +22,6 @@ export const networkModule = defineModule<NetworkNeeds>()({
       routes: (app) => networkRoutes(app, network),
       schedules: [{ name: 'consent-expiry', everyMs: 30_000, run: () => network.expireConsents() }],
       contributes: { accessGrants: [network.accessRule] },
-      // The access rule's answers are cached once changes can be heard from every process.
-      listen: [(notifier) => network.listen(notifier)],
     };
   },
 });

@@ -132,10 +132,10 @@ export async function findReadConsent(
   granteeId: string,
   grantorIds: readonly string[],
   now: Date,
-): Promise<{ id: string; grantor_id: string; scopes: string[]; expires_at: Date | null } | undefined> {
+): Promise<{ id: string; grantor_id: string; scopes: string[] } | undefined> {
   return db
     .selectFrom('consents')
-    .select(['id', 'grantor_id', 'scopes', 'expires_at'])
+    .select(['id', 'grantor_id', 'scopes'])
     .where('id', '=', consentId)
     .where('grantee_id', '=', granteeId)
     .where('grantor_id', 'in', [...grantorIds])
@@ -144,9 +144,6 @@ export async function findReadConsent(
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .executeTakeFirst();
 }
-
-/** NOTIFY channel of changes to who may read whom; payload: the reader (migration 0018). */
-export const NETWORK_ACCESS_CHANNEL = 'kairos_network_access';
 
 /**
  * Why `me` may read each of `ids`: a connection ('network'), or an active, unexpired consent with
@@ -158,16 +155,14 @@ export async function readGrants(db: Queryable, me: string, ids: readonly string
     basis: 'network' | 'consent';
     consent_id: string | null;
     details: boolean;
-    expires_at: Date | null;
   }>`
     SELECT CASE WHEN principal_a = ${me}::uuid THEN principal_b ELSE principal_a END::text AS id,
-      'network' AS basis, NULL AS consent_id, false AS details, NULL::timestamptz AS expires_at
+      'network' AS basis, NULL AS consent_id, false AS details
     FROM network_connections
     WHERE (principal_a = ${me}::uuid AND principal_b = ANY(${ids}::uuid[]))
        OR (principal_b = ${me}::uuid AND principal_a = ANY(${ids}::uuid[]))
     UNION ALL
-    SELECT grantor_id::text, 'consent', id, 'availability:read:details' = ANY(scopes), expires_at
-    FROM consents
+    SELECT grantor_id::text, 'consent', id, 'availability:read:details' = ANY(scopes) FROM consents
     WHERE grantee_id = ${me}::uuid AND grantor_id = ANY(${ids}::uuid[]) AND status = 'active'
       AND 'availability:read:freebusy' = ANY(scopes) AND (expires_at IS NULL OR expires_at > ${now})
   `.execute(db);

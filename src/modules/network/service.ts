@@ -9,8 +9,6 @@
  * database on every request: a revocation holds for the very next request in every process.
  */
 import type { Config } from '../../config.js';
-import { InvalidatedCache } from '../../db/invalidated-cache.js';
-import type { Notifier } from '../../db/notify.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Caller } from '../../platform/auth.js';
@@ -70,30 +68,10 @@ function presentInvitation(i: InvitationRow, nowMs: number) {
   };
 }
 
-/** How long the access rule's answer to one question is used at most (changes drop it sooner). */
-const GRANTS_TTL_MS = 60_000;
-
-/** A way one principal may read another, as the access rule found it, with when it lapses. */
-interface ReadGrant {
-  id: string;
-  basis: 'network' | 'consent';
-  consent_id: string | null;
-  details: boolean;
-  /** ms; null: never (connections, consents without an end). */
-  expires: number | null;
-}
-
 export class NetworkService implements NetworkApi {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly config: Pick<Config, 'baseUrl'>;
-  /**
-   * The access rule's answers by reader (the caller's principal), then by question (the principals
-   * asked about, and the consent named): every change to a consent or a connection drops the reader's
-   * entry in every process at commit (NOTIFY from triggers, migration 0018), and the process that
-   * made it drops it before answering. A grant past its end is not used, cached or not.
-   */
-  private readonly grants: InvalidatedCache<Map<string, { found: ReadGrant[]; at: number }>>;
 
   constructor(
     platform: Pick<Platform, 'db' | 'clock' | 'config'>,
@@ -102,17 +80,6 @@ export class NetworkService implements NetworkApi {
     this.db = platform.db;
     this.clock = platform.clock;
     this.config = platform.config;
-    this.grants = new InvalidatedCache(this.clock, { channel: repo.NETWORK_ACCESS_CHANNEL });
-  }
-
-  /** Starts caching the access rule's answers, dropped through NOTIFY (src/db/invalidated-cache.ts). */
-  listen(notifier: Notifier): Promise<void> {
-    return this.grants.listen(notifier);
-  }
-
-  /** Drops what the access rule remembers of these readers (after a change this process committed). */
-  private dropGrants(...readers: string[]): void {
-    for (const r of readers) this.grants.invalidate(r);
   }
 
   /** The principal a request acts as: the caller's own, or (`principal_id`) one it may act for. */
@@ -152,7 +119,7 @@ export class NetworkService implements NetworkApi {
     if (!grantee) throw new NotFound('No principal with this grantee_id');
     const scopes = [...new Set(body.scopes)].sort();
     const now = new Date(nowMs);
-    const granted = await withTransaction(this.db, async (trx) => {
+    return withTransaction(this.db, async (trx) => {
       // The active consent of the pair, locked; or a new one. A grant racing this one either waits on
       // the lock or loses the insert on the partial unique index and merges into the winner's row.
       for (let attempt = 0; attempt < 3; attempt++) {
@@ -194,8 +161,6 @@ export class NetworkService implements NetworkApi {
       }
       throw new Conflict('The consent changed concurrently; retry', { code: 'consent_conflict' });
     });
-    this.dropGrants(grantee.id);
-    return granted;
   }
 
   /** GET /v1/consents */
@@ -238,20 +203,17 @@ export class NetworkService implements NetworkApi {
       if (revoked) await this.announce(trx, 'consent.revoked', revoked);
       return revoked;
     });
-    this.dropGrants(c.grantee_id);
     return { consent: presentConsent(row ?? c, nowMs) };
   }
 
   /** Marks active consents past their end `expired`, with consent.revoked (the reaper, every 30 s). */
   async expireConsents(): Promise<number> {
     const now = this.clock.now();
-    const rows = await withTransaction(this.db, async (trx) => {
-      const expired = await repo.expireConsents(trx, now);
-      for (const r of expired) await this.announce(trx, 'consent.revoked', r);
-      return expired;
+    return withTransaction(this.db, async (trx) => {
+      const rows = await repo.expireConsents(trx, now);
+      for (const r of rows) await this.announce(trx, 'consent.revoked', r);
+      return rows.length;
     });
-    this.dropGrants(...rows.map((r) => r.grantee_id));
-    return rows.length;
   }
 
   /** A consent the caller is a party of (acting for grantor or grantee), else 404. */
@@ -287,69 +249,32 @@ export class NetworkService implements NetworkApi {
     const me = caller.principalId;
     if (me === null || (caller.kind !== 'secret' && caller.kind !== 'session')) return out;
     const ids = input.principals.map((p) => p.id);
-    const nowMs = this.clock.nowMs();
-    for (const g of await this.readGrants(me, ids, input.consentId)) {
-      if (g.expires !== null && g.expires <= nowMs) continue;
-      if (input.consentId !== null) {
-        out.set(g.id, { basis: 'consent', consentId: g.consent_id, details: g.details });
-        continue;
+    const now = this.clock.now();
+    if (input.consentId !== null) {
+      const c = isPrefixedId(input.consentId)
+        ? await repo.findReadConsent(this.db, input.consentId, me, ids, now)
+        : undefined;
+      if (c) {
+        out.set(c.grantor_id, {
+          basis: 'consent',
+          consentId: c.id,
+          details: c.scopes.includes('availability:read:details'),
+        });
       }
-      const had = out.get(g.id);
+      return out;
+    }
+    const rows = await repo.readGrants(this.db, me, ids, now);
+    for (const r of rows) {
+      const had = out.get(r.id);
       // Either way is enough to read; details come only with a consent that grants them.
-      out.set(g.id, {
-        basis: had?.basis === 'network' || g.basis === 'network' ? 'network' : 'consent',
-        consentId: had?.basis === 'network' || g.basis === 'network' ? null : g.consent_id,
-        details: (had?.details ?? false) || g.details,
+      out.set(r.id, {
+        basis: had?.basis === 'network' || r.basis === 'network' ? 'network' : 'consent',
+        consentId: had?.basis === 'network' || r.basis === 'network' ? null : r.consent_id,
+        details: (had?.details ?? false) || r.details,
       });
     }
     return out;
   };
-
-  /**
-   * The ways `me` may read `ids` (with `consentId`: that consent alone, if it is `me`'s, active and
-   * grants reading), remembered until a consent or connection of `me` changes.
-   */
-  private async readGrants(me: string, ids: string[], consentId: string | null): Promise<ReadGrant[]> {
-    const question = `${consentId ?? ''}|${ids.join(',')}`;
-    const known = this.grants.get(me)?.get(question);
-    // Each question lives at most a minute (the cache's safety net for a lost notification).
-    if (known !== undefined && this.clock.nowMs() - known.at < GRANTS_TTL_MS) return known.found;
-    const generation = this.grants.generation;
-    const now = this.clock.now();
-    let found: ReadGrant[];
-    if (consentId !== null) {
-      const c = isPrefixedId(consentId)
-        ? await repo.findReadConsent(this.db, consentId, me, ids, now)
-        : undefined;
-      found = c
-        ? [
-            {
-              id: c.grantor_id,
-              basis: 'consent',
-              consent_id: c.id,
-              details: c.scopes.includes('availability:read:details'),
-              expires: c.expires_at === null ? null : c.expires_at.getTime(),
-            },
-          ]
-        : [];
-    } else {
-      found = (await repo.readGrants(this.db, me, ids, now)).map((r) => ({
-        id: r.id,
-        basis: r.basis,
-        consent_id: r.consent_id,
-        details: r.details,
-        expires: r.expires_at === null ? null : new Date(r.expires_at).getTime(),
-      }));
-    }
-    // Kept only if nothing changed meanwhile; at most 256 questions per reader.
-    if (this.grants.generation === generation) {
-      const questions = this.grants.get(me) ?? new Map<string, { found: ReadGrant[]; at: number }>();
-      if (questions.size >= 256) questions.clear();
-      questions.set(question, { found, at: this.clock.nowMs() });
-      this.grants.store(generation, [[me, questions]]);
-    }
-    return found;
-  }
 
   /** May `from` propose meetings to `to`: connected, or `to` granted `from` booking:propose. */
   async mayPropose(from: string, to: string): Promise<boolean> {
@@ -411,7 +336,6 @@ export class NetworkService implements NetworkApi {
     const id = other.toLowerCase();
     const gone = isUuid(id) ? await repo.deleteConnection(this.db, me.id, id) : false;
     if (!gone) throw new NotFound('Not connected to this principal');
-    this.dropGrants(me.id, id);
   }
 
   /**
