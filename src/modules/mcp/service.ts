@@ -9,7 +9,7 @@ import type { Ajv2020 as AjvType, ValidateFunction } from 'ajv/dist/2020.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
-import { authorize, type Caller } from '../../platform/auth.js';
+import { type Access, authorize, type Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { addKairosFormats, isTimeZone as isZone, validatorCompiler } from '../../platform/validation.js';
 import type { AvailabilityApi, SlotsParams } from '../availability/api.js';
@@ -63,7 +63,7 @@ interface Entry {
   op?: DerivedOperation;
   validate: ValidateFunction;
   /** A reading operation answered through its module's API (`direct` below), with its query check. */
-  direct?: { read: DirectRead; query: (q: Record<string, unknown>) => boolean };
+  direct?: { access: Access; read: DirectRead; query: (q: Record<string, unknown>) => boolean };
 }
 
 /** A route's answer text read through its module's API, for a caller already admitted to the route. */
@@ -102,7 +102,7 @@ export class McpService {
    */
   private readonly byAnswer = new WeakMap<object, Map<string, ToolResult>>();
   /** The operations read through a module's API: the route's access rule and the read. */
-  private readonly reads = new Map<string, { access: 'availability'; read: DirectRead }>();
+  private readonly reads = new Map<string, { access: Access; read: DirectRead }>();
 
   constructor(
     private readonly clock: Clock,
@@ -149,6 +149,7 @@ export class McpService {
         ...(read && op
           ? {
               direct: {
+                access: read.access,
                 read: read.read,
                 query: queryCompiler({
                   schema: op.querySchema,
@@ -395,8 +396,9 @@ export class McpService {
     for (const k in checked) if ((checked[k] as string).includes('\0')) return undefined;
     if (!direct.query(checked)) return undefined;
     try {
-      // The inner request carries no Origin and the route declares no scope of its own.
-      authorize(ctx.caller, 'availability', 'GET', undefined);
+      // The route's own access rule; the inner request would carry no Origin, and the route declares
+      // no scope of its own.
+      authorize(ctx.caller, direct.access, 'GET', undefined);
       return await direct.read(ctx.caller, checked);
     } catch {
       return undefined;
