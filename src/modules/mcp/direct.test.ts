@@ -6,64 +6,23 @@
  * problem.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
-import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
-import { FakeClock } from '../../platform/clock.js';
+import type { Json, TestApp } from '../../../test/helpers/app.js';
+import { postToolCall, startBerlinHost } from '../../../test/helpers/mcp.js';
 
-const clock = new FakeClock('2026-10-20T06:00:00.000Z');
 let t: TestApp;
-let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
 let key: string;
 let host: string;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  feed = await serveCalendar(vcalendar('\r\n', []));
-  t = await startTestApp({ clock, env: { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
-  const acc = await t.account();
-  key = acc.key;
-  const h = await t.ctx.modules.principals.createHost(acc.id, {
-    display_name: 'Berlin host',
-    timezone: 'Europe/Berlin',
-  });
-  host = h.principal_id;
-  const c = await t.call('POST', '/v1/calendars/ics', {
-    token: key,
-    body: { url: feed.url, principal_id: host },
-  });
-  expect(c.status, await c.clone().text()).toBe(201);
+  ({ t, key, host, close } = await startBerlinHost());
 });
 afterAll(async () => {
-  await t?.close();
-  await feed?.close();
+  await close?.();
 });
 
-let ids = 0;
 async function slotsTool(token: string, args: Record<string, unknown>): Promise<Json> {
-  const res = await fetch(`${t.url}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'get_available_slots',
-      'mcp-protocol-version': '2026-07-28',
-    },
-    body: JSON.stringify({
-      method: 'tools/call',
-      params: {
-        name: 'get_available_slots',
-        arguments: args,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'direct-test', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-      jsonrpc: '2.0',
-      id: ++ids,
-    }),
-  });
+  const res = await postToolCall(t.url, token, 'get_available_slots', args, { client: 'direct-test' });
   expect(res.status).toBe(200);
   return ((await res.json()) as Json).result;
 }
