@@ -28,7 +28,7 @@ async function callTool(
   args: Record<string, unknown>,
   viaSdk: boolean,
   accept = true,
-): Promise<{ status: number; type: string | null; body: Json }> {
+): Promise<{ status: number; type: string | null; headers: string[]; body: Json }> {
   const res = await postToolCall(t.url, token, name, args, {
     client: 'fast-test',
     accept,
@@ -38,7 +38,9 @@ async function callTool(
   // Request ids differ from request to request; the rest must not.
   const body = JSON.parse((await res.text()).replace(/req_[0-9a-z]+/g, 'req_'));
   delete body.id;
-  return { status: res.status, type: res.headers.get('content-type'), body };
+  // The headers by name (their values hold times and counts): request id, rate limit, length.
+  const headers = [...res.headers.keys()].filter((k) => k !== 'date').sort();
+  return { status: res.status, type: res.headers.get('content-type'), headers, body };
 }
 
 describe('reading tool calls answered without the SDK', () => {
@@ -126,8 +128,16 @@ describe('reading tool calls answered without the SDK', () => {
     const { _meta, ...noEnvelope } = body('r').params;
     expect(fn(headers, { ...body('r'), params: noEnvelope }, ctx)).toBeUndefined();
     expect(fn(headers, { ...body('r'), params: { ...body('r').params, task: {} } }, ctx)).toBeUndefined();
+    // Top-level members other than JSON-RPC's own, after the same envelope was classified before.
+    expect(fn(headers, { ...body('r'), extra: 1 }, ctx)).toBeUndefined();
+    // Another envelope (a version the headers do not name) after this one was classified.
+    const other = body('r');
+    other.params._meta['io.modelcontextprotocol/protocolVersion'] = '2025-11-25';
+    expect(fn(headers, other, ctx)).toBeUndefined();
+    expect(fn(headers, body('r'), ctx)).toBeDefined();
     const answer = await fn(headers, body('r'), ctx);
-    expect(JSON.parse(answer?.body.toString('utf8') ?? '')).toEqual({
+    const bytes = answer ? Buffer.concat([answer.head, answer.tail]) : Buffer.alloc(0);
+    expect(JSON.parse(bytes.toString('utf8'))).toEqual({
       jsonrpc: '2.0',
       id: 1,
       result: {

@@ -5,6 +5,7 @@
  * refused request — a 401 also carries `WWW-Authenticate` — and JSON-RPC errors only for protocol
  * faults. Hidden from the OpenAPI document: it is JSON-RPC, described by the MCP specification.
  */
+import type { OutgoingHttpHeaders } from 'node:http';
 import { actorOf } from '../../platform/actor.js';
 import type { TypedApp } from '../../platform/routes.js';
 import type { McpEndpoint } from './server.js';
@@ -29,7 +30,21 @@ export function mcpRoutes(app: TypedApp, endpoint: McpEndpoint, _service: McpSer
       if (fast) {
         // A reading tool: should it fail unexpectedly, the SDK answers the request instead.
         const answer = await fast.catch(() => undefined);
-        if (answer) return reply.code(answer.status).type(answer.contentType).send(answer.body);
+        if (answer) {
+          // Written by hand, in its two parts (fast.ts FastAnswer), with the headers set so far
+          // (request id, rate limit); Fastify's onResponse hooks still run when the answer ends.
+          reply.hijack();
+          const raw = reply.raw;
+          raw.writeHead(answer.status, {
+            ...(reply.getHeaders() as OutgoingHttpHeaders),
+            'content-type': answer.contentType,
+            'content-length': answer.head.length + answer.tail.length,
+          });
+          raw.cork();
+          raw.write(answer.head);
+          raw.end(answer.tail);
+          return reply;
+        }
       }
       const headers = new Headers();
       for (const [k, v] of Object.entries(request.headers)) {

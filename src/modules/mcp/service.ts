@@ -62,6 +62,8 @@ interface Entry {
   listed: ListedTool;
   op?: DerivedOperation;
   validate: ValidateFunction;
+  /** The arguments a REST tool takes: its operation's parameters, `timezone` and `idempotency_key`. */
+  fields: ReadonlySet<string>;
   /** A reading operation answered through its module's API (`direct` below), with its query check. */
   direct?: { access: Access; read: DirectRead; query: (q: Record<string, unknown>) => boolean };
 }
@@ -146,6 +148,9 @@ export class McpService {
       entries.set(def.name, {
         def,
         op,
+        fields: new Set(
+          op ? [...op.pathParams, ...op.queryParams, ...op.bodyParams, 'timezone', 'idempotency_key'] : [],
+        ),
         ...(read && op
           ? {
               direct: {
@@ -316,16 +321,9 @@ export class McpService {
     args: Record<string, unknown>,
   ): Promise<ToolResult> {
     const op = entry.op as DerivedOperation;
-    const known = new Set([
-      ...op.pathParams,
-      ...op.queryParams,
-      ...op.bodyParams,
-      'timezone',
-      'idempotency_key',
-    ]);
     const errors: Record<string, string> = {};
     for (const k of Object.keys(args)) {
-      if (!known.has(k) || (tool.fixed && k in tool.fixed)) errors[k] = 'is not a field of this tool';
+      if (!entry.fields.has(k) || (tool.fixed && k in tool.fixed)) errors[k] = 'is not a field of this tool';
     }
     Object.assign(errors, offsetless(args, op.instantFields));
     let url = op.path;
