@@ -104,13 +104,20 @@ function suffixOf(off: number): string {
 
 /** The per-instant way (`Date#toISOString` on the shifted instant), for odd cases. */
 function isoInZoneSlow(ms: number, off: number): string {
-  const local = new Date(ms + off * 60_000).toISOString().slice(0, -1);
+  const local = new Date(ms + off * 60_000)
+    .toISOString()
+    .slice(0, -1)
+    .replace(/\.000$/, '');
   if (off === 0) return `${local}Z`;
   const abs = Math.abs(off);
   return `${local}${off < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
 }
 
-/** `ms` as ISO 8601 with milliseconds and the zone's offset there (`2026-06-10T16:00:00.000+02:00`). */
+/**
+ * `ms` as ISO 8601 with the zone's offset there (`2026-06-10T16:00:00+02:00`), with milliseconds only
+ * when there are any (`…:00.250+02:00`): shorter for an agent to read, and a month of slots is a
+ * tenth fewer bytes.
+ */
 export function isoInZone(ms: number, zone: string): string {
   const off = offsetAt(zone, ms);
   const local = ms + off * 60_000;
@@ -126,7 +133,8 @@ export function isoInZone(ms: number, zone: string): string {
   const m = Math.floor(rest / 60_000);
   rest -= m * 60_000;
   const s = Math.floor(rest / 1000);
-  return `${dateOf(day)}T${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[s]}.${THREE_DIGITS[rest - s * 1000]}${suffixOf(off)}`;
+  const millis = rest - s * 1000;
+  return `${dateOf(day)}T${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[s]}${millis === 0 ? '' : `.${THREE_DIGITS[millis]}`}${suffixOf(off)}`;
 }
 
 /** Digit at `i` of `s`, or NaN. */
@@ -168,7 +176,7 @@ function parseApiInstant(v: string): number {
   return Date.UTC(y, mo - 1, d, h, mi, sec, milli);
 }
 
-/** Every instant in `value`, shown in `zone` with its offset (`2026-06-10T16:00:00.000+02:00`). */
+/** Every instant in `value`, shown in `zone` with its offset (`2026-06-10T16:00:00+02:00`). */
 export function inZone(value: unknown, zone: string): unknown {
   if (typeof value === 'string') {
     const fast = parseApiInstant(value);
