@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SCHEDULE, type Schedule, workingIntervals } from '../../lib/schedule.js';
-import { workingFor } from './rules.js';
+import { withConsent, workingFor } from './rules.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -34,5 +34,29 @@ describe('workingFor', () => {
       { numRuns: 300 },
     );
     expect(workingFor(schedules[0]!, { start: DAY, end: DAY })).toEqual([]);
+  });
+});
+
+describe('withConsent', () => {
+  const answer = Buffer.from('{"slots":[{"start":"2026-06-10T14:00:00.000Z"}]}');
+
+  it('adds the consent to a remembered answer, the same bytes once made for each consent', () => {
+    const a = withConsent(answer, 'cns_a');
+    expect(JSON.parse(a.toString())).toEqual({
+      slots: [{ start: '2026-06-10T14:00:00.000Z' }],
+      consent: { id: 'cns_a' },
+    });
+    expect(withConsent(answer, 'cns_a')).toBe(a);
+    expect(JSON.parse(withConsent(answer, 'cns_b').toString()).consent).toEqual({ id: 'cns_b' });
+    expect(withConsent(answer, null)).toBe(answer);
+    expect(answer.toString()).toBe('{"slots":[{"start":"2026-06-10T14:00:00.000Z"}]}');
+  });
+
+  it('keeps a bounded number of variants per answer, and still answers the ones it let go', () => {
+    const first = withConsent(answer, 'cns_0');
+    for (let i = 1; i <= 40; i++) withConsent(answer, `cns_${i}`);
+    const again = withConsent(answer, 'cns_0');
+    expect(again).not.toBe(first);
+    expect(again.toString()).toBe(first.toString());
   });
 });

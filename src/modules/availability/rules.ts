@@ -152,14 +152,34 @@ export function checkCommon(
 }
 
 /**
+ * The consent variants made of each remembered answer, by consent id: a copy per consent read would
+ * be a new buffer of the answer's size per request (most of such a read's cost). Kept as long as the
+ * answer is; at most CONSENT_VARIANTS per answer (the oldest goes first).
+ */
+const consentVariants = new WeakMap<Buffer, Map<string, Buffer>>();
+const CONSENT_VARIANTS = 16;
+
+/**
  * A remembered slots answer (shared by every caller allowed to read it) with the consent that allowed
- * this caller's read added (`consent`), when one did: only consent-based reads pay for the copy.
+ * this caller's read added (`consent`), when one did. The same answer and consent give the same
+ * bytes, so a Buffer answer's variant is made once and remembered with it.
  */
 export function withConsent(json: Buffer | string, consentId: string | null): Buffer | string {
   if (consentId === null) return json;
   const tail = `,"consent":{"id":${JSON.stringify(consentId)}}}`;
   if (typeof json === 'string') return `${json.slice(0, -1)}${tail}`;
-  return Buffer.concat([json.subarray(0, json.length - 1), Buffer.from(tail)]);
+  let variants = consentVariants.get(json);
+  const known = variants?.get(consentId);
+  if (known !== undefined) return known;
+  const made = Buffer.concat([json.subarray(0, json.length - 1), Buffer.from(tail)]);
+  if (!variants) {
+    variants = new Map();
+    consentVariants.set(json, variants);
+  } else if (variants.size >= CONSENT_VARIANTS) {
+    variants.delete(variants.keys().next().value as string);
+  }
+  variants.set(consentId, made);
+  return made;
 }
 
 /** The distinct titles of the events overlapping a block, in start order ('' for untitled events). */
