@@ -61,6 +61,8 @@ function answerHead(result: ToolResult, serverInfo: string): Buffer {
  */
 const classified = new Map<string, boolean>();
 const MAX_CLASSIFIED = 256;
+/** A longer envelope is classified every time instead (a client's is a few hundred characters). */
+const MAX_KEY = 4096;
 
 function classifiedModern(
   body: Record<string, unknown>,
@@ -87,6 +89,7 @@ function classifiedModern(
     body: { jsonrpc: body.jsonrpc, id: body.id, method: body.method, params: { _meta: params._meta } },
   });
   const modern = route.kind === 'modern' && route.classification.revision === REVISION;
+  if (key.length > MAX_KEY) return modern;
   if (classified.size >= MAX_CLASSIFIED) classified.clear();
   classified.set(key, modern);
   return modern;
