@@ -90,7 +90,7 @@ const MAX_CHECKED_TEXT = 2048;
  * The route's query check, remembered by the query's text: the check (coercion from text, the
  * schema's defaults, formats) is a pure function of the values, so a question asked again skips it
  * (~8 µs of a tool call in the server). The values hold no U+0000 (refused before), so the names and
- * values joined by it are the key. Each call gets its own copy of the checked query.
+ * values joined by it are the key. Each call gets its own copy of the checked query (its lists too).
  */
 function rememberedCheck(
   validate: (q: Record<string, unknown>) => boolean,
@@ -108,7 +108,13 @@ function rememberedCheck(
         known.set(key, checked);
       }
     }
-    return checked === null ? undefined : { ...checked };
+    if (checked === null) return undefined;
+    const copy: Record<string, unknown> = {};
+    for (const k in checked) {
+      const v = checked[k];
+      copy[k] = Array.isArray(v) ? [...v] : v;
+    }
+    return copy;
   };
 }
 
