@@ -417,7 +417,8 @@ describe('console: getting in', () => {
         await second.getByLabel(/^Answer key/).fill('topic');
         await second.getByRole('button', { name: 'Move up question 2' }).click();
         await edited.getByRole('button', { name: 'Save changes' }).click();
-        await edited.getByRole('button', { name: 'Save changes' }).waitFor({ state: 'detached' });
+        // The form closes once the save is answered (its button reads "Saving…" while in flight).
+        await edited.locator('form').waitFor({ state: 'detached' });
         const withQuestions = await (
           await t.call('GET', `/v1/booking-links/${link.id}`, { token: firstKey })
         ).json();
