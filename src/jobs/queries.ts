@@ -45,6 +45,35 @@ export async function enqueueMany(
   return rows.rows.map((r) => String(r.id));
 }
 
+/**
+ * A part of one statement (a data-modifying CTE named `name`) that enqueues jobs of `queue` only for
+ * the rows another CTE of that statement answered: `payloads` maps a key to its job's payload, and
+ * `from` names the CTE whose `id` column holds the keys (an INSERT … ON CONFLICT DO NOTHING RETURNING
+ * id answers only the rows it made). `wakeUp` is the statement's final SELECT: the queue's NOTIFY
+ * when a job was added. One round trip for rows and their jobs, as WriteBatch does for rows nobody
+ * reads back.
+ */
+export function jobsForRows(
+  name: string,
+  from: string,
+  queue: string,
+  payloads: ReadonlyMap<string, unknown>,
+  runAt: Date,
+): { part: RawBuilder<unknown>; wakeUp: RawBuilder<unknown> } {
+  const keys = [...payloads.keys()];
+  const values = keys.map((k) => JSON.stringify(payloads.get(k)));
+  return {
+    part: sql`${sql.id(name)} AS (
+      INSERT INTO jobs (queue, payload, run_at, attempts, created_at)
+      SELECT ${queue}::text, p.payload, ${runAt}::timestamptz, 0, ${runAt}::timestamptz
+      FROM ${sql.id(from)} AS f
+      JOIN unnest(${keys}::text[], ${values}::jsonb[]) AS p(key, payload) ON p.key = f.id
+      RETURNING queue)`,
+    wakeUp: sql`SELECT pg_notify(${JOBS_CHANNEL}, ${queue}) AS woken
+      FROM (SELECT 1 FROM ${sql.id(name)} LIMIT 1) AS added`,
+  };
+}
+
 /** A job to add: its queue, its payload (JSON) and when it is due. */
 export interface JobSpec {
   queue: string;

@@ -336,8 +336,21 @@ describe('delivery of an event', () => {
       })
       .execute();
     await t.ctx.jobs.drain();
-    expect((await deliveries(acc.key, hook.id)).deliveries).toHaveLength(1);
+    const made = (await deliveries(acc.key, hook.id)).deliveries;
+    expect(made).toHaveLength(1);
     expect(requestsFor(event.id)).toHaveLength(1);
+    // The second dispatch ended, and made no attempt job for the delivery that existed already.
+    const left = await t.ctx.db
+      .selectFrom('jobs')
+      .select(['queue', 'payload'])
+      .where((eb) =>
+        eb.or([
+          eb(sql`payload->>'event_id'`, '=', event.id),
+          eb(sql`payload->>'delivery_id'`, '=', made[0]!.id),
+        ]),
+      )
+      .execute();
+    expect(left).toEqual([]);
   });
 });
 

@@ -39,7 +39,7 @@ import {
   type DeliveryRow,
   type DeliveryState,
   dispatchTargets,
-  insertDeliveries,
+  insertDeliveriesWithAttempts,
   lockDelivery,
   type OutcomeInput,
   recordOutcome,
@@ -133,7 +133,7 @@ export class WebhookDeliverer {
   });
 
   constructor(
-    private readonly jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn'>,
+    private readonly jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn' | 'finishingMany'>,
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly encryptionKey: Buffer,
@@ -197,14 +197,10 @@ export class WebhookDeliverer {
           updated_at: now,
         };
       });
-      // A delivery that exists already (this job ran before and its end was lost) is not made again.
-      const created = await insertDeliveries(trx, rows);
-      await enqueueMany(
-        trx,
-        ATTEMPT_QUEUE,
-        created.map((d) => ({ payload: jobs.get(d.id)!, runAt: now })),
-      );
-      await this.jobs.finishManyIn(trx, batch);
+      // A delivery that exists already (this job ran before and its end was lost) is not made again,
+      // nor its first attempt; the deliveries, their attempt jobs and the dispatch jobs' end go in one
+      // statement.
+      await insertDeliveriesWithAttempts(trx, rows, ATTEMPT_QUEUE, jobs, now, this.jobs.finishingMany(batch));
     });
     return batch.map(() => null);
   }

@@ -9,6 +9,7 @@ import {
   type Updateable,
 } from 'kysely';
 import { purgeInBatches } from '../../db/purge.js';
+import { type BatchedWrite, jobsForRows } from '../../jobs/runner.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
@@ -188,6 +189,34 @@ export async function insertDeliveries(trx: Tx, rows: DeliveryRow[]): Promise<De
     .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
     .returningAll()
     .execute();
+}
+
+/**
+ * insertDeliveries and, in the same statement, the first attempt job of each delivery it made
+ * (`attempts`: payload by delivery id) with its queue's wake-up, and `also` (the dispatch jobs'
+ * end): one round trip where three were.
+ */
+export async function insertDeliveriesWithAttempts(
+  trx: Tx,
+  rows: DeliveryRow[],
+  queue: string,
+  attempts: ReadonlyMap<string, unknown>,
+  runAt: Date,
+  also: BatchedWrite,
+): Promise<void> {
+  if (rows.length === 0) {
+    await trx.executeQuery(also(trx).compile());
+    return;
+  }
+  const created = trx
+    .insertInto('webhook_deliveries')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+    .returning('id');
+  const jobs = jobsForRows('first_attempts', 'created', queue, attempts, runAt);
+  await sql`
+    WITH created AS (${created}), ${jobs.part}, done AS (${also(trx)})
+    ${jobs.wakeUp}`.execute(trx);
 }
 
 export async function findDelivery(
