@@ -278,9 +278,14 @@ export async function finishJob(trx: Tx | Db, id: string, workerId: string): Pro
 }
 
 /** Deletes several jobs `workerId` holds, in one statement (finishJob for a batch). */
-export async function finishJobs(trx: Tx | Db, ids: string[], workerId: string): Promise<void> {
+export async function finishJobs(trx: Tx | Db, ids: readonly string[], workerId: string): Promise<void> {
   if (ids.length === 0) return;
-  await trx.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId).execute();
+  await jobsEnd(trx, ids, workerId).execute();
+}
+
+/** The DELETE of jobs `workerId` holds (finishJobs; a handler's CTE through JobRunner.finishing). */
+export function jobsEnd(db: QueryCreator<DB>, ids: readonly string[], workerId: string) {
+  return db.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId);
 }
 
 /** Unlocks a job `workerId` holds and makes it due again at `runAt` (a handler's `{ retryAt }`). */

@@ -14,6 +14,7 @@ import {
   hasDueJob,
   JOBS_CHANNEL,
   type Job,
+  jobsEnd,
   nextDueAt,
   releaseClaims,
   renewLeases,
@@ -188,15 +189,14 @@ export class JobRunner {
    * throw, as for any failure (the job is then kept and retried).
    */
   finishing(job: Job): BatchedWrite {
-    this.finished.add(job.id);
-    return (db) => db.deleteFrom('jobs').where('id', '=', job.id).where('locked_by', '=', this.workerId);
+    return this.finishingMany([job]);
   }
 
   /** finishing for several running jobs: one DELETE for the statement of their handlers' last write. */
   finishingMany(jobs: readonly Job[]): BatchedWrite {
     const ids = jobs.map((j) => j.id);
     for (const id of ids) this.finished.add(id);
-    return (db) => db.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', this.workerId);
+    return (db) => jobsEnd(db, ids, this.workerId);
   }
 
   /** Renews the leases of running jobs of `extendLease` queues, each queue every leaseMs / 4. */

@@ -30,7 +30,8 @@ export interface Platform {
   usage: UsageRecorder;
   /**
    * The job runner, for handlers that finish their job in their own transaction (`finishIn`, or
-   * `finishManyIn` for a batch of them) or in the statement of their last write (`finishing`, or `finishingMany` for several).
+   * `finishManyIn` for a batch of them) or in the statement of their last write (`finishing`, or
+   * `finishingMany` for a batch).
    */
   jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn' | 'finishing' | 'finishingMany'>;
   /** Tells this process's credential cache about a revocation, before the revoking request answers. */

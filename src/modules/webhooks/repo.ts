@@ -180,15 +180,18 @@ export async function dispatchTargets(trx: Tx, eventIds: readonly string[]) {
 // ---------------------------------------------------------------------------------------------------
 // Deliveries and attempts
 
-/** Inserts deliveries; an (webhook, event) pair that already has one is skipped. Returns the new ones. */
-export async function insertDeliveries(trx: Tx, rows: DeliveryRow[]): Promise<DeliveryRow[]> {
-  if (rows.length === 0) return [];
+/** The INSERT of deliveries; an (webhook, event) pair that already has one is skipped. */
+function deliveriesInsert(trx: Tx, rows: DeliveryRow[]) {
   return trx
     .insertInto('webhook_deliveries')
     .values(rows)
-    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
-    .returningAll()
-    .execute();
+    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing());
+}
+
+/** Inserts deliveries (deliveriesInsert). Returns the new ones. */
+export async function insertDeliveries(trx: Tx, rows: DeliveryRow[]): Promise<DeliveryRow[]> {
+  if (rows.length === 0) return [];
+  return deliveriesInsert(trx, rows).returningAll().execute();
 }
 
 /**
@@ -208,11 +211,7 @@ export async function insertDeliveriesWithAttempts(
     await trx.executeQuery(also(trx).compile());
     return;
   }
-  const created = trx
-    .insertInto('webhook_deliveries')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
-    .returning('id');
+  const created = deliveriesInsert(trx, rows).returning('id');
   const jobs = jobsForRows('first_attempts', 'created', queue, attempts, runAt);
   await sql`
     WITH created AS (${created}), ${jobs.part}, done AS (${also(trx)})
