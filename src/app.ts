@@ -274,7 +274,7 @@ export async function buildApp(
     { config: { access: 'unmetered' }, schema: { hide: true } },
     async (_request, reply) => {
       reply.type(ctx.metrics.registry.contentType);
-      return ctx.metrics.registry.metrics();
+      return ctx.metrics.text();
     },
   );
   const esc = (t: string) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -116,6 +116,38 @@ describe('operations', () => {
     expect(text).toMatch(/kairos_db_pool_total \d+/);
   });
 
+  it('metrics write each request series as a cumulative histogram whose count is the counter', async () => {
+    for (let i = 0; i < 3; i++) await t.call('GET', '/v1/me', { token: key });
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    const series = 'method="GET",route="/v1/me",status="200"';
+    const value = (line: RegExp) => Number(line.exec(text)?.[1]);
+    const count = value(new RegExp(`^kairos_http_requests_total\\{${series}\\} (\\d+)$`, 'm'));
+    expect(count).toBeGreaterThanOrEqual(3);
+    const buckets = [
+      ...text.matchAll(/^kairos_http_request_duration_seconds_bucket\{le="([^"]+)",(.*)\} (\d+)$/gm),
+    ]
+      .filter((m) => m[2] === series)
+      .map((m) => ({ le: m[1], n: Number(m[3]) }));
+    expect(buckets.map((b) => b.le)).toEqual([
+      ...['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10'],
+      '+Inf',
+    ]);
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.n).toBeGreaterThanOrEqual(buckets[i - 1]!.n);
+    expect(buckets.at(-1)!.n).toBe(count);
+    expect(value(new RegExp(`^kairos_http_request_duration_seconds_count\\{${series}\\} (\\d+)$`, 'm'))).toBe(
+      count,
+    );
+    expect(
+      value(new RegExp(`^kairos_http_request_duration_seconds_sum\\{${series}\\} ([\\d.e-]+)$`, 'm')),
+    ).toBeGreaterThan(0);
+    for (const type of [
+      'kairos_http_requests_total counter',
+      'kairos_http_request_duration_seconds histogram',
+    ]) {
+      expect(text.split(`# TYPE ${type}`).length).toBe(2);
+    }
+  });
+
   it('publishes an OpenAPI 3.1 document where every route has schemas and problem responses', async () => {
     const doc = await getJson(`${t.url}/v1/openapi.json`);
     expect(doc.openapi).toBe('3.1.0');

@@ -1,29 +1,31 @@
 import type pg from 'pg';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+
+/** Upper bounds (s) of the request duration histogram's buckets. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** One (method, route, status) of the HTTP metrics: its label text and its counts. */
+interface RequestSeries {
+  labels: string;
+  count: number;
+  sum: number;
+  /** Observations per bucket (not cumulative: summed when written), the last one past every bound. */
+  buckets: Float64Array;
+}
+
+/** A label value as the text exposition format writes it. */
+function labelValue(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
 
 /** Prometheus metrics of one app instance (its own registry, so tests can build many apps). */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests: Counter<'method' | 'route' | 'status'>;
-  readonly duration: Histogram<'method' | 'route' | 'status'>;
   /** Availability answers by kind (slots, next) and outcome (remembered, computed). */
   readonly availabilityAnswers: Counter<'kind' | 'outcome'>;
 
   constructor(pool: pg.Pool) {
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: 'kairos_http_requests_total',
-      help: 'HTTP requests by route template, method and status',
-      labelNames: ['method', 'route', 'status'],
-      registers: [this.registry],
-    });
-    this.duration = new Histogram({
-      name: 'kairos_http_request_duration_seconds',
-      help: 'HTTP request latency by route template, method and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [this.registry],
-    });
     this.availabilityAnswers = new Counter({
       name: 'kairos_availability_answers_total',
       help: 'Availability answers by kind, remembered (memo hit) or computed',
@@ -62,21 +64,57 @@ export class Metrics {
     });
   }
 
-  /** Bound children per (method, route, status): label hashing once, not twice per request. */
-  private readonly children = new Map<
-    string,
-    { count: { inc(): void }; time: { observe(v: number): void } }
-  >();
+  /**
+   * The HTTP request counter and duration histogram, kept as plain numbers per (method, route,
+   * status) and written by `text`: prom-client's `observe` hashes the label set on every call, about
+   * a microsecond of every request (docs/performance.md, "GET /v1/me").
+   */
+  private readonly series = new Map<string, RequestSeries>();
 
   observe(method: string, route: string, status: number, seconds: number): void {
     const k = `${method} ${status} ${route}`;
-    let c = this.children.get(k);
-    if (!c) {
-      const labels = { method, route, status: String(status) };
-      c = { count: this.requests.labels(labels), time: this.duration.labels(labels) };
-      this.children.set(k, c);
+    let s = this.series.get(k);
+    if (!s) {
+      s = {
+        labels: `method="${labelValue(method)}",route="${labelValue(route)}",status="${status}"`,
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(DURATION_BUCKETS.length + 1),
+      };
+      this.series.set(k, s);
     }
-    c.count.inc();
-    c.time.observe(seconds);
+    s.count++;
+    s.sum += seconds;
+    let b = 0;
+    while (b < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[b]!) b++;
+    s.buckets[b]!++;
+  }
+
+  /** The text exposition of every metric (GET /metrics). */
+  async text(): Promise<string> {
+    const counter = [
+      '# HELP kairos_http_requests_total HTTP requests by route template, method and status',
+      '# TYPE kairos_http_requests_total counter',
+    ];
+    const name = 'kairos_http_request_duration_seconds';
+    const histogram = [
+      `# HELP ${name} HTTP request latency by route template, method and status`,
+      `# TYPE ${name} histogram`,
+    ];
+    for (const s of this.series.values()) {
+      counter.push(`kairos_http_requests_total{${s.labels}} ${s.count}`);
+      let seen = 0;
+      for (const [b, le] of DURATION_BUCKETS.entries()) {
+        seen += s.buckets[b]!;
+        histogram.push(`${name}_bucket{le="${le}",${s.labels}} ${seen}`);
+      }
+      histogram.push(
+        `${name}_bucket{le="+Inf",${s.labels}} ${s.count}`,
+        `${name}_sum{${s.labels}} ${s.sum}`,
+        `${name}_count{${s.labels}} ${s.count}`,
+      );
+    }
+    // Blocks apart by a blank line, as the registry writes its own (its text ends with a newline).
+    return `${await this.registry.metrics()}\n${counter.join('\n')}\n\n${histogram.join('\n')}\n`;
   }
 }
