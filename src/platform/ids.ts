@@ -13,28 +13,45 @@ function encodeTime(ms: number, length: number): string {
   return out;
 }
 
-/** Random bytes are drawn from a pool refilled 4 KiB at a time (one syscall per 256 ids, not one each). */
+/**
+ * Random characters are drawn from a pool refilled 4 KiB at a time (one syscall per 256 ids, not one
+ * each), each byte already mapped to the alphabet (its low 5 bits), so an id's random part is one slice.
+ */
 const POOL_SIZE = 4096;
-let pool = randomBytes(POOL_SIZE);
+const ALPHABET_CODES = Buffer.from(ALPHABET, 'latin1');
+let pool = randomChars();
 let poolOffset = 0;
+
+function randomChars(): Buffer {
+  const bytes = randomBytes(POOL_SIZE);
+  for (let i = 0; i < POOL_SIZE; i++) bytes[i] = ALPHABET_CODES[bytes[i]! & 31]!;
+  return bytes;
+}
 
 function encodeRandom(length: number): string {
   if (poolOffset + length > POOL_SIZE) {
-    pool = randomBytes(POOL_SIZE);
+    pool = randomChars();
     poolOffset = 0;
   }
-  let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[pool[poolOffset + i]! & 31];
+  const out = pool.toString('latin1', poolOffset, poolOffset + length);
   poolOffset += length;
   return out;
 }
+
+/** The time part of the last id made, and its millisecond (ids made in one millisecond share it). */
+let lastTimeMs = -1;
+let lastTime = '';
 
 /**
  * A prefixed, sortable id: `<prefix>_` + 10 chars of millisecond time + 16 random chars (80 bits).
  * Used for every resource that is not a principal or an API key (docs/api.md#conventions).
  */
 export function prefixedId(prefix: string, nowMs: number = Date.now()): string {
-  return `${prefix}_${encodeTime(nowMs, 10)}${encodeRandom(16)}`;
+  if (nowMs !== lastTimeMs) {
+    lastTimeMs = nowMs;
+    lastTime = encodeTime(nowMs, 10);
+  }
+  return `${prefix}_${lastTime}${encodeRandom(16)}`;
 }
 
 /** UUID v7 (time-ordered) for principals and API keys. */
