@@ -25,8 +25,8 @@ export interface ServerOptions {
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Runtime> {
   // Buffered, asynchronous log writes: a synchronous write per request line costs ~20% of throughput.
   // Lines are handed over as bytes: in its text mode SonicBoom measures the whole pending chunk (up
-  // to maxWrite) on every line, flattening a growing string each time (docs/performance.md, "GET
-  // /v1/me").
+  // to maxWrite) on every line, flattening a growing string each time (docs/performance.md,
+  // "The log line's real cost").
   const destination = pino.destination(
     opts.worker
       ? { dest: 1, sync: false, minLength: PIPE_BUF / 2, maxWrite: PIPE_BUF, contentMode: 'buffer' }

@@ -67,7 +67,7 @@ export class Metrics {
   /**
    * The HTTP request counter and duration histogram, kept as plain numbers per (method, route,
    * status) and written by `text`: prom-client's `observe` hashes the label set on every call, about
-   * a microsecond of every request (docs/performance.md, "GET /v1/me").
+   * a microsecond of every request (docs/performance.md, "The log line's real cost").
    */
   private readonly series = new Map<string, RequestSeries>();
 

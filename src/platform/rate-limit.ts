@@ -22,25 +22,15 @@ interface SubjectState {
   consumed: number;
   exhausted: boolean;
   pending: Promise<void> | null;
-  /** The most this process asks for in its next lease (grows while leases run out within a second). */
-  leaseSize: number;
-  /** When the last lease was granted (ms). */
-  leasedAtMs: number;
 }
-
-/** A lease's size cap for a subject this process has just started spending on. */
-const BASE_LEASE = 100;
-/** The cap a busy subject's leases may grow to, doubling each time a lease lasted under a second. */
-const MAX_LEASE = 1600;
 
 /**
  * Fixed hourly windows shared by every process through PostgreSQL, without a database write per
  * request. Each process leases a batch of tokens from the window's row (`rate_limit_windows`) in one
  * atomic UPDATE that never grants past the limit, then spends them from memory. A lease is at most
- * 1/16 of what is left (and at most BASE_LEASE, or up to MAX_LEASE while the process spends each lease
- * in under a second), so near the limit leases shrink to one token and the limit is exact; the only
- * slack is that tokens leased by a process and not yet spent are not available to the others (at
- * most remaining/16 per process). The total granted never exceeds the limit.
+ * 1/16 of what is left (and at most 100), so near the limit leases shrink to one token and the limit
+ * is exact; the only slack is that tokens leased by a process and not yet spent are not available to
+ * the others (at most remaining/16 per process). The total granted never exceeds the limit.
  */
 export class RateLimiter {
   private readonly state = new Map<string, SubjectState>();
@@ -84,16 +74,7 @@ export class RateLimiter {
     const windowStart = Math.floor(this.clock.nowMs() / WINDOW_MS) * WINDOW_MS;
     let s = this.state.get(subject);
     if (!s || s.windowStart !== windowStart || s.limit !== limit) {
-      s = {
-        windowStart,
-        limit,
-        lease: 0,
-        consumed: 0,
-        exhausted: false,
-        pending: null,
-        leaseSize: BASE_LEASE,
-        leasedAtMs: Number.NEGATIVE_INFINITY,
-      };
+      s = { windowStart, limit, lease: 0, consumed: 0, exhausted: false, pending: null };
       this.state.set(subject, s);
       if (this.state.size > 50_000) this.evict(windowStart);
     }
@@ -101,12 +82,7 @@ export class RateLimiter {
   }
 
   private async lease(subject: string, s: SubjectState): Promise<void> {
-    // A subject whose last lease lasted under a second leases twice as much (up to MAX_LEASE): one
-    // statement per BASE_LEASE requests is measurable on a busy key's hot path (docs/design.md).
-    const nowMs = this.clock.nowMs();
-    s.leaseSize = nowMs - s.leasedAtMs < 1000 ? Math.min(MAX_LEASE, s.leaseSize * 2) : BASE_LEASE;
-    s.leasedAtMs = nowMs;
-    const want = Math.max(1, Math.min(s.leaseSize, Math.floor((s.limit - s.consumed) / 16)));
+    const want = Math.max(1, Math.min(100, Math.floor((s.limit - s.consumed) / 16)));
     const windowStart = new Date(s.windowStart);
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows } = await sql<{ consumed: number; granted: number }>`
