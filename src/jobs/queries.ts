@@ -274,7 +274,7 @@ export async function renewLeases(db: Db, ids: string[], workerId: string, locke
 
 /** Deletes a finished job, if `workerId` still holds it (in the handler's transaction or on its own). */
 export async function finishJob(trx: Tx | Db, id: string, workerId: string): Promise<void> {
-  await trx.deleteFrom('jobs').where('id', '=', id).where('locked_by', '=', workerId).execute();
+  await jobsEnd(trx, [id], workerId).execute();
 }
 
 /** Deletes several jobs `workerId` holds, in one statement (finishJob for a batch). */
@@ -283,7 +283,7 @@ export async function finishJobs(trx: Tx | Db, ids: readonly string[], workerId:
   await jobsEnd(trx, ids, workerId).execute();
 }
 
-/** The DELETE of jobs `workerId` holds (finishJobs; a handler's CTE through JobRunner.finishing). */
+/** The DELETE of jobs `workerId` holds (finishJob, finishJobs; a handler's CTE through JobRunner.finishing). */
 export function jobsEnd(db: QueryCreator<DB>, ids: readonly string[], workerId: string) {
   return db.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId);
 }
