@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
 import { createPool } from '../db/store.js';
 import type { DB } from '../db/types.js';
-import { JOBS_CHANNEL, WriteBatch } from './queries.js';
+import { JOBS_CHANNEL, rawWrite, WriteBatch } from './queries.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
 
@@ -125,6 +125,30 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
     } finally {
       await end();
     }
+  });
+
+  it('adds the jobs of a write given with addThen only when that write answered a row', async () => {
+    await db.insertInto('mail_outbox').values(mailRow('mail_t0')).execute();
+    const batch = new WriteBatch();
+    // Each insert copies the row named in its WHERE: only mail_t0 exists, so only the first writes.
+    const copy = (id: string, from: string) =>
+      rawWrite(
+        () => sql`INSERT INTO mail_outbox (id, kind, to_address, subject, text_body, html_body, status,
+            attempts, created_at)
+          SELECT ${id}, kind, to_address, subject, text_body, html_body, status, attempts, created_at
+          FROM mail_outbox WHERE id = ${from}
+          RETURNING id`,
+      );
+    batch.addThen(copy('mail_t1', 'mail_t0'), [{ queue: 'then.yes', payload: { n: 1 }, runAt: NOW }]);
+    batch.addThen(copy('mail_t2', 'mail_none'), [{ queue: 'then.no', payload: { n: 2 }, runAt: NOW }]);
+    batch.add(null, [{ queue: 'then.always', payload: { n: 3 }, runAt: NOW }]);
+    statements = 0;
+    await batch.run(db);
+    expect(statements).toBe(1);
+    const mails = await db.selectFrom('mail_outbox').select('id').where('id', 'like', 'mail_t%').execute();
+    expect(mails.map((m) => m.id).sort()).toEqual(['mail_t0', 'mail_t1']);
+    const jobs = await db.selectFrom('jobs').select('queue').where('queue', 'like', 'then.%').execute();
+    expect(jobs.map((j) => j.queue).sort()).toEqual(['then.always', 'then.yes']);
   });
 
   it('a failing part fails the whole statement: no row and no job of the batch is written', async () => {

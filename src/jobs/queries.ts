@@ -3,7 +3,14 @@
  * (FOR UPDATE SKIP LOCKED, with a lease), finishing, retrying, rescheduling, lease renewal and the
  * periodic-task ticks of `job_schedules`. Plain functions taking the database or transaction first.
  */
-import { type Compilable, type OperationNodeSource, type QueryCreator, type RawBuilder, sql } from 'kysely';
+import {
+  type Compilable,
+  type Kysely,
+  type OperationNodeSource,
+  type QueryCreator,
+  type RawBuilder,
+  sql,
+} from 'kysely';
 import type { Db, Tx } from '../db/store.js';
 import type { DB } from '../db/types.js';
 
@@ -90,7 +97,15 @@ export interface JobSpec {
  * A write for a WriteBatch: an INSERT or UPDATE builder whose answer nobody reads, such as an event
  * or an outbox mail.
  */
-export type BatchedWrite = (db: QueryCreator<DB>) => OperationNodeSource & Compilable;
+export type BatchedWrite = (db: Kysely<DB>) => OperationNodeSource & Compilable;
+
+/** A statement written with the `sql` tag, as a BatchedWrite. */
+export function rawWrite(build: () => RawBuilder<unknown>): BatchedWrite {
+  return (db) => {
+    const raw = build();
+    return { toOperationNode: () => raw.toOperationNode(), compile: () => raw.compile(db) };
+  };
+}
 
 /**
  * Writes gathered during a transaction and sent as one statement (data-modifying CTEs; docs/
@@ -106,6 +121,17 @@ export class WriteBatch {
   add(write: BatchedWrite | null, jobs: readonly JobSpec[] = []): void {
     if (write) this.writes.push(write);
     this.jobs.push(...jobs);
+  }
+
+  /**
+   * A write that may write nothing (an INSERT … SELECT … WHERE, an upsert with a condition) and must
+   * say what it wrote with RETURNING: its jobs are added only when it answered a row, decided in the
+   * batch's statement.
+   */
+  addThen(write: BatchedWrite, jobs: readonly Omit<JobSpec, 'onlyIf'>[]): void {
+    const wrote = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(`w${this.writes.length}`)})`;
+    this.writes.push(write);
+    for (const j of jobs) this.jobs.push({ ...j, onlyIf: wrote });
   }
 
   /** Sends what was added (nothing when nothing was) and empties the batch. */

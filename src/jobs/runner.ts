@@ -31,6 +31,7 @@ export {
   type Job,
   type JobSpec,
   jobsForRows,
+  rawWrite,
   WriteBatch,
 } from './queries.js';
 

@@ -231,7 +231,7 @@ export class BookingWrites implements BookingWriter {
           // A hold until paid: no event, mail or calendar event yet (paid.ts announces it when paid).
           await this.paid.queueHoldEnd(trx, booking.id, plan.paid.expiresAt);
         } else {
-          // The event, the mails and their jobs go in one statement after the calendar meeting's.
+          // The event, the calendar meeting, the mails and their jobs go in one statement.
           const batch = new WriteBatch();
           await this.needs.webhooks.emit(
             trx,
@@ -266,7 +266,7 @@ export class BookingWrites implements BookingWriter {
     token?: string,
     batch?: WriteBatch,
   ): Promise<void> {
-    const written = await this.needs.calendars.writeMeeting(trx, meetingOf(booking, link));
+    const written = await this.needs.calendars.writeMeeting(trx, meetingOf(booking, link), batch);
     await this.mailAbout(
       trx,
       'confirmation',

@@ -3,6 +3,7 @@
  * may call (`CalendarsApi`, implemented by the calendars service) and what it needs (`CalendarsNeeds`).
  */
 import type { Tx } from '../../db/store.js';
+import type { WriteBatch } from '../../jobs/runner.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import type { MeetingEventStatus, ProviderName } from './tables.js';
 
@@ -42,9 +43,9 @@ export interface CalendarsApi {
   /**
    * Keeps a meeting in its principals' own calendars (created, or moved/retitled when the key is
    * known), written after `trx` commits by a retried job. Answers the principals whose calendars will
-   * receive it.
+   * receive it. With `batch`, its statement may join the caller's batch (sent when the caller runs it).
    */
-  writeMeeting(trx: Tx, spec: MeetingSpec): Promise<Set<string>>;
+  writeMeeting(trx: Tx, spec: MeetingSpec, batch?: WriteBatch): Promise<Set<string>>;
   /** Removes a meeting from its principals' calendars, after `trx` commits. */
   removeMeeting(trx: Tx, key: string): Promise<Set<string>>;
   /** How writing the meetings went, per principal. */

@@ -319,6 +319,20 @@ export class CalendarBusySource implements BusySource {
     return this.reads.listen(notifier);
   }
 
+  /**
+   * The principals of `ids` with a connected writable (not ICS) connection, as this process's memory
+   * holds their connections now; undefined when it does not hold them all (meetings.ts).
+   */
+  writableKnown(ids: readonly string[]): Set<string> | undefined {
+    const writable = new Set<string>();
+    for (const id of ids) {
+      const rows = this.reads.get(id);
+      if (rows === undefined) return undefined;
+      if (rows.some((r) => r.provider !== 'ics' && r.status === 'connected')) writable.add(id);
+    }
+    return writable;
+  }
+
   async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
     let rows = this.reads.get(principalId);
     if (rows === undefined) {

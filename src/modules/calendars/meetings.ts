@@ -5,7 +5,8 @@
  * A caller states what should be in the calendars with `writeMeeting(trx, …)` / `removeMeeting(trx, …)`
  * inside its own transaction: one `calendar_meetings` row (its `version` rises with every change) and
  * one `calendar.write` job. Nothing is written when none of the principals has a writable calendar
- * (and the meeting was never written), so a booking of a host without a calendar costs one statement.
+ * (and the meeting was never written), so a booking of a host without a calendar costs one statement,
+ * or none of its own when it joins the booking's write batch (`writeMeeting`'s `batch`).
  *
  * The job makes the calendars match, after commit, one writer per meeting across processes (a lease
  * on the meeting row), never inside the booking's transaction: a provider failure never blocks or rolls
@@ -19,7 +20,7 @@
  */
 import type { Insertable, Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
-import { enqueue, enqueueMany, type Job } from '../../jobs/runner.js';
+import { enqueue, enqueueMany, type Job, rawWrite, type WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { JobContribution } from '../module.js';
 import { ConnectionLost, type ProviderGateway } from './gateway.js';
@@ -60,6 +61,11 @@ export interface MeetingWriterDeps {
   gateway: Pick<ProviderGateway, 'writeEvent' | 'deleteEvent'>;
   timeZoneOf(principalId: string): Promise<string>;
   log: { error(obj: object, msg: string): void };
+  /**
+   * The principals of `ids` with a connected writable calendar, as this process knows them now, or
+   * undefined when it does not know all of them (busy-cache.ts).
+   */
+  writableKnown?(ids: readonly string[]): Set<string> | undefined;
 }
 
 export class MeetingWriter {
@@ -69,11 +75,25 @@ export class MeetingWriter {
    * States (inside the caller's transaction) that the meeting should be in its principals' calendars
    * as given; a later call with the same key moves or retitles it. Writes nothing when no principal has
    * a writable calendar and the meeting was never written. Answers the principals whose calendar will
-   * receive it (connected, writable), e.g. so that their mail carries no second invite.
+   * receive it (connected, writable), e.g. so that their mail carries no second invite. With `batch`
+   * the statement joins it when this process knows every principal's connections: one round trip
+   * fewer, and that answer as this process knows it (a connection made or lost in another process in
+   * the last milliseconds may be missed by the answer, never by the write).
    */
-  async writeMeeting(trx: Tx, spec: MeetingSpec): Promise<Set<string>> {
+  async writeMeeting(trx: Tx, spec: MeetingSpec, batch?: WriteBatch): Promise<Set<string>> {
     const now = this.deps.clock.now();
     const ids = [...spec.principalIds];
+    const known = batch ? this.deps.writableKnown?.(ids) : undefined;
+    if (batch && known) {
+      // The principals' connections are in this process's memory (busy-cache.ts keeps them, dropped by
+      // NOTIFY): the store still decides in the batch's statement whether the meeting is stored and
+      // its job added; only the answer (whose mail carries no invite) comes from memory.
+      batch.addThen(
+        rawWrite(() => repo.batchedMeetingUpsert(spec, ids, now)),
+        [{ queue: WRITE_QUEUE, payload: { key: spec.key } satisfies WritePayload, runAt: now }],
+      );
+      return known;
+    }
     const row = await repo.upsertMeeting(trx, spec, ids, now);
     if (!row) return new Set();
     await this.enqueueWrite(trx, spec.key, now);

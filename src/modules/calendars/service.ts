@@ -9,6 +9,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { Tx } from '../../db/store.js';
+import type { WriteBatch } from '../../jobs/runner.js';
 import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
@@ -76,6 +77,7 @@ export class CalendarService implements CalendarsApi {
       gateway: this.gateway,
       timeZoneOf: (id) => deps.directory.timeZoneOf(id),
       log: deps.log,
+      writableKnown: (ids) => this.busySource.writableKnown(ids),
     });
     this.connections = new Connections({
       db: deps.db,
@@ -222,8 +224,8 @@ export class CalendarService implements CalendarsApi {
    * known), written after `trx` commits by a retried job. Bookings use it; so will proposals.
    * Answers the principals whose calendars will receive it.
    */
-  writeMeeting(trx: Tx, spec: MeetingSpec): Promise<Set<string>> {
-    return this.meetings.writeMeeting(trx, spec);
+  writeMeeting(trx: Tx, spec: MeetingSpec, batch?: WriteBatch): Promise<Set<string>> {
+    return this.meetings.writeMeeting(trx, spec, batch);
   }
 
   /** Removes a meeting from its principals' calendars, after `trx` commits. */

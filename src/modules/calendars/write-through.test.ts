@@ -13,7 +13,11 @@ import { type MicrosoftEmulator, startMicrosoftEmulator } from '../../../test/em
 import { type RadicaleServer, radicaleAvailable, startRadicale } from '../../../test/emulators/radicale.js';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
+import { sql } from 'kysely';
+import { WriteBatch } from '../../jobs/runner.js';
 import { FakeClock } from '../../platform/clock.js';
+import type { MeetingSpec } from './api.js';
+import { MeetingWriter, WRITE_QUEUE } from './meetings.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
 
 // Monday 2 March 2026, 06:00 UTC; hosts work Mon–Fri 09:00–17:00 in their zone (UTC here).
@@ -423,6 +427,69 @@ describe('every host, every change', () => {
       .where('key', '=', b.id)
       .executeTakeFirstOrThrow();
     expect(meeting).toEqual({ version: 3, done_version: 3, writer_until: null });
+  });
+});
+
+describe('the meeting in the booking’s own statement', () => {
+  /** A writer whose memory of connections is `known` (busy-cache.ts gives the real one's). */
+  const writerKnowing = (known: Set<string> | undefined) =>
+    new MeetingWriter({
+      db: t.ctx.db,
+      clock,
+      gateway: {
+        writeEvent: () => Promise.reject(new Error('not called: the app’s own job writes')),
+        deleteEvent: () => Promise.reject(new Error('not called')),
+      },
+      timeZoneOf: async () => 'UTC',
+      log: { error: () => {} },
+      writableKnown: () => known,
+    });
+  const spec = (key: string, host: string): MeetingSpec => ({
+    key,
+    accountId: account.id,
+    principalIds: [host],
+    title: 'Remembered wrongly',
+    attendees: [{ name: null, email: 'ada@example.com' }],
+    start: new Date('2026-03-12T10:00:00Z'),
+    end: new Date('2026-03-12T10:30:00Z'),
+  });
+
+  it('is stored, queued and written when the host’s connection is newer than this process’s memory', async () => {
+    const { host, user } = await oauthHost('google');
+    const key = `mtg_${++userCount}`;
+    const written = await t.ctx.db.transaction().execute(async (trx) => {
+      const batch = new WriteBatch();
+      const answer = await writerKnowing(new Set()).writeMeeting(trx, spec(key, host), batch);
+      // Nothing is stored before the batch runs: the meeting is a part of the batch's statement.
+      expect(
+        await trx.selectFrom('calendar_meetings').select('key').where('key', '=', key).execute(),
+      ).toEqual([]);
+      await batch.run(trx);
+      return answer;
+    });
+    expect(written).toEqual(new Set()); // the answer is memory's; the write is the store's
+    await drain();
+    expect(live(google.events(user)).map((e) => e.extendedProperties?.private?.kairosMeeting)).toEqual([key]);
+  });
+
+  it('is neither stored nor queued when memory is right that no host has a writable calendar', async () => {
+    const host = await newHost();
+    const key = `mtg_${++userCount}`;
+    await t.ctx.db.transaction().execute(async (trx) => {
+      const batch = new WriteBatch();
+      expect(await writerKnowing(new Set()).writeMeeting(trx, spec(key, host), batch)).toEqual(new Set());
+      await batch.run(trx);
+    });
+    expect(
+      await t.ctx.db.selectFrom('calendar_meetings').select('key').where('key', '=', key).execute(),
+    ).toEqual([]);
+    const jobs = await t.ctx.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('queue', '=', WRITE_QUEUE)
+      .where(sql<boolean>`payload->>'key' = ${key}`)
+      .execute();
+    expect(jobs).toEqual([]);
   });
 });
 
