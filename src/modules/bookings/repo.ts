@@ -1,6 +1,7 @@
 /** SQL of the bookings module: bookings, their occupancy, waitlist entries (migration 0008_bookings). */
 import { CompiledQuery, type Insertable, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
+import type { WriteBatch } from '../../jobs/runner.js';
 import type { DB } from '../../db/types.js';
 import type { BookingsTable, BookingStatus, WaitlistEntriesTable } from './tables.js';
 import './tables.js';
@@ -125,6 +126,73 @@ export async function insertBooking(
       : await trx.executeQuery<BookingRow>(CompiledQuery.raw(text, params));
   if (!rows[0]) throw new Error('insertBooking: no row returned');
   return rows[0];
+}
+
+/** What a new booking's row is written from: its insert, with its JSON columns as given. */
+export interface NewBooking {
+  row: Insertable<BookingsTable> & { start_time: Date; end_time: Date; created_at: Date; updated_at: Date };
+  answers: Record<string, string | boolean>;
+  metadata: Record<string, string>;
+}
+
+/**
+ * The row insertBooking's statement answers for `b`, made without asking: every column is given or
+ * null (the table has no default or trigger that changes a new row; a test compares the two).
+ */
+export function newBookingRow(b: NewBooking): BookingRow {
+  const r = b.row;
+  return {
+    id: r.id,
+    account_id: r.account_id,
+    principal_id: r.principal_id,
+    host_ids: r.host_ids,
+    booking_link_id: r.booking_link_id ?? null,
+    status: r.status,
+    start_time: r.start_time,
+    end_time: r.end_time,
+    customer_email: r.customer_email,
+    customer_name: r.customer_name,
+    customer_timezone: r.customer_timezone ?? null,
+    notes: r.notes ?? null,
+    answers: b.answers,
+    metadata: b.metadata,
+    payment_amount: r.payment_amount ?? null,
+    payment_currency: r.payment_currency ?? null,
+    checkout_url: r.checkout_url ?? null,
+    payment_expires_at: (r.payment_expires_at as Date | null | undefined) ?? null,
+    cancellation_reason: r.cancellation_reason ?? null,
+    cancelled_at: (r.cancelled_at as Date | null | undefined) ?? null,
+    manage_token_hash: r.manage_token_hash,
+    manage_nonce: r.manage_nonce,
+    sequence: r.sequence ?? 0,
+    waitlist_entry_id: r.waitlist_entry_id ?? null,
+    title: r.title ?? null,
+    proposal_id: r.proposal_id ?? null,
+    stripe_session_id: r.stripe_session_id ?? null,
+    stripe_account_id: r.stripe_account_id ?? null,
+    stripe_payment_intent: r.stripe_payment_intent ?? null,
+    paid_at: (r.paid_at as Date | null | undefined) ?? null,
+    refund_status: r.refund_status ?? null,
+    refund_id: r.refund_id ?? null,
+    refund_error: r.refund_error ?? null,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+/**
+ * insertBooking's writes for a WriteBatch, its answer made by newBookingRow: the occupancy rows and
+ * the booking as two parts of the batch's statement (a taken time fails the whole statement with
+ * 23P01, so nothing of it is written).
+ */
+export function addBookingWrites(
+  batch: WriteBatch,
+  b: NewBooking,
+  occupancy: readonly OccupancyRow[],
+): BookingRow {
+  if (occupancy.length > 0) batch.add((db) => occupancyInsert(db, occupancy));
+  batch.add((db) => db.insertInto('bookings').values(b.row));
+  return newBookingRow(b);
 }
 
 /**

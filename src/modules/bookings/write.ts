@@ -192,9 +192,8 @@ export class BookingWrites implements BookingWriter {
           attributed = chosen;
           occupied = [chosen.id];
         }
-        const booking = await repo.insertBooking(
-          trx,
-          {
+        const created: repo.NewBooking = {
+          row: {
             id,
             account_id: plan.accountId,
             principal_id: attributed.id,
@@ -225,14 +224,19 @@ export class BookingWrites implements BookingWriter {
             created_at: now,
             updated_at: now,
           },
-          occupancy,
-        );
+          answers: plan.answers,
+          metadata: plan.metadata,
+        };
+        let booking: repo.BookingRow;
         if (plan.paid) {
           // A hold until paid: no event, mail or calendar event yet (paid.ts announces it when paid).
+          booking = await repo.insertBooking(trx, created.row, occupancy);
           await this.paid.queueHoldEnd(trx, booking.id, plan.paid.expiresAt);
         } else {
-          // The event, the calendar meeting, the mails and their jobs go in one statement.
+          // The booking and its occupancy, its event, the calendar meeting, the mails and their jobs:
+          // one statement (a taken time fails all of it with 23P01).
           const batch = new WriteBatch();
+          booking = repo.addBookingWrites(batch, created, occupancy);
           await this.needs.webhooks.emit(
             trx,
             {
