@@ -95,7 +95,7 @@ export interface JobSpec {
 
 /**
  * A write for a WriteBatch: an INSERT or UPDATE builder whose answer nobody reads, such as an event
- * or an outbox mail.
+ * or an outbox mail (given with `addThen`, its RETURNING tells the statement whether it wrote).
  */
 export type BatchedWrite = (db: Kysely<DB>) => OperationNodeSource & Compilable;
 
