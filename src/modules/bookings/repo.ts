@@ -130,7 +130,16 @@ export async function insertBooking(
 
 /** What a new booking's row is written from: its insert, with its JSON columns as given. */
 export interface NewBooking {
-  row: Insertable<BookingsTable> & { start_time: Date; end_time: Date; created_at: Date; updated_at: Date };
+  /** Its times as Dates (the insert type also takes strings, which the row in memory cannot be). */
+  row: Insertable<BookingsTable> & {
+    start_time: Date;
+    end_time: Date;
+    created_at: Date;
+    updated_at: Date;
+    payment_expires_at?: Date | null;
+    cancelled_at?: Date | null;
+    paid_at?: Date | null;
+  };
   answers: Record<string, string | boolean>;
   metadata: Record<string, string>;
 }
@@ -159,9 +168,9 @@ export function newBookingRow(b: NewBooking): BookingRow {
     payment_amount: r.payment_amount ?? null,
     payment_currency: r.payment_currency ?? null,
     checkout_url: r.checkout_url ?? null,
-    payment_expires_at: (r.payment_expires_at as Date | null | undefined) ?? null,
+    payment_expires_at: r.payment_expires_at ?? null,
     cancellation_reason: r.cancellation_reason ?? null,
-    cancelled_at: (r.cancelled_at as Date | null | undefined) ?? null,
+    cancelled_at: r.cancelled_at ?? null,
     manage_token_hash: r.manage_token_hash,
     manage_nonce: r.manage_nonce,
     sequence: r.sequence ?? 0,
@@ -171,7 +180,7 @@ export function newBookingRow(b: NewBooking): BookingRow {
     stripe_session_id: r.stripe_session_id ?? null,
     stripe_account_id: r.stripe_account_id ?? null,
     stripe_payment_intent: r.stripe_payment_intent ?? null,
-    paid_at: (r.paid_at as Date | null | undefined) ?? null,
+    paid_at: r.paid_at ?? null,
     refund_status: r.refund_status ?? null,
     refund_id: r.refund_id ?? null,
     refund_error: r.refund_error ?? null,
