@@ -36,7 +36,7 @@ export interface OccupancyRow {
   end: Date;
 }
 
-/** The INSERT of occupancy rows (to run alone, or inside insertBooking's statement). */
+/** The INSERT of occupancy rows (to run alone, inside insertBooking's statement, or in a batch). */
 function occupancyInsert(db: QueryCreator<DB>, rows: readonly OccupancyRow[]) {
   return db.insertInto('booking_occupancy').values(
     rows.map((r) => ({
