@@ -247,7 +247,8 @@ export class BookingWrites implements BookingWriter {
             batch,
           );
           await this.announce(trx, booking, link, contacts, token, batch);
-          await batch.run(trx);
+          // With nothing after it in this transaction, its COMMIT goes with it (src/db/pipelined.ts).
+          await batch.run(trx, { final: !plan.alsoIn });
         }
         await plan.alsoIn?.(trx, booking);
         return booking;
