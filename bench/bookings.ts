@@ -407,8 +407,8 @@ async function serveCreate(store: StoreKind): Promise<void> {
  * A floor's pool, sized as the app's. Its idle clients see the store stop when the suite ends: an
  * `'error'` listener keeps that from being an unhandled event that kills the floor's process.
  */
-function floorPool(url: string, pipeline = false): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: loadConfig({}).databasePoolMax, pipeline });
+function floorPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: loadConfig({}).databasePoolMax });
   pool.on('error', () => {});
   return pool;
 }
@@ -468,31 +468,6 @@ interface FloorBody {
 }
 
 /** Runs `work` in a transaction on a client of `pool`: BEGIN, then COMMIT, or ROLLBACK if it throws. */
-/**
- * A transaction of a read and a write in two round trips, as Kairos's store sends one (src/db/
- * pipelined.ts; the pool in pipeline mode): BEGIN with the read, the write with COMMIT.
- */
-async function pipelinedTransaction(
-  pool: pg.Pool,
-  read: pg.QueryConfig,
-  write: pg.QueryConfig,
-): Promise<void> {
-  const client = await pool.connect();
-  try {
-    const sent = [client.query('BEGIN'), client.query(read)];
-    for (const p of sent) p.catch(() => {});
-    for (const p of sent) await p;
-    const last = [client.query(write), client.query('COMMIT')];
-    for (const p of last) p.catch(() => {});
-    for (const p of last) await p;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
-}
-
 async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
@@ -545,15 +520,14 @@ async function serveFloor(
  * from a real booking's, made through Kairos first: as Kairos writes them, the customer's an intent —
  * its renderer's data, rendered later by the mail worker — and the address-less host's a skipped
  * record) and the mail job.
- * In the fewest round trips Kairos's rules allow, two, as Kairos sends them: BEGIN with the host's row
- * locked FOR SHARE, its schedule and contact read in the same statement; the writes as one statement
- * with COMMIT (named prepared statements, as Kairos runs its repeated ones). Nothing is validated,
- * checked, rendered or built: what the store and a bare server give for the writes alone, the jobs
- * left to pile up.
+ * In the fewest round trips Kairos's rules allow: BEGIN; the host's row locked FOR SHARE with its
+ * schedule and contact read in the same statement; the writes as one statement; COMMIT (named
+ * prepared statements, as Kairos runs its repeated ones). Nothing is validated, checked, rendered or
+ * built: what the store and a bare server give for the writes alone, the jobs left to pile up.
  */
 async function serveWritesFloorOn(url: string): Promise<void> {
   const sample = await sampleBooking(url);
-  const pool = floorPool(url, true);
+  const pool = floorPool(url);
   const app = Fastify({ logger: false });
   try {
     const { accountId, event, customerMail, hostMail, jobQueue } = sample;
@@ -581,10 +555,9 @@ async function serveWritesFloorOn(url: string): Promise<void> {
       const now = new Date();
       const id = `bkg_${randomUUID()}`;
       const customerMailId = `mail_${randomUUID()}`;
-      await pipelinedTransaction(
-        pool,
-        { name: 'floor-lock', text: lockText, values: [b.principal_id] },
-        {
+      await inTransaction(pool, async (client) => {
+        await client.query({ name: 'floor-lock', text: lockText, values: [b.principal_id] });
+        await client.query({
           name: 'floor-write',
           text: writeText,
           values: [
@@ -622,8 +595,8 @@ async function serveWritesFloorOn(url: string): Promise<void> {
             customerMail.render === null ? null : JSON.stringify(customerMail.render),
             hostMail.render === null ? null : JSON.stringify(hostMail.render),
           ],
-        },
-      );
+        });
+      });
       reply.code(201);
       return { booking: { id, start_time: start.toISOString(), end_time: end.toISOString() } };
     });
@@ -825,10 +798,7 @@ async function createFloor(kairos: {
   const rows: Row[] = [];
   const floors = [
     ['floor', 'floor: bare Fastify + pg, a booking-shaped 5-statement transaction'],
-    [
-      'floor-writes',
-      'floor with Kairos’s writes: bare Fastify + pg, a booking’s rows in 4 statements, 2 round trips',
-    ],
+    ['floor-writes', 'floor with Kairos’s writes: bare Fastify + pg, a booking’s rows in 4 statements'],
   ] as const;
   for (const [mode, label] of floors) {
     const { run, made, after, machine, few } = await floorRun(mode);

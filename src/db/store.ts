@@ -1,9 +1,8 @@
-import { Kysely, Migrator, type Transaction } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { type Config, ConfigError, DEFAULT_PREPARED_STATEMENTS } from '../config.js';
 import { type EmbeddedServer, embeddedMasterKey, type Logger, startEmbedded } from './embedded.js';
 import { migrations } from './migrations/index.js';
-import { PipelinedPostgresDialect } from './pipelined.js';
 import { prepareRepeatedStatements } from './prepared.js';
 import type { DB } from './types.js';
 
@@ -34,10 +33,6 @@ export function createPool(url: string, max: number, prepared = DEFAULT_PREPARED
     max,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 10_000,
-    // A query is written when issued, not when the one before it is answered: a transaction's BEGIN
-    // shares a round trip with its first statement (db/pipelined.ts). Callers still wait for each
-    // statement before issuing the next, so nothing else changes.
-    pipeline: true,
   });
   // A client that loses its server emits 'error'; an event nobody listens to ends the process. The pool
   // listens on idle clients only, so a store restart used to kill every process that had a query in
@@ -76,7 +71,7 @@ export async function openStore(
     masterKey = config.masterKey ?? embeddedMasterKey(config.dataDir);
   }
   const pool = createPool(url, config.databasePoolMax, config.databasePreparedStatements);
-  const db = new Kysely<DB>({ dialect: new PipelinedPostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const store: Store = {
     db,
     pool,

@@ -5,14 +5,12 @@
  */
 import {
   type Compilable,
-  type CompiledQuery,
   type Kysely,
   type OperationNodeSource,
   type QueryCreator,
   type RawBuilder,
   sql,
 } from 'kysely';
-import { finalWrite } from '../db/pipelined.js';
 import type { Db, Tx } from '../db/store.js';
 import type { DB } from '../db/types.js';
 
@@ -136,20 +134,15 @@ export class WriteBatch {
     for (const j of jobs) this.jobs.push({ ...j, onlyIf: wrote });
   }
 
-  /**
-   * Sends what was added (nothing when nothing was) and empties the batch. `final`: the statement is
-   * the transaction's last, and its COMMIT goes with it (src/db/pipelined.ts): the transaction issues
-   * nothing after it and cannot fail after it.
-   */
-  async run(trx: Tx | Db, opts: { final?: boolean } = {}): Promise<void> {
+  /** Sends what was added (nothing when nothing was) and empties the batch. */
+  async run(trx: Tx | Db): Promise<void> {
     const writes = this.writes;
     const jobs = this.jobs;
     this.writes = [];
     this.jobs = [];
     if (writes.length === 0 && jobs.length === 0) return;
-    const send = (query: CompiledQuery) => trx.executeQuery(opts.final ? finalWrite(query) : query);
     if (writes.length === 1 && jobs.length === 0) {
-      await send(writes[0]!(trx).compile());
+      await trx.executeQuery(writes[0]!(trx).compile());
       return;
     }
     const parts = writes.map((w, i) => sql`${sql.id(`w${i}`)} AS (${w(trx)})`);
@@ -178,11 +171,9 @@ export class WriteBatch {
             added.map((name) => sql`SELECT queue FROM ${sql.id(name)}`),
             sql` UNION `,
           );
-    await send(
-      sql`
+    await sql`
       WITH ${sql.join(parts)}
-      SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (${queues}) AS q`.compile(trx),
-    );
+      SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (${queues}) AS q`.execute(trx);
   }
 }
 

@@ -247,8 +247,7 @@ export class BookingWrites implements BookingWriter {
             batch,
           );
           await this.announce(trx, booking, link, contacts, token, batch);
-          // With nothing after it in this transaction, its COMMIT goes with it (src/db/pipelined.ts).
-          await batch.run(trx, { final: !plan.alsoIn });
+          await batch.run(trx);
         }
         await plan.alsoIn?.(trx, booking);
         return booking;
