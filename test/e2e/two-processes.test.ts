@@ -104,7 +104,7 @@ describe('across two server processes on one database', () => {
   // most of the default 30 s, so the test gets the time its start and its drain are each allowed.
   it('exits 0 on SIGTERM after answering the requests it accepted', { timeout: 90_000 }, async () => {
     const env = { DATABASE_URL: t.database.url, KAIROS_MASTER_KEY: t.masterKey };
-    const c = await spawnServer(env);
+    const c = await spawnServer(env, 45_000);
     const acc = await t.account();
     const calls = Array.from({ length: 20 }, () => call(c.url, 'GET', '/v1/me', acc.key));
     const inflight = Promise.allSettled(calls);
