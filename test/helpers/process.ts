@@ -38,7 +38,11 @@ export async function spawnServer(
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left running: a server that did not start in time would outlive the test run.
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${out}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*Kairos is listening/.exec(out);
