@@ -157,7 +157,11 @@ export async function spawnListening(
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`no url from ${args.join(' ')}: ${out}`)), 60_000);
+    const timer = setTimeout(() => {
+      // Not left running: a server that did not start in time would outlive the bench.
+      child.kill('SIGKILL');
+      reject(new Error(`no url from ${args.join(' ')}: ${out}`));
+    }, 60_000);
     child.stdout?.on('data', (c: Buffer) => {
       out += c.toString();
       const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
