@@ -27,6 +27,8 @@ export interface RuntimeLog {
   info(obj: object | string, msg?: string): void;
   warn(obj: object | string, msg?: string): void;
   error(obj: object, msg: string): void;
+  /** Where a start spends its time, phase by phase (LOG_LEVEL=debug). */
+  debug?(obj: object, msg: string): void;
 }
 
 /** A store someone else opened and closes (tests: a database per file). */
@@ -89,10 +91,12 @@ export interface Runtime {
 }
 
 export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const phase = startPhases(opts.log);
   const opened = opts.store ? null : await openStore(opts.config, opts.log);
+  phase('store open and migrated');
   const started: Started = { notifier: null, runtime: null };
   try {
-    return await assemble(opts, opened, started);
+    return await assemble(opts, opened, started, phase);
   } catch (err) {
     // A start that fails half-way leaves nothing behind: no listener, no LISTEN connection, no
     // embedded server this process started.
@@ -111,7 +115,18 @@ interface Started {
   runtime: Runtime | null;
 }
 
-async function assemble(opts: RuntimeOptions, opened: Store | null, started: Started): Promise<Runtime> {
+/** Logs, at debug level, each phase of a start with the milliseconds since the start began. */
+function startPhases(log: RuntimeLog): (name: string) => void {
+  const began = performance.now();
+  return (name) => log.debug?.({ phase: name, ms: Math.round(performance.now() - began) }, 'start phase');
+}
+
+async function assemble(
+  opts: RuntimeOptions,
+  opened: Store | null,
+  started: Started,
+  phase: (name: string) => void,
+): Promise<Runtime> {
   const { config, log } = opts;
   const store: OpenedStore = opts.store ?? (opened as Store);
   const clock = opts.clock ?? systemClock;
@@ -123,6 +138,7 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
     );
     started.notifier = notifier;
     await notifier.start();
+    phase('LISTEN connection open');
   }
 
   // The platform.
@@ -163,6 +179,7 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
   if (notifier) {
     await credentials.listen(notifier);
     for (const { parts } of built) for (const listen of parts.listen ?? []) await listen(notifier);
+    phase('modules composed and listening for invalidations');
   }
 
   const runtime: Runtime = {
@@ -215,11 +232,16 @@ async function assemble(opts: RuntimeOptions, opened: Store | null, started: Sta
       built.flatMap(({ parts }) => (parts.routes ? [parts.routes] : [])),
       { logger: opts.httpLogger },
     );
+    phase('HTTP app built');
   }
   if (opts.usage !== false) usage.start();
-  if (opts.workers ?? config.workers) await jobs.start(notifier);
+  if (opts.workers ?? config.workers) {
+    await jobs.start(notifier);
+    phase('workers started');
+  }
   if (runtime.app && opts.listen) {
     runtime.url = await runtime.app.listen({ port: config.port, host: config.host });
+    phase('bound');
     if (opts.baseUrlFromAddress) config.baseUrl = runtime.url;
   }
 

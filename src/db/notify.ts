@@ -4,6 +4,12 @@ type Handler = (payload: string) => void;
 
 /** The longest wait between two reconnection attempts. */
 const MAX_RETRY_MS = 2_000;
+/**
+ * How long connecting, or a LISTEN, may take before it counts as failed (by default): a store that
+ * accepts the connection and then never answers fails a start (or is retried, after a loss) instead of
+ * holding it.
+ */
+const ANSWER_TIMEOUT_MS = 10_000;
 
 /**
  * One dedicated connection that LISTENs for every channel this process cares about (auth cache
@@ -23,6 +29,7 @@ export class Notifier {
   constructor(
     private readonly url: string,
     private readonly onError: (err: unknown) => void = () => {},
+    private readonly answerTimeoutMs = ANSWER_TIMEOUT_MS,
   ) {}
 
   async start(): Promise<void> {
@@ -30,7 +37,11 @@ export class Notifier {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new pg.Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: this.answerTimeoutMs,
+      query_timeout: this.answerTimeoutMs,
+    });
     client.on('notification', (msg) => {
       for (const h of this.handlers.get(msg.channel) ?? []) h(msg.payload ?? '');
     });
@@ -39,8 +50,15 @@ export class Notifier {
       this.scheduleReconnect();
     });
     client.on('end', () => this.scheduleReconnect());
-    await client.connect();
-    for (const channel of this.handlers.keys()) await client.query(`LISTEN "${channel}"`);
+    try {
+      await client.connect();
+      for (const channel of this.handlers.keys()) await client.query(`LISTEN "${channel}"`);
+    } catch (err) {
+      // Not left half-open: the caller retries (or the start fails) with a connection of its own.
+      client.removeAllListeners('end');
+      await client.end().catch(() => {});
+      throw err;
+    }
     this.client = client;
   }
 

@@ -30,7 +30,8 @@ export async function spawnServer(
       KAIROS_FROM_SOURCE: 'true',
       PORT: '0',
       HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
+      // Debug adds only the start's phases: a server that does not start shows the last one it passed.
+      LOG_LEVEL: 'debug',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
