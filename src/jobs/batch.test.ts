@@ -1,10 +1,11 @@
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
+import { part } from '../db/parts.js';
 import { createPool } from '../db/store.js';
 import type { DB } from '../db/types.js';
-import { JOBS_CHANNEL, rawWrite, WriteBatch } from './queries.js';
+import { JOBS_CHANNEL, WriteBatch } from './queries.js';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
 
@@ -108,8 +109,8 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
       batch.add(
         (q) => q.insertInto('mail_outbox').values(mailRow('mail_c1')),
         [
-          { queue: 'cond.yes', payload: { n: 1 }, runAt: NOW, onlyIf: sql<boolean>`1 = 1` },
-          { queue: 'cond.no', payload: { n: 2 }, runAt: NOW, onlyIf: sql<boolean>`1 = 0` },
+          { queue: 'cond.yes', payload: { n: 1 }, runAt: NOW, onlyIf: part`1 = 1` },
+          { queue: 'cond.no', payload: { n: 2 }, runAt: NOW, onlyIf: part`1 = 0` },
         ],
       );
       await batch.run(db);
@@ -132,13 +133,11 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
     const batch = new WriteBatch();
     // Each insert copies the row named in its WHERE: only mail_t0 exists, so only the first writes.
     const copy = (id: string, from: string) =>
-      rawWrite(
-        () => sql`INSERT INTO mail_outbox (id, kind, to_address, subject, text_body, html_body, status,
-            attempts, created_at)
-          SELECT ${id}, kind, to_address, subject, text_body, html_body, status, attempts, created_at
-          FROM mail_outbox WHERE id = ${from}
-          RETURNING id`,
-      );
+      part`INSERT INTO mail_outbox (id, kind, to_address, subject, text_body, html_body, status,
+          attempts, created_at)
+        SELECT ${id}, kind, to_address, subject, text_body, html_body, status, attempts, created_at
+        FROM mail_outbox WHERE id = ${from}
+        RETURNING id`;
     batch.addThen(copy('mail_t1', 'mail_t0'), [{ queue: 'then.yes', payload: { n: 1 }, runAt: NOW }]);
     batch.addThen(copy('mail_t2', 'mail_none'), [{ queue: 'then.no', payload: { n: 2 }, runAt: NOW }]);
     batch.add(null, [{ queue: 'then.always', payload: { n: 3 }, runAt: NOW }]);

@@ -11,6 +11,7 @@ import {
   type RawBuilder,
   sql,
 } from 'kysely';
+import { compiledPart, part, rowsInsert, SqlPart, statement } from '../db/parts.js';
 import type { Db, Tx } from '../db/store.js';
 import type { DB } from '../db/types.js';
 
@@ -90,7 +91,7 @@ export interface JobSpec {
    * A condition evaluated in the batch's statement: the job is added only when it holds (an event's
    * dispatch only when a subscription could want it).
    */
-  onlyIf?: RawBuilder<boolean>;
+  onlyIf?: SqlPart;
 }
 
 /**
@@ -99,26 +100,22 @@ export interface JobSpec {
  */
 export type BatchedWrite = (db: Kysely<DB>) => OperationNodeSource & Compilable;
 
-/** A statement written with the `sql` tag, as a BatchedWrite. */
-export function rawWrite(build: () => RawBuilder<unknown>): BatchedWrite {
-  return (db) => {
-    const raw = build();
-    return { toOperationNode: () => raw.toOperationNode(), compile: () => raw.compile(db) };
-  };
-}
+/** A job of a batch, with the write whose row it waits for (addThen). */
+type BatchedJob = JobSpec & { afterWrite?: number };
 
 /**
  * Writes gathered during a transaction and sent as one statement (data-modifying CTEs; docs/
  * docs/design.md#store): rows nobody reads back, such as a booking's event and its
  * mails, and the jobs about them, with the wake-up of each of their queues. One round trip instead of
  * one per part; the parts of one statement all happen or none does. Whoever makes a batch runs it,
- * in the same transaction, before that commits.
+ * in the same transaction, before that commits. Writes given as parts (src/db/parts.ts) make the
+ * statement's text once per shape; a builder is compiled each time.
  */
 export class WriteBatch {
-  private writes: BatchedWrite[] = [];
-  private jobs: JobSpec[] = [];
+  private writes: (BatchedWrite | SqlPart)[] = [];
+  private jobs: BatchedJob[] = [];
 
-  add(write: BatchedWrite | null, jobs: readonly JobSpec[] = []): void {
+  add(write: BatchedWrite | SqlPart | null, jobs: readonly JobSpec[] = []): void {
     if (write) this.writes.push(write);
     this.jobs.push(...jobs);
   }
@@ -128,10 +125,10 @@ export class WriteBatch {
    * say what it wrote with RETURNING: its jobs are added only when it answered a row, decided in the
    * batch's statement.
    */
-  addThen(write: BatchedWrite, jobs: readonly Omit<JobSpec, 'onlyIf'>[]): void {
-    const wrote = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(`w${this.writes.length}`)})`;
+  addThen(write: BatchedWrite | SqlPart, jobs: readonly Omit<JobSpec, 'onlyIf'>[]): void {
+    const afterWrite = this.writes.length;
     this.writes.push(write);
-    for (const j of jobs) this.jobs.push({ ...j, onlyIf: wrote });
+    for (const j of jobs) this.jobs.push({ ...j, afterWrite });
   }
 
   /** Sends what was added (nothing when nothing was) and empties the batch. */
@@ -141,40 +138,54 @@ export class WriteBatch {
     this.writes = [];
     this.jobs = [];
     if (writes.length === 0 && jobs.length === 0) return;
+    const partOf = (w: BatchedWrite | SqlPart) => (w instanceof SqlPart ? w : compiledPart(w(trx).compile()));
     if (writes.length === 1 && jobs.length === 0) {
-      await trx.executeQuery(writes[0]!(trx).compile());
+      await trx.executeQuery(statement([partOf(writes[0]!)]));
       return;
     }
-    const parts = writes.map((w, i) => sql`${sql.id(`w${i}`)} AS (${w(trx)})`);
+    const pieces: (string | SqlPart)[] = [];
+    const cte = (name: string, ...body: (string | SqlPart)[]) => {
+      pieces.push(pieces.length === 0 ? `WITH ${name} AS (` : `, ${name} AS (`, ...body, ')');
+    };
+    for (const [i, w] of writes.entries()) cte(`w${i}`, partOf(w));
     // Every job insert answers its queues; each queue that got a job is woken once.
     const added: string[] = [];
-    const always = jobs.filter((j) => !j.onlyIf);
+    const always = jobs.filter((j) => !j.onlyIf && j.afterWrite === undefined);
     if (always.length > 0) {
-      parts.push(sql`added AS (${jobsInsert(trx, always).returning('queue')})`);
+      cte('added', rowsInsert('jobs', always.map(jobRow), ['queue']));
       added.push('added');
     }
     jobs.forEach((j, i) => {
-      if (!j.onlyIf) return;
-      const name = `j${i}`;
-      parts.push(sql`${sql.id(name)} AS (
-        INSERT INTO jobs (queue, payload, run_at, attempts, created_at)
-        SELECT ${j.queue}::text, ${JSON.stringify(j.payload)}::jsonb, ${j.runAt}::timestamptz, 0,
-          ${j.runAt}::timestamptz
-        WHERE ${j.onlyIf}
-        RETURNING queue)`);
-      added.push(name);
+      if (!j.onlyIf && j.afterWrite === undefined) return;
+      const payload = JSON.stringify(j.payload);
+      cte(
+        `j${i}`,
+        part`INSERT INTO jobs (queue, payload, run_at, attempts, created_at)
+        SELECT ${j.queue}::text, ${payload}::jsonb, ${j.runAt}::timestamptz, 0, ${j.runAt}::timestamptz
+        WHERE `,
+        j.onlyIf ?? `EXISTS (SELECT 1 FROM w${j.afterWrite})`,
+        ' RETURNING queue',
+      );
+      added.push(`j${i}`);
     });
     const queues =
       added.length === 0
-        ? sql`SELECT NULL::text AS queue WHERE false`
-        : sql.join(
-            added.map((name) => sql`SELECT queue FROM ${sql.id(name)}`),
-            sql` UNION `,
-          );
-    await sql`
-      WITH ${sql.join(parts)}
-      SELECT pg_notify(${JOBS_CHANNEL}, q.queue) FROM (${queues}) AS q`.execute(trx);
+        ? 'SELECT NULL::text AS queue WHERE false'
+        : added.map((name) => `SELECT queue FROM ${name}`).join(' UNION ');
+    pieces.push(` SELECT pg_notify('${JOBS_CHANNEL}', q.queue) FROM (${queues}) AS q`);
+    await trx.executeQuery(statement(pieces));
   }
+}
+
+/** A job's row as inserted. */
+function jobRow(j: JobSpec) {
+  return {
+    queue: j.queue,
+    payload: JSON.stringify(j.payload),
+    run_at: j.runAt,
+    attempts: 0,
+    created_at: j.runAt,
+  };
 }
 
 function jobsInsert(db: QueryCreator<DB>, jobs: readonly JobSpec[]) {

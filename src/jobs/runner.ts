@@ -31,7 +31,6 @@ export {
   type Job,
   type JobSpec,
   jobsForRows,
-  rawWrite,
   WriteBatch,
 } from './queries.js';
 

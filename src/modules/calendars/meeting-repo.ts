@@ -3,7 +3,8 @@
  * and the destinations read from `calendars` and `calendar_connections` (tables.ts). The rest of the
  * module's SQL is in repo.ts; the two are split by job to keep each room small.
  */
-import { type Insertable, type RawBuilder, sql, type Updateable } from 'kysely';
+import { type Insertable, sql, type Updateable } from 'kysely';
+import { part, type SqlPart, statement } from '../../db/parts.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { MeetingSpec } from './api.js';
 import type { ConnectionRow } from './repo.js';
@@ -45,26 +46,27 @@ export async function upsertMeeting(
   ids: readonly string[],
   now: Date,
 ): Promise<{ writable: string[] } | undefined> {
-  const written = await sql<{ writable: string[] }>`${meetingUpsert(spec, ids, now)}
+  const written = await trx.executeQuery<{ writable: string[] }>(
+    statement([
+      meetingUpsert(spec, ids, now),
+      part`
       RETURNING (
         SELECT coalesce(array_agg(DISTINCT c.principal_id::text), '{}') FROM calendar_connections c
         WHERE c.principal_id = ANY(${ids}::uuid[]) AND c.provider <> 'ics' AND c.status = 'connected'
-      ) AS writable`.execute(trx);
+      ) AS writable`,
+    ]),
+  );
   return written.rows[0];
 }
 
 /** upsertMeeting's statement for a WriteBatch: it answers the meeting's key when it stored it. */
-export function batchedMeetingUpsert(
-  spec: MeetingSpec,
-  ids: readonly string[],
-  now: Date,
-): RawBuilder<unknown> {
-  return sql`${meetingUpsert(spec, ids, now)} RETURNING m.key`;
+export function batchedMeetingUpsert(spec: MeetingSpec, ids: readonly string[], now: Date): SqlPart {
+  return part`${meetingUpsert(spec, ids, now)} RETURNING m.key`;
 }
 
 /** The meeting's INSERT … ON CONFLICT, on the condition upsertMeeting states (without RETURNING). */
-function meetingUpsert(spec: MeetingSpec, ids: readonly string[], now: Date): RawBuilder<unknown> {
-  return sql`
+function meetingUpsert(spec: MeetingSpec, ids: readonly string[], now: Date): SqlPart {
+  return part`
       INSERT INTO calendar_meetings AS m (key, account_id, principal_ids, title, description, location,
         attendees, start_time, end_time, live, version, created_at, updated_at)
       SELECT ${spec.key}, ${spec.accountId}, ${ids}::uuid[], ${spec.title}, ${spec.description ?? null},

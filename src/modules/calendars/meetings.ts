@@ -20,7 +20,7 @@
  */
 import type { Insertable, Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
-import { enqueue, enqueueMany, type Job, rawWrite, type WriteBatch } from '../../jobs/runner.js';
+import { enqueue, enqueueMany, type Job, type WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { JobContribution } from '../module.js';
 import { ConnectionLost, type ProviderGateway } from './gateway.js';
@@ -88,10 +88,9 @@ export class MeetingWriter {
       // The principals' connections are in this process's memory (busy-cache.ts keeps them, dropped by
       // NOTIFY): the store still decides in the batch's statement whether the meeting is stored and
       // its job added; only the answer (whose mail carries no invite) comes from memory.
-      batch.addThen(
-        rawWrite(() => repo.batchedMeetingUpsert(spec, ids, now)),
-        [{ queue: WRITE_QUEUE, payload: { key: spec.key } satisfies WritePayload, runAt: now }],
-      );
+      batch.addThen(repo.batchedMeetingUpsert(spec, ids, now), [
+        { queue: WRITE_QUEUE, payload: { key: spec.key } satisfies WritePayload, runAt: now },
+      ]);
       return known;
     }
     const row = await repo.upsertMeeting(trx, spec, ids, now);

@@ -1,9 +1,9 @@
 /** Every SQL statement of the mail module: the `mail_outbox` table (tables.ts). */
-import { type Insertable, type QueryCreator, sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
+import { rowsInsert, type SqlPart } from '../../db/parts.js';
 import { purgeInBatches } from '../../db/purge.js';
 import type { Db } from '../../db/store.js';
 import type { BatchedWrite } from '../../jobs/runner.js';
-import type { DB } from '../../db/types.js';
 import type { MailDetail, MailRow, MailSummary } from './api.js';
 import type { MailOutboxTable } from './tables.js';
 
@@ -11,8 +11,8 @@ import type { MailOutboxTable } from './tables.js';
 type JobEnd = ReturnType<BatchedWrite>;
 
 /** The INSERT of outbox rows, to join the caller's write batch. */
-export function outboxInsert(rows: readonly Insertable<MailOutboxTable>[]) {
-  return (db: QueryCreator<DB>) => db.insertInto('mail_outbox').values([...rows]);
+export function outboxInsert(rows: readonly Insertable<MailOutboxTable>[]): SqlPart {
+  return rowsInsert('mail_outbox', rows);
 }
 
 /** Rows of the outbox about one subject, oldest first. */

@@ -1,13 +1,6 @@
 /** SQL of the webhooks module: subscriptions, events, deliveries, attempts. */
-import {
-  type Insertable,
-  type InsertQueryBuilder,
-  type InsertResult,
-  type QueryCreator,
-  type Selectable,
-  sql,
-  type Updateable,
-} from 'kysely';
+import { type Insertable, type QueryCreator, type Selectable, sql, type Updateable } from 'kysely';
+import { part, rowsInsert, type SqlPart, statement } from '../../db/parts.js';
 import { purgeInBatches } from '../../db/purge.js';
 import { type BatchedWrite, jobsForRows } from '../../jobs/runner.js';
 import type { Db, Tx } from '../../db/store.js';
@@ -18,6 +11,7 @@ import { type CursorPosition, newestFirstAfter } from '../../platform/pagination
 import type { StoredEvent } from './api.js';
 import type {
   DeliveryStatus,
+  EventsTable,
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
   WebhooksTable,
@@ -42,7 +36,7 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 export function eventInsert(
   clock: Clock,
   input: { accountId: string; type: string; data: Record<string, unknown>; principalId: string | null },
-): { event: StoredEvent; insert: (db: QueryCreator<DB>) => InsertQueryBuilder<DB, 'events', InsertResult> } {
+): { event: StoredEvent; insert: SqlPart } {
   const now = clock.now();
   const event: StoredEvent = {
     id: prefixedId('evt', now.getTime()),
@@ -50,20 +44,16 @@ export function eventInsert(
     created_at: now.toISOString(),
     data: input.data,
   };
-  const envelope = JSON.stringify(event);
-  return {
-    event,
-    insert: (db) =>
-      db.insertInto('events').values({
-        id: event.id,
-        account_id: input.accountId,
-        principal_id: input.principalId,
-        type: input.type,
-        data: JSON.stringify(input.data),
-        envelope,
-        created_at: now,
-      }),
+  const row: Insertable<EventsTable> = {
+    id: event.id,
+    account_id: input.accountId,
+    principal_id: input.principalId,
+    type: input.type,
+    data: JSON.stringify(input.data),
+    envelope: JSON.stringify(event),
+    created_at: now,
   };
+  return { event, insert: rowsInsert('events', [row]) };
 }
 
 /** Stores an event (emitEvent stores it with its dispatch job instead). */
@@ -73,7 +63,7 @@ export async function insertEvent(
   input: { accountId: string; type: string; data: Record<string, unknown>; principalId: string | null },
 ): Promise<StoredEvent> {
   const { event, insert } = eventInsert(clock, input);
-  await insert(trx).execute();
+  await trx.executeQuery(statement([insert]));
   return event;
 }
 
@@ -138,8 +128,8 @@ export async function deleteWebhook(db: Queryable, accountId: string, id: string
  * without one an event's dispatch job is not even enqueued (emitEvent). dispatchTargets, which runs
  * later, decides the rest (creation time, the principal a subscription belongs to).
  */
-export function anySubscriptionFor(accountId: string, type: string) {
-  return sql<boolean>`EXISTS (
+export function anySubscriptionFor(accountId: string, type: string): SqlPart {
+  return part`EXISTS (
     SELECT 1 FROM webhooks w
     WHERE w.account_id = ${accountId}::uuid AND w.active AND ${type}::text = ANY(w.events))`;
 }
