@@ -85,7 +85,8 @@ export async function openStore(
     },
   };
   try {
-    if (opts.migrate !== false) await migrate(db);
+    if (opts.migrate !== false)
+      await (store.listenUrl === url ? migrate(db) : migrateDirect(store.listenUrl));
   } catch (err) {
     await store.close();
     throw err;
@@ -95,13 +96,31 @@ export async function openStore(
 
 /**
  * Runs pending migrations. Safe when several processes start at once: Kysely's PostgreSQL adapter
- * takes a transaction-scoped advisory lock around the whole run.
+ * takes a session-level advisory lock (`pg_advisory_lock`) around the whole run, on one connection,
+ * and releases it with `pg_advisory_unlock` on the same connection. `db` must therefore reach the
+ * server itself, not a pooler in transaction mode (see migrateDirect).
  */
 export async function migrate(db: Kysely<DB>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Runs the migrations over a connection of its own to `directUrl` (DATABASE_LISTEN_URL: the server
+ * itself, when DATABASE_URL names a pooler). Through a pooler in transaction mode the migrator's lock
+ * and its release can be sent over two different server connections: the release then does nothing,
+ * the pooler keeps the connection that holds the lock open, and every later start waits for it (up
+ * to Kysely's lock timeout, an hour).
+ */
+async function migrateDirect(directUrl: string): Promise<void> {
+  const direct = new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(directUrl, 1, 0) }) });
+  try {
+    await migrate(direct);
+  } finally {
+    await direct.destroy();
+  }
 }
 
 /** One use case = one transaction. */
