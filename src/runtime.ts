@@ -179,8 +179,8 @@ async function assemble(
   if (notifier) {
     await credentials.listen(notifier);
     for (const { parts } of built) for (const listen of parts.listen ?? []) await listen(notifier);
-    phase('modules composed and listening for invalidations');
   }
+  phase('modules composed');
 
   const runtime: Runtime = {
     config,

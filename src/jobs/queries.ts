@@ -189,15 +189,7 @@ function jobRow(j: JobSpec) {
 }
 
 function jobsInsert(db: QueryCreator<DB>, jobs: readonly JobSpec[]) {
-  return db.insertInto('jobs').values(
-    jobs.map((j) => ({
-      queue: j.queue,
-      payload: JSON.stringify(j.payload),
-      run_at: j.runAt,
-      attempts: 0,
-      created_at: j.runAt,
-    })),
-  );
+  return db.insertInto('jobs').values(jobs.map(jobRow));
 }
 
 /**
