@@ -513,6 +513,35 @@ describe('consent_id on slots and next: only that consent counts', () => {
   });
 });
 
+// ---- all at once: the access reads of concurrent requests share statements ---------------------------
+
+describe('asked all at once', () => {
+  it('every cell of the matrix and of the consent_id table answers as it does asked alone', async () => {
+    // Requests arriving together share the access rule's statement (lib/batcher.ts): each must still
+    // get its own answer, whoever else asked in the same statement.
+    const cells = [
+      ...matrix.map(([name, c]) => ({
+        name,
+        caller: c.caller,
+        path: path(c.endpoint, creds[c.caller].principal, sideOf(c.caller).targets[c.rel]),
+        status: c.status,
+      })),
+      ...consentRows.flatMap((row) =>
+        (['slots', 'next'] as const).map((endpoint) => ({
+          name: `${row.caller} × ${row.name} × ${endpoint}`,
+          caller: row.caller,
+          path: path(endpoint, creds[row.caller].principal, row.target(), row.consent()),
+          status: row.status,
+        })),
+      ),
+    ];
+    const answers = await Promise.all(cells.map((c) => call(c.caller, c.path)));
+    expect(answers.map((r, i) => `${cells[i]!.name}: ${r.status}`)).toEqual(
+      cells.map((c) => `${c.name}: ${c.status}`),
+    );
+  });
+});
+
 // ---- GET /v1/network: who may list connections ----------------------------------------------------------
 
 describe('GET /v1/network', () => {

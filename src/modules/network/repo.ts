@@ -122,49 +122,62 @@ export async function expireConsents(trx: Tx, now: Date): Promise<ConsentRow[]> 
     .execute()) as ConsentRow[];
 }
 
-/**
- * The grantee's own active consent `consentId` from one of `grantorIds` that grants
- * `availability:read:freebusy` and is not past its end, or undefined.
- */
-export async function findReadConsent(
-  db: Queryable,
-  consentId: string,
-  granteeId: string,
-  grantorIds: readonly string[],
-  now: Date,
-): Promise<{ id: string; grantor_id: string; scopes: string[] } | undefined> {
-  return db
-    .selectFrom('consents')
-    .select(['id', 'grantor_id', 'scopes'])
-    .where('id', '=', consentId)
-    .where('grantee_id', '=', granteeId)
-    .where('grantor_id', 'in', [...grantorIds])
-    .where('status', '=', 'active')
-    .where(sql<boolean>`'availability:read:freebusy' = ANY(scopes)`)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .executeTakeFirst();
+/** One access question: may principal `me` read principal `id` (with `consentId`: by that consent only). */
+export interface ReadQuestion {
+  me: string;
+  id: string;
+}
+
+/** What allows a reader to read a principal: a connection, or a consent (with whether it grants details). */
+export interface ReadGrantRow {
+  /** The question's index in the batch. */
+  i: number;
+  basis: 'network' | 'consent';
+  consent_id: string | null;
+  details: boolean;
 }
 
 /**
- * Why `me` may read each of `ids`: a connection ('network'), or an active, unexpired consent with
- * `availability:read:freebusy` ('consent', with whether it grants details). One row per way.
+ * For each question (a batch of them, one statement), why `me` may read `id`: a connection
+ * ('network'), or an active, unexpired consent with `availability:read:freebusy` ('consent', with
+ * whether it grants details). One row per way, tagged with the question's index.
  */
-export async function readGrants(db: Queryable, me: string, ids: readonly string[], now: Date) {
-  const { rows } = await sql<{
-    id: string;
-    basis: 'network' | 'consent';
-    consent_id: string | null;
-    details: boolean;
-  }>`
-    SELECT CASE WHEN principal_a = ${me}::uuid THEN principal_b ELSE principal_a END::text AS id,
-      'network' AS basis, NULL AS consent_id, false AS details
-    FROM network_connections
-    WHERE (principal_a = ${me}::uuid AND principal_b = ANY(${ids}::uuid[]))
-       OR (principal_b = ${me}::uuid AND principal_a = ANY(${ids}::uuid[]))
+export async function readGrants(
+  db: Queryable,
+  questions: readonly ReadQuestion[],
+  now: Date,
+): Promise<ReadGrantRow[]> {
+  const { rows } = await sql<ReadGrantRow>`
+    WITH q AS (SELECT * FROM unnest(${questions.map((_, i) => i)}::int[], ${questions.map((q) => q.me)}::uuid[],
+      ${questions.map((q) => q.id)}::uuid[]) AS q(i, me, id))
+    SELECT q.i, 'network' AS basis, NULL AS consent_id, false AS details
+    FROM q JOIN network_connections n ON n.principal_a = LEAST(q.me, q.id) AND n.principal_b = GREATEST(q.me, q.id)
     UNION ALL
-    SELECT grantor_id::text, 'consent', id, 'availability:read:details' = ANY(scopes) FROM consents
-    WHERE grantee_id = ${me}::uuid AND grantor_id = ANY(${ids}::uuid[]) AND status = 'active'
-      AND 'availability:read:freebusy' = ANY(scopes) AND (expires_at IS NULL OR expires_at > ${now})
+    SELECT q.i, 'consent', c.id, 'availability:read:details' = ANY(c.scopes)
+    FROM q JOIN consents c ON c.grantee_id = q.me AND c.grantor_id = q.id
+    WHERE c.status = 'active' AND 'availability:read:freebusy' = ANY(c.scopes)
+      AND (c.expires_at IS NULL OR c.expires_at > ${now})
+  `.execute(db);
+  return rows;
+}
+
+/**
+ * For each question (a batch of them, one statement): the reader's own active consent `consentId`
+ * from principal `id` that grants `availability:read:freebusy` and is not past its end, tagged with
+ * the question's index; no row when there is none.
+ */
+export async function readConsents(
+  db: Queryable,
+  questions: readonly (ReadQuestion & { consentId: string })[],
+  now: Date,
+): Promise<{ i: number; id: string; grantor_id: string; scopes: string[] }[]> {
+  const { rows } = await sql<{ i: number; id: string; grantor_id: string; scopes: string[] }>`
+    SELECT q.i, c.id, c.grantor_id::text AS grantor_id, c.scopes
+    FROM unnest(${questions.map((_, i) => i)}::int[], ${questions.map((q) => q.consentId)}::text[],
+      ${questions.map((q) => q.me)}::uuid[], ${questions.map((q) => q.id)}::uuid[]) AS q(i, consent_id, me, id)
+    JOIN consents c ON c.id = q.consent_id AND c.grantee_id = q.me AND c.grantor_id = q.id
+    WHERE c.status = 'active' AND 'availability:read:freebusy' = ANY(c.scopes)
+      AND (c.expires_at IS NULL OR c.expires_at > ${now})
   `.execute(db);
   return rows;
 }

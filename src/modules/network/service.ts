@@ -19,6 +19,7 @@ import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
 import type { MailMessage } from '../mail/api.js';
+import { Batcher } from '../../lib/batcher.js';
 import { htmlBody } from '../../lib/mail-text.js';
 import type { AccessGrant, AccessRule, PrincipalRef } from '../principals/api.js';
 import type { Platform } from '../module.js';
@@ -248,13 +249,14 @@ export class NetworkService implements NetworkApi {
     const out = new Map<string, AccessGrant>();
     const me = caller.principalId;
     if (me === null || (caller.kind !== 'secret' && caller.kind !== 'session')) return out;
-    const ids = input.principals.map((p) => p.id);
-    const now = this.clock.now();
-    if (input.consentId !== null) {
-      const c = isPrefixedId(input.consentId)
-        ? await repo.findReadConsent(this.db, input.consentId, me, ids, now)
-        : undefined;
-      if (c) {
+    const consentId = input.consentId;
+    if (consentId !== null) {
+      if (!isPrefixedId(consentId)) return out;
+      const found = await Promise.all(
+        input.principals.map((p) => this.consentReads.ask({ me, id: p.id, consentId })),
+      );
+      for (const c of found) {
+        if (c === null) continue;
         out.set(c.grantor_id, {
           basis: 'consent',
           consentId: c.id,
@@ -263,18 +265,41 @@ export class NetworkService implements NetworkApi {
       }
       return out;
     }
-    const rows = await repo.readGrants(this.db, me, ids, now);
-    for (const r of rows) {
-      const had = out.get(r.id);
+    const grants = await Promise.all(input.principals.map((p) => this.grantReads.ask({ me, id: p.id })));
+    input.principals.forEach((p, i) => {
+      const ways = grants[i]!;
+      if (ways.length === 0) return;
       // Either way is enough to read; details come only with a consent that grants them.
-      out.set(r.id, {
-        basis: had?.basis === 'network' || r.basis === 'network' ? 'network' : 'consent',
-        consentId: had?.basis === 'network' || r.basis === 'network' ? null : r.consent_id,
-        details: (had?.details ?? false) || r.details,
+      const network = ways.some((w) => w.basis === 'network');
+      const consent = ways.find((w) => w.basis === 'consent');
+      out.set(p.id, {
+        basis: network ? 'network' : 'consent',
+        consentId: network ? null : (consent?.consent_id ?? null),
+        details: ways.some((w) => w.details),
       });
-    }
+    });
     return out;
   };
+
+  /**
+   * The access rule's reads, asked together by the requests of one turn (lib/batcher.ts): each is
+   * answered by a statement that starts after it was asked, so a revocation still holds for the next
+   * request, and concurrent readers share one round trip.
+   */
+  private readonly grantReads = new Batcher<repo.ReadQuestion, repo.ReadGrantRow[]>(async (qs) => {
+    const answers: repo.ReadGrantRow[][] = qs.map(() => []);
+    for (const r of await repo.readGrants(this.db, qs, this.clock.now())) answers[r.i]!.push(r);
+    return answers;
+  });
+
+  private readonly consentReads = new Batcher<
+    repo.ReadQuestion & { consentId: string },
+    { id: string; grantor_id: string; scopes: string[] } | null
+  >(async (qs) => {
+    const answers: ({ id: string; grantor_id: string; scopes: string[] } | null)[] = qs.map(() => null);
+    for (const r of await repo.readConsents(this.db, qs, this.clock.now())) answers[r.i] = r;
+    return answers;
+  });
 
   /** May `from` propose meetings to `to`: connected, or `to` granted `from` booking:propose. */
   async mayPropose(from: string, to: string): Promise<boolean> {
