@@ -1,7 +1,7 @@
 /**
  * HTTP availability benchmark: `GET /v1/availability/slots` over 30 days (also as another business
  * allowed by a consent) and `GET /v1/availability/next`
- * with a warm busy-time cache (the host's calendar is an ICS feed of 1,000 busy blocks served by this
+ * with a warm busy-time cache (the host's calendar is an ICS feed of 1,000 busy blocks a month served by this
  * process, connected through the API and read once; requests are then answered by the real calendar busy
  * source from its in-memory copy of the cache), each beside a baseline route that sends a precomputed
  * answer of the same size from memory through the same app (auth, rate limit, request hooks), i.e. the
@@ -36,7 +36,10 @@ const CHILD_ENV = 'KAIROS_BENCH_CHILD';
 const MIN = 60_000;
 const DAY = 86_400_000;
 const ZONE = 'America/New_York';
+/** Busy blocks in 30 days. */
 const BUSY_COUNT = 1000;
+/** How far the windows of the new questions move (slots and next): 2,000 quarter hours. */
+const NEW_QUESTIONS_DAYS = 21;
 const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
 const ROUNDS = 3;
@@ -90,7 +93,11 @@ async function serveOn(url: string): Promise<void> {
     const from = Math.ceil(Date.now() / DAY) * DAY;
     const to = from + 30 * DAY;
     const headers = { authorization: `Bearer ${api_key.key}` };
-    const ics = busyFeed({ start: from, end: to }, BUSY_COUNT);
+    // As busy after the 30 days as in them, as far as the new questions below reach.
+    const ics = busyFeed(
+      { start: from, end: to + NEW_QUESTIONS_DAYS * DAY },
+      Math.round((BUSY_COUNT * (30 + NEW_QUESTIONS_DAYS)) / 30),
+    );
     feed = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/calendar' }).end(ics);
     });
@@ -290,19 +297,35 @@ export async function benchAvailability(): Promise<BenchRow[]> {
       TARGETS.consent,
       ready.consentToken,
     );
-    // The same routes when every request asks something new (the window starts a minute later each
-    // time, cycling through more questions than are remembered): the cost of computing the answer.
+    // The same routes when every request asks something new: the cost of an answer not remembered.
     // Paths are made up front, so that the load generator spends its CPU on sending them.
-    const shifted = (path: string, field: 'from' | 'after') => {
+    // Slots: 40,000 windows, each with a slot range of its own (start moved by quarter hours over ~3
+    // weeks, end shortened by quarter hours over ~5 hours: the grid's steps, so no two share an answer),
+    // in a scattered order, more than the answers admitted are remembered by (memo.ts).
+    const newRanges = (path: string) => {
+      const count = 40_000;
+      const paths = Array.from({ length: count }, (_, i) => {
+        const j = (i * 7919) % count;
+        const url = new URL(path, ready.url);
+        const from = Date.parse(url.searchParams.get('from')!) + (j % 2000) * 15 * MIN;
+        const to =
+          Date.parse(url.searchParams.get('to')!) + (j % 2000) * 15 * MIN - Math.floor(j / 2000) * 15 * MIN;
+        url.searchParams.set('from', new Date(from).toISOString());
+        url.searchParams.set('to', new Date(to).toISOString());
+        return url.pathname + url.search;
+      });
+      let n = 0;
+      return () => paths[n++ % paths.length]!;
+    };
+    // Next: the instant moves a minute each time.
+    const shifted = (path: string) => {
       const paths = Array.from({ length: 20_000 }, (_, i) => {
         const url = new URL(path, ready.url);
         const minutes = (i * 7919) % 20_000;
-        for (const f of field === 'from' ? ['from', 'to'] : ['after']) {
-          url.searchParams.set(
-            f,
-            new Date(Date.parse(url.searchParams.get(f)!) + minutes * MIN).toISOString(),
-          );
-        }
+        url.searchParams.set(
+          'after',
+          new Date(Date.parse(url.searchParams.get('after')!) + minutes * MIN).toISOString(),
+        );
         return url.pathname + url.search;
       });
       let n = 0;
@@ -310,14 +333,14 @@ export async function benchAvailability(): Promise<BenchRow[]> {
     };
     await compare(
       'availability.slots 30d, a new question each time',
-      shifted(ready.paths.slots, 'from'),
+      newRanges(ready.paths.slots),
       ready.paths.slotsBaseline,
       `~${ready.slotCount} slots, ~${ready.bytes.slots} B`,
       TARGETS.newQuestion,
     );
     await compare(
       'availability.next, a new question each time',
-      shifted(ready.paths.next, 'after'),
+      shifted(ready.paths.next),
       ready.paths.nextBaseline,
       `${ready.bytes.next} B`,
       null,

@@ -9,7 +9,14 @@ import type { Caller } from '../../platform/auth.js';
 import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
 import type { SlotsQuery } from './schemas.js';
 
-export type { BusyAnswer, BusySource, Interval, TitledInterval } from './busy-source.js';
+export type {
+  BusyAnswer,
+  BusyOptions,
+  BusySource,
+  Interval,
+  TitledInterval,
+  WholeBusy,
+} from './busy-source.js';
 
 declare module '../module.js' {
   interface ExtensionPointTypes {

@@ -5,20 +5,35 @@ import { FakeClock } from '../../platform/clock.js';
 import { ServiceUnavailable } from '../../platform/errors.js';
 import { contributing } from '../../../test/helpers/modules.js';
 import type { AccessRule } from '../principals/api.js';
-import type { BusyAnswer, BusySource } from './busy-source.js';
+import type { BusyAnswer, BusyOptions, BusySource } from './busy-source.js';
 import { newHost } from '../../../test/helpers/fixtures.js';
 
-/** In-memory busy source FOR TESTS ONLY: busy time per principal, plus stale and failing switches. */
+/**
+ * In-memory busy source FOR TESTS ONLY: busy time per principal, plus stale and failing switches. With
+ * `whole` (the default) it answers as the real sources do, with its whole list (the same array while
+ * the principal's list is unchanged), so slots come from remembered days (days.ts); without, with a
+ * new cut list each time, so every answer is computed.
+ */
 class MemorySource implements BusySource {
   readonly busyBy = new Map<string, Interval[]>();
   readonly stale = new Set<string>();
   readonly failing = new Set<string>();
+  whole = true;
+  private readonly normalized = new WeakMap<Interval[], Interval[]>();
   constructor(readonly name: 'calendar' | 'booking') {}
-  async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
+  async busy(principalId: string, window: Interval, opts: BusyOptions = {}): Promise<BusyAnswer | null> {
     if (this.failing.has(principalId)) throw new ServiceUnavailable('The calendar provider is unreachable');
     const list = this.busyBy.get(principalId);
     if (!list) return null;
-    return { intervals: clip(normalize(list), window), stale: this.stale.has(principalId), asOf: 0 };
+    const stale = this.stale.has(principalId);
+    if (!this.whole) return { intervals: clip(normalize(list), window), stale, asOf: 0 };
+    let all = this.normalized.get(list);
+    if (all === undefined) {
+      all = normalize(list);
+      this.normalized.set(list, all);
+    }
+    const whole = { intervals: all, start: -Infinity, end: Infinity };
+    return { intervals: opts.unclipped ? all : clip(all, window), whole, stale, asOf: 0 };
   }
 }
 
@@ -192,6 +207,62 @@ describe('GET /v1/availability/slots', () => {
       })
     ).json();
     expect(past.slots).toEqual([]);
+  });
+
+  it('answers new questions from remembered days exactly as computing each would (DST week, buffers, bookings)', async () => {
+    const acc = await t.account();
+    const id = await host(acc.key, { timezone: 'America/New_York' }, [
+      span('2026-03-06T14:10:00Z', '2026-03-06T15:00:00Z'),
+      span('2026-03-08T06:00:00Z', '2026-03-08T07:20:00Z'),
+      span('2026-03-09T13:00:00Z', '2026-03-09T13:05:00Z'),
+      span('2026-03-10T20:45:00Z', '2026-03-11T14:30:00Z'),
+    ]);
+    bookings.busyBy.set(id, [span('2026-03-09T15:00:00Z', '2026-03-09T16:00:00Z')]);
+    await t.call('PUT', `/v1/principals/${id}/schedule`, {
+      token: acc.key,
+      body: {
+        weekly: [
+          { day: 'fri', start: '09:00', end: '17:00' },
+          { day: 'sun', start: '00:00', end: '05:00' },
+          { day: 'mon', start: '08:00', end: '23:30' },
+          { day: 'tue', start: '12:00', end: '24:00' },
+          { day: 'wed', start: '00:00', end: '10:00' },
+        ],
+        buffer_before_minutes: 10,
+        buffer_after_minutes: 5,
+      },
+    });
+    const questions = [0, 7, 59, 61, 24 * 60 + 13, 2 * 24 * 60 + 1, 6 * 24 * 60 + 30].flatMap((m) =>
+      [
+        { duration_minutes: 30 } as Record<string, number>,
+        { duration_minutes: 45, slot_interval: 20, buffer: 15 },
+        { duration_minutes: 240, slot_interval: 90 },
+      ].map((q) => ({
+        ...q,
+        principal_id: id,
+        from: new Date(at('2026-03-05T00:00:00Z') + m * 60_000).toISOString(),
+        to: new Date(at('2026-03-12T00:00:00Z') + m * 30_000).toISOString(),
+      })),
+    );
+    const ask = async () => {
+      const bodies: string[] = [];
+      for (const q of questions) {
+        const res = await get('/v1/availability/slots', acc.key, q);
+        expect(res.status).toBe(200);
+        bodies.push(await res.text());
+      }
+      return bodies;
+    };
+    const fromDays = await ask();
+    calendar.whole = false;
+    bookings.whole = false;
+    try {
+      expect(await ask()).toEqual(fromDays);
+    } finally {
+      calendar.whole = true;
+      bookings.whole = true;
+    }
+    expect(fromDays.some((b) => JSON.parse(b).slots.length > 20)).toBe(true);
   });
 
   it('answers 404 not-found when the principal has no connected calendar', async () => {

@@ -13,10 +13,27 @@ export interface BusyAnswer {
    * (to remember those too, that merge would have to be memoized by the pair of arrays).
    */
   intervals: readonly Interval[];
+  /**
+   * The source's whole known busy time of which `intervals` is the part inside the window, when it
+   * has one list: normalized, complete inside [start, end), and the same array while unchanged (like
+   * `intervals`). Lets availability remember slots by day across questions (days.ts). Optional.
+   */
+  whole?: WholeBusy;
   /** True when a provider could not be reached and the answer is the last known busy time. */
   stale: boolean;
   /** When the answer was last confirmed by its source (ms), for freshness reporting. */
   asOf: number;
+}
+
+export interface BusyOptions {
+  unclipped?: boolean;
+}
+
+/** A source's whole known busy time of a principal: `intervals` is complete inside [start, end). */
+export interface WholeBusy {
+  intervals: readonly Interval[];
+  start: number;
+  end: number;
 }
 
 /**
@@ -29,9 +46,11 @@ export interface BusySource {
   /**
    * Busy time of one principal in a window. Returns null when this source knows nothing about the
    * principal (for the calendar source: no connected calendar). Throws ServiceUnavailable when the
-   * source failed and nothing is cached: never "all free".
+   * source failed and nothing is cached: never "all free". With `unclipped`, a source that answers
+   * from a whole list may hand that list out as `intervals` (busy time outside the window too),
+   * saving the cut: availability asks so where busy time outside the window changes nothing.
    */
-  busy(principalId: string, window: Interval): Promise<BusyAnswer | null>;
+  busy(principalId: string, window: Interval, opts?: BusyOptions): Promise<BusyAnswer | null>;
   /**
    * The busy occurrences behind `busy` with their events' titles, for readers allowed to see details
    * (`availability:read:details`); read from the source itself, never remembered. Optional: sources

@@ -109,6 +109,19 @@ function asOfJson(asOf: string | null): string {
   return asOf === null ? 'null' : `"${asOf}"`;
 }
 
+/** The members of a slots answer before its slots, without the closing brace. */
+function answerHead(r: Omit<SlotsResult, 'slots' | 'group_by_day'>): string {
+  return (
+    `{"principal_id":${JSON.stringify(r.principal_id)},"duration_minutes":${r.duration_minutes},` +
+    `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)}`
+  );
+}
+
+/** A slots answer without group_by_day, split around its slot list: its text is head + slots + tail. */
+export function slotsFrame(r: Omit<SlotsResult, 'slots' | 'group_by_day'>): { head: string; tail: string } {
+  return { head: `${answerHead(r)},"slots":[`, tail: ']}' };
+}
+
 /** The same answer as JSON text (see the top of this file). */
 export function slotsJson(r: SlotsResult): string {
   return slotsBytes(r).toString();
@@ -116,9 +129,7 @@ export function slotsJson(r: SlotsResult): string {
 
 /** The same answer as the bytes of its JSON text, as sent (see the top of this file). */
 export function slotsBytes(r: SlotsResult): Buffer {
-  const head =
-    `{"principal_id":${JSON.stringify(r.principal_id)},"duration_minutes":${r.duration_minutes},` +
-    `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)}`;
+  const head = answerHead(r);
   if (!r.group_by_day) return slotList(r.slots, 0, r.slots.length, `${head},"slots":[`, ']}');
   const days: string[] = [];
   let i = 0;
@@ -162,7 +173,7 @@ function slotList(slots: readonly Interval[], from: number, to: number, head = '
     const len = (s.end - s.start) / MINUTE;
     let text: Buffer | undefined;
     if (!Number.isInteger(minute) || !Number.isInteger(len)) {
-      text = render(s); // not on whole minutes: not remembered
+      text = renderSlot(s); // not on whole minutes: not remembered
     } else {
       if (d !== day || len !== length) {
         day = d;
@@ -176,7 +187,7 @@ function slotList(slots: readonly Interval[], from: number, to: number, head = '
           fragmentCount = 0;
           texts = textsOf(len, d);
         }
-        text = render(s);
+        text = renderSlot(s);
         texts[minute] = text;
         fragmentCount++;
       }
@@ -211,6 +222,7 @@ function textsOf(lengthMinutes: number, day: number): (Buffer | undefined)[] {
   return texts;
 }
 
-function render(s: Interval): Buffer {
+/** One slot's `{"start":…,"end":…}` text, as bytes. */
+export function renderSlot(s: Interval): Buffer {
   return Buffer.from(`{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}"}`, 'latin1');
 }

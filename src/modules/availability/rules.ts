@@ -9,7 +9,7 @@ import { type Schedule, workingIntervals } from '../../lib/schedule.js';
 import { isUuid } from '../../platform/ids.js';
 import { isTimeZone, type Problems } from '../../platform/validation.js';
 import type { PrincipalProfile } from '../principals/api.js';
-import type { BookingLimits, TitledInterval } from './api.js';
+import type { BookingLimits, TitledInterval, WholeBusy } from './api.js';
 import { MAX_DURATION_MINUTES, MIN_DURATION_MINUTES, type MutualQuery, type SlotsQuery } from './schemas.js';
 
 export const MINUTE = 60_000;
@@ -19,6 +19,13 @@ export const DAY = 86_400_000;
 export type TargetParams = Pick<Static<typeof SlotsQuery>, 'business_id' | 'principal_id'>;
 
 export const NO_BUSY: readonly Interval[] = Object.freeze([]);
+
+/** The whole list of a kind no source knows anything of: no busy time, known everywhere. */
+export const EVERYWHERE_FREE: WholeBusy = Object.freeze({
+  intervals: NO_BUSY,
+  start: Number.NEGATIVE_INFINITY,
+  end: Number.POSITIVE_INFINITY,
+});
 
 /** The host's constraints under a link's limits. */
 export function constraintsWith(p: PrincipalProfile, limits: BookingLimits) {

@@ -31,13 +31,16 @@ import type {
   LinkSlotsInput,
   SlotRefusal,
   TitledInterval,
+  WholeBusy,
 } from './api.js';
 import { AnswerMemo } from './memo.js';
-import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes } from './present.js';
+import { DaySlots } from './days.js';
+import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes, slotsFrame } from './present.js';
 import {
   checkCommon,
   constraintsWith,
   DAY,
+  EVERYWHERE_FREE,
   MINUTE,
   NO_BUSY,
   parseWindow,
@@ -69,6 +72,8 @@ export type BlockSource = 'calendar' | 'booking' | 'schedule';
 interface PrincipalBusy {
   calendar: readonly Interval[];
   booking: readonly Interval[];
+  /** Each kind's whole known list, when one source answered with one (BusyAnswer.whole). */
+  whole: { calendar?: WholeBusy; booking?: WholeBusy };
 }
 
 /** The answer of GET /v1/availability/next (shared between requests: never mutate it). */
@@ -87,10 +92,12 @@ export interface NextAnswer {
 /** Byte budgets of remembered answers (memo.ts), per process. */
 const SLOT_ANSWERS_BYTES = 32 * 1024 * 1024;
 const NEXT_ANSWERS_BYTES = 4 * 1024 * 1024;
+const DAY_SLOTS_BYTES = 16 * 1024 * 1024;
 
 export class AvailabilityService implements AvailabilityApi {
   private readonly slotAnswers = new AnswerMemo<Buffer>(SLOT_ANSWERS_BYTES, (b) => b.length);
   private readonly nextAnswers = new AnswerMemo<NextAnswer>(NEXT_ANSWERS_BYTES, () => 256);
+  private readonly days = new DaySlots(DAY_SLOTS_BYTES);
 
   private readonly counted: Record<'slots' | 'next', Record<'remembered' | 'computed', { inc(): void }>>;
 
@@ -109,7 +116,7 @@ export class AvailabilityService implements AvailabilityApi {
     });
     this.counted = { slots: outcomes('slots'), next: outcomes('next') };
     m.gauge('kairos_availability_memo_bytes', 'Bytes of remembered availability answers', () => {
-      return this.slotAnswers.stats.bytes + this.nextAnswers.stats.bytes;
+      return this.slotAnswers.stats.bytes + this.nextAnswers.stats.bytes + this.days.stats.bytes;
     });
   }
 
@@ -133,41 +140,55 @@ export class AvailabilityService implements AvailabilityApi {
     const alignTimezone = p.schedule.timezone;
     // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
     const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
-    const { busy, stale, busyAsOf } = await this.busyFor([p], [queryWindow(input, range, window!)]);
-    const { calendar, booking } = busy[0]!;
+    // Busy time outside the window changes no slot: the sources' whole lists, not cut per question.
+    const asked = [queryWindow(input, range, window!)];
+    const { busy, stale, busyAsOf } = await this.busyFor([p], asked, { unclipped: true });
+    const { calendar, booking, whole } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
     const groupByDay = params.group_by_day ?? false;
     const memo = this.slotAnswers;
     // Calendar and booking busy time are kept apart (bookings are padded occupancy, lib/slots.ts), so
     // the answer is remembered by the pair of stable arrays, never by a merge made per request.
-    const key =
-      `${memo.idOf(calendar)}|${memo.idOf(booking)}|${memo.idOf(p.schedule)}|${p.id}|${range.start}|${range.end}|` +
-      `${durationMs}|${intervalMs}|${extra}|${timezone}|${groupByDay}|${busyAsOf}`;
+    const state =
+      `${memo.idOf(calendar)}|${memo.idOf(booking)}|${memo.idOf(p.schedule)}|${p.id}|` +
+      `${durationMs}|${intervalMs}|${extra}`;
+    const key = `${state}|${range.start}|${range.end}|${timezone}|${groupByDay}|${busyAsOf}`;
     const known = memo.get(key);
     if (known !== undefined) {
       this.counted.slots.remembered.inc();
       return withConsent(known, p.access.consentId);
     }
     this.counted.slots.computed.inc();
-    const slots = computeSlots({
-      ...input,
-      working: workingFor(p.schedule, window!),
-      busy: calendar,
-      occupied: booking,
-      window: window!,
-      durationMs,
-      intervalMs,
-      nowMs,
-      alignTimezone,
-    });
-    const json = slotsBytes({
+    const head = {
       principal_id: p.id,
       duration_minutes: params.duration_minutes,
       timezone,
       stale,
       busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
+    };
+    // A new question: from the days already computed for this principal state when the lists are
+    // whole ones (days.ts).
+    let json: Buffer | null = null;
+    const c = whole.calendar;
+    const b = whole.booking;
+    if (!groupByDay && c?.intervals === calendar && b?.intervals === booking) {
+      const q = { ...input, schedule: p.schedule, calendar: c, booking: b, durationMs, intervalMs };
+      json = this.days.answer({ ...q, key: state, alignTimezone }, range, slotsFrame(head));
+    }
+    json ??= slotsBytes({
+      ...head,
       group_by_day: groupByDay,
-      slots,
+      slots: computeSlots({
+        ...input,
+        working: workingFor(p.schedule, window!),
+        busy: calendar,
+        occupied: booking,
+        window: window!,
+        durationMs,
+        intervalMs,
+        nowMs,
+        alignTimezone,
+      }),
     });
     if (memo.admit(key)) memo.set(key, json);
     return withConsent(json, p.access.consentId);
@@ -504,12 +525,13 @@ export class AvailabilityService implements AvailabilityApi {
   private async busyFor(
     ps: readonly PrincipalProfile[],
     windows: readonly Interval[],
-    opts: { requireCalendar?: boolean; only?: BusySource['name'] } = {},
+    opts: { requireCalendar?: boolean; only?: BusySource['name']; unclipped?: boolean } = {},
   ): Promise<{ busy: PrincipalBusy[]; stale: boolean; busyAsOf: number | null }> {
     const all: readonly BusySource[] = this.extensions.all('busySources');
     const sources = opts.only === undefined ? all : all.filter((s) => s.name === opts.only);
     const requireCalendar = opts.requireCalendar ?? true;
-    const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!)));
+    const asking = { unclipped: opts.unclipped === true };
+    const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!, asking)));
     const settled = await Promise.allSettled(asks);
     const busy: PrincipalBusy[] = [];
     let stale = false;
@@ -517,7 +539,9 @@ export class AvailabilityService implements AvailabilityApi {
     let failure: unknown = null;
     for (let i = 0; i < ps.length; i++) {
       // One shared empty list: a fresh [] per request would give memo keys a new id every time.
-      const entry: PrincipalBusy = { calendar: NO_BUSY, booking: NO_BUSY };
+      const entry: PrincipalBusy = { calendar: NO_BUSY, booking: NO_BUSY, whole: {} };
+      // A kind no source answered for has no busy time anywhere; one answered for twice has no single list.
+      const answered = { calendar: 0, booking: 0 };
       let calendarKnown = false;
       for (let j = 0; j < sources.length; j++) {
         const r = settled[i * sources.length + j]!;
@@ -535,6 +559,10 @@ export class AvailabilityService implements AvailabilityApi {
         }
         const list = entry[source.name];
         entry[source.name] = list.length === 0 ? answer.intervals : union(list, answer.intervals);
+        entry.whole[source.name] = ++answered[source.name] === 1 ? answer.whole : undefined;
+      }
+      for (const kind of ['calendar', 'booking'] as const) {
+        if (answered[kind] === 0) entry.whole[kind] = EVERYWHERE_FREE;
       }
       const calendarFailed = sources.some(
         (s, j) => s.name === 'calendar' && settled[i * sources.length + j]!.status === 'rejected',

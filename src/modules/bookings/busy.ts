@@ -11,7 +11,7 @@ import type { Notifier } from '../../db/notify.js';
 import type { Db } from '../../db/store.js';
 import { clip, type Interval, normalize } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
-import type { BusyAnswer, BusySource } from '../availability/api.js';
+import type { BusyAnswer, BusyOptions, BusySource } from '../availability/api.js';
 import { occupancyAfter } from './repo.js';
 
 export const BOOKING_BUSY_CHANNEL = 'kairos_booking_busy';
@@ -49,7 +49,7 @@ export class BookingBusySource implements BusySource {
     for (const id of principalIds) this.reads.invalidate(id);
   }
 
-  async busy(principalId: string, window: Interval): Promise<BusyAnswer> {
+  async busy(principalId: string, window: Interval, opts: BusyOptions = {}): Promise<BusyAnswer> {
     const nowMs = this.clock.nowMs();
     let entry = this.reads.get(principalId);
     if (entry === undefined || window.start < entry.from) {
@@ -62,10 +62,14 @@ export class BookingBusySource implements BusySource {
         this.reads.store(generation, [[principalId, fresh]]);
       entry = fresh;
     }
+    // Occupancy is read from `from` on, all of it.
+    const whole = { intervals: entry.intervals, start: entry.from, end: Number.POSITIVE_INFINITY };
+    if (opts.unclipped === true) return { intervals: entry.intervals, whole, stale: false, asOf: nowMs };
     for (const c of entry.clipped) if (c.start === window.start && c.end === window.end) return c.answer;
     const inside = clip(entry.intervals, window);
     const answer: BusyAnswer = {
       intervals: inside.length === 0 ? EMPTY : inside,
+      whole,
       stale: false,
       asOf: nowMs,
     };

@@ -30,7 +30,7 @@ import type { Notifier } from '../../db/notify.js';
 import type { Db, Tx } from '../../db/store.js';
 import { enqueue, enqueueMany, type Job } from '../../jobs/runner.js';
 import type { JobContribution, ScheduleContribution } from '../module.js';
-import type { BusyAnswer, BusySource, Interval, TitledInterval } from '../availability/api.js';
+import type { BusyAnswer, BusyOptions, BusySource, Interval, TitledInterval } from '../availability/api.js';
 import { clip, normalize, union } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
@@ -333,7 +333,7 @@ export class CalendarBusySource implements BusySource {
     return writable;
   }
 
-  async busy(principalId: string, window: Interval): Promise<BusyAnswer | null> {
+  async busy(principalId: string, window: Interval, opts: BusyOptions = {}): Promise<BusyAnswer | null> {
     let rows = this.reads.get(principalId);
     if (rows === undefined) {
       const generation = this.reads.generation;
@@ -341,8 +341,9 @@ export class CalendarBusySource implements BusySource {
       this.reads.store(generation, [[principalId, rows]]);
     }
     if (rows.length === 0) return null;
-    if (rows.length === 1) return this.answer(principalId, rows[0]!, window);
-    const answers = await Promise.all(rows.map((r) => this.answer(principalId, r, window)));
+    const unclipped = opts.unclipped === true;
+    if (rows.length === 1) return this.answer(principalId, rows[0]!, window, unclipped);
+    const answers = await Promise.all(rows.map((r) => this.answer(principalId, r, window, unclipped)));
     let intervals: readonly Interval[] = answers[0]!.intervals;
     let stale = false;
     let asOf = Number.POSITIVE_INFINITY;
@@ -355,7 +356,12 @@ export class CalendarBusySource implements BusySource {
     return { intervals, stale, asOf };
   }
 
-  private async answer(principalId: string, row: PreparedRow, window: Interval): Promise<BusyAnswer> {
+  private async answer(
+    principalId: string,
+    row: PreparedRow,
+    window: Interval,
+    unclipped: boolean,
+  ): Promise<BusyAnswer> {
     const nowMs = this.clock.nowMs();
     if (row.status === 'connected' && nowMs - row.lastUsedAt >= TOUCH_MS) {
       row.lastUsedAt = nowMs; // before the write, so that concurrent reads do not repeat it
@@ -365,11 +371,15 @@ export class CalendarBusySource implements BusySource {
     const cache = row.cache;
     const usable = cache !== null && cache.start <= window.start && cache.end >= window.end;
     const fetchedAt = cache ? cache.fetchedAt : 0;
-    const fromCache = (stale: boolean): BusyAnswer => ({
-      intervals: cache ? clipCached(cache, window) : [],
-      stale,
-      asOf: fetchedAt,
-    });
+    const fromCache = (stale: boolean): BusyAnswer =>
+      cache
+        ? {
+            intervals: unclipped ? cache.busy.intervals : clipCached(cache, window),
+            whole: { intervals: cache.busy.intervals, start: cache.start, end: cache.end },
+            stale,
+            asOf: fetchedAt,
+          }
+        : { intervals: [], stale, asOf: fetchedAt };
     if (usable && nowMs - fetchedAt < this.opts.ttlMs) return fromCache(false);
     const staleOk = usable && nowMs - fetchedAt <= MAX_STALE_MS;
 

@@ -136,6 +136,8 @@ describe('ICS feeds', () => {
         // all day on 10 June in Europe/Berlin (UTC+2)
         { start: at('2026-06-09T22:00:00Z'), end: at('2026-06-10T22:00:00Z') },
       ],
+      // The cached list it was cut from, known over the cache's whole rolling window.
+      whole: { intervals: expect.any(Array), start: expect.any(Number), end: expect.any(Number) },
       stale: false,
       asOf: T0,
     });

@@ -274,7 +274,12 @@ describe('tokens', () => {
     google.revokeRefreshTokens();
     clock.advance((TTL_S + 1) * 1000);
     const stale = await source().busy(host, WEEK);
-    expect(stale).toEqual({ intervals: [{ start: T0 + 26 * H, end: T0 + 27 * H }], stale: true, asOf: T0 });
+    expect(stale).toEqual({
+      intervals: [{ start: T0 + 26 * H, end: T0 + 27 * H }],
+      whole: expect.objectContaining({ intervals: expect.any(Array) }),
+      stale: true,
+      asOf: T0,
+    });
 
     const body = await list(host);
     expect(body.providers.find((p: { name: string }) => p.name === 'google')).toMatchObject({
