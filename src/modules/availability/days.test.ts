@@ -32,6 +32,21 @@ const everywhere = (intervals: readonly Interval[]) => ({ intervals, start: -Inf
 
 let keys = 0;
 
+/** 30-minute slots of the default schedule (weekdays 09:00-17:00 UTC), no buffers, no bookings. */
+function weekdayHours(key: string, calendar = everywhere([])): DayQuestion {
+  return {
+    key,
+    schedule: DEFAULT_SCHEDULE('UTC'),
+    calendar,
+    booking: everywhere([]),
+    bufferBeforeMs: 0,
+    bufferAfterMs: 0,
+    durationMs: 30 * MIN,
+    intervalMs: undefined,
+    alignTimezone: 'UTC',
+  };
+}
+
 /** One principal state and the questions asked of it. */
 const stateArb = fc
   .record({
@@ -136,17 +151,7 @@ describe('slots remembered by day', () => {
   it('answers null when a day it needs lies outside what the busy lists know, and keeps nothing for it', () => {
     const days = new DaySlots(1 << 20);
     const base = Date.parse('2026-06-10T00:00:00Z');
-    const q: DayQuestion = {
-      key: 'partial',
-      schedule: DEFAULT_SCHEDULE('UTC'),
-      calendar: { intervals: [], start: base - DAY, end: base + 3 * DAY },
-      booking: everywhere([]),
-      bufferBeforeMs: 0,
-      bufferAfterMs: 0,
-      durationMs: 30 * MIN,
-      intervalMs: undefined,
-      alignTimezone: 'UTC',
-    };
+    const q = weekdayHours('partial', { intervals: [], start: base - DAY, end: base + 3 * DAY });
     const inside = days.answer(q, { start: base, end: base + 2 * DAY }, slotsFrame(HEAD));
     expect(JSON.parse(inside!.toString()).slots).toHaveLength(62);
     const held = days.stats.bytes;
@@ -158,20 +163,9 @@ describe('slots remembered by day', () => {
   it('stays within its byte budget, dropping the least recently used principal states', () => {
     const days = new DaySlots(20_000);
     const base = Date.parse('2026-06-10T00:00:00Z');
-    const question = (key: string): DayQuestion => ({
-      key,
-      schedule: DEFAULT_SCHEDULE('UTC'),
-      calendar: everywhere([]),
-      booking: everywhere([]),
-      bufferBeforeMs: 0,
-      bufferAfterMs: 0,
-      durationMs: 30 * MIN,
-      intervalMs: undefined,
-      alignTimezone: 'UTC',
-    });
     for (let i = 0; i < 10; i++) {
       expect(
-        days.answer(question(`p${i}`), { start: base, end: base + 7 * DAY }, slotsFrame(HEAD)),
+        days.answer(weekdayHours(`p${i}`), { start: base, end: base + 7 * DAY }, slotsFrame(HEAD)),
       ).not.toBeNull();
       expect(days.stats.bytes).toBeLessThanOrEqual(20_000);
     }
