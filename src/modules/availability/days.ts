@@ -78,7 +78,10 @@ export class DaySlots {
     for (let d = first; d <= last; d++) {
       let day = state?.days.get(d);
       if (day === undefined) {
-        if (!covered(q, d)) return null;
+        if (!covered(q, d)) {
+          this.evict(q.key);
+          return null;
+        }
         day = computeDay(q, d);
         if (state === undefined) {
           state = { days: new Map(), bytes: 0 };

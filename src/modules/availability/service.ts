@@ -140,12 +140,13 @@ export class AvailabilityService implements AvailabilityApi {
     const alignTimezone = p.schedule.timezone;
     // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
     const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
-    // Busy time outside the window changes no slot: the sources' whole lists, not cut per question.
-    const asked = [queryWindow(input, range, window!)];
-    const { busy, stale, busyAsOf } = await this.busyFor([p], asked, { unclipped: true });
-    const { calendar, booking, whole } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
     const groupByDay = params.group_by_day ?? false;
+    // Busy time outside the window changes no slot: the sources' whole lists, not cut per question,
+    // where the answer can come from remembered days (below).
+    const asked = [queryWindow(input, range, window!)];
+    const { busy, stale, busyAsOf } = await this.busyFor([p], asked, { unclipped: !groupByDay });
+    const { calendar, booking, whole } = busy[0]!;
     const memo = this.slotAnswers;
     // Calendar and booking busy time are kept apart (bookings are padded occupancy, lib/slots.ts), so
     // the answer is remembered by the pair of stable arrays, never by a merge made per request.
