@@ -304,11 +304,19 @@ export function randomBusy(
   return busy;
 }
 
-/** An ICS feed of `count` random busy blocks (randomBusy) within `window`. */
-export function busyFeed(window: { start: number; end: number }, count: number): string {
+/**
+ * An ICS feed of `count` random busy blocks (randomBusy) within `window`, and as many within each of
+ * `more` as it says (each its own randomBusy: the blocks within `window` stay the same whatever follows).
+ */
+export function busyFeed(
+  window: { start: number; end: number },
+  count: number,
+  more: { window: { start: number; end: number }; count: number }[] = [],
+): string {
   const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]|\.\d{3}/g, '');
   const lines = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Kairos bench//EN'];
-  for (const [i, { start, end }] of randomBusy(window, count).entries()) {
+  const blocks = [randomBusy(window, count), ...more.map((m) => randomBusy(m.window, m.count))].flat();
+  for (const [i, { start, end }] of blocks.entries()) {
     lines.push('BEGIN:VEVENT', `UID:busy-${i}@bench`, 'DTSTAMP:20260101T000000Z');
     lines.push(`DTSTART:${stamp(start)}`, `DTEND:${stamp(end)}`, 'END:VEVENT');
   }
