@@ -19,16 +19,17 @@ interface SlotRow {
 }
 
 /**
- * The next weekday (Monday to Friday) after today at `hour`, local time: a proposal's times must be
- * in everyone's working hours, which are weekdays by default, so a poll started on a Friday or at the
- * weekend is offered Monday rather than a day nobody works.
+ * The first weekday (Monday to Friday) at `hour`, local time, at least 26 hours from now: a proposal's
+ * times must be in everyone's working hours, which are weekdays by default, so a poll started on a
+ * Friday or at the weekend is offered Monday rather than a day nobody works.
  */
 function nextWeekdayAt(hour: number): string {
+  // Poll times must start at least 25 hours ahead (else `earliest_slot_too_soon`): an hour more leaves
+  // time to fill in the form. Days are added in local time, so `hour` stays the hour across DST.
+  const earliest = Date.now() + 26 * 3_600_000;
   const d = new Date();
-  do {
-    d.setDate(d.getDate() + 1);
-  } while (d.getDay() === 0 || d.getDay() === 6);
   d.setHours(hour, 0, 0, 0);
+  while (d.getTime() < earliest || d.getDay() === 0 || d.getDay() === 6) d.setDate(d.getDate() + 1);
   const pad = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(hour)}:00`;
 }
