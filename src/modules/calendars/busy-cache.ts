@@ -341,9 +341,10 @@ export class CalendarBusySource implements BusySource {
       this.reads.store(generation, [[principalId, rows]]);
     }
     if (rows.length === 0) return null;
-    const unclipped = opts.unclipped === true;
-    if (rows.length === 1) return this.answer(principalId, rows[0]!, window, unclipped);
-    const answers = await Promise.all(rows.map((r) => this.answer(principalId, r, window, unclipped)));
+    if (rows.length === 1) return this.answer(principalId, rows[0]!, window, opts.unclipped === true);
+    // Several connections merge into a new list per request, never a whole one: merging whole lists
+    // would only merge more, so each is cut to the window.
+    const answers = await Promise.all(rows.map((r) => this.answer(principalId, r, window, false)));
     let intervals: readonly Interval[] = answers[0]!.intervals;
     let stale = false;
     let asOf = Number.POSITIVE_INFINITY;
