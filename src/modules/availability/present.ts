@@ -129,8 +129,11 @@ export function slotsJson(r: SlotsResult): string {
 
 /** The same answer as the bytes of its JSON text, as sent (see the top of this file). */
 export function slotsBytes(r: SlotsResult): Buffer {
+  if (!r.group_by_day) {
+    const { head, tail } = slotsFrame(r);
+    return slotList(r.slots, 0, r.slots.length, head, tail);
+  }
   const head = answerHead(r);
-  if (!r.group_by_day) return slotList(r.slots, 0, r.slots.length, `${head},"slots":[`, ']}');
   const days: string[] = [];
   let i = 0;
   while (i < r.slots.length) {

@@ -11,7 +11,7 @@ import type { Notifier } from '../../db/notify.js';
 import type { Db } from '../../db/store.js';
 import { clip, type Interval, normalize } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
-import type { BusyAnswer, BusyOptions, BusySource } from '../availability/api.js';
+import type { BusyAnswer, BusyOptions, BusySource, WholeBusy } from '../availability/api.js';
 import { occupancyAfter } from './repo.js';
 
 export const BOOKING_BUSY_CHANNEL = 'kairos_booking_busy';
@@ -22,9 +22,8 @@ const CLIPPED_PER_PRINCIPAL = 8;
 const EMPTY: readonly Interval[] = Object.freeze([]);
 
 interface Entry {
-  /** Occupancy ending after `from` is in `intervals`. */
-  from: number;
-  intervals: readonly Interval[];
+  /** Occupancy ending after `whole.start`, all of it (so `whole.end` is +∞). */
+  whole: WholeBusy;
   /** The last few windows asked, with their (shared) answers. */
   clipped: { start: number; end: number; answer: BusyAnswer }[];
 }
@@ -52,21 +51,20 @@ export class BookingBusySource implements BusySource {
   async busy(principalId: string, window: Interval, opts: BusyOptions = {}): Promise<BusyAnswer> {
     const nowMs = this.clock.nowMs();
     let entry = this.reads.get(principalId);
-    if (entry === undefined || window.start < entry.from) {
+    if (entry === undefined || window.start < entry.whole.start) {
       const from = Math.min(nowMs - KEEP_PAST_MS, window.start);
       const generation = this.reads.generation;
       const intervals = await readOccupancy(this.db, principalId, from);
-      const fresh: Entry = { from, intervals, clipped: [] };
+      const fresh: Entry = { whole: { intervals, start: from, end: Number.POSITIVE_INFINITY }, clipped: [] };
       // Only the usual shape (from a week back) is kept; a read reaching further back is answered once.
       if (from === nowMs - KEEP_PAST_MS || entry === undefined)
         this.reads.store(generation, [[principalId, fresh]]);
       entry = fresh;
     }
-    // Occupancy is read from `from` on, all of it.
-    const whole = { intervals: entry.intervals, start: entry.from, end: Number.POSITIVE_INFINITY };
-    if (opts.unclipped === true) return { intervals: entry.intervals, whole, stale: false, asOf: nowMs };
+    const whole = entry.whole;
+    if (opts.unclipped === true) return { intervals: whole.intervals, whole, stale: false, asOf: nowMs };
     for (const c of entry.clipped) if (c.start === window.start && c.end === window.end) return c.answer;
-    const inside = clip(entry.intervals, window);
+    const inside = clip(whole.intervals, window);
     const answer: BusyAnswer = {
       intervals: inside.length === 0 ? EMPTY : inside,
       whole,

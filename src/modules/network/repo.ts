@@ -161,6 +161,14 @@ export async function readGrants(
   return rows;
 }
 
+/** A consent that allows a read, tagged with its question's index in the batch. */
+export interface ReadConsentRow {
+  i: number;
+  id: string;
+  grantor_id: string;
+  scopes: string[];
+}
+
 /**
  * For each question (a batch of them, one statement): the reader's own active consent `consentId`
  * from principal `id` that grants `availability:read:freebusy` and is not past its end, tagged with
@@ -170,8 +178,8 @@ export async function readConsents(
   db: Queryable,
   questions: readonly (ReadQuestion & { consentId: string })[],
   now: Date,
-): Promise<{ i: number; id: string; grantor_id: string; scopes: string[] }[]> {
-  const { rows } = await sql<{ i: number; id: string; grantor_id: string; scopes: string[] }>`
+): Promise<ReadConsentRow[]> {
+  const { rows } = await sql<ReadConsentRow>`
     SELECT q.i, c.id, c.grantor_id::text AS grantor_id, c.scopes
     FROM unnest(${questions.map((_, i) => i)}::int[], ${questions.map((q) => q.consentId)}::text[],
       ${questions.map((q) => q.me)}::uuid[], ${questions.map((q) => q.id)}::uuid[]) AS q(i, consent_id, me, id)

@@ -294,9 +294,9 @@ export class NetworkService implements NetworkApi {
 
   private readonly consentReads = new Batcher<
     repo.ReadQuestion & { consentId: string },
-    { id: string; grantor_id: string; scopes: string[] } | null
+    repo.ReadConsentRow | null
   >(async (qs) => {
-    const answers: ({ id: string; grantor_id: string; scopes: string[] } | null)[] = qs.map(() => null);
+    const answers: (repo.ReadConsentRow | null)[] = qs.map(() => null);
     for (const r of await repo.readConsents(this.db, qs, this.clock.now())) answers[r.i] = r;
     return answers;
   });
