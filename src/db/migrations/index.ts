@@ -16,6 +16,7 @@ import * as m0014 from './0014_retention_indexes.js';
 import * as m0015 from './0015_console.js';
 import * as m0016 from './0016_mail_render.js';
 import * as m0017 from './0017_locked_profiles.js';
+import * as m0018 from './0018_schedule_seq.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0015_console': m0015,
   '0016_mail_render': m0016,
   '0017_locked_profiles': m0017,
+  '0018_schedule_seq': m0018,
 };

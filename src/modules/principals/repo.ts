@@ -141,20 +141,65 @@ export async function findContacts(
 
 /**
  * Locks principal rows FOR SHARE until the transaction ends and answers them (live or not) with their
- * stored schedules and contacts, in one round trip: changes lock them FOR UPDATE first
- * (lockForChange), so they wait for the holder, and the holder waits for a change in progress. The
- * function (migration 0017) reads after locking, in a statement of its own: under READ COMMITTED a
- * statement that waited for a lock still reads joined tables as they were when it started (a
- * schedule may not be that old).
+ * stored schedules and contacts: changes lock them first (lockForChange; a schedule write updates the
+ * row), so they wait for the holder, and the holder waits for a change in progress. One statement, in
+ * id order. Under READ COMMITTED a statement that waited for a lock (or locked a row changed after
+ * its snapshot) answers the row's newest version but joined rows as of its start: a schedule written
+ * meanwhile shows as the row's `schedule_seq` differing from the schedule's `seq` (upsertSchedule
+ * writes both), and only those schedules are read again, in a statement of their own (a new snapshot).
  */
 export async function lockWithSchedules(
   trx: Queryable,
   ids: readonly string[],
 ): Promise<(PrincipalScheduleRow & { display_name: string; email: string | null })[]> {
   if (ids.length === 0) return [];
-  const { rows } = await sql<ScheduleJoinRow & { display_name: string; email: string | null }>`
-    SELECT * FROM principals_locked_profiles(${[...ids]}::uuid[])`.execute(trx);
-  return rows.map((r) => ({ ...withSchedule(r), display_name: r.display_name, email: r.email }));
+  const { rows } = await sql<LockedRow>`
+    SELECT p.id, p.kind, p.account_id, p.display_name, p.email, p.timezone, p.deleted_at,
+      s.timezone AS s_timezone, s.weekly, s.overrides, s.buffer_before_minutes, s.buffer_after_minutes,
+      s.minimum_notice_minutes, s.max_days_ahead, p.schedule_seq <> coalesce(s.seq, 0) AS stale
+    FROM principals p LEFT JOIN schedules s ON s.principal_id = p.id
+    WHERE ${
+      // One id as a scalar: PostgreSQL plans `= ANY($1)` afresh on every execution (its generic plan
+      // guesses ten elements and looks dearer than a custom one), `= $1` once per connection.
+      ids.length === 1 ? sql`p.id = ${ids[0]}::uuid` : sql`p.id = ANY(${[...ids]}::uuid[])`
+    }
+    ORDER BY p.id
+    FOR SHARE OF p`.execute(trx);
+  const stale = rows.filter((r) => r.stale).map((r) => r.id);
+  const fresh = stale.length === 0 ? null : await schedulesOf(trx, stale);
+  return rows.map((r) => {
+    const row = fresh?.has(r.id) ? { ...r, ...fresh.get(r.id)! } : r;
+    return { ...withSchedule(row), display_name: r.display_name, email: r.email };
+  });
+}
+
+/** What lockWithSchedules' statement answers per principal. */
+interface LockedRow extends ScheduleJoinRow {
+  display_name: string;
+  email: string | null;
+  stale: boolean;
+}
+
+/** The schedule columns of a ScheduleJoinRow, as stored now, by principal id (those with a row). */
+async function schedulesOf(
+  trx: Queryable,
+  ids: readonly string[],
+): Promise<Map<string, Omit<ScheduleJoinRow, 'id' | 'kind' | 'account_id' | 'timezone' | 'deleted_at'>>> {
+  const rows = await trx
+    .selectFrom('schedules')
+    .select([
+      'principal_id',
+      'timezone as s_timezone',
+      'weekly',
+      'overrides',
+      'buffer_before_minutes',
+      'buffer_after_minutes',
+      'minimum_notice_minutes',
+      'max_days_ahead',
+    ])
+    .where('principal_id', 'in', [...ids])
+    .execute();
+  return new Map(rows.map(({ principal_id, ...schedule }) => [principal_id, schedule]));
 }
 
 /** A principal row joined with its schedule row's columns (null when it has none). */
@@ -229,21 +274,22 @@ export async function upsertSchedule(
   s: Schedule,
   now: Date,
 ): Promise<void> {
-  const values = {
-    timezone: s.timezone,
-    weekly: JSON.stringify(s.weekly),
-    overrides: JSON.stringify(s.overrides),
-    buffer_before_minutes: s.buffer_before_minutes,
-    buffer_after_minutes: s.buffer_after_minutes,
-    minimum_notice_minutes: s.minimum_notice_minutes,
-    max_days_ahead: s.max_days_ahead,
-    updated_at: now,
-  };
-  await db
-    .insertInto('schedules')
-    .values({ principal_id: principalId, created_at: now, ...values })
-    .onConflict((oc) => oc.column('principal_id').doUpdateSet(values))
-    .execute();
+  // The principal's row and its schedule's `seq` change together (lockWithSchedules reads both).
+  await sql`
+    WITH p AS (
+      UPDATE principals SET schedule_seq = schedule_seq + 1 WHERE id = ${principalId} RETURNING schedule_seq)
+    INSERT INTO schedules AS s (principal_id, timezone, weekly, overrides, buffer_before_minutes,
+      buffer_after_minutes, minimum_notice_minutes, max_days_ahead, created_at, updated_at, seq)
+    SELECT ${principalId}, ${s.timezone}, ${JSON.stringify(s.weekly)}::jsonb,
+      ${JSON.stringify(s.overrides)}::jsonb, ${s.buffer_before_minutes}::int, ${s.buffer_after_minutes}::int,
+      ${s.minimum_notice_minutes}::int, ${s.max_days_ahead}::int, ${now}::timestamptz, ${now}::timestamptz,
+      p.schedule_seq
+    FROM p
+    ON CONFLICT (principal_id) DO UPDATE SET timezone = excluded.timezone, weekly = excluded.weekly,
+      overrides = excluded.overrides, buffer_before_minutes = excluded.buffer_before_minutes,
+      buffer_after_minutes = excluded.buffer_after_minutes,
+      minimum_notice_minutes = excluded.minimum_notice_minutes, max_days_ahead = excluded.max_days_ahead,
+      updated_at = excluded.updated_at, seq = excluded.seq`.execute(db);
 }
 
 /** Locks a principal's row until the transaction ends: readers of `lock`ed profiles wait for the change. */

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { newHost } from '../../../test/helpers/fixtures.js';
+import { DEFAULT_SCHEDULE } from '../../lib/schedule.js';
+import { lockForChange, lockWithSchedules, upsertSchedule } from './repo.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -195,5 +197,34 @@ describe('schedules', () => {
     } finally {
       await t2.close();
     }
+  });
+  it('locks principals and reads each schedule as a change it waited for left it (written, replaced, untouched)', async () => {
+    const acc = await t.account();
+    const put = (id: string, weekly: unknown) =>
+      t.call('PUT', `/v1/principals/${id}/schedule`, { token: acc.key, body: { weekly } });
+    const [fresh, replaced, untouched] = [await host(acc.key), await host(acc.key), await host(acc.key)];
+    expect((await put(replaced, [{ day: 'mon', start: '08:00', end: '09:00' }])).status).toBe(200);
+    expect((await put(untouched, [{ day: 'tue', start: '08:00', end: '09:00' }])).status).toBe(200);
+    const sunday = [{ day: 'sun' as const, start: '10:00', end: '11:00' }];
+    let read: ReturnType<typeof lockWithSchedules> | undefined;
+    let committed = false;
+    await t.ctx.db.transaction().execute(async (change) => {
+      // Two schedule changes in progress, as PUT makes them: each row locked, then its schedule written.
+      for (const id of [fresh, replaced]) {
+        await lockForChange(change, id);
+        await upsertSchedule(change, id, { ...DEFAULT_SCHEDULE('UTC'), weekly: sunday }, new Date());
+      }
+      read = t.ctx.db.transaction().execute(async (booking) => {
+        const rows = await lockWithSchedules(booking, [untouched, replaced, fresh]);
+        expect(committed).toBe(true); // it waited for the change
+        return rows;
+      });
+      await new Promise((r) => setTimeout(r, 300)); // the reader is waiting for the lock by now
+      committed = true;
+    });
+    const rows = new Map((await read!).map((r) => [r.id, r.schedule?.weekly]));
+    expect(rows.get(fresh)).toEqual(sunday);
+    expect(rows.get(replaced)).toEqual(sunday);
+    expect(rows.get(untouched)).toEqual([{ day: 'tue', start: '08:00', end: '09:00' }]);
   });
 });

@@ -1,4 +1,5 @@
-/** Table types of the principals module (migrations 0001_platform, 0003_principals), merged into the DB type. */
+/** Table types of the principals module (migrations 0001_platform, 0003_principals, 0018_schedule_seq), merged into the DB type. */
+import type { Generated } from 'kysely';
 import type { Json, Timestamp } from '../../db/types.js';
 import type { ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
 
@@ -13,6 +14,8 @@ export interface PrincipalsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: Timestamp | null;
+  /** Bumped by every schedule write (repo.upsertSchedule); equals the schedule row's `seq`. */
+  schedule_seq: Generated<string>;
 }
 
 export interface SchedulesTable {
@@ -26,6 +29,8 @@ export interface SchedulesTable {
   max_days_ahead: number;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Its principal's `schedule_seq` when it was written (bigint, read as a string). */
+  seq: Generated<string>;
 }
 
 declare module '../../db/types.js' {
