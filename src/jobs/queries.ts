@@ -11,7 +11,7 @@ import {
   type RawBuilder,
   sql,
 } from 'kysely';
-import { compiledPart, part, rowsInsert, SqlPart, statement } from '../db/parts.js';
+import { compiledPart, part, SqlPart, statement } from '../db/parts.js';
 import type { Db, Tx } from '../db/store.js';
 import type { DB } from '../db/types.js';
 
@@ -148,31 +148,30 @@ export class WriteBatch {
       pieces.push(pieces.length === 0 ? `WITH ${name} AS (` : `, ${name} AS (`, ...body, ')');
     };
     for (const [i, w] of writes.entries()) cte(`w${i}`, partOf(w));
-    // Every job insert answers its queues; each queue that got a job is woken once.
-    const added: string[] = [];
-    const always = jobs.filter((j) => !j.onlyIf && j.afterWrite === undefined);
-    if (always.length > 0) {
-      cte('added', rowsInsert('jobs', always.map(jobRow), ['queue']));
-      added.push('added');
-    }
-    jobs.forEach((j, i) => {
-      if (!j.onlyIf && j.afterWrite === undefined) return;
+    // Every job in one insert (one ModifyTable over `jobs` and its indexes, not one per job), each a
+    // SELECT of its own: conditional ones carry their WHERE. Each queue that got a job is woken: a
+    // NOTIFY repeated with the same payload in a transaction is delivered once.
+    const selects: (string | SqlPart)[] = [];
+    for (const j of jobs) {
       const payload = JSON.stringify(j.payload);
+      selects.push(
+        selects.length === 0 ? '' : ' UNION ALL ',
+        part`SELECT ${j.queue}::text, ${payload}::jsonb, ${j.runAt}::timestamptz, 0, ${j.runAt}::timestamptz`,
+      );
+      if (j.onlyIf) selects.push(' WHERE ', j.onlyIf);
+      else if (j.afterWrite !== undefined) selects.push(` WHERE EXISTS (SELECT 1 FROM w${j.afterWrite})`);
+    }
+    if (selects.length === 0) {
+      pieces.push(' SELECT NULL WHERE false');
+    } else {
       cte(
-        `j${i}`,
-        part`INSERT INTO jobs (queue, payload, run_at, attempts, created_at)
-        SELECT ${j.queue}::text, ${payload}::jsonb, ${j.runAt}::timestamptz, 0, ${j.runAt}::timestamptz
-        WHERE `,
-        j.onlyIf ?? `EXISTS (SELECT 1 FROM w${j.afterWrite})`,
+        'added',
+        'INSERT INTO jobs (queue, payload, run_at, attempts, created_at) ',
+        ...selects,
         ' RETURNING queue',
       );
-      added.push(`j${i}`);
-    });
-    const queues =
-      added.length === 0
-        ? 'SELECT NULL::text AS queue WHERE false'
-        : added.map((name) => `SELECT queue FROM ${name}`).join(' UNION ');
-    pieces.push(` SELECT pg_notify('${JOBS_CHANNEL}', q.queue) FROM (${queues}) AS q`);
+      pieces.push(` SELECT pg_notify('${JOBS_CHANNEL}', added.queue) FROM added`);
+    }
     await trx.executeQuery(statement(pieces));
   }
 }
