@@ -2,20 +2,20 @@
  * Booking benchmarks.
  *
  * 1. Booking creation over HTTP (`bookings`): `POST /v1/bookings` with a secret key, 50 connections
- *    each request a distinct free 30-minute slot of one of 50 hosts (default schedule: Mon–Fri
- *    09:00–17:00 UTC, 60 days ahead), walking the weekdays forward host by host. The server runs as
+ *    each request a distinct free 30-minute slot of one of 50 hosts (Mon–Fri 09:00–17:00 UTC, 180 days
+ *    ahead), walking the weekdays forward host by host, after an 8-second warm-up. The server runs as
  *    `kairos serve` runs it — background workers on, so confirmation mails are sent (logged, without
  *    SMTP) as they would be — with a clock that stands still on a Monday, so that every run books the
  *    same slots. Twice: on the embedded store as `kairos serve` opens it (durable), and on one with
  *    fsync and synchronous commit off, as bench/availability.ts and bench/platform.ts run theirs.
- *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the sustained rate
- *    (the bookings over the run plus the time the workers then need to finish the mails and event
- *    dispatches left behind), the server process's CPU time (and its share in the kernel), SQL
- *    statements per booking, and what a booking cost the whole machine: the server's, the store's
- *    (every `postgres` process) and the load generator's CPU, and the rate the cores allow at that
- *    cost. Then two floors under the same load, each a bare Fastify + pg route on a durable embedded
- *    store: the smallest booking-shaped transaction (serveFloorOn), and what a booking writes into
- *    Kairos's own schema, in the fewest round trips, with nothing else (serveWritesFloorOn); and
+ *    Bookings/s, p50/p99, answers other than 201 (must be 0), bookings written, the sustained rate (the
+ *    bookings over the run plus the time the workers then need to finish the mails and event dispatches
+ *    left behind), the server process's CPU time (and its share in the kernel, and its main thread's
+ *    share), SQL statements per booking, and what a booking cost the whole machine: the server's, the
+ *    store's (every `postgres` process) and the load generator's CPU, and the rate the cores allow at
+ *    that cost. Then two floors under the same load, each a bare Fastify + pg route on a durable
+ *    embedded store: the smallest booking-shaped transaction (serveFloorOn), and what a booking writes
+ *    into Kairos's own schema, in the fewest round trips, with nothing else (serveWritesFloorOn); and
  *    Kairos's share of their rates and CPU.
  *
  * 2. 30-day slots for a busy host (`bookings-slots`): a host whose ICS feed holds 1,000 busy blocks
@@ -33,6 +33,7 @@
  * Each server runs in a child process (this file again, with KAIROS_BENCH_BOOKINGS set), so that
  * autocannon does not share its event loop. Run alone with `node --import tsx bench/bookings.ts`.
  * BENCH_SECONDS: measured seconds per route (default 5 for creation; 9 for slots, split into rounds).
+ * BENCH_WARMUP_SECONDS: the creation runs' and floors' warm-up (default 8).
  * BENCH_SQL=1: print the SQL statements the creation server ran, by kind, and what the store's
  * sessions were doing (wait events sampled every 20 ms); for the fsync-off run, whose store the bench
  * opens itself, also the store's own time per statement (pg_stat_statements). BENCH_CONNECTIONS: the
@@ -66,6 +67,7 @@ import {
   fmt,
   type LoadResult,
   load,
+  mainThreadCpuMs,
   median,
   postgresCpuMs,
   randomBusy,
@@ -80,6 +82,12 @@ const HOUR = 60 * MIN;
 const DAY = 86_400_000;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP_SECONDS = 2;
+/**
+ * The creation runs' and floors' warm-up (BENCH_WARMUP_SECONDS). Longer than the others': after 2 s
+ * of bookings V8 was still compiling Kairos's code (the server's main thread 83 % of its CPU in the
+ * run, 92 % after 7 s), so the run measured part of the start-up. docs/performance.md has the runs.
+ */
+const CREATE_WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 8);
 /** The latency phase: few connections (BENCH_P99_CONNECTIONS, default 8), short (BENCH_P99_SECONDS). */
 const P99_CONNECTIONS = Number(process.env.BENCH_P99_CONNECTIONS ?? 8);
 const P99_SECONDS = Number(process.env.BENCH_P99_SECONDS ?? 3);
@@ -215,6 +223,24 @@ async function storeStatementTimes(db: Kysely<DB>): Promise<StoreStatement[]> {
   }));
 }
 
+/**
+ * The named statements of one of the app's pooled connections with how often PostgreSQL planned each
+ * for its parameters' values (custom) or reused one plan (generic): a statement planned afresh on
+ * every execution costs the store its planning each time.
+ */
+async function preparedPlans(db: Kysely<DB>): Promise<string[]> {
+  const { rows } = await sql
+    .raw<{ generic_plans: string; custom_plans: string; statement: string }>(
+      `${BENCH_MARK} SELECT generic_plans, custom_plans, statement FROM pg_prepared_statements
+       ORDER BY generic_plans + custom_plans DESC LIMIT 12`,
+    )
+    .execute(db);
+  return rows.map(
+    (r) =>
+      `${String(r.generic_plans).padStart(7)} generic ${String(r.custom_plans).padStart(7)} custom  ${r.statement.replace(/\s+/g, ' ').slice(0, 90)}`,
+  );
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((sorted.length * p) / 100) - 1)] ?? Number.NaN;
 }
@@ -224,8 +250,11 @@ function percentile(sorted: number[], p: number): number {
 /** The clock of the creation server: it stands still on Monday 1 June 2026, 00:00 UTC. */
 const CREATE_NOW = Date.UTC(2026, 5, 1);
 const HOSTS = 50;
-/** The default schedule's horizon (lib/schedule.ts DEFAULT_SCHEDULE: 60 days ahead). */
-const MAX_DAYS_AHEAD = 60;
+/**
+ * The hosts' horizon: their schedule is the default one (Mon–Fri 09:00–17:00 UTC) but 180 days ahead
+ * instead of 60, so that the runs and their warm-ups do not run out of free slots (~100,000 in all).
+ */
+const MAX_DAYS_AHEAD = 180;
 
 interface CreateReady {
   url: string;
@@ -245,10 +274,14 @@ interface CreateStats {
   waits: [string, number][];
   /** The store's own time per statement (BENCH_SQL, fsync-off run only: pg_stat_statements). */
   storeStatements: StoreStatement[];
+  /** How one pooled connection's named statements were planned (BENCH_SQL only; preparedPlans). */
+  plans: string[];
   /** CPU time of the server process (its event loop and threads) and wall time since the reset. */
   cpuMs: number;
   /** The part of cpuMs spent in the kernel (socket writes and reads, wake-ups). */
   systemMs: number;
+  /** The part of cpuMs spent by the main thread (JavaScript and the event loop); the rest is V8's threads. */
+  mainMs: number;
   wallMs: number;
   refused: { status: number; body: string }[];
 }
@@ -278,7 +311,15 @@ async function createHosts(app: FastifyInstance, headers: Record<string, string>
         payload: { display_name: `Host ${i}`, timezone: 'UTC' },
       });
       if (res.statusCode !== 201) throw new Error(`creating a host failed: ${res.body}`);
-      return (res.json() as { host: { principal_id: string } }).host.principal_id;
+      const id = (res.json() as { host: { principal_id: string } }).host.principal_id;
+      const schedule = await app.inject({
+        method: 'PUT',
+        url: `/v1/principals/${id}/schedule`,
+        headers,
+        payload: { max_days_ahead: MAX_DAYS_AHEAD },
+      });
+      if (schedule.statusCode !== 200) throw new Error(`setting a schedule failed: ${schedule.body}`);
+      return id;
     }),
   );
 }
@@ -348,6 +389,7 @@ async function serveCreate(store: StoreKind): Promise<void> {
     const appDb = ctx.db;
     const waits = process.env.BENCH_SQL ? await waitSampler(storeUrl) : null;
     let cpu = process.cpuUsage();
+    let main = mainThreadCpuMs();
     let since = performance.now();
     await serveMessages(async (m) => {
       if (m.type === 'reset') {
@@ -355,12 +397,15 @@ async function serveCreate(store: StoreKind): Promise<void> {
         queries.reset();
         waits?.start();
         cpu = process.cpuUsage();
+        main = mainThreadCpuMs();
         since = performance.now();
         return {};
       }
       const used = process.cpuUsage(cpu);
+      const mainMs = mainThreadCpuMs() - main;
       const wallMs = performance.now() - since;
       const storeStatements = statementStats ? await storeStatementTimes(appDb) : [];
+      const plans = process.env.BENCH_SQL ? await preparedPlans(appDb) : [];
       const sampled = waits?.stop() ?? [];
       const bookings = await appDb
         .selectFrom('bookings')
@@ -384,8 +429,10 @@ async function serveCreate(store: StoreKind): Promise<void> {
         queryKinds: queries.byKind().slice(0, 25),
         waits: sampled,
         storeStatements,
+        plans,
         cpuMs: (used.user + used.system) / 1000,
         systemMs: used.system / 1000,
+        mainMs,
         wallMs,
         refused,
       } satisfies CreateStats;
@@ -769,7 +816,7 @@ async function floorRun(mode: 'floor' | 'floor-writes') {
   try {
     const { nextBody } = bookingBodies(ready.hosts);
     const target = `${ready.url}/v1/bookings`;
-    await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, nextBody });
+    await load(target, { connections: CONNECTIONS, seconds: CREATE_WARMUP_SECONDS, nextBody });
     const before = await ask<FloorStats>(child, { type: 'stats' });
     await ask(child, { type: 'reset' });
     const spent = machineCpu();
@@ -845,7 +892,20 @@ async function createOn(
     const capacity = state.capacity;
     const target = `${ready.url}/v1/bookings`;
     const headers = { authorization: `Bearer ${ready.token}` };
-    const warm = await load(target, { connections: CONNECTIONS, seconds: WARMUP_SECONDS, headers, nextBody });
+    const warm = await load(target, {
+      connections: CONNECTIONS,
+      seconds: CREATE_WARMUP_SECONDS,
+      headers,
+      nextBody,
+    });
+    // The warm-up's mails are sent before the run starts: the run and its drain count its own work.
+    const warmDrainStart = performance.now();
+    while (
+      (await ask<CreateStats>(child, { type: 'stats' })).jobsPending > 0 &&
+      performance.now() - warmDrainStart < DRAIN_LIMIT_MS
+    ) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const before = await ask<CreateStats>(child, { type: 'stats' });
     await ask(child, { type: 'reset' });
     const spent = machineCpu();
@@ -855,7 +915,7 @@ async function createOn(
     const rss = rssMiB(child.pid!);
     // The run leaves mails and event dispatches behind (the workers share the process with the
     // requests): how long until they are done, with no more load. A rate the workers cannot follow
-    // is not sustainable, so the sustained rate counts that time (and the warm-up's leftovers) too.
+    // is not sustainable, so the sustained rate counts that time too.
     const drainStart = performance.now();
     let left = after.jobsPending;
     while (left > 0 && performance.now() - drainStart < DRAIN_LIMIT_MS) {
@@ -893,6 +953,8 @@ async function createOn(
       const samples = after.waits.reduce((a, [, c]) => a + c, 0);
       console.log(`[${label}] database sessions not idle, sampled every 20 ms (${samples} session samples):`);
       for (const [what, count] of after.waits) console.log(`${String(count).padStart(8)}  ${what}`);
+      console.log(`[${label}] one pooled connection's named statements, by how they were planned:`);
+      for (const line of after.plans) console.log(line);
       if (after.storeStatements.length > 0) {
         const ms = after.storeStatements.reduce((a, r) => a + r.ms, 0);
         console.log(
@@ -941,7 +1003,7 @@ async function createOn(
       {
         name: `POST /v1/bookings (${store}) server process CPU per booking`,
         value: made > 0 ? fmt(after.cpuMs / made, 2) : '–',
-        unit: `ms (${fmt((100 * after.systemMs) / after.cpuMs)} % of it in the kernel; the process busy ${fmt((100 * after.cpuMs) / after.wallMs)} % of one core during the run)`,
+        unit: `ms (${fmt((100 * after.systemMs) / after.cpuMs)} % of it in the kernel, ${fmt((100 * after.mainMs) / after.cpuMs)} % on the main thread, the rest V8's compiler and GC threads; the process busy ${fmt((100 * after.cpuMs) / after.wallMs)} % of one core during the run)`,
       },
       {
         name: `POST /v1/bookings (${store}) server process CPU per booking, its mail sent too`,

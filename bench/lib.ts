@@ -124,6 +124,21 @@ export function postgresCpuMs(): number {
   return ticks * 10; // USER_HZ is 100 on Linux
 }
 
+/**
+ * CPU time (user + system, ms) so far of this process's main thread, the one running JavaScript and
+ * the event loop; process.cpuUsage() adds V8's compiler and garbage-collection threads and libuv's
+ * pool. Linux only (10 ms ticks); NaN elsewhere.
+ */
+export function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** A throwaway embedded PostgreSQL server for a bench run, and a fresh database on it. */
 export async function benchDatabase(name: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = join(REPO, '.test-data', `bench-${name}-${process.pid}`);
