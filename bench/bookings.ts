@@ -1003,7 +1003,7 @@ async function createOn(
       {
         name: `POST /v1/bookings (${store}) server process CPU per booking`,
         value: made > 0 ? fmt(after.cpuMs / made, 2) : '–',
-        unit: `ms (${fmt((100 * after.systemMs) / after.cpuMs)} % of it in the kernel, ${fmt((100 * after.mainMs) / after.cpuMs)} % on the main thread, the rest V8's compiler and GC threads; the process busy ${fmt((100 * after.cpuMs) / after.wallMs)} % of one core during the run)`,
+        unit: `ms (${fmt((100 * after.systemMs) / after.cpuMs)} % of it in the kernel, ${fmt((100 * after.mainMs) / after.cpuMs)} % on the main thread, the rest other threads (V8's compiler and GC, libuv's pool); the process busy ${fmt((100 * after.cpuMs) / after.wallMs)} % of one core during the run)`,
       },
       {
         name: `POST /v1/bookings (${store}) server process CPU per booking, its mail sent too`,

@@ -198,6 +198,7 @@ describe('schedules', () => {
       await t2.close();
     }
   });
+
   it('locks principals and reads each schedule as a change it waited for left it (written, replaced, untouched)', async () => {
     const acc = await t.account();
     const put = (id: string, weekly: unknown) =>

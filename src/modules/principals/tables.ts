@@ -15,7 +15,7 @@ export interface PrincipalsTable {
   updated_at: Timestamp;
   deleted_at: Timestamp | null;
   /** Bumped by every schedule write (repo.upsertSchedule); equals the schedule row's `seq`. */
-  schedule_seq: Generated<string>;
+  schedule_seq: Generated<number>;
 }
 
 export interface SchedulesTable {
@@ -29,8 +29,8 @@ export interface SchedulesTable {
   max_days_ahead: number;
   created_at: Timestamp;
   updated_at: Timestamp;
-  /** Its principal's `schedule_seq` when it was written (bigint, read as a string). */
-  seq: Generated<string>;
+  /** Its principal's `schedule_seq` when it was written. */
+  seq: Generated<number>;
 }
 
 declare module '../../db/types.js' {
