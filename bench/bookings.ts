@@ -567,8 +567,9 @@ async function serveFloor(
  * from a real booking's, made through Kairos first: as Kairos writes them, the customer's an intent —
  * its renderer's data, rendered later by the mail worker — and the address-less host's a skipped
  * record) and the mail job.
- * In the fewest round trips Kairos's rules allow: BEGIN; the host's row locked FOR SHARE with its
- * schedule and contact read in the same statement; the writes as one statement; COMMIT (named
+ * In the fewest round trips Kairos's rules allow: BEGIN; the host's row locked FOR NO KEY UPDATE (as
+ * Kairos locks it) with its schedule and contact read in the same statement; the writes as one
+ * statement; COMMIT (named
  * prepared statements, as Kairos runs its repeated ones). Nothing is validated, checked, rendered or
  * built: what the store and a bare server give for the writes alone, the jobs left to pile up.
  */
@@ -582,7 +583,7 @@ async function serveWritesFloorOn(url: string): Promise<void> {
     const lockText = `SELECT p.id, p.timezone, p.deleted_at, s.weekly, s.overrides, s.buffer_before_minutes,
         s.buffer_after_minutes, s.minimum_notice_minutes, s.max_days_ahead, coalesce(u.email, p.email) AS email
       FROM principals p LEFT JOIN users u ON u.id = p.id LEFT JOIN schedules s ON s.principal_id = p.id
-      WHERE p.id = $1 FOR SHARE OF p`;
+      WHERE p.id = $1 FOR NO KEY UPDATE OF p`;
     const writeText = `WITH b AS (
         INSERT INTO bookings (id, account_id, principal_id, host_ids, status, start_time, end_time,
           customer_email, customer_name, manage_token_hash, manage_nonce, created_at, updated_at)

@@ -300,7 +300,7 @@ export class BookingWrites implements BookingWriter {
 
   /**
    * Repeats the schedule checks (notice, horizon, working hours) inside the booking's transaction,
-   * against the hosts' profiles read from the database and locked FOR SHARE until commit (a schedule,
+   * against the hosts' profiles read from the database and locked until commit (a schedule,
    * zone or deletion waits for the booking, or the booking sees it). `all`: every host must pass
    * (collective, reschedule); otherwise the hosts that pass, in the given order. Answers those hosts
    * as stored now (their buffers pad the occupancy), with the contacts read under the same lock.
