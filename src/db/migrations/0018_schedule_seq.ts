@@ -5,7 +5,7 @@ import { up as lockedProfilesFunction } from './0017_locked_profiles.js';
  * Principals module: the locked reads of a booking as one plain statement (docs/design.md,
  * "Bookings: no double booking"). Every schedule write bumps its principal's `schedule_seq` and stores
  * the new value in the schedule's `seq`, in one statement. A booking's statement locks the principal
- * rows FOR SHARE and reads their schedules in the same snapshot: when it waited for a schedule change
+ * rows and reads their schedules in the same snapshot: when it waited for a schedule change
  * (or one committed after its snapshot was taken), the locked row is the newest version and its
  * `schedule_seq` differs from the `seq` of the schedule it read, so the caller reads that schedule
  * again. Replaces 0017's function, which took a fresh snapshot for every call at several times the
