@@ -883,6 +883,20 @@ async function createFloor(kairos: {
   return rows;
 }
 
+/**
+ * Waits (at most DRAIN_LIMIT_MS) until the creation child has no mail or dispatch jobs left, `pending`
+ * being how many it had: how many are left and how long it waited.
+ */
+async function drainJobs(child: ChildProcess, pending: number): Promise<{ left: number; ms: number }> {
+  const start = performance.now();
+  let left = pending;
+  while (left > 0 && performance.now() - start < DRAIN_LIMIT_MS) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = (await ask<CreateStats>(child, { type: 'stats' })).jobsPending;
+  }
+  return { left, ms: performance.now() - start };
+}
+
 async function createOn(
   store: StoreKind,
 ): Promise<{ rows: Row[]; rps: number; cpuPerBooking: number; few: LoadResult | null }> {
@@ -900,13 +914,7 @@ async function createOn(
       nextBody,
     });
     // The warm-up's mails are sent before the run starts: the run and its drain count its own work.
-    const warmDrainStart = performance.now();
-    while (
-      (await ask<CreateStats>(child, { type: 'stats' })).jobsPending > 0 &&
-      performance.now() - warmDrainStart < DRAIN_LIMIT_MS
-    ) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await drainJobs(child, (await ask<CreateStats>(child, { type: 'stats' })).jobsPending);
     const before = await ask<CreateStats>(child, { type: 'stats' });
     await ask(child, { type: 'reset' });
     const spent = machineCpu();
@@ -917,13 +925,7 @@ async function createOn(
     // The run leaves mails and event dispatches behind (the workers share the process with the
     // requests): how long until they are done, with no more load. A rate the workers cannot follow
     // is not sustainable, so the sustained rate counts that time too.
-    const drainStart = performance.now();
-    let left = after.jobsPending;
-    while (left > 0 && performance.now() - drainStart < DRAIN_LIMIT_MS) {
-      await new Promise((r) => setTimeout(r, 100));
-      left = (await ask<CreateStats>(child, { type: 'stats' })).jobsPending;
-    }
-    const drainMs = performance.now() - drainStart;
+    const { left, ms: drainMs } = await drainJobs(child, after.jobsPending);
     // The server's CPU once the jobs left behind are done too (mails rendered at send are in it).
     const drained = await ask<CreateStats>(child, { type: 'stats' });
     // What a mail's job costs (the drain does little else), and so a booking's request without them.

@@ -95,6 +95,15 @@ export function rssMiB(pid: number): number {
 }
 
 /**
+ * User + system CPU time (ms) in the text of a Linux `/proc/<pid>/stat` (or a task's): the fields
+ * after the command, where state is field 3, utime 14 and stime 15 (1-based, in clock ticks).
+ */
+export function statCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
+}
+
+/**
  * CPU time (user + system, ms) so far of every live process named `postgres` on this machine: read
  * before and after a run, the difference is what the store's server processes spent on it (the
  * machine's own PostgreSQL, idle during a bench, adds nothing). Backends that exit in between are
@@ -102,7 +111,7 @@ export function rssMiB(pid: number): number {
  * elsewhere.
  */
 export function postgresCpuMs(): number {
-  let ticks = 0;
+  let ms = 0;
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
@@ -112,16 +121,13 @@ export function postgresCpuMs(): number {
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
-      // Fields after the command: state is field 3, utime 14 and stime 15 (1-based, in clock ticks).
-      const fields = stat.slice(close + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      ms += statCpuMs(stat);
     } catch {
       // the process ended between the listing and the read
     }
   }
-  return ticks * 10; // USER_HZ is 100 on Linux
+  return ms;
 }
 
 /**
@@ -131,9 +137,7 @@ export function postgresCpuMs(): number {
  */
 export function mainThreadCpuMs(): number {
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ is 100 on Linux
+    return statCpuMs(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'));
   } catch {
     return Number.NaN;
   }

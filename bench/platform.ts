@@ -1,13 +1,11 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { fmt, load, REPO, type Row, rssMiB, serveWithAccount, spawnListening } from './lib.js';
+import { fmt, load, REPO, type Row, rssMiB, serveWithAccount, spawnListening, statCpuMs } from './lib.js';
 
 /** CPU time (user + system, s) a process has used so far (Linux /proc; 0 elsewhere). */
 function cpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8')) / 1000;
   } catch {
     return 0;
   }

@@ -175,10 +175,15 @@ export async function lockWithSchedules(
     ORDER BY p.id
     FOR NO KEY UPDATE OF p`.execute(trx);
   const stale = rows.filter((r) => r.stale).map((r) => r.id);
-  const fresh = stale.length === 0 ? null : await schedulesOf(trx, stale);
+  // Read in a statement of its own, so with a snapshot taken after the lock.
+  const fresh =
+    stale.length === 0
+      ? null
+      : new Map((await findPrincipalsWithSchedules(trx, stale)).map((p) => [p.id, p.schedule]));
   return rows.map((r) => {
-    const row = fresh?.has(r.id) ? { ...r, ...fresh.get(r.id)! } : r;
-    return { ...withSchedule(row), display_name: r.display_name, email: r.email };
+    const row = withSchedule(r);
+    if (fresh?.has(r.id)) row.schedule = fresh.get(r.id)!;
+    return { ...row, display_name: r.display_name, email: r.email };
   });
 }
 
@@ -187,28 +192,6 @@ interface LockedRow extends ScheduleJoinRow {
   display_name: string;
   email: string | null;
   stale: boolean;
-}
-
-/** The schedule columns of a ScheduleJoinRow, as stored now, by principal id (those with a row). */
-async function schedulesOf(
-  trx: Queryable,
-  ids: readonly string[],
-): Promise<Map<string, Omit<ScheduleJoinRow, 'id' | 'kind' | 'account_id' | 'timezone' | 'deleted_at'>>> {
-  const rows = await trx
-    .selectFrom('schedules')
-    .select([
-      'principal_id',
-      'timezone as s_timezone',
-      'weekly',
-      'overrides',
-      'buffer_before_minutes',
-      'buffer_after_minutes',
-      'minimum_notice_minutes',
-      'max_days_ahead',
-    ])
-    .where('principal_id', 'in', [...ids])
-    .execute();
-  return new Map(rows.map(({ principal_id, ...schedule }) => [principal_id, schedule]));
 }
 
 /** A principal row joined with its schedule row's columns (null when it has none). */
