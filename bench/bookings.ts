@@ -51,11 +51,11 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
-import { createPool, migrate } from '../src/db/store.js';
+import { createDb, createPool, migrate } from '../src/db/store.js';
 import type { DB } from '../src/db/types.js';
 import { type Interval, normalize, subtract } from '../src/lib/intervals.js';
 import { WEEKDAYS } from '../src/lib/schedule.js';
@@ -353,8 +353,8 @@ async function serveCreate(store: StoreKind): Promise<void> {
         ...(statementStats ? { settings: { shared_preload_libraries: 'pg_stat_statements' } } : {}),
       });
       const pool = createPool(embedded.url, 10);
-      db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-      await migrate(db);
+      db = createDb(pool);
+      await migrate(pool);
       if (statementStats) await sql`CREATE EXTENSION pg_stat_statements`.execute(db);
       opened = { db, pool, url: embedded.url, masterKey };
     }

@@ -12,10 +12,8 @@
  * BENCH_CONSOLE_LOADS: measured loads (default 15). Run alone with `npm run bench -- console`.
  */
 import { randomBytes } from 'node:crypto';
-import { Kysely, PostgresDialect } from 'kysely';
 import { loadConfig } from '../src/config.js';
-import { createPool, migrate } from '../src/db/store.js';
-import type { DB } from '../src/db/types.js';
+import { createDb, createPool, migrate } from '../src/db/store.js';
 import { clientBundle } from '../src/platform/assets.js';
 import { startRuntime } from '../src/runtime.js';
 import type { Json } from '../test/helpers/app.js';
@@ -50,8 +48,8 @@ export async function benchConsole(): Promise<Row[]> {
     host: '127.0.0.1',
   };
   const pool = createPool(store.url, 10);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  await migrate(db);
+  const db = createDb(pool);
+  await migrate(pool);
   const runtime = await startRuntime({
     config,
     log: { info: () => {}, warn: () => {}, error: () => {} },

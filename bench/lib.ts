@@ -5,12 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
-import { createPool, migrate } from '../src/db/store.js';
-import type { DB } from '../src/db/types.js';
+import { createDb, createPool, migrate } from '../src/db/store.js';
 import type { Clock } from '../src/platform/clock.js';
 import { type Runtime, startRuntime } from '../src/runtime.js';
 
@@ -394,8 +392,8 @@ export async function feedRuntime(
     port: 0,
   };
   const pool = createPool(url, config.databasePoolMax);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  await migrate(db);
+  const db = createDb(pool);
+  await migrate(pool);
   const runtime = await startRuntime({
     config,
     log: { info: () => {}, warn: () => {}, error: () => {} },

@@ -12,11 +12,9 @@
  * BENCH_PAGE_VISITS: measured visits (default 20). Run alone with `npm run bench -- pages`.
  */
 import { randomBytes } from 'node:crypto';
-import { Kysely, PostgresDialect } from 'kysely';
 import { chromiumAvailable, launchChromium } from '../test/helpers/browser.js';
 import { loadConfig } from '../src/config.js';
-import { createPool, migrate } from '../src/db/store.js';
-import type { DB } from '../src/db/types.js';
+import { createDb, createPool, migrate } from '../src/db/store.js';
 import { prepareAssets } from '../src/modules/pages/assets.js';
 import { startRuntime } from '../src/runtime.js';
 import { benchDatabase, fmt, type Row } from './lib.js';
@@ -32,8 +30,8 @@ export async function benchPages(): Promise<Row[]> {
     host: '127.0.0.1',
   };
   const pool = createPool(store.url, 10);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  await migrate(db);
+  const db = createDb(pool);
+  await migrate(pool);
   const runtime = await startRuntime({
     config,
     log: { info: () => {}, warn: () => {}, error: () => {} },

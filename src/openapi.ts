@@ -4,10 +4,8 @@
  * built). `npm run check:openapi` lints what this returns (scripts/openapi.ts writes it to a file).
  */
 import { randomBytes } from 'node:crypto';
-import { Kysely, PostgresDialect } from 'kysely';
 import { loadConfig } from './config.js';
-import { createPool } from './db/store.js';
-import type { DB } from './db/types.js';
+import { createDb, createPool } from './db/store.js';
 import { startRuntime } from './runtime.js';
 
 /** A URL nothing listens on: the pool is created, never used. */
@@ -22,7 +20,7 @@ export async function openApiDocument(env: Record<string, string> = {}): Promise
     ...env,
   });
   const pool = createPool(OFFLINE_DATABASE_URL, 1);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = createDb(pool);
   const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const runtime = await startRuntime({
     config,

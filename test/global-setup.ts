@@ -1,11 +1,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
 import { migrate } from '../src/db/store.js';
-import type { DB } from '../src/db/types.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -48,9 +46,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await admin(adminUrl, `DROP DATABASE IF EXISTS ${template}`);
   await admin(adminUrl, `CREATE DATABASE ${template}`);
   const pool = new pg.Pool({ connectionString: withDatabase(adminUrl, template), max: 1 });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  await migrate(db);
-  await db.destroy();
+  await migrate(pool);
+  await pool.end();
   project.provide('adminDatabaseUrl', adminUrl);
   project.provide('templateDatabase', template);
 

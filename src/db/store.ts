@@ -1,6 +1,7 @@
 import { Kysely, Migrator, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { type Config, ConfigError, DEFAULT_PREPARED_STATEMENTS } from '../config.js';
+import { KairosDialect } from './dialect.js';
 import { type EmbeddedServer, embeddedMasterKey, type Logger, startEmbedded } from './embedded.js';
 import { migrations } from './migrations/index.js';
 import { prepareRepeatedStatements } from './prepared.js';
@@ -47,6 +48,11 @@ export function createPool(url: string, max: number, prepared = DEFAULT_PREPARED
   return pool;
 }
 
+/** The app's Kysely over `pool`: notifications of a transaction are sent after its commit (db/dialect.ts). */
+export function createDb(pool: pg.Pool): Db {
+  return new Kysely<DB>({ dialect: new KairosDialect({ pool }) });
+}
+
 /** Opens the store the config names: an external server (DATABASE_URL) or the embedded one. */
 export async function openStore(
   config: Config,
@@ -71,7 +77,7 @@ export async function openStore(
     masterKey = config.masterKey ?? embeddedMasterKey(config.dataDir);
   }
   const pool = createPool(url, config.databasePoolMax, config.databasePreparedStatements);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = createDb(pool);
   const store: Store = {
     db,
     pool,
@@ -86,7 +92,7 @@ export async function openStore(
   };
   try {
     if (opts.migrate !== false)
-      await (store.listenUrl === url ? migrate(db) : migrateDirect(store.listenUrl));
+      await (store.listenUrl === url ? migrate(pool) : migrateDirect(store.listenUrl));
   } catch (err) {
     await store.close();
     throw err;
@@ -97,10 +103,13 @@ export async function openStore(
 /**
  * Runs pending migrations. Safe when several processes start at once: Kysely's PostgreSQL adapter
  * takes a session-level advisory lock (`pg_advisory_lock`) around the whole run, on one connection,
- * and releases it with `pg_advisory_unlock` on the same connection. `db` must therefore reach the
- * server itself, not a pooler in transaction mode (see migrateDirect).
+ * and releases it with `pg_advisory_unlock` on the same connection. `pool` must therefore reach the
+ * server itself, not a pooler in transaction mode (see migrateDirect). The migrations run on the plain
+ * dialect: the app's sends `kairos_flush_notify()` with every COMMIT, which exists only from 0019 on.
+ * The pool stays open (the caller owns it).
  */
-export async function migrate(db: Kysely<DB>): Promise<string[]> {
+export async function migrate(pool: pg.Pool): Promise<string[]> {
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
@@ -115,11 +124,11 @@ export async function migrate(db: Kysely<DB>): Promise<string[]> {
  * to Kysely's lock timeout, an hour).
  */
 async function migrateDirect(directUrl: string): Promise<void> {
-  const direct = new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(directUrl, 1, 0) }) });
+  const direct = createPool(directUrl, 1, 0);
   try {
     await migrate(direct);
   } finally {
-    await direct.destroy();
+    await direct.end();
   }
 }
 

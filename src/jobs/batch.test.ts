@@ -1,8 +1,9 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
 import { part } from '../db/parts.js';
+import { KairosDialect } from '../db/dialect.js';
 import { createPool } from '../db/store.js';
 import type { DB } from '../db/types.js';
 import { JOBS_CHANNEL, WriteBatch } from './queries.js';
@@ -45,7 +46,7 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
   beforeAll(async () => {
     database = await createTestDatabase();
     db = new Kysely<DB>({
-      dialect: new PostgresDialect({ pool: createPool(database.url, 2) }),
+      dialect: new KairosDialect({ pool: createPool(database.url, 2) }),
       log: () => {
         statements++;
       },

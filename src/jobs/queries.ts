@@ -36,7 +36,7 @@ export async function enqueue(trx: Tx | Db, queue: string, payload: unknown, run
 
 /**
  * Enqueues jobs of one queue inside the caller's transaction, in one statement with the wake-up
- * (NOTIFY, delivered at commit; repeated ones in a transaction collapse into one).
+ * (a notification sent once after the commit: db/dialect.ts).
  */
 export async function enqueueMany(
   trx: Tx | Db,
@@ -49,7 +49,7 @@ export async function enqueueMany(
       trx,
       items.map((i) => ({ queue, ...i })),
     ).returning('id')})
-    SELECT added.id, pg_notify(${JOBS_CHANNEL}, ${queue}) AS woken FROM added`.execute(trx);
+    SELECT added.id, kairos_notify(${JOBS_CHANNEL}, ${queue}) AS woken FROM added`.execute(trx);
   return rows.rows.map((r) => String(r.id));
 }
 
@@ -77,7 +77,7 @@ export function jobsForRows(
       FROM ${sql.id(from)} AS f
       JOIN unnest(${keys}::text[], ${values}::jsonb[]) AS p(key, payload) ON p.key = f.id
       RETURNING queue)`,
-    wakeUp: sql`SELECT pg_notify(${JOBS_CHANNEL}, ${queue}) AS woken
+    wakeUp: sql`SELECT kairos_notify(${JOBS_CHANNEL}, ${queue}) AS woken
       FROM (SELECT 1 FROM ${sql.id(name)} LIMIT 1) AS added`,
   };
 }
@@ -149,8 +149,8 @@ export class WriteBatch {
     };
     for (const [i, w] of writes.entries()) cte(`w${i}`, partOf(w));
     // Every job in one insert (one ModifyTable over `jobs` and its indexes, not one per job), each a
-    // SELECT of its own: conditional ones carry their WHERE. Each queue that got a job is woken: a
-    // NOTIFY repeated with the same payload in a transaction is delivered once.
+    // SELECT of its own: conditional ones carry their WHERE. Each queue that got a job is woken, once
+    // (kairos_notify notes a repeated notification once; it is sent after the commit: db/dialect.ts).
     const selects: (string | SqlPart)[] = [];
     for (const j of jobs) {
       const payload = JSON.stringify(j.payload);
@@ -170,7 +170,7 @@ export class WriteBatch {
         ...selects,
         ' RETURNING queue',
       );
-      pieces.push(` SELECT pg_notify('${JOBS_CHANNEL}', added.queue) FROM added`);
+      pieces.push(` SELECT kairos_notify('${JOBS_CHANNEL}', added.queue) FROM added`);
     }
     await trx.executeQuery(statement(pieces));
   }

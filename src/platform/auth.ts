@@ -135,7 +135,7 @@ const CACHE_MAX = 100_000;
  * limit): every cached credential of the account is dropped and resolved again with the new values.
  */
 export async function announceRevocation(db: Db | Tx, ref: string): Promise<void> {
-  await sql`SELECT pg_notify(${AUTH_CHANNEL}, ${ref})`.execute(db);
+  await sql`SELECT kairos_notify(${AUTH_CHANNEL}, ${ref})`.execute(db);
 }
 
 /** Where a revocation is announced to the process that made it, before it answers (a port for services). */

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Kysely, PostgresDialect } from 'kysely';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
-import { createPool } from '../db/store.js';
-import type { DB } from '../db/types.js';
+import { createDb, createPool } from '../db/store.js';
 import { startRuntime } from '../runtime.js';
 
 let t: TestApp;
@@ -85,7 +83,7 @@ describe('failures never leak internals', () => {
       }),
     };
     const pool = createPool('postgres://nobody@127.0.0.1:1/none', 2);
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = createDb(pool);
     const rt = await startRuntime({
       config,
       log: { info() {}, warn() {}, error() {} },

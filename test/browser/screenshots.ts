@@ -10,12 +10,10 @@ import { mkdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect } from 'kysely';
 import type { Browser, Page } from 'playwright-core';
 import { benchDatabase, REPO } from '../../bench/lib.js';
 import { loadConfig } from '../../src/config.js';
-import { createPool, migrate } from '../../src/db/store.js';
-import type { DB } from '../../src/db/types.js';
+import { createDb, createPool, migrate } from '../../src/db/store.js';
 import { FakeClock } from '../../src/platform/clock.js';
 import { startRuntime } from '../../src/runtime.js';
 import type { Json } from '../helpers/app.js';
@@ -55,8 +53,8 @@ const config = {
   host: '127.0.0.1',
 };
 const pool = createPool(store.url, 5);
-const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-await migrate(db);
+const db = createDb(pool);
+await migrate(pool);
 const runtime = await startRuntime({
   config,
   log: { info: () => {}, warn: () => {}, error: () => {} },

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Kysely, PostgresDialect } from 'kysely';
 import { type Config, loadConfig } from '../../src/config.js';
-import { createPool } from '../../src/db/store.js';
-import type { DB } from '../../src/db/types.js';
+import { createDb, createPool } from '../../src/db/store.js';
 import type { Plan } from '../../src/modules/api-keys/api.js';
 import type { AnyModule } from '../../src/modules/index.js';
 import type { Clock } from '../../src/platform/clock.js';
@@ -95,7 +93,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     host: '127.0.0.1',
   };
   const pool = createPool(database.url, 10);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = createDb(pool);
   const ctx = await startRuntime({
     config,
     log: { info: () => {}, warn: () => {}, error: () => {} },

@@ -7,14 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { Kysely, PostgresDialect } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { createTestDatabase } from '../../../test/helpers/db.js';
 import { loadConfig } from '../../config.js';
-import { createPool } from '../../db/store.js';
-import type { DB } from '../../db/types.js';
+import { createDb, createPool } from '../../db/store.js';
 import { startRuntime } from '../../runtime.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
 
@@ -349,7 +347,7 @@ describe('logs', () => {
       host: '127.0.0.1',
     };
     const pool = createPool(database.url, 4);
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const db = createDb(pool);
     const runtime = await startRuntime({
       config,
       log: { info: () => {}, warn: () => {}, error: () => {} },

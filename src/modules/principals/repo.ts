@@ -291,7 +291,7 @@ export async function lockForChange(trx: Queryable, principalId: string): Promis
 
 /** Tells every process (at commit) that the principal changed, so cached profiles are dropped. */
 export async function announceChange(db: Queryable, principalId: string): Promise<void> {
-  await sql`SELECT pg_notify(${PRINCIPALS_CHANNEL}, ${principalId})`.execute(db);
+  await sql`SELECT kairos_notify(${PRINCIPALS_CHANNEL}, ${principalId})`.execute(db);
 }
 
 /** A principal's time zone as stored (also of a deleted principal), or undefined when there is none. */

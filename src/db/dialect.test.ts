@@ -1,0 +1,146 @@
+import type { Socket } from 'node:net';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
+import { createDb, createPool, type Db } from './store.js';
+
+const CHANNEL = 'kairos_dialect_test';
+
+/** Notifications on CHANNEL, as a connection of its own hears them. */
+async function listen(url: string): Promise<{ heard: string[]; end: () => Promise<void> }> {
+  const listener = new pg.Client({ connectionString: url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on('notification', (n) => heard.push(n.payload ?? ''));
+  await listener.query(`LISTEN ${CHANNEL}`);
+  return { heard, end: () => listener.end() };
+}
+
+/** Waits until `heard` holds `n` notifications (or a second), then a little more for any extra. */
+async function settle(heard: string[], n: number): Promise<void> {
+  for (let i = 0; i < 100 && heard.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 100));
+}
+
+const notify = (db: Db, payload: string) => sql`SELECT kairos_notify(${CHANNEL}, ${payload})`.execute(db);
+
+let database: TestDatabase;
+let pool: pg.Pool;
+let db: Db;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  pool = createPool(database.url, 1);
+  db = createDb(pool);
+});
+
+afterAll(async () => {
+  await db.destroy();
+  await database.drop();
+});
+
+describe('the app dialect: notifications sent after commit, in the COMMIT message', () => {
+  it('notes a transaction’s notifications instead of sending them, then sends each once after the commit', async () => {
+    const { heard, end } = await listen(database.url);
+    try {
+      await db.transaction().execute(async (trx) => {
+        await notify(trx, 'a');
+        await notify(trx, 'b');
+        await notify(trx, 'a');
+        // Noted in the session, not sent: the transaction holds no NOTIFY of its own at its commit.
+        const { rows } = await sql<{ pending: string }>`
+          SELECT current_setting('kairos.pending_notify') AS pending`.execute(trx);
+        expect(rows[0]!.pending.split('\x1e').filter(Boolean)).toEqual([
+          `${CHANNEL}\x1fa`,
+          `${CHANNEL}\x1fb`,
+        ]);
+      });
+      await settle(heard, 2);
+      expect(heard).toEqual(['a', 'b']);
+      // Nothing is left noted on the connection for the next transaction.
+      const { rows } = await sql<{ pending: string }>`
+        SELECT current_setting('kairos.pending_notify') AS pending`.execute(db);
+      expect(rows[0]!.pending).toBe('');
+    } finally {
+      await end();
+    }
+  });
+
+  it('sends nothing for a transaction rolled back, nor for a savepoint rolled back', async () => {
+    const { heard, end } = await listen(database.url);
+    try {
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await notify(trx, 'lost');
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      await db.transaction().execute(async (trx) => {
+        await sql`SAVEPOINT s`.execute(trx);
+        await notify(trx, 'undone');
+        await sql`ROLLBACK TO SAVEPOINT s`.execute(trx);
+        await notify(trx, 'kept');
+      });
+      await settle(heard, 1);
+      expect(heard).toEqual(['kept']);
+    } finally {
+      await end();
+    }
+  });
+
+  it('notifies at once from a statement outside a transaction', async () => {
+    const { heard, end } = await listen(database.url);
+    try {
+      await notify(db, 'alone');
+      await settle(heard, 1);
+      expect(heard).toEqual(['alone']);
+    } finally {
+      await end();
+    }
+  });
+
+  it('still sends the notifications of a process that dies right after sending its COMMIT', async () => {
+    await sql`CREATE TABLE dialect_test_rows (n int)`.execute(db);
+    const { heard, end } = await listen(database.url);
+    // The pool's one connection dies as soon as the COMMIT message has left it, as a killed process's
+    // would: the rest of the transaction's work (the answer, any statement after) never happens.
+    const client = await pool.connect();
+    const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+    const write = stream.write.bind(stream) as (chunk: Buffer, cb?: () => void) => boolean;
+    stream.write = ((chunk: Buffer, cb?: () => void) =>
+      write(chunk, () => {
+        cb?.();
+        if (chunk.toString('latin1').includes('COMMIT')) stream.destroy();
+      })) as typeof stream.write;
+    client.release();
+    try {
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await sql`INSERT INTO dialect_test_rows VALUES (1)`.execute(trx);
+          await notify(trx, 'committed');
+        }),
+      ).rejects.toThrow();
+      await settle(heard, 1);
+      expect(heard).toEqual(['committed']);
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM dialect_test_rows`.execute(db);
+      expect(rows[0]!.n).toBe(1); // the COMMIT happened
+    } finally {
+      await end();
+    }
+  });
+
+  it('notifies at once a payload holding its separators, which it could not note', async () => {
+    const { heard, end } = await listen(database.url);
+    try {
+      await db.transaction().execute(async (trx) => {
+        await notify(trx, 'x\x1ey');
+        await notify(trx, 'noted');
+      });
+      await settle(heard, 2);
+      expect(heard.sort()).toEqual(['noted', 'x\x1ey']);
+    } finally {
+      await end();
+    }
+  });
+});
