@@ -7,31 +7,33 @@ import { type Kysely, sql } from 'kysely';
  *
  * - `kairos_notify(channel, payload)`: inside a transaction that set `kairos.defer_notify` (the app's
  *   dialect does at BEGIN), it notes the notification in the session setting `kairos.pending_notify`
- *   (each once; undone with the transaction or savepoint, like the notification it stands for);
- *   anywhere else it is `pg_notify`. A channel or payload holding the separators (U+001E, U+001F) is
- *   notified at once.
+ *   (undone with the transaction or savepoint, like the notification it stands for; a repeat is not
+ *   noted again, and one noted twice would still be delivered once); anywhere else it is
+ *   `pg_notify`. A channel or payload holding the separators (U+001E, U+001F) is notified at once.
+ *   It answers true. A one-expression SQL function, so PostgreSQL inlines it into the statement that
+ *   calls it: as PL/pgSQL (or as a SQL function returning void, which is not inlined) each call cost
+ *   several microseconds of the store's time, against about one for `pg_notify`.
  * - `kairos_flush_notify()`: sends what is noted and clears it; the app sends it with COMMIT, in the
- *   same message. It never fails: the COMMIT before it has happened, so a failure here (a full
- *   notification queue) must not read as a failed transaction; it is logged as a warning instead.
+ *   same message. It does not fail: the COMMIT before it has happened, so a failure here must not
+ *   read as a failed transaction. A notification it cannot send (a payload too long, a queue over
+ *   half full, as when a listener stopped reading) is a warning in the server's log instead; the
+ *   listeners' safety nets (entries' lifetimes, the job runner's timer) cover what they miss.
  * - The triggers of 0005, 0007 and 0008 notify through `kairos_notify`.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
-    CREATE FUNCTION kairos_notify(channel text, payload text) RETURNS void LANGUAGE plpgsql AS $$
-    DECLARE
-      entry text := channel || chr(31) || payload || chr(30);
-      pending text;
-    BEGIN
-      IF current_setting('kairos.defer_notify', true) IS DISTINCT FROM 'on'
-         OR strpos(entry, chr(30)) < length(entry) OR strpos(channel || payload, chr(31)) > 0 THEN
-        PERFORM pg_notify(channel, payload);
-        RETURN;
-      END IF;
-      pending := coalesce(nullif(current_setting('kairos.pending_notify', true), ''), chr(30));
-      IF strpos(pending, chr(30) || entry) = 0 THEN
-        PERFORM set_config('kairos.pending_notify', pending || entry, false);
-      END IF;
-    END $$;
+    CREATE FUNCTION kairos_notify(channel text, payload text) RETURNS boolean LANGUAGE sql AS $$
+      SELECT CASE
+        WHEN current_setting('kairos.defer_notify', true) IS DISTINCT FROM 'on'
+          OR strpos(channel || payload, chr(30)) > 0 OR strpos(channel || payload, chr(31)) > 0
+          THEN pg_notify(channel, payload)::text IS NOT NULL
+        WHEN strpos(current_setting('kairos.pending_notify', true), chr(30) || channel || chr(31) || payload || chr(30)) > 0
+          THEN true
+        ELSE set_config('kairos.pending_notify',
+          coalesce(nullif(current_setting('kairos.pending_notify', true), ''), chr(30))
+            || channel || chr(31) || payload || chr(30), false) IS NOT NULL
+      END
+    $$;
 
     CREATE FUNCTION kairos_flush_notify() RETURNS void LANGUAGE plpgsql AS $$
     DECLARE
@@ -40,6 +42,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     BEGIN
       IF pending IS NULL THEN RETURN; END IF;
       PERFORM set_config('kairos.pending_notify', '', false);
+      -- A full queue fails the commit of the notifying transaction, which here is this statement's
+      -- (the COMMIT before it has happened): half full is PostgreSQL's own warning mark.
+      IF pg_notification_queue_usage() > 0.5 THEN
+        RAISE WARNING 'kairos_flush_notify: the notification queue is % full; notifications after commit not sent',
+          round(pg_notification_queue_usage() * 100) || '%';
+        RETURN;
+      END IF;
       BEGIN
         FOREACH entry IN ARRAY string_to_array(trim(BOTH chr(30) FROM pending), chr(30)) LOOP
           PERFORM pg_notify(split_part(entry, chr(31), 1), split_part(entry, chr(31), 2));
