@@ -5,6 +5,7 @@ import { benchAvailability } from './availability.js';
 import { benchBookingCreate, benchBusySlots } from './bookings.js';
 import { benchConsole } from './console.js';
 import { benchMcp } from './mcp.js';
+import { benchNotify } from './notify.js';
 import { benchPages } from './pages.js';
 import { benchPlatform } from './platform.js';
 import { benchProposals } from './proposals.js';
@@ -18,6 +19,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['availability', benchAvailability],
   ['webhooks', benchWebhooks],
   ['bookings', benchBookingCreate],
+  ['notify', benchNotify],
   ['bookings-slots', benchBusySlots],
   ['proposals', benchProposals],
   ['pages', benchPages],
