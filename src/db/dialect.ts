@@ -10,7 +10,7 @@
  *
  * A transaction begun through this dialect sets `kairos.defer_notify`; there, `kairos_notify` (the
  * SQL function every notification of Kairos goes through, migration 0019) only notes the channel
- * and payload. The COMMIT is sent as `COMMIT; SELECT kairos_flush_notify()`, one message: PostgreSQL
+ * and payload. The COMMIT is sent as `COMMIT; CALL kairos_flush_notify()`, one message: PostgreSQL
  * runs the second statement in a transaction of its own once the first has committed, and that one
  * writes nothing, so it does not wait for the disk while it holds the lock. What listeners see is
  * unchanged: each notification once, after the data it announces is visible, none for a transaction
@@ -34,7 +34,7 @@ import {
 /** Sent with BEGIN: notifications of this transaction wait for its COMMIT message. */
 const DEFER = `SET LOCAL kairos.defer_notify = 'on'`;
 /** Sent with COMMIT: what the transaction noted, notified once it has committed. */
-const FLUSH = 'SELECT kairos_flush_notify()';
+const FLUSH = 'CALL kairos_flush_notify()';
 
 function begin(settings: TransactionSettings): Compiled {
   let start = 'BEGIN';

@@ -105,7 +105,7 @@ export async function openStore(
  * takes a session-level advisory lock (`pg_advisory_lock`) around the whole run, on one connection,
  * and releases it with `pg_advisory_unlock` on the same connection. `pool` must therefore reach the
  * server itself, not a pooler in transaction mode (see migrateDirect). The migrations run on the plain
- * dialect: the app's sends `kairos_flush_notify()` with every COMMIT, which exists only from 0019 on.
+ * dialect: the app's calls `kairos_flush_notify()` with every COMMIT, which exists only from 0019 on.
  * The pool stays open (the caller owns it).
  */
 export async function migrate(pool: pg.Pool): Promise<string[]> {

@@ -13,8 +13,8 @@ import { type Kysely, sql } from 'kysely';
  *   It answers true. A one-expression SQL function, so PostgreSQL inlines it into the statement that
  *   calls it: as PL/pgSQL (or as a SQL function returning void, which is not inlined) each call cost
  *   several microseconds of the store's time, against about one for `pg_notify`.
- * - `kairos_flush_notify()`: sends what is noted and clears it; the app sends it with COMMIT, in the
- *   same message. It does not fail: the COMMIT before it has happened, so a failure here must not
+ * - `kairos_flush_notify()`: a procedure that sends what is noted and clears it; the app calls it
+ *   with COMMIT, in the same message (a CALL answers no row, which the client would parse). It does not fail: the COMMIT before it has happened, so a failure here must not
  *   read as a failed transaction. A notification it cannot send (a payload too long, a queue over
  *   half full, as when a listener stopped reading) is a warning in the server's log instead; the
  *   listeners' safety nets (entries' lifetimes, the job runner's timer) cover what they miss.
@@ -35,7 +35,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       END
     $$;
 
-    CREATE FUNCTION kairos_flush_notify() RETURNS void LANGUAGE plpgsql AS $$
+    CREATE PROCEDURE kairos_flush_notify() LANGUAGE plpgsql AS $$
     DECLARE
       pending text := nullif(current_setting('kairos.pending_notify', true), '');
       entry text;
@@ -64,7 +64,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await triggerFunctions(db, 'pg_notify');
   await sql`
-    DROP FUNCTION kairos_flush_notify();
+    DROP PROCEDURE kairos_flush_notify();
     DROP FUNCTION kairos_notify(text, text);
   `.execute(db);
 }
