@@ -18,7 +18,8 @@
  * after sending the COMMIT still has its notifications sent: the server has the whole message.
  *
  * Outside such a transaction (a statement on its own) `kairos_notify` notifies at once. Migrations
- * run on the plain dialect (`migrate` in store.ts): before 0019 the two functions do not exist.
+ * run on the plain dialect (`migrate` in store.ts): before 0019 the function and the procedure do not
+ * exist.
  */
 import {
   type CompiledQuery as Compiled,
