@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 
 /**
  * Notifications sent after commit (src/db/dialect.ts; docs/design.md#store, "Notifications after
@@ -14,8 +14,9 @@ import { type Kysely, sql } from 'kysely';
  *   calls it: as PL/pgSQL (or as a SQL function returning void, which is not inlined) each call cost
  *   several microseconds of the store's time, against about one for `pg_notify`.
  * - `kairos_flush_notify()`: a procedure that sends what is noted and clears it; the app calls it
- *   with COMMIT, in the same message (a CALL answers no row, which the client would parse). It does not fail: the COMMIT before it has happened, so a failure here must not
- *   read as a failed transaction. A notification it cannot send (a payload too long, a queue over
+ *   with COMMIT, in the same message (a CALL answers no row, which the client would parse). It does
+ *   not fail: the COMMIT before it has happened, so a failure here must not read as a failed
+ *   transaction. A notification it cannot send (a payload too long, a queue over
  *   half full, as when a listener stopped reading) is a warning in the server's log instead; the
  *   listeners' safety nets (entries' lifetimes, the job runner's timer) cover what they miss.
  * - The triggers of 0005, 0007 and 0008 notify through `kairos_notify`.
@@ -69,16 +70,26 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   `.execute(db);
 }
 
+/**
+ * A trigger function of 0005, 0007 or 0008 that announces a row's `column` (its old value and its new
+ * one) on `channel`, through `notify`.
+ */
+function rowNotify(name: string, channel: string, column: string, notify: RawBuilder<unknown>) {
+  const [fn, ch, col] = [sql.raw(name), sql.lit(channel), sql.raw(column)];
+  return sql`
+    CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN PERFORM ${notify}(${ch}, OLD.${col}); END IF;
+      IF TG_OP <> 'DELETE' THEN PERFORM ${notify}(${ch}, NEW.${col}); END IF;
+      RETURN NULL;
+    END $$;`;
+}
+
 /** The trigger functions of 0005, 0007 and 0008, notifying through `notify`. */
 async function triggerFunctions(db: Kysely<unknown>, notify: 'kairos_notify' | 'pg_notify'): Promise<void> {
   const n = sql.raw(notify);
   await sql`
-    CREATE OR REPLACE FUNCTION kairos_busy_notify_principal() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF TG_OP <> 'INSERT' THEN PERFORM ${n}('kairos_busy', OLD.principal_id::text); END IF;
-      IF TG_OP <> 'DELETE' THEN PERFORM ${n}('kairos_busy', NEW.principal_id::text); END IF;
-      RETURN NULL;
-    END $$;
+    ${rowNotify('kairos_busy_notify_principal', 'kairos_busy', 'principal_id::text', n)}
 
     CREATE OR REPLACE FUNCTION kairos_busy_notify_cache() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE pid uuid;
@@ -89,18 +100,8 @@ async function triggerFunctions(db: Kysely<unknown>, notify: 'kairos_notify' | '
       RETURN NULL;
     END $$;
 
-    CREATE OR REPLACE FUNCTION kairos_booking_links_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF TG_OP <> 'INSERT' THEN PERFORM ${n}('kairos_booking_links', OLD.slug); END IF;
-      IF TG_OP <> 'DELETE' THEN PERFORM ${n}('kairos_booking_links', NEW.slug); END IF;
-      RETURN NULL;
-    END $$;
+    ${rowNotify('kairos_booking_links_notify', 'kairos_booking_links', 'slug', n)}
 
-    CREATE OR REPLACE FUNCTION kairos_booking_busy_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF TG_OP <> 'INSERT' THEN PERFORM ${n}('kairos_booking_busy', OLD.principal_id::text); END IF;
-      IF TG_OP <> 'DELETE' THEN PERFORM ${n}('kairos_booking_busy', NEW.principal_id::text); END IF;
-      RETURN NULL;
-    END $$;
+    ${rowNotify('kairos_booking_busy_notify', 'kairos_booking_busy', 'principal_id::text', n)}
   `.execute(db);
 }
