@@ -59,11 +59,6 @@ export async function mailDetail(
     .executeTakeFirst();
 }
 
-/** One whole outbox row. */
-export async function findMail(db: Db, id: string) {
-  return db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /** The bodies and invite of a mail rendered as it is sent, stored on its row with its last update. */
 export interface RenderedRow {
   text_body: string;
@@ -72,26 +67,69 @@ export interface RenderedRow {
   ics_method: 'REQUEST' | 'CANCEL' | null;
 }
 
+/** Whole outbox rows by id, in one statement (an id not found is absent). */
+export async function findMails(db: Db, ids: readonly string[]) {
+  if (ids.length === 1) return db.selectFrom('mail_outbox').selectAll().where('id', '=', ids[0]!).execute();
+  return db
+    .selectFrom('mail_outbox')
+    .selectAll()
+    .where(sql<boolean>`id = ANY(${[...ids]}::text[])`)
+    .execute();
+}
+
 /**
- * Marks a pending mail `logged` (with its bodies when it was rendered now) and ends its job (`done`,
- * the runner's finishing statement), in one statement; answers the mail when it was pending.
+ * How a pending mail ended: `logged` (no SMTP_URL) or `sent` at `sentAt` (one more attempt, its last
+ * error cleared), with its bodies when they were rendered now.
  */
-export async function markLogged(
+export interface MailEnd {
+  id: string;
+  status: 'logged' | 'sent';
+  sentAt: Date | null;
+  rendered: RenderedRow | null;
+}
+
+/**
+ * Ends pending mails (`MailEnd`) and their jobs (`done`, the runner's finishing statement), in one
+ * statement; answers the mails that were pending, as they are now. A mail no longer pending (its job
+ * ran twice) is left as it is.
+ */
+export async function markEnded(
   db: Db,
   done: JobEnd,
-  id: string,
-  rendered: RenderedRow | null,
-): Promise<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'> | undefined> {
-  const bodies = rendered
-    ? sql`, text_body = ${rendered.text_body}, html_body = ${rendered.html_body}, ics = ${rendered.ics},
-        ics_method = ${rendered.ics_method}`
-    : sql``;
-  const { rows } = await sql<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject'>>`
-    WITH done AS (${done})
-    UPDATE mail_outbox SET status = 'logged'${bodies}
-    WHERE id = ${id} AND status = 'pending' AND to_address IS NOT NULL
-    RETURNING id, kind, to_address, subject`.execute(db);
-  return rows[0];
+  ends: readonly MailEnd[],
+): Promise<Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject' | 'status'>[]> {
+  const rows = ends.map((e) => ({
+    id: e.id,
+    status: e.status,
+    sent_at: e.sentAt,
+    rendered: e.rendered !== null,
+    text_body: e.rendered?.text_body ?? null,
+    html_body: e.rendered?.html_body ?? null,
+    ics: e.rendered?.ics ?? null,
+    ics_method: e.rendered?.ics_method ?? null,
+  }));
+  const { rows: ended } = await sql<
+    Pick<MailOutboxTable, 'id' | 'kind' | 'to_address' | 'subject' | 'status'>
+  >`
+    WITH done AS (${done}),
+    v AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
+        id text, status text, sent_at timestamptz, rendered boolean, text_body text, html_body text,
+        ics text, ics_method text)
+    )
+    UPDATE mail_outbox m
+    SET status = v.status,
+        sent_at = CASE WHEN v.status = 'sent' THEN v.sent_at ELSE m.sent_at END,
+        attempts = m.attempts + CASE WHEN v.status = 'sent' THEN 1 ELSE 0 END,
+        last_error = CASE WHEN v.status = 'sent' THEN NULL ELSE m.last_error END,
+        text_body = CASE WHEN v.rendered THEN v.text_body ELSE m.text_body END,
+        html_body = CASE WHEN v.rendered THEN v.html_body ELSE m.html_body END,
+        ics = CASE WHEN v.rendered THEN v.ics ELSE m.ics END,
+        ics_method = CASE WHEN v.rendered THEN v.ics_method ELSE m.ics_method END
+    FROM v
+    WHERE m.id = v.id AND m.status = 'pending' AND m.to_address IS NOT NULL
+    RETURNING m.id, m.kind, m.to_address, m.subject, m.status`.execute(db);
+  return ended;
 }
 
 /** Records a failed attempt on a pending mail; `giveUp` makes it `failed`. */
@@ -111,31 +149,6 @@ export async function recordAttemptFailed(
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .execute();
-}
-
-/**
- * Marks a pending mail `sent` (with its bodies when it was rendered now) and ends its job (`done`), in
- * one statement.
- */
-export async function markSent(
-  db: Db,
-  done: JobEnd,
-  id: string,
-  now: Date,
-  rendered: RenderedRow | null,
-): Promise<void> {
-  const sent = db
-    .updateTable('mail_outbox')
-    .set((eb) => ({
-      status: 'sent',
-      sent_at: now,
-      attempts: eb('attempts', '+', 1),
-      last_error: null,
-      ...(rendered ?? {}),
-    }))
-    .where('id', '=', id)
-    .where('status', '=', 'pending');
-  await sql`WITH done AS (${done}) ${sent}`.execute(db);
 }
 
 /** Deletes mails created before `before` that are no longer pending (retention.ts); answers how many. */

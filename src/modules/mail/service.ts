@@ -16,12 +16,14 @@
  * renderer that throws, or is missing, fails the attempt like an SMTP error: recorded, retried, then
  * `failed` and logged.
  */
+import type { Selectable } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/store.js';
 import { type Job, type JobRunner, WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
+import { Batcher } from '../../lib/batcher.js';
 import type { JobContribution } from '../module.js';
 import type {
   InviteSpec,
@@ -36,6 +38,9 @@ import type {
 import { buildInvite } from './invite.js';
 import * as repo from './repo.js';
 import type { MailOutboxTable } from './tables.js';
+
+/** A whole outbox row, as the send job reads it. */
+type MailOutboxRow = Selectable<MailOutboxTable>;
 
 export const SEND_QUEUE = 'mail.send';
 
@@ -95,14 +100,27 @@ function describe(err: unknown): string {
 
 // ---------------------------------------------------------------------------------------------------
 
+/** A mail that was logged or sent, and its job. */
+interface Ending {
+  job: Job;
+  mail: repo.MailEnd;
+}
+
 export class MailOutbox implements MailApi {
   private transport: Transporter | null = null;
+  /** The rows of the send jobs that start together, read in one statement. */
+  private readonly reads = new Batcher<string, MailOutboxRow | undefined>(async (ids) => {
+    const byId = new Map((await repo.findMails(this.db, ids)).map((m) => [m.id, m]));
+    return ids.map((id) => byId.get(id));
+  });
+  /** The mails (and jobs) that end together, ended in one statement. */
+  private readonly ends = new Batcher<Ending, null>((endings) => this.endMany(endings));
 
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
   private readonly log: MailLog;
-  private readonly jobs: Pick<JobRunner, 'finishing'>;
+  private readonly jobs: Pick<JobRunner, 'finishingMany'>;
   private readonly renderers: () => readonly MailRenderer[];
 
   constructor(
@@ -111,7 +129,7 @@ export class MailOutbox implements MailApi {
       clock: Clock;
       config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
       log: MailLog;
-      jobs: Pick<JobRunner, 'finishing'>;
+      jobs: Pick<JobRunner, 'finishingMany'>;
     },
     /** The contributed renderers of intents, read when a mail is sent (none: intents fail visibly). */
     renderers: () => readonly MailRenderer[] = () => [],
@@ -220,11 +238,12 @@ export class MailOutbox implements MailApi {
 
   /**
    * Sends (or logs) one mail; throws on an SMTP error so that the runner retries. The row's last
-   * update and the end of the job are one statement (`finishing`).
+   * update and the end of the job are one statement (`finishingMany`), shared with the other send
+   * jobs ending at the same time; their rows are read together too (`reads`, `ends`).
    */
   async send(job: Job<SendPayload>): Promise<void> {
     const smtpUrl = this.config.smtpUrl;
-    const mail = await repo.findMail(this.db, job.payload.mail_id);
+    const mail = await this.reads.ask(job.payload.mail_id);
     if (mail?.status !== 'pending' || mail.to_address === null) return;
     let rendered: repo.RenderedRow | null = null;
     try {
@@ -234,13 +253,8 @@ export class MailOutbox implements MailApi {
       return;
     }
     if (!smtpUrl) {
-      // Nothing to send: mark the mail logged (with its bodies, rendered now), and end the job, in one
-      // statement.
-      const logged = await repo.markLogged(this.db, this.jobs.finishing(job)(this.db), mail.id, rendered);
-      if (logged) {
-        const fields = { mail: logged.id, kind: logged.kind, to: logged.to_address, subject: logged.subject };
-        this.log.info?.(fields, 'mail not sent (no SMTP_URL): kept in mail_outbox');
-      }
+      // Nothing to send: the mail is logged (with its bodies, rendered now) as its job ends.
+      await this.end({ job, mail: { id: mail.id, status: 'logged', sentAt: null, rendered } });
       return;
     }
     const body = rendered ?? mail;
@@ -261,7 +275,34 @@ export class MailOutbox implements MailApi {
       await this.failed(job, mail, err, 'mail not sent');
       return;
     }
-    await repo.markSent(this.db, this.jobs.finishing(job)(this.db), mail.id, this.clock.now(), rendered);
+    await this.end({ job, mail: { id: mail.id, status: 'sent', sentAt: this.clock.now(), rendered } });
+  }
+
+  /**
+   * Ends a mail and its job with the others ending now. A batch that fails may have failed for another
+   * mail's sake (one whose rendered bodies the store refuses): this one is ended alone, once more.
+   */
+  private async end(ending: Ending): Promise<void> {
+    await this.ends.ask(ending).catch((err: unknown) => {
+      this.log.error({ err, mail: ending.mail.id }, 'mail end batch failed; ending this mail alone');
+      return this.endMany([ending]);
+    });
+  }
+
+  /** Ends mails and their jobs in one statement, and logs each mail logged. */
+  private async endMany(endings: readonly Ending[]): Promise<null[]> {
+    const done = this.jobs.finishingMany(endings.map((e) => e.job))(this.db);
+    const ended = await repo.markEnded(
+      this.db,
+      done,
+      endings.map((e) => e.mail),
+    );
+    for (const m of ended) {
+      if (m.status !== 'logged') continue;
+      const fields = { mail: m.id, kind: m.kind, to: m.to_address, subject: m.subject };
+      this.log.info?.(fields, 'mail not sent (no SMTP_URL): kept in mail_outbox');
+    }
+    return endings.map(() => null);
   }
 
   /**
