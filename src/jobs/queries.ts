@@ -311,7 +311,7 @@ export async function finishJobs(trx: Tx | Db, ids: readonly string[], workerId:
   await jobsEnd(trx, ids, workerId).execute();
 }
 
-/** The DELETE of jobs `workerId` holds (finishJob, finishJobs; a handler's CTE through JobRunner.finishing). */
+/** The DELETE of jobs `workerId` holds (finishJob, finishJobs; a handler's CTE through JobRunner.finishingMany). */
 export function jobsEnd(db: QueryCreator<DB>, ids: readonly string[], workerId: string) {
   return db.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId);
 }

@@ -183,16 +183,11 @@ export class JobRunner {
   }
 
   /**
-   * The DELETE that ends a running job, for its handler to send inside the statement of its last
-   * write (a data-modifying CTE, one round trip, no transaction needed): the job ends exactly when
+   * The DELETE that ends running jobs, for their handlers to send inside the statement of their last
+   * write (a data-modifying CTE, one round trip, no transaction needed): the jobs end exactly when
    * that write is made, and the runner skips its own delete. A handler whose statement fails must
    * throw, as for any failure (the job is then kept and retried).
    */
-  finishing(job: Job): BatchedWrite {
-    return this.finishingMany([job]);
-  }
-
-  /** finishing for several running jobs: one DELETE for the statement of their handlers' last write. */
   finishingMany(jobs: readonly Job[]): BatchedWrite {
     const ids = jobs.map((j) => j.id);
     for (const id of ids) this.finished.add(id);

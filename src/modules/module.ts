@@ -30,10 +30,10 @@ export interface Platform {
   usage: UsageRecorder;
   /**
    * The job runner, for handlers that finish their job in their own transaction (`finishIn`, or
-   * `finishManyIn` for a batch of them) or in the statement of their last write (`finishing`, or
-   * `finishingMany` for a batch).
+   * `finishManyIn` for a batch of them) or in the statement of their last write
+   * (`finishingMany`).
    */
-  jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn' | 'finishing' | 'finishingMany'>;
+  jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn' | 'finishingMany'>;
   /** Tells this process's credential cache about a revocation, before the revoking request answers. */
   revocations: RevocationListener;
   log: { error(obj: object, msg: string): void };

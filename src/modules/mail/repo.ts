@@ -7,7 +7,7 @@ import type { BatchedWrite } from '../../jobs/runner.js';
 import type { MailDetail, MailRow, MailSummary } from './api.js';
 import type { MailOutboxTable } from './tables.js';
 
-/** A job's end as the first part of a statement (the job runner's `finishing(job)(db)`). */
+/** A job's end as the first part of a statement (the job runner's `finishingMany(jobs)(db)`). */
 type JobEnd = ReturnType<BatchedWrite>;
 
 /** The INSERT of outbox rows, to join the caller's write batch. */
