@@ -7,14 +7,18 @@ import { createDb, createPool, type Db } from './store.js';
 
 const CHANNEL = 'kairos_dialect_test';
 
-/** Notifications on CHANNEL, as a connection of its own hears them. */
-async function listen(url: string): Promise<{ heard: string[]; end: () => Promise<void> }> {
-  const listener = new pg.Client({ connectionString: url });
+/** Runs `fn` with the notifications on CHANNEL, as a connection of its own hears them meanwhile. */
+async function listening(fn: (heard: string[]) => Promise<void>): Promise<void> {
+  const listener = new pg.Client({ connectionString: database.url });
   await listener.connect();
   const heard: string[] = [];
   listener.on('notification', (n) => heard.push(n.payload ?? ''));
-  await listener.query(`LISTEN ${CHANNEL}`);
-  return { heard, end: () => listener.end() };
+  try {
+    await listener.query(`LISTEN ${CHANNEL}`);
+    await fn(heard);
+  } finally {
+    await listener.end();
+  }
 }
 
 /** Waits until `heard` holds `n` notifications (or a second), then a little more for any extra. */
@@ -42,8 +46,7 @@ afterAll(async () => {
 
 describe('the app dialect: notifications sent after commit, in the COMMIT message', () => {
   it('notes a transaction’s notifications instead of sending them, then sends each once after the commit', async () => {
-    const { heard, end } = await listen(database.url);
-    try {
+    await listening(async (heard) => {
       await db.transaction().execute(async (trx) => {
         await notify(trx, 'a');
         await notify(trx, 'b');
@@ -62,14 +65,11 @@ describe('the app dialect: notifications sent after commit, in the COMMIT messag
       const { rows } = await sql<{ pending: string }>`
         SELECT current_setting('kairos.pending_notify') AS pending`.execute(db);
       expect(rows[0]!.pending).toBe('');
-    } finally {
-      await end();
-    }
+    });
   });
 
   it('sends nothing for a transaction rolled back, nor for a savepoint rolled back', async () => {
-    const { heard, end } = await listen(database.url);
-    try {
+    await listening(async (heard) => {
       await expect(
         db.transaction().execute(async (trx) => {
           await notify(trx, 'lost');
@@ -84,25 +84,19 @@ describe('the app dialect: notifications sent after commit, in the COMMIT messag
       });
       await settle(heard, 1);
       expect(heard).toEqual(['kept']);
-    } finally {
-      await end();
-    }
+    });
   });
 
   it('notifies at once from a statement outside a transaction', async () => {
-    const { heard, end } = await listen(database.url);
-    try {
+    await listening(async (heard) => {
       await notify(db, 'alone');
       await settle(heard, 1);
       expect(heard).toEqual(['alone']);
-    } finally {
-      await end();
-    }
+    });
   });
 
   it('still sends the notifications of a process that dies right after sending its COMMIT', async () => {
     await sql`CREATE TABLE dialect_test_rows (n int)`.execute(db);
-    const { heard, end } = await listen(database.url);
     // The pool's one connection dies as soon as the COMMIT message has left it, as a killed process's
     // would: the rest of the transaction's work (the answer, any statement after) never happens.
     const client = await pool.connect();
@@ -114,7 +108,7 @@ describe('the app dialect: notifications sent after commit, in the COMMIT messag
         if (chunk.toString('latin1').includes('COMMIT')) stream.destroy();
       })) as typeof stream.write;
     client.release();
-    try {
+    await listening(async (heard) => {
       await expect(
         db.transaction().execute(async (trx) => {
           await sql`INSERT INTO dialect_test_rows VALUES (1)`.execute(trx);
@@ -125,22 +119,17 @@ describe('the app dialect: notifications sent after commit, in the COMMIT messag
       expect(heard).toEqual(['committed']);
       const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM dialect_test_rows`.execute(db);
       expect(rows[0]!.n).toBe(1); // the COMMIT happened
-    } finally {
-      await end();
-    }
+    });
   });
 
   it('notifies at once a payload holding its separators, which it could not note', async () => {
-    const { heard, end } = await listen(database.url);
-    try {
+    await listening(async (heard) => {
       await db.transaction().execute(async (trx) => {
         await notify(trx, 'x\x1ey');
         await notify(trx, 'noted');
       });
       await settle(heard, 2);
       expect(heard.sort()).toEqual(['noted', 'x\x1ey']);
-    } finally {
-      await end();
-    }
+    });
   });
 });
