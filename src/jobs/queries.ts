@@ -53,13 +53,23 @@ export async function enqueueMany(
   return rows.rows.map((r) => String(r.id));
 }
 
+/** Jobs a statement enqueues already claimed by this process (JobRunner.claimAs), by key. */
+export interface ClaimedAs {
+  workerId: string;
+  lockedUntil: Date;
+  /** The keys (of jobsForRows' `payloads`) whose jobs are inserted claimed. */
+  keys: readonly string[];
+}
+
 /**
  * A part of one statement (a data-modifying CTE named `name`) that enqueues jobs of `queue` only for
  * the rows another CTE of that statement answered: `payloads` maps a key to its job's payload, and
  * `from` names the CTE whose `id` column holds the keys (an INSERT … ON CONFLICT DO NOTHING RETURNING
- * id answers only the rows it made). `wakeUp` is the statement's final SELECT: the queue's NOTIFY
- * when a job was added. One round trip for rows and their jobs, as WriteBatch does for rows nobody
- * reads back.
+ * id answers only the rows it made). The jobs of `claimed.keys` are inserted claimed by that worker,
+ * their attempt counted, for it to run them once the transaction commits (JobRunner.startClaimed);
+ * `claimedRows` selects them (id, payload). `wakeUp` selects the queue's NOTIFY when a job that is not
+ * claimed was added (the others need nobody woken). One round trip for rows and their jobs, as
+ * WriteBatch does for rows nobody reads back.
  */
 export function jobsForRows(
   name: string,
@@ -67,18 +77,23 @@ export function jobsForRows(
   queue: string,
   payloads: ReadonlyMap<string, unknown>,
   runAt: Date,
-): { part: RawBuilder<unknown>; wakeUp: RawBuilder<unknown> } {
+  claimed: ClaimedAs | null = null,
+): { part: RawBuilder<unknown>; wakeUp: RawBuilder<unknown>; claimedRows: RawBuilder<unknown> } {
   const keys = [...payloads.keys()];
   const values = keys.map((k) => JSON.stringify(payloads.get(k)));
+  const mine = sql`p.key = ANY(${claimed?.keys ?? []}::text[])`;
   return {
     part: sql`${sql.id(name)} AS (
-      INSERT INTO jobs (queue, payload, run_at, attempts, created_at)
-      SELECT ${queue}::text, p.payload, ${runAt}::timestamptz, 0, ${runAt}::timestamptz
+      INSERT INTO jobs (queue, payload, run_at, attempts, created_at, locked_by, locked_until)
+      SELECT ${queue}::text, p.payload, ${runAt}::timestamptz, CASE WHEN ${mine} THEN 1 ELSE 0 END,
+        ${runAt}::timestamptz, CASE WHEN ${mine} THEN ${claimed?.workerId ?? null}::text END,
+        CASE WHEN ${mine} THEN ${claimed?.lockedUntil ?? null}::timestamptz END
       FROM ${sql.id(from)} AS f
       JOIN unnest(${keys}::text[], ${values}::jsonb[]) AS p(key, payload) ON p.key = f.id
-      RETURNING queue)`,
+      RETURNING id, payload, locked_by)`,
     wakeUp: sql`SELECT kairos_notify(${JOBS_CHANNEL}, ${queue}) AS woken
-      FROM (SELECT 1 FROM ${sql.id(name)} LIMIT 1) AS added`,
+      FROM (SELECT 1 FROM ${sql.id(name)} WHERE locked_by IS NULL LIMIT 1) AS added`,
+    claimedRows: sql`SELECT id, payload FROM ${sql.id(name)} WHERE locked_by IS NOT NULL`,
   };
 }
 

@@ -25,6 +25,7 @@ import {
 // The SQL lives in queries.ts; what other files import from here stays importable from here.
 export {
   type BatchedWrite,
+  type ClaimedAs,
   enqueue,
   enqueueMany,
   JOBS_CHANNEL,
@@ -283,20 +284,15 @@ export class JobRunner {
     }
   }
 
-  private start1(q: Queue, job: Job, partition?: string): void {
-    q.running++;
+  /**
+   * Runs a claimed job. `held`: its slot is already counted (holdSlot); otherwise it is taken now.
+   */
+  private start1(q: Queue, job: Job, partition?: string, held = false): void {
+    if (!held) this.takeSlot(q, partition);
     q.ids.add(job.id);
-    if (partition !== undefined) {
-      q.partitionRunning.set(partition, (q.partitionRunning.get(partition) ?? 0) + 1);
-    }
     const p = this.execute(q, job).finally(() => {
-      q.running--;
       q.ids.delete(job.id);
-      if (partition !== undefined) {
-        const left = (q.partitionRunning.get(partition) ?? 1) - 1;
-        if (left > 0) q.partitionRunning.set(partition, left);
-        else q.partitionRunning.delete(partition);
-      }
+      this.freeSlot(q, partition);
       this.inFlight.delete(p);
       // Its queue has a free slot now. Claim there again even if the last claim left the queue
       // clean: one that got fewer jobs than it asked for (those enqueued while it waited for a
@@ -307,6 +303,75 @@ export class JobRunner {
     this.inFlight.add(p);
   }
 
+  private takeSlot(q: Queue, partition: string | undefined): void {
+    q.running++;
+    if (partition !== undefined) {
+      q.partitionRunning.set(partition, (q.partitionRunning.get(partition) ?? 0) + 1);
+    }
+  }
+
+  private freeSlot(q: Queue, partition: string | undefined): void {
+    q.running--;
+    if (partition !== undefined) {
+      const left = (q.partitionRunning.get(partition) ?? 1) - 1;
+      if (left > 0) q.partitionRunning.set(partition, left);
+      else q.partitionRunning.delete(partition);
+    }
+  }
+
+  /** The value of a job's partition key (partitioned queues only). */
+  private partitionOf(q: Queue, payload: unknown): string | undefined {
+    if (!q.partition) return undefined;
+    const v = (payload as Record<string, unknown> | null)?.[q.partition.key];
+    return typeof v === 'string' ? v : String(v ?? '');
+  }
+
+  /**
+   * Holds a slot of `queue` for a job with `payload` that a handler of this process enqueues already
+   * claimed (jobsForRows with `claimed`: the worker and lease answered here) and runs itself once its transaction has
+   * committed (startClaimed), sparing the job a wake-up and a claim. While held, the slot counts as
+   * running, so claims meanwhile cannot take it (nor the partition's room). Null: no room, the queue
+   * does not run here, or the runner is stopping; enqueue the job unclaimed then. A held slot whose
+   * job was not made must be given back (releaseSlot).
+   */
+  holdSlot(queue: string, payload: unknown): { workerId: string; lockedUntil: Date } | null {
+    const q = this.queues.get(queue);
+    if (!this.running || !q || q.running >= q.concurrency) return null;
+    const partition = this.partitionOf(q, payload);
+    if (partition !== undefined && (q.partitionRunning.get(partition) ?? 0) >= q.partition!.concurrency) {
+      return null;
+    }
+    this.takeSlot(q, partition);
+    return { workerId: this.workerId, lockedUntil: new Date(this.clock.nowMs() + q.leaseMs) };
+  }
+
+  /** Gives back a slot holdSlot held for `payload`'s job, which was not made (or not committed). */
+  releaseSlot(queue: string, payload: unknown): void {
+    const q = this.queues.get(queue);
+    if (!q) return;
+    this.freeSlot(q, this.partitionOf(q, payload));
+    this.wake([q.name]);
+  }
+
+  /**
+   * Runs committed jobs that were enqueued claimed by this process into slots holdSlot held. A runner
+   * that stopped meanwhile hands them back unrun instead, for a claim to take at once.
+   */
+  async startClaimed(queue: string, jobs: readonly Job[]): Promise<void> {
+    const q = this.queues.get(queue);
+    if (!q || jobs.length === 0) return;
+    if (!this.running) {
+      for (const job of jobs) this.freeSlot(q, this.partitionOf(q, job.payload));
+      await releaseClaims(
+        this.db,
+        jobs.map((j) => j.id),
+        this.workerId,
+      );
+      return;
+    }
+    for (const job of jobs) this.start1(q, job, this.partitionOf(q, job.payload), true);
+  }
+
   /**
    * Claims for a partitioned queue. The claim itself takes at most each partition's room (its limit
    * minus what runs here), and leaves full partitions out. The candidates are the oldest due jobs
@@ -315,10 +380,7 @@ export class JobRunner {
    */
   private async claimPartitioned(q: Queue, initialFree: number): Promise<void> {
     const part = q.partition!;
-    const keyOf = (job: Job): string => {
-      const v = (job.payload as Record<string, unknown> | null)?.[part.key];
-      return typeof v === 'string' ? v : String(v ?? '');
-    };
+    const keyOf = (job: Job): string => this.partitionOf(q, job.payload)!;
     const fullNow = () => [...q.partitionRunning].filter(([, n]) => n >= part.concurrency).map(([k]) => k);
     let free = initialFree;
     for (let round = 0; round < 20 && free > 0; round++) {

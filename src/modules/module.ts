@@ -31,9 +31,13 @@ export interface Platform {
   /**
    * The job runner, for handlers that finish their job in their own transaction (`finishIn`, or
    * `finishManyIn` for a batch of them) or in the statement of their last write
-   * (`finishingMany`).
+   * (`finishingMany`), and for those that enqueue jobs already claimed and run them once committed
+   * (`holdSlot`, `releaseSlot`, `startClaimed`).
    */
-  jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn' | 'finishingMany'>;
+  jobs: Pick<
+    JobRunner,
+    'finishIn' | 'finishManyIn' | 'finishingMany' | 'holdSlot' | 'releaseSlot' | 'startClaimed'
+  >;
   /** Tells this process's credential cache about a revocation, before the revoking request answers. */
   revocations: RevocationListener;
   log: { error(obj: object, msg: string): void };

@@ -3,7 +3,8 @@
  *
  * - `webhook-dispatch` (one job per event, enqueued by emitEvent in the emitting transaction) turns
  *   the committed event into one delivery per matching active subscription, and enqueues the first
- *   attempt of each, in one transaction (re-running it creates nothing twice).
+ *   attempt of each, in one statement (re-running it creates nothing twice). The first attempts this
+ *   process has room for are enqueued claimed by it and started at once (JobRunner.holdSlot).
  * - `webhook-attempt` (one job per attempt) POSTs the stored envelope bytes with fresh signature
  *   headers, records the attempt, and in the same transaction either ends the delivery (2xx →
  *   succeeded; last scheduled attempt or a manual one → failed) or enqueues the next attempt at
@@ -17,15 +18,15 @@
  * The runner claims due jobs in batches (one statement each), and several attempts to one endpoint
  * run at once (ENDPOINT_CONCURRENCY), so deliveries need not arrive in the order of their events.
  * What the jobs running at once in this process ask of the store is batched (batcher.ts): their
- * dispatches in one transaction, their attempts' contexts in one SELECT, and their outcomes in one
- * transaction (one UPDATE of the deliveries, one INSERT of the attempts, one DELETE of the jobs). An
- * outcome the batch could not apply (its delivery changed meanwhile, or the batch failed) is recorded
- * on its own as before.
+ * dispatches in one read and one statement, their attempts' contexts in one SELECT (a first attempt
+ * started by its dispatch needs none), and their outcomes in one transaction (one UPDATE of the
+ * deliveries, one INSERT of the attempts, one DELETE of the jobs). An outcome the batch could not
+ * apply (its delivery changed meanwhile, or the batch failed) is recorded on its own as before.
  */
 import type { Db } from '../../db/store.js';
 import { withTransaction } from '../../db/store.js';
-import { enqueueMany, type Job, type JobRunner } from '../../jobs/runner.js';
-import type { JobContribution } from '../module.js';
+import { enqueueMany, type Job } from '../../jobs/runner.js';
+import type { JobContribution, Platform } from '../module.js';
 import type { Clock } from '../../platform/clock.js';
 import { decryptSecret, randomToken } from '../../platform/crypto.js';
 import { prefixedId } from '../../platform/ids.js';
@@ -37,6 +38,7 @@ import {
   type AttemptContext,
   attemptContexts,
   type DeliveryRow,
+  type NewDelivery,
   type DeliveryState,
   dispatchTargets,
   insertDeliveriesWithAttempts,
@@ -125,6 +127,8 @@ export class WebhookDeliverer {
     },
     { max: BATCH_MAX, parallel: 2 },
   );
+  /** What the first attempts a dispatch starts itself send, by delivery id, until they start. */
+  private readonly firstContexts = new Map<string, AttemptContext>();
   /** Per subscription: requests in flight, and the attempts waiting for one of them to end. */
   private readonly sending = new Map<string, { running: number; waiting: (() => void)[] }>();
   private readonly outcomes = new Batcher<Finished, boolean>((items) => this.recordMany(items), {
@@ -133,7 +137,7 @@ export class WebhookDeliverer {
   });
 
   constructor(
-    private readonly jobs: Pick<JobRunner, 'finishIn' | 'finishManyIn' | 'finishingMany'>,
+    private readonly jobs: Platform['jobs'],
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly encryptionKey: Buffer,
@@ -171,43 +175,82 @@ export class WebhookDeliverer {
     });
   }
 
-  /** Fans committed events out into deliveries and their first attempts, in one transaction. */
+  /**
+   * Fans committed events out into deliveries and their first attempts: one read of the targets, one
+   * statement that makes the deliveries and their attempt jobs and ends the dispatch jobs. The first
+   * attempts this process has room for are enqueued claimed by it and started here at once, with what
+   * they send as read here (JobRunner.holdSlot): no wake-up, no claim and no read of their context
+   * between an event and its first attempt.
+   */
   private async dispatchMany(batch: Job<DispatchPayload>[]): Promise<null[]> {
-    await withTransaction(this.db, async (trx) => {
-      const targets = await dispatchTargets(
-        trx,
-        batch.map((job) => job.payload.event_id),
-      );
-      const now = this.clock.now();
-      const jobs = new Map<string, AttemptPayload>();
-      const rows: DeliveryRow[] = targets.map((target) => {
-        const id = prefixedId('whd', now.getTime());
-        const first = attemptJob({ id, webhook_id: target.webhook_id }, false);
-        jobs.set(id, first.payload);
-        return {
+    const targets = await dispatchTargets(
+      this.db,
+      batch.map((job) => job.payload.event_id),
+    );
+    const now = this.clock.now();
+    const jobs = new Map<string, AttemptPayload>();
+    // First attempts with a slot held, by delivery id (the slot is given back unless the job is made).
+    const held = new Map<string, { payload: AttemptPayload; ctx: AttemptContext }>();
+    let claimAs = null as { workerId: string; lockedUntil: Date } | null;
+    const rows: NewDelivery[] = targets.map((target) => {
+      const id = prefixedId('whd', now.getTime());
+      const first = attemptJob({ id, webhook_id: target.webhook_id }, false);
+      jobs.set(id, first.payload);
+      const slot = this.jobs.holdSlot(ATTEMPT_QUEUE, first.payload);
+      if (slot) {
+        claimAs = slot;
+        const ctx = {
+          ...target,
           id,
-          webhook_id: target.webhook_id,
-          event_id: target.event_id,
-          event_type: target.event_type,
           status: 'pending',
-          attempt_count: 0,
-          next_attempt_at: now,
           pending_job: first.token,
-          created_at: now,
-          updated_at: now,
+          attempt_count: 0,
+          active: true,
         };
-      });
-      // A delivery that exists already (this job ran before and its end was lost) is not made again,
-      // nor its first attempt; the deliveries, their attempt jobs and the dispatch jobs' end go in one
-      // statement.
-      await insertDeliveriesWithAttempts(trx, rows, ATTEMPT_QUEUE, jobs, now, this.jobs.finishingMany(batch));
+        held.set(id, { payload: first.payload, ctx: ctx as AttemptContext });
+      }
+      return {
+        id,
+        webhook_id: target.webhook_id,
+        event_id: target.event_id,
+        event_type: target.event_type,
+        pending_job: first.token,
+      };
     });
+    let started: Job[] = [];
+    try {
+      // A delivery that exists already (this job ran before and its end was lost) is not made again,
+      // nor its first attempt.
+      started = await insertDeliveriesWithAttempts(
+        this.db,
+        rows,
+        ATTEMPT_QUEUE,
+        jobs,
+        now,
+        this.jobs.finishingMany(batch),
+        claimAs && { ...claimAs, keys: [...held.keys()] },
+      );
+    } finally {
+      const made = new Set(started.map((job) => (job.payload as AttemptPayload).delivery_id));
+      for (const [id, h] of held) {
+        if (made.has(id)) this.firstContexts.set(id, h.ctx);
+        else this.jobs.releaseSlot(ATTEMPT_QUEUE, h.payload);
+      }
+    }
+    try {
+      await this.jobs.startClaimed(ATTEMPT_QUEUE, started);
+    } finally {
+      // A started attempt took its context at once; a runner that stopped started none.
+      for (const id of held.keys()) this.firstContexts.delete(id);
+    }
     return batch.map(() => null);
   }
 
   /** Makes one attempt of a delivery and records it; schedules the next one or ends the delivery. */
   private async attempt(job: Job<AttemptPayload>): Promise<void> {
-    const ctx = await this.contexts.submit(job.payload.delivery_id);
+    // A first attempt started by its dispatch has its context already; any other run reads it.
+    const first = this.firstContexts.get(job.payload.delivery_id);
+    const ctx = first ?? (await this.contexts.submit(job.payload.delivery_id));
     // Stale: the delivery was deleted, ended, paused, or expects another job.
     if (ctx?.status !== 'pending' || ctx.pending_job !== job.payload.token) return;
     const state: DeliveryState = { status: ctx.status, attempt_count: ctx.attempt_count };

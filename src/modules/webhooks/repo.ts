@@ -2,7 +2,7 @@
 import { type Insertable, type QueryCreator, type Selectable, sql, type Updateable } from 'kysely';
 import { part, rowsInsert, type SqlPart, statement } from '../../db/parts.js';
 import { purgeInBatches } from '../../db/purge.js';
-import { type BatchedWrite, jobsForRows } from '../../jobs/runner.js';
+import { type BatchedWrite, type ClaimedAs, type Job, jobsForRows } from '../../jobs/runner.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
@@ -137,13 +137,13 @@ export function anySubscriptionFor(accountId: string, type: string): SqlPart {
 /**
  * The events and the subscriptions that receive them: active, of the event's account, subscribed to
  * its type, created no later than the event; for an event with a recipient principal, only the
- * account's own subscriptions and those the recipient made. The subscriptions are locked FOR SHARE,
- * so a concurrent pause (which locks the subscription) waits for this fan-out and then fails its
- * deliveries.
+ * account's own subscriptions and those the recipient made. With what a first attempt sends (the
+ * subscription's URL and secrets, the event's envelope). Nothing is locked: the deliveries' insert
+ * checks again that each subscription is active, under a lock (insertDeliveriesWithAttempts).
  */
-export async function dispatchTargets(trx: Tx, eventIds: readonly string[]) {
+export async function dispatchTargets(db: Queryable, eventIds: readonly string[]) {
   if (eventIds.length === 0) return [];
-  return trx
+  return db
     .selectFrom('events as e')
     .innerJoin('webhooks as w', (join) =>
       join
@@ -159,53 +159,86 @@ export async function dispatchTargets(trx: Tx, eventIds: readonly string[]) {
           ]),
         ),
     )
-    .select(['e.id as event_id', 'e.type as event_type', 'w.id as webhook_id'])
+    .select([
+      'e.id as event_id',
+      'e.type as event_type',
+      'e.envelope',
+      'w.id as webhook_id',
+      'w.url',
+      'w.secret_enc',
+      'w.previous_secret_enc',
+      'w.previous_secret_expires_at',
+    ])
     .where('e.id', 'in', eventIds)
     .orderBy('e.id')
     .orderBy('w.id')
-    .forShare('w')
     .execute();
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Deliveries and attempts
 
-/** The INSERT of deliveries; an (webhook, event) pair that already has one is skipped. */
-function deliveriesInsert(trx: Tx, rows: DeliveryRow[]) {
+/** Inserts deliveries; an (webhook, event) pair that already has one is skipped. Returns the new ones. */
+export async function insertDeliveries(trx: Tx, rows: DeliveryRow[]): Promise<DeliveryRow[]> {
+  if (rows.length === 0) return [];
   return trx
     .insertInto('webhook_deliveries')
     .values(rows)
-    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing());
+    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+    .returningAll()
+    .execute();
 }
 
-/** Inserts deliveries (deliveriesInsert). Returns the new ones. */
-export async function insertDeliveries(trx: Tx, rows: DeliveryRow[]): Promise<DeliveryRow[]> {
-  if (rows.length === 0) return [];
-  return deliveriesInsert(trx, rows).returningAll().execute();
-}
+/** A new pending delivery, as dispatch makes them. */
+export type NewDelivery = Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_id' | 'event_type' | 'pending_job'>;
 
 /**
- * insertDeliveries and, in the same statement, the first attempt job of each delivery it made
- * (`attempts`: payload by delivery id) with its queue's wake-up, and `also` (the dispatch jobs'
- * end): one round trip where three were.
+ * Pending deliveries made at `now`, and in the same statement the first attempt job of each delivery
+ * it made (`attempts`: payload by delivery id) with its queue's wake-up, and `also` (the dispatch
+ * jobs' end): one round trip, and no transaction around it. Only deliveries of subscriptions still
+ * active are made, and those subscriptions are locked FOR SHARE until the statement ends, so a
+ * concurrent pause (which locks the subscription) waits for this fan-out and then fails its
+ * deliveries; a (webhook, event) pair that has a delivery already is skipped. The first attempts of
+ * `claimed.keys` are enqueued claimed by that worker (jobsForRows); answers those jobs, for it to run.
  */
 export async function insertDeliveriesWithAttempts(
-  trx: Tx,
-  rows: DeliveryRow[],
+  db: Queryable,
+  rows: readonly NewDelivery[],
   queue: string,
   attempts: ReadonlyMap<string, unknown>,
-  runAt: Date,
+  now: Date,
   also: BatchedWrite,
-): Promise<void> {
+  claimed: ClaimedAs | null,
+): Promise<Job[]> {
   if (rows.length === 0) {
-    await trx.executeQuery(also(trx).compile());
-    return;
+    await db.executeQuery(also(db).compile());
+    return [];
   }
-  const created = deliveriesInsert(trx, rows).returning('id');
-  const jobs = jobsForRows('first_attempts', 'created', queue, attempts, runAt);
-  await sql`
-    WITH created AS (${created}), ${jobs.part}, done AS (${also(trx)})
-    ${jobs.wakeUp}`.execute(trx);
+  const col = <K extends keyof NewDelivery>(k: K) => rows.map((r) => r[k]);
+  const jobs = jobsForRows('first_attempts', 'created', queue, attempts, now, claimed);
+  // The wake-up's row has no id; the claimed jobs' rows are the others.
+  const { rows: out } = await sql<{ id: string | number | null; payload: unknown }>`
+    WITH live AS (
+      SELECT w.id FROM webhooks w
+      WHERE w.id = ANY(${[...new Set(col('webhook_id'))]}::text[]) AND w.active
+      FOR SHARE
+    ), created AS (
+      INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count,
+        next_attempt_at, pending_job, created_at, updated_at)
+      SELECT r.id, r.webhook_id, r.event_id, r.event_type, 'pending', 0, ${now}::timestamptz,
+        r.pending_job, ${now}::timestamptz, ${now}::timestamptz
+      FROM unnest(${col('id')}::text[], ${col('webhook_id')}::text[], ${col('event_id')}::text[],
+        ${col('event_type')}::text[], ${col('pending_job')}::text[])
+        AS r(id, webhook_id, event_id, event_type, pending_job)
+      WHERE r.webhook_id IN (SELECT id FROM live)
+      ORDER BY r.id
+      ON CONFLICT (webhook_id, event_id) DO NOTHING
+      RETURNING id
+    ), ${jobs.part}, done AS (${also(db)}), woken AS (${jobs.wakeUp})
+    ${jobs.claimedRows} UNION ALL SELECT NULL, NULL FROM woken`.execute(db);
+  return out.flatMap((r) =>
+    r.id === null ? [] : [{ id: String(r.id), queue, payload: r.payload, attempts: 1 }],
+  );
 }
 
 export async function findDelivery(
