@@ -53,7 +53,7 @@ export async function enqueueMany(
   return rows.rows.map((r) => String(r.id));
 }
 
-/** Jobs a statement enqueues already claimed by this process (JobRunner.claimAs), by key. */
+/** Jobs a statement enqueues already claimed by this process (JobRunner.holdSlot), by key. */
 export interface ClaimedAs {
   workerId: string;
   lockedUntil: Date;
@@ -66,7 +66,7 @@ export interface ClaimedAs {
  * the rows another CTE of that statement answered: `payloads` maps a key to its job's payload, and
  * `from` names the CTE whose `id` column holds the keys (an INSERT … ON CONFLICT DO NOTHING RETURNING
  * id answers only the rows it made). The jobs of `claimed.keys` are inserted claimed by that worker,
- * their attempt counted, for it to run them once the transaction commits (JobRunner.startClaimed);
+ * their attempt counted, for it to run them once the statement commits (JobRunner.startClaimed);
  * `claimedRows` selects them (id, payload). `wakeUp` selects the queue's NOTIFY when a job that is not
  * claimed was added (the others need nobody woken). One round trip for rows and their jobs, as
  * WriteBatch does for rows nobody reads back.

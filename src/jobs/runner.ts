@@ -328,11 +328,11 @@ export class JobRunner {
 
   /**
    * Holds a slot of `queue` for a job with `payload` that a handler of this process enqueues already
-   * claimed (jobsForRows with `claimed`: the worker and lease answered here) and runs itself once its transaction has
-   * committed (startClaimed), sparing the job a wake-up and a claim. While held, the slot counts as
-   * running, so claims meanwhile cannot take it (nor the partition's room). Null: no room, the queue
-   * does not run here, or the runner is stopping; enqueue the job unclaimed then. A held slot whose
-   * job was not made must be given back (releaseSlot).
+   * claimed (jobsForRows with `claimed`: the worker and lease answered here) and runs itself once
+   * that has committed (startClaimed), sparing the job a wake-up and a claim. While held, the slot
+   * counts as running, so claims meanwhile cannot take it (nor the partition's room). Null: no room,
+   * the queue does not run here, or the runner is stopping; enqueue the job unclaimed then. A held
+   * slot whose job was not made must be given back (releaseSlot).
    */
   holdSlot(queue: string, payload: unknown): { workerId: string; lockedUntil: Date } | null {
     const q = this.queues.get(queue);
