@@ -7,14 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { sampleBooking } from '../../../test/helpers/events.js';
-import { type Job, JobRunner } from '../../jobs/runner.js';
+import type { JobRunner } from '../../jobs/runner.js';
+import { delivererRunner } from '../../../test/helpers/deliverer.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
-import { ENDPOINT_CONCURRENCY, WebhookDeliverer } from './delivery.js';
+import { ENDPOINT_CONCURRENCY } from './delivery.js';
 import { emitEvent } from './events.js';
 import { verifySignature, verifyStandardSignature } from './signing.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 interface Got {
   headers: IncomingHttpHeaders;
@@ -163,25 +163,11 @@ describe('two job runners claiming batches from one database', () => {
     // The app's own runner stays off: the two below are the only workers.
     t = await startTestApp({ env: { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
     for (const n of [0, 1]) {
-      const runner = new JobRunner(t.ctx.db, t.ctx.clock, quiet);
-      const deliverer = new WebhookDeliverer(
-        runner,
-        t.ctx.db,
-        t.ctx.clock,
-        t.ctx.keys.encryptionKey,
-        { retryScheduleMs: [60_000], timeoutMs: 10_000, policy: { allowPrivateNetwork: true } },
-        quiet,
-      );
-      for (const q of deliverer.queues()) {
-        runner.register(
-          q.queue,
-          (job: Job<unknown>) => {
-            ran[n]!++;
-            return q.handler(job);
-          },
-          q.options,
-        );
-      }
+      const runner = delivererRunner(t, {
+        onJob: () => {
+          ran[n]!++;
+        },
+      });
       runners.push(runner);
     }
     await Promise.all(runners.map((r) => r.start(t.ctx.notifier)));

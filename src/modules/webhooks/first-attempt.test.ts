@@ -8,14 +8,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { sampleBooking } from '../../../test/helpers/events.js';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
-import { JOBS_CHANNEL, type Job, JobRunner } from '../../jobs/runner.js';
+import { JOBS_CHANNEL, type JobRunner } from '../../jobs/runner.js';
+import { delivererRunner } from '../../../test/helpers/deliverer.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { prefixedId } from '../../platform/ids.js';
-import { WebhookDeliverer } from './delivery.js';
 import { ATTEMPT_QUEUE, DISPATCH_QUEUE, emitEvent } from './events.js';
 import { dispatchTargets, insertDeliveriesWithAttempts } from './repo.js';
-
-const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 let t: TestApp;
 let receiver: Receiver;
@@ -43,26 +41,7 @@ afterAll(async () => {
 /** A started runner of the webhook queues named, counting the jobs it ran per queue. */
 async function runnerOf(queues: string[]): Promise<Map<string, number>> {
   const ran = new Map<string, number>();
-  const runner = new JobRunner(t.ctx.db, t.ctx.clock, quiet);
-  const deliverer = new WebhookDeliverer(
-    runner,
-    t.ctx.db,
-    t.ctx.clock,
-    t.ctx.keys.encryptionKey,
-    { retryScheduleMs: [60_000], timeoutMs: 10_000, policy: { allowPrivateNetwork: true } },
-    quiet,
-  );
-  for (const q of deliverer.queues()) {
-    if (!queues.includes(q.queue)) continue;
-    runner.register(
-      q.queue,
-      (job: Job<unknown>) => {
-        ran.set(q.queue, (ran.get(q.queue) ?? 0) + 1);
-        return q.handler(job);
-      },
-      q.options,
-    );
-  }
+  const runner = delivererRunner(t, { queues, onJob: (q) => ran.set(q, (ran.get(q) ?? 0) + 1) });
   runners.push(runner);
   await runner.start(t.ctx.notifier);
   return ran;
