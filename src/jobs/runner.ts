@@ -319,6 +319,11 @@ export class JobRunner {
     }
   }
 
+  /** Whether `partition` of a partitioned queue runs as many jobs here as it may. */
+  private partitionFull(q: Queue, partition: string): boolean {
+    return (q.partitionRunning.get(partition) ?? 0) >= q.partition!.concurrency;
+  }
+
   /** The value of a job's partition key (partitioned queues only). */
   private partitionOf(q: Queue, payload: unknown): string | undefined {
     if (!q.partition) return undefined;
@@ -338,9 +343,7 @@ export class JobRunner {
     const q = this.queues.get(queue);
     if (!this.running || !q || q.running >= q.concurrency) return null;
     const partition = this.partitionOf(q, payload);
-    if (partition !== undefined && (q.partitionRunning.get(partition) ?? 0) >= q.partition!.concurrency) {
-      return null;
-    }
+    if (partition !== undefined && this.partitionFull(q, partition)) return null;
     this.takeSlot(q, partition);
     return { workerId: this.workerId, lockedUntil: new Date(this.clock.nowMs() + q.leaseMs) };
   }
@@ -404,7 +407,7 @@ export class JobRunner {
       for (const job of jobs) {
         const k = keyOf(job);
         // Only a concurrent pump (drain) can have filled the partition since the claim was computed.
-        if ((q.partitionRunning.get(k) ?? 0) >= part.concurrency) handBack.push(job.id);
+        if (this.partitionFull(q, k)) handBack.push(job.id);
         else this.start1(q, job, k);
       }
       if (handBack.length > 0) {

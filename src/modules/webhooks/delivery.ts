@@ -199,7 +199,7 @@ export class WebhookDeliverer {
       const slot = this.jobs.holdSlot(ATTEMPT_QUEUE, first.payload);
       if (slot) {
         claimAs = slot;
-        const ctx = {
+        const ctx: AttemptContext = {
           ...target,
           id,
           status: 'pending',
@@ -207,7 +207,7 @@ export class WebhookDeliverer {
           attempt_count: 0,
           active: true,
         };
-        held.set(id, { payload: first.payload, ctx: ctx as AttemptContext });
+        held.set(id, { payload: first.payload, ctx });
       }
       return {
         id,
