@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, type Json, startTestApp, type TestApp, type TestResponse } from '../../test/helpers/app.js';
+import { clearOfHourBoundary } from '../../test/helpers/windows.js';
 
 let t: TestApp;
 let key: string;
@@ -257,6 +258,7 @@ describe('operations', () => {
 
 describe('the hourly limit', () => {
   it('answers 429 with Retry-After and says how the operator raises it', async () => {
+    await clearOfHourBoundary();
     const acc = await t.account({ plan: 'free' });
     let last: Response | undefined;
     for (let i = 0; i < 101; i++)

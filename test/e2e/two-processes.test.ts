@@ -3,6 +3,7 @@ import { describe, expect, it, inject } from 'vitest';
 import { databaseUrl } from '../helpers/db.js';
 import type { TestApp } from '../helpers/app.js';
 import { callServer, type ServerProcess, spawnServer, spawnTwo, useTwoServers } from '../helpers/process.js';
+import { clearOfHourBoundary } from '../helpers/windows.js';
 
 /** Two `kairos serve` processes sharing one database, as in a horizontally scaled deployment. */
 let t: TestApp;
@@ -20,6 +21,7 @@ const call = (
 
 describe('across two server processes on one database', () => {
   it('holds the per-key hourly limit exactly when 60 requests race across both processes', async () => {
+    await clearOfHourBoundary();
     const acc = await t.account({ rateLimit: 20 });
     const results = await Promise.all(
       Array.from({ length: 60 }, (_, i) => call(i % 2 ? a.url : b.url, 'GET', '/v1/me', acc.key)),

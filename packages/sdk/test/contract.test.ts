@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { startReceiver, type Receiver } from '../../../test/helpers/receiver.js';
+import { clearOfHourBoundary } from '../../../test/helpers/windows.js';
 import { weekdaySlots } from '../../../test/helpers/slots.js';
 import {
   AuthenticationError,
@@ -143,6 +144,7 @@ describe('retries', () => {
   });
 
   it('a real 429 asking for longer than maxRetryDelayMs is thrown at once with retryAfter', async () => {
+    await clearOfHourBoundary();
     const limited = await t.account({ rateLimit: 1 });
     const client = new Kairos({ apiKey: limited.key, baseUrl: proxy.url, maxRetryDelayMs: 5000 });
     await client.me();
