@@ -1,14 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { isServeWorker, servePrimary, serveWorker } from './cluster.js';
 import { type Config, ConfigError, loadConfig, MAX_PROCESSES } from './config.js';
 import type { Plan } from './modules/api-keys/service.js';
-import { mcpUrl, runStdioBridge } from './modules/mcp/bridge.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
-import { type Runtime, startRuntime } from './runtime.js';
-import { installSignalHandlers, startServer } from './server.js';
+import type { Runtime } from './runtime.js';
 
 /** Each command: its synopsis and what it does (the global help lists them in this order). */
 const COMMANDS: Record<string, [synopsis: string, description: string]> = {
@@ -133,6 +130,7 @@ async function readStdin(): Promise<string> {
  * running embedded server if there is one), then closes it.
  */
 async function withStore<T>(config: Config, fn: (rt: Runtime) => Promise<T>): Promise<T> {
+  const { startRuntime } = await import('./runtime.js');
   const log = pino({ level: 'warn' }, pino.destination(2));
   const rt = await startRuntime({ config, log, http: false, notifier: false, workers: false, usage: false });
   try {
@@ -192,6 +190,7 @@ export async function main(argv: string[]): Promise<number> {
 /** `kairos mcp --url URL`: the stdio bridge (no config, no store: it only talks to a server). */
 async function mcpBridge(url: string | undefined): Promise<number> {
   if (!url) throw new UsageError('--url is required (the Kairos server, e.g. https://kairos.example.com)');
+  const { mcpUrl, runStdioBridge } = await import('./modules/mcp/bridge.js');
   try {
     mcpUrl(url);
   } catch {
@@ -239,6 +238,7 @@ async function run(
 
   switch (`${cmd} ${sub ?? ''}`.trim()) {
     case 'serve': {
+      const { isServeWorker, servePrimary, serveWorker } = await import('./cluster.js');
       if (isServeWorker()) {
         await serveWorker(config); // forked by a `serve --processes N` primary, on its store
         return -1;
@@ -253,6 +253,7 @@ async function run(
         await servePrimary(config, processes);
         return -1; // keep running: the primary exits once its workers have
       }
+      const { installSignalHandlers, startServer } = await import('./server.js');
       const running = await startServer(config);
       installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
       return -1; // keep running
