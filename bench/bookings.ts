@@ -1102,6 +1102,9 @@ async function roundOf(
     nextBody: server.nextBody,
   });
   const after = await ask<FloorStats>(server.child, { type: 'stats' });
+  // A round's rate counts only bookings made: an answer other than 201 would make its ratio wrong.
+  const refused = run.total - (run.byStatus['201'] ?? 0) + run.errors;
+  if (refused > 0) throw new Error(`an alternated round had ${refused} answers other than 201`);
   const made = after.bookings - before.bookings;
   return { run, cpuPerBooking: made > 0 ? after.cpuMs / made : Number.NaN };
 }
