@@ -141,12 +141,23 @@ export function mainThreadCpuMs(): number {
   }
 }
 
-/** A throwaway embedded PostgreSQL server for a bench run, and a fresh database on it. */
-export async function benchDatabase(name: string): Promise<{ url: string; stop: () => Promise<void> }> {
+/**
+ * A throwaway embedded PostgreSQL server for a bench run, and a fresh database on it. `settings`:
+ * server settings beyond the embedded store's own (as `-c name=value`).
+ */
+export async function benchDatabase(
+  name: string,
+  settings: Record<string, string> = {},
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = join(REPO, '.test-data', `bench-${name}-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const server = await startEmbedded({ dataDir: dir, log: { info() {}, warn() {} }, ephemeral: true });
+  const server = await startEmbedded({
+    dataDir: dir,
+    log: { info() {}, warn() {} },
+    ephemeral: true,
+    settings,
+  });
   const client = new pg.Client({ connectionString: server.url });
   await client.connect();
   await client.query(`CREATE DATABASE bench`);
@@ -200,8 +211,14 @@ export async function spawnListening(
  */
 export async function serveWithAccount(
   name: string,
-): Promise<{ key: string; server: { url: string; child: ChildProcess }; stop: () => Promise<void> }> {
-  const db = await benchDatabase(name);
+  settings: Record<string, string> = {},
+): Promise<{
+  key: string;
+  server: { url: string; child: ChildProcess };
+  databaseUrl: string;
+  stop: () => Promise<void>;
+}> {
+  const db = await benchDatabase(name, settings);
   const env = {
     DATABASE_URL: db.url,
     KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
@@ -231,6 +248,7 @@ export async function serveWithAccount(
   return {
     key: created.api_key.key,
     server,
+    databaseUrl: db.url,
     stop: async () => {
       server.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 500));
