@@ -244,14 +244,18 @@ export async function serveWithAccount(
       { env: { ...process.env, ...env }, encoding: 'utf8' },
     ),
   );
-  const server = await spawnListening([kairos, 'serve'], { ...env, PORT: '0' });
+  const server = await spawnListening([...profiling(), kairos, 'serve'], { ...env, PORT: '0' });
   return {
     key: created.api_key.key,
     server,
     databaseUrl: db.url,
     stop: async () => {
-      server.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 500));
+      if (server.child.exitCode === null) {
+        const exited = new Promise((r) => server.child.once('exit', r));
+        server.child.kill('SIGTERM');
+        // Its exit (its profile written, with BENCH_PROF), or at most 10 s.
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000).unref())]);
+      }
       await db.stop();
     },
   };
@@ -262,6 +266,13 @@ export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** With BENCH_PROF: the flags that make a server process write a CPU profile when it exits. */
+function profiling(): string[] {
+  return process.env.BENCH_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
+    : [];
 }
 
 /**
@@ -275,13 +286,7 @@ export async function forkBenchChild<Ready>(
 ): Promise<{ ready: Ready; stop: () => Promise<void> }> {
   const child: ChildProcess = fork(fileURLToPath(moduleUrl), [], {
     env: { ...process.env, [childEnv]: '1' },
-    execArgv: [
-      '--import',
-      'tsx',
-      ...(process.env.BENCH_PROF
-        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
-        : []),
-    ],
+    execArgv: ['--import', 'tsx', ...profiling()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const stop = async () => {
