@@ -65,6 +65,7 @@ import { WEEKDAYS } from '../src/lib/schedule.js';
 import { FakeClock } from '../src/platform/clock.js';
 import { type Runtime, startRuntime } from '../src/runtime.js';
 import {
+  alternated,
   busyFeed,
   feedRuntime,
   fmt,
@@ -1127,17 +1128,19 @@ async function alternatedRows(kairos: Kept, floor: Kept): Promise<Row[]> {
     await drainJobs(kairos.child, (await ask<CreateStats>(kairos.child, { type: 'stats' })).jobsPending);
   };
   await drained();
-  for (let i = 0; i < ALTERNATED_ROUNDS; i++) {
-    const measure = async (server: Kept) => {
-      const many = await roundOf(server, CONNECTIONS, ROUND_SECONDS);
-      if (server === kairos) await drained();
-      const few = await roundOf(server, P99_CONNECTIONS, ROUND_SECONDS);
-      if (server === kairos) await drained();
-      return { many, few };
-    };
-    const first = await measure(i % 2 === 0 ? kairos : floor);
-    const second = await measure(i % 2 === 0 ? floor : kairos);
-    const [k, f] = i % 2 === 0 ? [first, second] : [second, first];
+  const measure = async (server: Kept) => {
+    const many = await roundOf(server, CONNECTIONS, ROUND_SECONDS);
+    if (server === kairos) await drained();
+    const few = await roundOf(server, P99_CONNECTIONS, ROUND_SECONDS);
+    if (server === kairos) await drained();
+    return { many, few };
+  };
+  const rounds = await alternated(
+    ALTERNATED_ROUNDS,
+    () => measure(kairos),
+    () => measure(floor),
+  );
+  for (const { a: k, b: f } of rounds) {
     rate.push(k.many.run.rps / f.many.run.rps);
     cpu.push(k.many.cpuPerBooking / f.many.cpuPerBooking);
     cpuMs.kairos.push(k.many.cpuPerBooking);
@@ -1146,20 +1149,20 @@ async function alternatedRows(kairos: Kept, floor: Kept): Promise<Row[]> {
     p99.floor.push(f.few.run.p99);
   }
   const list = (xs: number[], digits = 0) => xs.map((x) => fmt(x, digits)).join(', ');
-  const rounds = `${ALTERNATED_ROUNDS} alternated rounds of ${ROUND_SECONDS} s each`;
+  const each = `${ALTERNATED_ROUNDS} alternated rounds of ${ROUND_SECONDS} s each`;
   return [
     {
-      name: `POST /v1/bookings (durable) vs the floor with Kairos’s writes, ${rounds}, ${CONNECTIONS} conn`,
+      name: `POST /v1/bookings (durable) vs the floor with Kairos’s writes, ${each}, ${CONNECTIONS} conn`,
       value: fmt(100 * median(rate)),
       unit: `% of its rate, median (rounds: ${list(rate.map((r) => 100 * r))}); target ≥ 60 %`,
     },
     {
-      name: `server process CPU per booking vs the floor’s per insert, ${rounds}`,
+      name: `server process CPU per booking vs the floor’s per insert, ${each}`,
       value: fmt(median(cpu), 1),
       unit: `×, median (rounds: ${list(cpu, 1)}; medians ${fmt(median(cpuMs.kairos), 2)} and ${fmt(median(cpuMs.floor), 2)} ms); target ≤ 2×`,
     },
     {
-      name: `POST /v1/bookings (durable), ${P99_CONNECTIONS} conn, ${rounds}: p99`,
+      name: `POST /v1/bookings (durable), ${P99_CONNECTIONS} conn, ${each}: p99`,
       value: fmt(median(p99.kairos)),
       unit: `ms, median (rounds: ${list(p99.kairos)}; the floor with Kairos’s writes: median ${fmt(median(p99.floor))}, rounds ${list(p99.floor)}); target ≤ 20 ms`,
     },

@@ -268,8 +268,31 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
+/**
+ * `rounds` rounds in each of which `a` and `b` run once, one after the other, `a` first in even rounds
+ * and `b` first in odd ones (so neither always runs on a machine the other has just warmed or
+ * loaded): each round's pair of results.
+ */
+export async function alternated<T>(
+  rounds: number,
+  a: () => Promise<T>,
+  b: () => Promise<T>,
+): Promise<{ a: T; b: T }[]> {
+  const out: { a: T; b: T }[] = [];
+  for (let i = 0; i < rounds; i++) {
+    if (i % 2 === 0) {
+      const first = await a();
+      out.push({ a: first, b: await b() });
+    } else {
+      const first = await b();
+      out.push({ a: await a(), b: first });
+    }
+  }
+  return out;
+}
+
 /** With BENCH_PROF: the flags that make a server process write a CPU profile when it exits. */
-function profiling(): string[] {
+export function profiling(): string[] {
   return process.env.BENCH_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
     : [];

@@ -1,9 +1,11 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import {
+  alternated,
   fmt,
   load,
   median,
+  profiling,
   REPO,
   type Row,
   rssMiB,
@@ -41,7 +43,7 @@ export async function benchPlatform(): Promise<Row[]> {
   const { key, server: kairos, stop } = await serveWithAccount('platform');
   const headers = { authorization: `Bearer ${key}` };
   const sample = await (await fetch(`${kairos.url}/v1/me`, { headers })).text();
-  const bare = await spawnListening(['--import', 'tsx', join(REPO, 'bench/bare-server.ts')], {
+  const bare = await spawnListening(['--import', 'tsx', ...profiling(), join(REPO, 'bench/bare-server.ts')], {
     BARE_BODY: sample,
   });
   try {
@@ -57,12 +59,13 @@ export async function benchPlatform(): Promise<Row[]> {
           : await load(`${bare.url}/bare`, { seconds: ROUND_SECONDS });
       return { ...r, cpu: (cpuSeconds(pid) - c0) / r.total };
     };
-    const rounds: { me: Awaited<ReturnType<typeof run>>; base: Awaited<ReturnType<typeof run>> }[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const first = await run(i % 2 === 0 ? 'me' : 'bare');
-      const second = await run(i % 2 === 0 ? 'bare' : 'me');
-      rounds.push(i % 2 === 0 ? { me: first, base: second } : { me: second, base: first });
-    }
+    const rounds = (
+      await alternated(
+        ROUNDS,
+        () => run('me'),
+        () => run('bare'),
+      )
+    ).map(({ a, b }) => ({ me: a, base: b }));
     const of = (f: (r: (typeof rounds)[number]) => number) => median(rounds.map(f));
     const rateRatios = rounds.map((r) => (100 * r.me.rps) / r.base.rps);
     const cpuRatios = rounds.map((r) => (100 * r.base.cpu) / r.me.cpu);
