@@ -250,7 +250,7 @@ export async function serveWithAccount(
     server,
     databaseUrl: db.url,
     stop: async () => {
-      if (server.child.exitCode === null) {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
         const exited = new Promise((r) => server.child.once('exit', r));
         server.child.kill('SIGTERM');
         // Its exit (its profile written, with BENCH_PROF), or at most 10 s.

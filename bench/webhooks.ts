@@ -5,10 +5,10 @@
  *    subscription to `booking.created` at a local receiver in this process; first bookings one at a
  *    time (POST /v1/bookings, each waiting for its delivery): the time from the booking's commit (as
  *    the store recorded it, `track_commit_timestamp`) to the receiver having read the request,
- *    p50/p99 beside the 20 ms target. Then 20 s of bookings at full load (50
- *    connections, a distinct slot of one of 50 hosts each, as bench/bookings.ts drives them): the
- *    booking rate, the deliveries received during the burst, and the time from the burst's end until
- *    the last of its deliveries arrived (target ≤ 10 s).
+ *    p50/p99 beside the 20 ms target. Then 20 s of bookings at full load (50 connections, a distinct
+ *    slot of one of 50 hosts each, as bench/bookings.ts drives them): the booking rate, the
+ *    deliveries received during the burst, and the time from the burst's end until the last of its
+ *    deliveries arrived (target ≤ 10 s).
  * 2. Capacity (in this process, its own embedded store, durable as `kairos serve` opens it): a
  *    backlog of events for ONE endpoint (and for 8), drained by one process's workers: deliveries/s,
  *    and its ratio to the burst's booking rate (target ≥ 1.5×).
