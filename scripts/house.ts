@@ -6,6 +6,8 @@
  *   (`selectFrom('t')`, `innerJoin('t as x', …)`, …) or in raw `sql` text (`FROM t`, `JOIN t`, …).
  * - room size: no non-test source file under src/ is over 600 lines (migrations aside).
  * - api.ts holds types only: no values, no value imports or re-exports (docs/architecture.md#the-module-shape).
+ * - tests leave the test process as they found it: no writes to process.env, no fake timers, stubbed
+ *   globals or module mocks (the test files of a worker share one process: vitest.config.ts).
  *
  * Today's known violations are listed in scripts/house-debt.json: they are allowed and reported as
  * debt, and an entry that is no longer needed fails the check, so the list only shrinks.
@@ -265,6 +267,38 @@ export function oversize(root: string): { file: string; lines: number }[] {
   return out;
 }
 
+/** What a test may not do: each worker process runs many test files, one after another (vitest.config.ts). */
+const PROCESS_WIDE: [RegExp, string][] = [
+  [/process\.env(?:\.\w+|\[[^\]]+\])\s*(?:=(?!=)|\?\?=|\|\|=)/g, 'a write to process.env'],
+  [/delete\s+process\.env\b/g, 'a delete from process.env'],
+  [/\bvi\.(?:stubEnv|stubGlobal|useFakeTimers|mock|doMock)\(/g, 'a process-wide vi stub'],
+];
+
+/** Process-wide changes made by test code (tests, their helpers, emulators), with file and line. */
+export function processWide(file: string, source: string): string[] {
+  const out: string[] = [];
+  for (const [pattern, what] of PROCESS_WIDE) {
+    for (const m of source.matchAll(pattern)) {
+      out.push(
+        `${file}:${lineAt(source, m.index)}: ${what} (${m[0].trim()}) outlives the test file: the files of a worker share its process (vitest.config.ts); pass the setting to the app instead`,
+      );
+    }
+  }
+  return out;
+}
+
+/** processWide over every test file and every file under test/. */
+export function processWideInTests(root: string): string[] {
+  const files = [
+    ...listFiles(root, 'src').filter(isTest),
+    ...listFiles(root, 'test'),
+    ...readdirSync(join(root, 'packages')).flatMap((p) =>
+      existsSync(join(root, 'packages', p, 'test')) ? listFiles(root, `packages/${p}/test`) : [],
+    ),
+  ].filter((f) => /\.tsx?$/.test(f) && f !== 'test/house/house.test.ts');
+  return files.flatMap((f) => processWide(f, readFileSync(join(root, f), 'utf8')));
+}
+
 export interface Verdict {
   errors: string[];
   debt: string[];
@@ -337,6 +371,7 @@ function main(): void {
     (f) => existsSync(join(root, f)),
     valueApis(root),
   );
+  verdict.errors.push(...processWideInTests(root));
   if (verdict.debt.length > 0) {
     console.log(`house debt (scripts/house-debt.json), ${verdict.debt.length}:`);
     for (const line of verdict.debt) console.log(`  ${line}`);
@@ -347,7 +382,7 @@ function main(): void {
     process.exitCode = 1;
   } else {
     console.log(
-      `house check: ${owners.size} tables owned; no new side doors, no new room over ${MAX_LINES} lines, no new value in an api.ts`,
+      `house check: ${owners.size} tables owned; no new side doors, no new room over ${MAX_LINES} lines, no new value in an api.ts, no test changing its whole process`,
     );
   }
 }

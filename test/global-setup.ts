@@ -4,11 +4,14 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { type EmbeddedServer, startEmbedded } from '../src/db/embedded.js';
 import { migrate } from '../src/db/store.js';
+import { buildForProcesses } from './helpers/build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
     templateDatabase: string;
+    /** The `kairos` entry the tests' processes run (test/helpers/build.ts). */
+    kairosEntry: string;
   }
 }
 
@@ -32,9 +35,12 @@ async function admin(url: string, statement: string): Promise<void> {
 
 /**
  * One PostgreSQL server per test run: the machine's (TEST_DATABASE_URL) or a throwaway embedded one.
- * A template database is migrated once; every test file clones it (test/helpers/db.ts).
+ * A template database is migrated once; every test file clones it (test/helpers/db.ts). The sources
+ * are transpiled once for the `kairos` processes the tests start (test/helpers/build.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const build = await buildForProcesses();
+  project.provide('kairosEntry', build.entry);
   let embedded: EmbeddedServer | null = null;
   const dataDir = join(process.cwd(), '.test-data', `run-${process.pid}`);
   let adminUrl = process.env.TEST_DATABASE_URL;
@@ -52,6 +58,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('templateDatabase', template);
 
   return async () => {
+    build.remove();
     await admin(adminUrl, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => {});
     if (embedded) {
       await embedded.stop();

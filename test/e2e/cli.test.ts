@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { BIN, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
 
 /** The CLI on the embedded store, as a new user runs it, and against an external database. */
 describe('kairos CLI', () => {
@@ -79,7 +79,7 @@ describe('kairos CLI', () => {
   describe('without a store', () => {
     const missing = join(REPO, '.test-data', `cli-missing-${process.pid}`);
 
-    // Each case starts the CLI from source (a few seconds each on a busy 2-core machine).
+    // Each case starts the CLI (a second or more each on a busy 2-core machine).
     it('refuses to create a new data directory, saying how to, with exit code 2', {
       timeout: 90_000,
     }, async () => {
@@ -101,7 +101,8 @@ describe('kairos CLI', () => {
     }, async () => {
       const env = { KAIROS_DATA_DIR: missing };
       const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
-      const v = await runCli(['--version'], env);
+      // The installed command's loader, running the sources through tsx as a fresh clone does.
+      const v = await runCli(['--version'], { ...env, KAIROS_FROM_SOURCE: 'true' }, undefined, BIN);
       expect(v.code).toBe(0);
       expect(v.stdout).toBe(`${pkg.version}\n`);
       expect(JSON.parse((await runCli(['--version', '--json'], env)).stdout)).toEqual({

@@ -4,7 +4,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { REPO, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { CLI, REPO, type ServerProcess, spawnServer } from '../helpers/process.js';
 
 /** `kairos serve --processes 2`: one primary, two worker processes sharing one port. */
 
@@ -19,7 +19,7 @@ function workersOf(primary: number): { pid: number; args: string }[] {
   return out
     .split('\n')
     .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null && m[2]!.includes('kairos.js serve'))
+    .filter((m): m is RegExpExecArray => m !== null && m[2]!.includes(`${CLI} serve`))
     .map((m) => ({ pid: Number(m[1]), args: m[2]! }));
 }
 

@@ -1,11 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { startTestApp, type TestApp } from './app.js';
 import { type PgBouncer, startPgBouncer } from './pgbouncer.js';
 
 export const REPO = join(import.meta.dirname, '..', '..');
-export const CLI = join(REPO, 'bin', 'kairos.js');
+/** The `kairos` command as installed: the loader that runs the build when present, else the sources. */
+export const BIN = join(REPO, 'bin', 'kairos.js');
+/**
+ * The `kairos` command the tests run: the run's build of the sources (test/helpers/build.ts), which
+ * starts without tsx's per-module transform. `BIN` is the same CLI through its loader.
+ */
+export const CLI = inject('kairosEntry');
 
 export interface ServerProcess {
   url: string;
@@ -16,8 +22,8 @@ export interface ServerProcess {
 }
 
 /**
- * Runs `kairos serve` as a separate OS process (from source) and waits until it listens; `args` go
- * after `serve` (e.g. `--processes 2`).
+ * Runs `kairos serve` as a separate OS process (the run's build of the sources) and waits until it
+ * listens; `args` go after `serve` (e.g. `--processes 2`).
  */
 export async function spawnServer(
   env: Record<string, string>,
@@ -27,7 +33,6 @@ export async function spawnServer(
   const child = spawn(process.execPath, [CLI, 'serve', ...args], {
     env: {
       ...process.env,
-      KAIROS_FROM_SOURCE: 'true',
       PORT: '0',
       HOST: '127.0.0.1',
       // Debug adds only the start's phases: a server that does not start shows the last one it passed.
@@ -71,15 +76,16 @@ export async function spawnServer(
   };
 }
 
-/** Runs the CLI to completion. */
+/** Runs the CLI (`entry`: the run's build, or BIN) to completion. */
 export function runCli(
   args: string[],
   env: Record<string, string>,
   stdin?: string,
+  entry: string = CLI,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, KAIROS_FROM_SOURCE: 'true', ...env },
+    const child = spawn(process.execPath, [entry, ...args], {
+      env: { ...process.env, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { judgeDeps } from '../../scripts/deps.js';
-import { judge, registeredTables, type SideDoor, tableUses, valuesIn } from '../../scripts/house.js';
+import {
+  judge,
+  processWide,
+  registeredTables,
+  type SideDoor,
+  tableUses,
+  valuesIn,
+} from '../../scripts/house.js';
 
 const known = new Set(['bookings', 'users', 'proposals', 'proposal_participants', 'principals']);
 
@@ -92,6 +99,30 @@ describe('house check: the verdict', () => {
   it('fails a file over 600 lines that is not listed', () => {
     const v = judge([], [{ file: 'src/y.ts', lines: 601 }], { oversize: [], sideDoors: [] }, () => true);
     expect(v.errors).toEqual(['src/y.ts: 601 lines, more than 600: split it into rooms of one job']);
+  });
+});
+
+describe('house check: tests that change their whole process', () => {
+  it('finds writes to process.env, fake timers, stubbed globals and module mocks, with the line', () => {
+    const src = [
+      'const a = process.env.KAIROS_X ?? 1;',
+      "process.env.KAIROS_X = '1';",
+      "process.env['A'] ??= 'b';",
+      'delete process.env.KAIROS_X;',
+      'vi.useFakeTimers();',
+      "vi.stubEnv('A', 'b');",
+      "vi.mock('pg');",
+      'if (process.env.A === "b") {}',
+    ].join('\n');
+    const found = processWide('t.test.ts', src);
+    expect(found.map((f) => f.slice(0, f.indexOf(' outlives')))).toEqual([
+      't.test.ts:2: a write to process.env (process.env.KAIROS_X =)',
+      "t.test.ts:3: a write to process.env (process.env['A'] ??=)",
+      't.test.ts:4: a delete from process.env (delete process.env)',
+      't.test.ts:5: a process-wide vi stub (vi.useFakeTimers()',
+      't.test.ts:6: a process-wide vi stub (vi.stubEnv()',
+      't.test.ts:7: a process-wide vi stub (vi.mock()',
+    ]);
   });
 });
 
