@@ -23,7 +23,15 @@ export interface Job<P = unknown> {
   payload: P;
   /** How many times this job was claimed before, counting this claim. */
   attempts: number;
+  /**
+   * What the queue's `claimWith` read beside this job in the statement that claimed it (RegisterOptions):
+   * absent for a job that did not come from such a claim.
+   */
+  read?: unknown;
 }
+
+/** A SQL expression of a claimed job's payload (`payload`: its jsonb), read in the claim's statement. */
+export type ClaimRead = (payload: RawBuilder<unknown>) => RawBuilder<unknown>;
 
 /**
  * Enqueues a job inside the caller's transaction: it exists (and wakes the workers) only if that
@@ -217,8 +225,9 @@ export async function claimJobs(
   leaseMs: number,
   now: Date,
   workerId: string,
+  read?: ClaimRead,
 ): Promise<Job[]> {
-  const { rows } = await sql<{ id: string; queue: string; payload: unknown; attempts: number }>`
+  const claim = sql`
       UPDATE jobs SET locked_by = ${workerId}, locked_until = ${new Date(now.getTime() + leaseMs)},
         attempts = attempts + 1
       WHERE id IN (
@@ -228,9 +237,19 @@ export async function claimJobs(
         LIMIT ${n}
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING id, queue, payload, attempts
-    `.execute(db);
-  return rows.map((r) => ({ id: String(r.id), queue: r.queue, payload: r.payload, attempts: r.attempts }));
+      RETURNING id, queue, payload, attempts`;
+  type Row = { id: string; queue: string; payload: unknown; attempts: number; read?: unknown };
+  const { rows } = await (read
+    ? sql<Row>`WITH c AS (${claim}) SELECT c.*, ${read(sql`c.payload`)} AS read FROM c`
+    : sql<Row>`${claim}`
+  ).execute(db);
+  return rows.map((r) => ({
+    id: String(r.id),
+    queue: r.queue,
+    payload: r.payload,
+    attempts: r.attempts,
+    ...(read ? { read: r.read } : {}),
+  }));
 }
 
 export interface PartitionedClaim {

@@ -151,3 +151,47 @@ describe('jobs enqueued already claimed by their own process', () => {
     expect(Number(left.rows[0]!.n)).toBe(0);
   });
 });
+
+describe('a queue that reads beside its claim (claimWith)', () => {
+  it("hands each claimed job what the claim's statement read of its payload", async () => {
+    const clock = new FakeClock('2026-06-01T12:00:00Z');
+    const queue = 'read-test';
+    const seen: unknown[] = [];
+    const runner = new JobRunner(db, clock, quiet);
+    runner.register(
+      queue,
+      async (job) => {
+        seen.push([(job.payload as { n: number }).n, job.read]);
+      },
+      { claimWith: (payload) => sql`json_build_object('twice', (${payload} ->> 'n')::int * 2)` },
+    );
+    await db
+      .insertInto('jobs')
+      .values(
+        [1, 2, 3].map((n) => ({
+          queue,
+          payload: JSON.stringify({ n }),
+          run_at: clock.now(),
+          attempts: 0,
+          created_at: clock.now(),
+        })),
+      )
+      .execute();
+    await runner.drain();
+    expect(seen.sort()).toEqual([
+      [1, { twice: 2 }],
+      [2, { twice: 4 }],
+      [3, { twice: 6 }],
+    ]);
+  });
+
+  it('is refused on a partitioned queue, whose claim is another statement', () => {
+    const runner = new JobRunner(db, new FakeClock('2026-06-01T12:00:00Z'), quiet);
+    expect(() =>
+      runner.register('x', async () => {}, {
+        partition: { key: 'p', concurrency: 1 },
+        claimWith: (payload) => payload,
+      }),
+    ).toThrow(/claimWith and partition/);
+  });
+});

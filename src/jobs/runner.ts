@@ -6,6 +6,7 @@ import type { Clock } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import {
   type BatchedWrite,
+  type ClaimRead,
   claimJobs,
   claimPartitionedJobs,
   claimScheduleTick,
@@ -26,6 +27,7 @@ import {
 export {
   type BatchedWrite,
   type ClaimedAs,
+  type ClaimRead,
   enqueue,
   enqueueMany,
   JOBS_CHANNEL,
@@ -59,6 +61,12 @@ export interface RegisterOptions {
    * partition stay in the table for the next claim (or another process).
    */
   partition?: { key: string; concurrency: number };
+  /**
+   * Read beside each job in the statement that claims it: a SQL expression of the job's payload, whose
+   * value reaches the handler as `job.read` (a round trip fewer for a handler that would read it
+   * first). Not with `partition`. A handler must still cope without it: a job can reach it otherwise.
+   */
+  claimWith?: ClaimRead;
 }
 
 interface Queue {
@@ -71,6 +79,7 @@ interface Queue {
   /** Ids of this queue's jobs running in this process. */
   ids: Set<string>;
   partition: { key: string; concurrency: number } | null;
+  claimWith: ClaimRead | null;
   /** Running jobs per partition value (only with `partition`). */
   partitionRunning: Map<string, number>;
   lastRenewMs: number;
@@ -129,6 +138,7 @@ export class JobRunner {
   ) {}
 
   register<P>(queue: string, handler: JobHandler<P>, opts: RegisterOptions = {}): void {
+    if (opts.partition && opts.claimWith) throw new Error(`queue ${queue}: claimWith and partition together`);
     this.queues.set(queue, {
       name: queue,
       handler: handler as JobHandler,
@@ -138,6 +148,7 @@ export class JobRunner {
       extendLease: opts.extendLease ?? false,
       ids: new Set(),
       partition: opts.partition ?? null,
+      claimWith: opts.claimWith ?? null,
       partitionRunning: new Map(),
       lastRenewMs: 0,
       dirty: true,
@@ -272,7 +283,7 @@ export class JobRunner {
       this.timerStale = true;
       if (q.partition) await this.claimPartitioned(q, free);
       else {
-        const jobs = await this.claim(q.name, free, q.leaseMs);
+        const jobs = await this.claim(q, free);
         for (const job of jobs) this.start1(q, job);
         if (jobs.length === free) q.dirty = true;
       }
@@ -423,9 +434,9 @@ export class JobRunner {
     }
   }
 
-  private async claim(queue: string, n: number, leaseMs: number): Promise<Job[]> {
+  private async claim(q: Queue, n: number): Promise<Job[]> {
     const now = this.clock.now();
-    return claimJobs(this.db, queue, n, leaseMs, now, this.workerId);
+    return claimJobs(this.db, q.name, n, q.leaseMs, now, this.workerId, q.claimWith ?? undefined);
   }
 
   private async execute(q: Queue, job: Job): Promise<void> {

@@ -8,6 +8,7 @@ import { FakeClock } from '../../platform/clock.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import type { EmitEventInput } from './api.js';
 import { emitEvent } from './events.js';
+import { claimTargets, dispatchTargets, targetsRead } from './repo.js';
 
 const MINUTE = 60_000;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
@@ -319,6 +320,19 @@ describe('delivery of an event', () => {
     expect(await eventsOf(accountHook)).toEqual([resolved.id, booking.id].sort());
     expect(await eventsOf(organiserHook)).toEqual([resolved.id, booking.id].sort());
     expect(await eventsOf(colleagueHook)).toEqual([booking.id]);
+
+    // The claim of a dispatch job reads the same targets as dispatchTargets, a rotated secret's end too.
+    const rotated = await t.call('POST', `/v1/webhooks/${accountHook}/rotate-secret`, { token: acc.key });
+    expect(rotated.status).toBe(200);
+    for (const event of [resolved, booking]) {
+      const { rows } = await sql<{ read: unknown }>`
+        SELECT ${claimTargets(sql`${JSON.stringify({ event_id: event.id })}::jsonb`)} AS read`.execute(
+        t.ctx.db,
+      );
+      const read = targetsRead(rows[0]!.read);
+      expect(read).toEqual(await dispatchTargets(t.ctx.db, [event.id]));
+      expect(read!.some((r) => r.previous_secret_expires_at instanceof Date)).toBe(true);
+    }
   });
 
   it('does not create a delivery twice when the dispatcher runs again for the same event', async () => {

@@ -18,9 +18,10 @@
  * The runner claims due jobs in batches (one statement each), and several attempts to one endpoint
  * run at once (ENDPOINT_CONCURRENCY), so deliveries need not arrive in the order of their events.
  * What the jobs running at once in this process ask of the store is batched (batcher.ts): their
- * dispatches in one read and one statement, their attempts' contexts in one SELECT (a first attempt
- * started by its dispatch needs none), and their outcomes in one transaction (one UPDATE of the
- * deliveries, one INSERT of the attempts, one DELETE of the jobs). An outcome the batch could not
+ * dispatches in one statement (the claim that took them read their targets: claimTargets), their
+ * attempts' contexts in one SELECT (a first attempt started by its dispatch needs none), and their
+ * outcomes in one transaction (one UPDATE of the deliveries, one INSERT of the attempts, one DELETE
+ * of the jobs). An outcome the batch could not
  * apply (its delivery changed meanwhile, or the batch failed) is recorded on its own as before.
  */
 import type { Db } from '../../db/store.js';
@@ -40,12 +41,14 @@ import {
   type DeliveryRow,
   type NewDelivery,
   type DeliveryState,
+  claimTargets,
   dispatchTargets,
   insertDeliveriesWithAttempts,
   lockDelivery,
   type OutcomeInput,
   recordOutcome,
   recordOutcomes,
+  targetsRead,
 } from './repo.js';
 import { buildDeliveryHeaders } from './signing.js';
 
@@ -151,7 +154,13 @@ export class WebhookDeliverer {
       {
         queue: DISPATCH_QUEUE,
         handler: (job: Job<DispatchPayload>) => this.dispatch(job),
-        options: { concurrency: DISPATCH_CONCURRENCY, leaseMs: ATTEMPT_LEASE_MS, extendLease: true },
+        options: {
+          concurrency: DISPATCH_CONCURRENCY,
+          leaseMs: ATTEMPT_LEASE_MS,
+          extendLease: true,
+          // The claim reads the targets too: one round trip fewer between an event and its request.
+          claimWith: claimTargets,
+        },
       },
       {
         queue: ATTEMPT_QUEUE,
@@ -176,17 +185,22 @@ export class WebhookDeliverer {
   }
 
   /**
-   * Fans committed events out into deliveries and their first attempts: one read of the targets, one
-   * statement that makes the deliveries and their attempt jobs and ends the dispatch jobs. The first
+   * Fans committed events out into deliveries and their first attempts: the targets the claim read
+   * (or one read of them), one statement that makes the deliveries and their attempt jobs and ends the
+   * dispatch jobs. The first
    * attempts this process has room for are enqueued claimed by it and started here at once, with what
    * they send as read here (JobRunner.holdSlot): no wake-up, no claim and no read of their context
    * between an event and its first attempt.
    */
   private async dispatchMany(batch: Job<DispatchPayload>[]): Promise<null[]> {
-    const targets = await dispatchTargets(
-      this.db,
-      batch.map((job) => job.payload.event_id),
-    );
+    // Read by the claim (claimTargets); a job that came otherwise has them read here.
+    const read = batch.map((job) => targetsRead(job.read));
+    const targets = read.every((t) => t !== null)
+      ? read.flat()
+      : await dispatchTargets(
+          this.db,
+          batch.map((job) => job.payload.event_id),
+        );
     const now = this.clock.now();
     const jobs = new Map<string, AttemptPayload>();
     // First attempts with a slot held, by delivery id (the slot is given back unless the job is made).

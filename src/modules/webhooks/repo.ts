@@ -1,8 +1,21 @@
 /** SQL of the webhooks module: subscriptions, events, deliveries, attempts. */
-import { type Insertable, type QueryCreator, type Selectable, sql, type Updateable } from 'kysely';
+import {
+  type Insertable,
+  type QueryCreator,
+  type RawBuilder,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
 import { part, rowsInsert, type SqlPart, statement } from '../../db/parts.js';
 import { purgeInBatches } from '../../db/purge.js';
-import { type BatchedWrite, type ClaimedAs, type Job, jobsForRows } from '../../jobs/runner.js';
+import {
+  type BatchedWrite,
+  type ClaimedAs,
+  type ClaimRead,
+  type Job,
+  jobsForRows,
+} from '../../jobs/runner.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
@@ -134,45 +147,70 @@ export function anySubscriptionFor(accountId: string, type: string): SqlPart {
     WHERE w.account_id = ${accountId}::uuid AND w.active AND ${type}::text = ANY(w.events))`;
 }
 
+/** An event and a subscription that receives it, with what a first attempt sends (dispatchTargets). */
+export interface DispatchTarget {
+  event_id: string;
+  event_type: string;
+  envelope: string;
+  webhook_id: string;
+  url: string;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
 /**
- * The events and the subscriptions that receive them: active, of the event's account, subscribed to
- * its type, created no later than the event; for an event with a recipient principal, only the
- * account's own subscriptions and those the recipient made. With what a first attempt sends (the
+ * The events `which` names, each with the subscriptions that receive it: active, of the event's
+ * account, subscribed to its type, created no later than the event; for an event with a recipient
+ * principal, only the account's own subscriptions and those the recipient made.
+ */
+function targetsOf(which: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`FROM events e
+    JOIN webhooks w ON w.account_id = e.account_id AND w.active AND e.type = ANY(w.events)
+      AND w.created_at <= e.created_at
+      AND (e.principal_id IS NULL OR w.principal_id = e.principal_id OR w.principal_id = e.account_id)
+    WHERE ${which}`;
+}
+
+/**
+ * The events and the subscriptions that receive them (targetsOf), with what a first attempt sends (the
  * subscription's URL and secrets, the event's envelope). Nothing is locked: the deliveries' insert
  * checks again that each subscription is active, under a lock (insertDeliveriesWithAttempts).
  */
-export async function dispatchTargets(db: Queryable, eventIds: readonly string[]) {
+export async function dispatchTargets(db: Queryable, eventIds: readonly string[]): Promise<DispatchTarget[]> {
   if (eventIds.length === 0) return [];
-  return db
-    .selectFrom('events as e')
-    .innerJoin('webhooks as w', (join) =>
-      join
-        .onRef('w.account_id', '=', 'e.account_id')
-        .on('w.active', '=', true)
-        .on(sql<boolean>`e.type = ANY(w.events)`)
-        .onRef('w.created_at', '<=', 'e.created_at')
-        .on((eb) =>
-          eb.or([
-            eb('e.principal_id', 'is', null),
-            eb('w.principal_id', '=', eb.ref('e.principal_id')),
-            eb('w.principal_id', '=', eb.ref('e.account_id')),
-          ]),
-        ),
-    )
-    .select([
-      'e.id as event_id',
-      'e.type as event_type',
-      'e.envelope',
-      'w.id as webhook_id',
-      'w.url',
-      'w.secret_enc',
-      'w.previous_secret_enc',
-      'w.previous_secret_expires_at',
-    ])
-    .where('e.id', 'in', eventIds)
-    .orderBy('e.id')
-    .orderBy('w.id')
-    .execute();
+  const { rows } = await sql<DispatchTarget>`
+    SELECT e.id AS event_id, e.type AS event_type, e.envelope, w.id AS webhook_id, w.url, w.secret_enc,
+      w.previous_secret_enc, w.previous_secret_expires_at
+    ${targetsOf(sql`e.id = ANY(${eventIds}::text[])`)}
+    ORDER BY e.id, w.id`.execute(db);
+  return rows;
+}
+
+/**
+ * dispatchTargets of a dispatch job's event, read in the statement that claims the job
+ * (RegisterOptions.claimWith): a JSON array, which targetsRead turns back into DispatchTargets.
+ */
+export const claimTargets: ClaimRead = (payload) => sql`(
+  SELECT coalesce(json_agg(json_build_object('event_id', e.id, 'event_type', e.type,
+    'envelope', e.envelope, 'webhook_id', w.id, 'url', w.url, 'secret_enc', w.secret_enc,
+    'previous_secret_enc', w.previous_secret_enc,
+    'previous_secret_expires_at', extract(epoch FROM w.previous_secret_expires_at) * 1000) ORDER BY w.id),
+    '[]')
+  ${targetsOf(sql`e.id = ${payload} ->> 'event_id'`)})`;
+
+/** The DispatchTargets claimTargets read for a job (`job.read`); null when it was not read. */
+export function targetsRead(read: unknown): DispatchTarget[] | null {
+  if (!Array.isArray(read)) return null;
+  return read.map(
+    (
+      t: Omit<DispatchTarget, 'previous_secret_expires_at'> & { previous_secret_expires_at: number | null },
+    ) => ({
+      ...t,
+      previous_secret_expires_at:
+        t.previous_secret_expires_at === null ? null : new Date(Number(t.previous_secret_expires_at)),
+    }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
