@@ -21,8 +21,8 @@
  * dispatches in one statement (the claim that took them read their targets: claimTargets), their
  * attempts' contexts in one SELECT (a first attempt started by its dispatch needs none), and their
  * outcomes in one transaction (one UPDATE of the deliveries, one INSERT of the attempts, one DELETE
- * of the jobs). An outcome the batch could not
- * apply (its delivery changed meanwhile, or the batch failed) is recorded on its own as before.
+ * of the jobs). An outcome the batch could not apply (its delivery changed meanwhile, or the batch
+ * failed) is recorded on its own as before.
  */
 import type { Db } from '../../db/store.js';
 import { withTransaction } from '../../db/store.js';
@@ -187,10 +187,9 @@ export class WebhookDeliverer {
   /**
    * Fans committed events out into deliveries and their first attempts: the targets the claim read
    * (or one read of them), one statement that makes the deliveries and their attempt jobs and ends the
-   * dispatch jobs. The first
-   * attempts this process has room for are enqueued claimed by it and started here at once, with what
-   * they send as read here (JobRunner.holdSlot): no wake-up, no claim and no read of their context
-   * between an event and its first attempt.
+   * dispatch jobs. The first attempts this process has room for are enqueued claimed by it and started
+   * here at once, with what they send as read here (JobRunner.holdSlot): no wake-up, no claim and no
+   * read of their context between an event and its first attempt.
    */
   private async dispatchMany(batch: Job<DispatchPayload>[]): Promise<null[]> {
     // Read by the claim (claimTargets); a job that came otherwise has them read here.
