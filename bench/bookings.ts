@@ -29,9 +29,12 @@
  *    (the memory baseline that bench prints; its host is rebuilt here from the same feed) and the busy
  *    host's own. Those three take turns, then the computed route runs (medians of ROUNDS runs). Also,
  *    in process (app.inject, one at a time): the first ask after a booking of the host changed
- *    (occupancy read again, slots computed) and a remembered ask. Half-hour bookings do not fit 500
- *    times beside the feed in Mon–Fri 09:00–17:00 (176 working hours in 30 days), so the busy host
- *    works every day, 00:00–24:00 America/New_York.
+ *    (occupancy read again, slots computed), the same once the host also has 20,000 past bookings'
+ *    occupancy (a long past, which must not slow the read), a remembered ask, and a page of the
+ *    account's upcoming bookings before and after as many past bookings are added. Half-hour
+ *    bookings do not fit 500 times beside the feed in Mon–Fri 09:00–17:00 (176 working hours in 30
+ *    days), so the busy host works every day, 00:00–24:00 America/New_York. The HTTP runs come after
+ *    the past is added; they ask within the next 30 days, of entries the past is not read into.
  *
  * Each server runs in a child process (this file again, with KAIROS_BENCH_BOOKINGS set), so that
  * autocannon does not share its event loop. Run alone with `node --import tsx bench/bookings.ts`.
@@ -1178,6 +1181,10 @@ const ROUNDS = 3;
 /** Samples of the in-process first ask after a change (each a cancel or a re-booking). */
 const CHANGES = 40;
 const REMEMBERED_ASKS = 400;
+/** Past bookings' occupancy given to the busy host for the first asks after a change once more. */
+const HISTORY = 20_000;
+/** Asks of the account's upcoming bookings, before and after its past bookings are added. */
+const LIST_ASKS = 200;
 
 interface BusyReady {
   url: string;
@@ -1186,7 +1193,13 @@ interface BusyReady {
   bytes: { busy: number; availability: number };
   slotCount: { busy: number; availability: number };
   bookings: number;
-  inProcess: { firstAfterChangeMs: number[]; rememberedMs: number[] };
+  inProcess: {
+    firstAfterChangeMs: number[];
+    rememberedMs: number[];
+    withHistoryMs: number[];
+    listMs: number[];
+    listWithHistoryMs: number[];
+  };
 }
 
 interface BusyStats {
@@ -1309,15 +1322,49 @@ async function serveBusyOn(url: string): Promise<void> {
     await timed(); // the second ask of a question is computed once more, then kept (memo.ts admit)
     const rememberedMs: number[] = [];
     for (let i = 0; i < REMEMBERED_ASKS; i++) rememberedMs.push(await timed());
-
-    const count = (body: string) => (JSON.parse(body) as { slots: unknown[] }).slots.length;
-    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    // Counted before the past is added below.
     const live = await ctx.db
       .selectFrom('bookings')
       .select(ctx.db.fn.countAll<string>().as('n'))
       .where('principal_id', '=', busyHost)
       .where('status', '=', 'confirmed')
       .executeTakeFirstOrThrow();
+    // The same first asks once the host has a long past: HISTORY half hours of occupancy, an hour
+    // apart, ended before the week the busy source keeps (a host booked for years).
+    await sql`INSERT INTO booking_occupancy (owner_id, principal_id, during)
+      SELECT 'booking_history' || i, ${busyHost}::uuid, tstzrange(t, t + interval '30 minutes', '[)')
+      FROM generate_series(1, ${HISTORY}) AS i,
+        LATERAL (SELECT ${new Date(Date.now() - 8 * DAY)}::timestamptz - i * interval '1 hour' AS t) AS at`.execute(
+      ctx.db,
+    );
+    const withHistoryMs: number[] = [];
+    for (let i = 0; i < CHANGES / 2; i++) {
+      await call('DELETE', `/v1/bookings/${ids[i]}`);
+      withHistoryMs.push(await timed());
+      ids[i] = await book(starts[i]!, BOOKINGS + CHANGES + i);
+      withHistoryMs.push(await timed());
+    }
+    // The account's upcoming bookings, a page of 50, before and after HISTORY past bookings too (copies
+    // of one of its bookings, an hour apart, ended before the last week).
+    const upcoming = `/v1/bookings?${q({ from: new Date().toISOString(), limit: '50' })}`;
+    const listed = async () => {
+      const t0 = performance.now();
+      await call('GET', upcoming);
+      return performance.now() - t0;
+    };
+    const listMs: number[] = [];
+    for (let i = 0; i < LIST_ASKS; i++) listMs.push(await listed());
+    await sql`INSERT INTO bookings
+      SELECT (jsonb_populate_record(b, jsonb_build_object('id', 'booking_history' || i,
+        'start_time', t, 'end_time', t + interval '30 minutes', 'manage_token_hash', 'history' || i))).*
+      FROM bookings AS b, generate_series(1, ${HISTORY}) AS i,
+        LATERAL (SELECT ${new Date(Date.now() - 8 * DAY)}::timestamptz - i * interval '1 hour' AS t) AS at
+      WHERE b.id = ${ids[0]}`.execute(ctx.db);
+    const listWithHistoryMs: number[] = [];
+    for (let i = 0; i < LIST_ASKS; i++) listWithHistoryMs.push(await listed());
+
+    const count = (body: string) => (JSON.parse(body) as { slots: unknown[] }).slots.length;
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
     process.send?.({
       url: address,
       token: api_key.key,
@@ -1329,7 +1376,7 @@ async function serveBusyOn(url: string): Promise<void> {
       bytes: { busy: Buffer.byteLength(busyBody), availability: Buffer.byteLength(availabilityBody) },
       slotCount: { busy: count(busyBody), availability: count(availabilityBody) },
       bookings: Number(live.n),
-      inProcess: { firstAfterChangeMs, rememberedMs },
+      inProcess: { firstAfterChangeMs, rememberedMs, withHistoryMs, listMs, listWithHistoryMs },
     } satisfies BusyReady);
     const counter = ctx.metrics.availabilityAnswers;
     await serveMessages(async () => {
@@ -1469,12 +1516,30 @@ export async function benchBusySlots(): Promise<Row[]> {
     );
     const first = [...ready.inProcess.firstAfterChangeMs].sort((a, b) => a - b);
     const kept = [...ready.inProcess.rememberedMs].sort((a, b) => a - b);
+    const long = [...ready.inProcess.withHistoryMs].sort((a, b) => a - b);
+    const list = [...ready.inProcess.listMs].sort((a, b) => a - b);
+    const listLong = [...ready.inProcess.listWithHistoryMs].sort((a, b) => a - b);
     const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
     rows.push(
       {
         name: 'inject.slots 30d busy host, first ask after a booking change',
         value: fmt(1000 / mean(first)),
         unit: `ops/s (app.inject, one at a time; mean ${mean(first).toFixed(2)} ms, p50 ${percentile(first, 50).toFixed(2)}, max ${first.at(-1)!.toFixed(2)}; ${first.length} changes)`,
+      },
+      {
+        name: `inject.slots 30d busy host, first ask after a booking change, ${fmt(HISTORY)} past bookings too`,
+        value: fmt(1000 / mean(long)),
+        unit: `ops/s (mean ${mean(long).toFixed(2)} ms, p50 ${percentile(long, 50).toFixed(2)}: ${((100 * percentile(long, 50)) / percentile(first, 50)).toFixed(0)} % of the p50 without them; a long past must cost nothing)`,
+      },
+      {
+        name: 'inject.GET /v1/bookings?from=now, a page of 50',
+        value: percentile(list, 50).toFixed(2),
+        unit: `ms p50 (app.inject, one at a time; ${list.length} asks; ${fmt(ready.bookings)} live bookings)`,
+      },
+      {
+        name: `inject.GET /v1/bookings?from=now, a page of 50, ${fmt(HISTORY)} past bookings too`,
+        value: percentile(listLong, 50).toFixed(2),
+        unit: `ms p50 (${((100 * percentile(listLong, 50)) / percentile(list, 50)).toFixed(0)} % of the p50 without them; a long past must cost nothing)`,
       },
       {
         name: 'inject.slots 30d busy host, remembered',

@@ -18,6 +18,7 @@ import * as m0016 from './0016_mail_render.js';
 import * as m0017 from './0017_locked_profiles.js';
 import * as m0018 from './0018_schedule_seq.js';
 import * as m0019 from './0019_notify_after_commit.js';
+import * as m0020 from './0020_booking_length.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017_locked_profiles': m0017,
   '0018_schedule_seq': m0018,
   '0019_notify_after_commit': m0019,
+  '0020_booking_length': m0020,
 };

@@ -3,6 +3,7 @@ import { type Insertable, type Selectable, sql } from 'kysely';
 import { part, rowsInsert, type SqlPart, statement } from '../../db/parts.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { WriteBatch } from '../../jobs/runner.js';
+import { MAX_BOOKING_MINUTES } from './input.js';
 import type { BookingsTable, BookingStatus, WaitlistEntriesTable } from './tables.js';
 import './tables.js';
 
@@ -336,18 +337,25 @@ export async function holdIfFree(trx: Tx, rows: readonly OccupancyRow[]): Promis
   }
 }
 
-/** A principal's occupancy ending after `from` (busy.ts keeps it in memory). */
+/**
+ * A principal's occupancy ending after `from` (busy.ts keeps it in memory). Asked as an overlap with
+ * [from, ∞), which the exclusion constraint's index answers by itself: `upper(during) > from` would
+ * read every range the principal ever had and filter them, a cost that grows with its history.
+ */
+export function occupancyAfterQuery(db: Queryable, principalId: string, from: Date) {
+  return db
+    .selectFrom('booking_occupancy')
+    .select([sql<Date>`lower(during)`.as('s'), sql<Date>`upper(during)`.as('e')])
+    .where('principal_id', '=', principalId)
+    .where(sql<boolean>`during && tstzrange(${from}, NULL, '[)')`);
+}
+
 export async function occupancyAfter(
   db: Queryable,
   principalId: string,
   from: Date,
 ): Promise<{ s: Date; e: Date }[]> {
-  return db
-    .selectFrom('booking_occupancy')
-    .select([sql<Date>`lower(during)`.as('s'), sql<Date>`upper(during)`.as('e')])
-    .where('principal_id', '=', principalId)
-    .where(sql<boolean>`upper(during) > ${from}`)
-    .execute();
+  return occupancyAfterQuery(db, principalId, from).execute();
 }
 
 export interface ListFilter {
@@ -363,6 +371,10 @@ export interface ListFilter {
 
 /** The account's bookings by start time (then id), after the cursor, limit + 1 rows. */
 export async function listBookings(db: Queryable, f: ListFilter): Promise<BookingRow[]> {
+  return listBookingsQuery(db, f).execute();
+}
+
+export function listBookingsQuery(db: Queryable, f: ListFilter) {
   let q = db.selectFrom('bookings').selectAll().where('account_id', '=', f.accountId);
   if (f.principalId) {
     const p = f.principalId;
@@ -372,14 +384,18 @@ export async function listBookings(db: Queryable, f: ListFilter): Promise<Bookin
   }
   if (f.bookingLinkId) q = q.where('booking_link_id', '=', f.bookingLinkId);
   if (f.status) q = q.where('status', '=', f.status);
-  if (f.from) q = q.where('end_time', '>', f.from);
+  // A booking lasts at most MAX_BOOKING_MINUTES (migration 0020 says so too): one ending after
+  // `from` started at most that long before it, so the index scan starts there, not at the first.
+  if (f.from)
+    q = q
+      .where('end_time', '>', f.from)
+      .where('start_time', '>', new Date(f.from.getTime() - MAX_BOOKING_MINUTES * 60_000));
   if (f.to) q = q.where('start_time', '<', f.to);
   if (f.after) q = q.where(sql<boolean>`(start_time, id) > (${f.after.at}, ${f.after.id})`);
   return q
     .orderBy('start_time', 'asc')
     .orderBy('id', 'asc')
-    .limit(f.limit + 1)
-    .execute();
+    .limit(f.limit + 1);
 }
 
 /**
