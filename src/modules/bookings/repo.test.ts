@@ -2,6 +2,9 @@
  * A new booking's row is made in memory when it is written in its write batch (repo.newBookingRow):
  * it must be exactly the row the store answers for the same insert, or events, mails and answers would
  * differ from later reads. A column added with a default would break this test first.
+ *
+ * The reads of a principal's occupancy and of an account's bookings from a moment on must not grow
+ * with the past (docs/design.md#bookings): their plans ask the index for the time as well.
  */
 import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
