@@ -10,6 +10,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { caught } from '../../../test/helpers/promises.js';
+import type { Tx } from '../../db/store.js';
 import { FakeClock } from '../../platform/clock.js';
 import { WriteBatch } from '../../jobs/runner.js';
 import {
@@ -107,6 +108,21 @@ describe('a new booking’s row made in memory', () => {
   });
 });
 
+/**
+ * The store's plan for a query, as JSON text, with sequential scans off: whatever the table's size,
+ * it shows what the indexes can be asked.
+ */
+async function indexPlan(build: (trx: Tx) => { compile(): CompiledQuery }): Promise<string> {
+  return t.ctx.db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+    const q = build(trx).compile();
+    const explained = await trx.executeQuery(
+      CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${q.sql}`, [...q.parameters]),
+    );
+    return JSON.stringify(explained.rows);
+  });
+}
+
 describe('a principal’s occupancy from a moment on', () => {
   const H = 3_600_000;
 
@@ -140,15 +156,7 @@ describe('a principal’s occupancy from a moment on', () => {
 
   it('is asked of the exclusion constraint’s index by time too, so a long history is not read', async () => {
     const acc = await t.account();
-    const plan = await t.ctx.db.transaction().execute(async (trx) => {
-      // Whatever the table's size, the plan shows what the index can be asked.
-      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
-      const q = occupancyAfterQuery(trx, acc.id, new Date()).compile();
-      const explained = await trx.executeQuery(
-        CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${q.sql}`, [...q.parameters]),
-      );
-      return JSON.stringify(explained.rows);
-    });
+    const plan = await indexPlan((trx) => occupancyAfterQuery(trx, acc.id, new Date()));
     expect(plan).toMatch(/"Index Cond":"[^"]*during &&/);
     expect(plan).not.toMatch(/"Filter"/);
   });
@@ -194,19 +202,9 @@ describe('the bookings ending after a moment', () => {
 
   it('are asked of the index by start time too, so the account’s past is not read', async () => {
     const acc = await t.account();
-    const plan = await t.ctx.db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
-      const q = listBookingsQuery(trx, {
-        accountId: acc.id,
-        from: new Date(at),
-        after: null,
-        limit: 10,
-      }).compile();
-      const explained = await trx.executeQuery(
-        CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${q.sql}`, [...q.parameters]),
-      );
-      return JSON.stringify(explained.rows);
-    });
+    const plan = await indexPlan((trx) =>
+      listBookingsQuery(trx, { accountId: acc.id, from: new Date(at), after: null, limit: 10 }),
+    );
     expect(plan).toMatch(/"Index Cond":"[^"]*start_time >/);
   });
 });
