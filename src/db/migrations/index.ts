@@ -19,6 +19,7 @@ import * as m0017 from './0017_locked_profiles.js';
 import * as m0018 from './0018_schedule_seq.js';
 import * as m0019 from './0019_notify_after_commit.js';
 import * as m0020 from './0020_booking_length.js';
+import * as m0021 from './0021_waitlist_waiting.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0018_schedule_seq': m0018,
   '0019_notify_after_commit': m0019,
   '0020_booking_length': m0020,
+  '0021_waitlist_waiting': m0021,
 };

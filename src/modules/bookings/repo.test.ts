@@ -3,18 +3,21 @@
  * it must be exactly the row the store answers for the same insert, or events, mails and answers would
  * differ from later reads. A column added with a default would break this test first.
  *
- * The reads of a principal's occupancy and of an account's bookings from a moment on must not grow
- * with the past (docs/design.md#bookings): their plans ask the index for the time as well.
+ * The reads of a principal's occupancy and of an account's bookings from a moment on, and the search
+ * for a waiting entry to offer freed time to, must not grow with the past (docs/design.md#bookings):
+ * their plans ask the index for the time as well.
  */
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { genericPlan, indexPlan } from '../../../test/helpers/plans.js';
 import { caught } from '../../../test/helpers/promises.js';
-import type { Tx } from '../../db/store.js';
 import { FakeClock } from '../../platform/clock.js';
 import { WriteBatch } from '../../jobs/runner.js';
 import {
   addBookingWrites,
+  earliestWaiting,
+  earliestWaitingQuery,
   insertBooking,
   listBookings,
   listBookingsQuery,
@@ -108,21 +111,6 @@ describe('a new booking’s row made in memory', () => {
   });
 });
 
-/**
- * The store's plan for a query, as JSON text, with sequential scans off: whatever the table's size,
- * it shows what the indexes can be asked.
- */
-async function indexPlan(build: (trx: Tx) => { compile(): CompiledQuery }): Promise<string> {
-  return t.ctx.db.transaction().execute(async (trx) => {
-    await sql`SET LOCAL enable_seqscan = off`.execute(trx);
-    const q = build(trx).compile();
-    const explained = await trx.executeQuery(
-      CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${q.sql}`, [...q.parameters]),
-    );
-    return JSON.stringify(explained.rows);
-  });
-}
-
 describe('a principal’s occupancy from a moment on', () => {
   const H = 3_600_000;
 
@@ -156,7 +144,7 @@ describe('a principal’s occupancy from a moment on', () => {
 
   it('is asked of the exclusion constraint’s index by time too, so a long history is not read', async () => {
     const acc = await t.account();
-    const plan = await indexPlan((trx) => occupancyAfterQuery(trx, acc.id, new Date()));
+    const plan = await indexPlan(t.ctx.db, (trx) => occupancyAfterQuery(trx, acc.id, new Date()));
     expect(plan).toMatch(/"Index Cond":"[^"]*during &&/);
     expect(plan).not.toMatch(/"Filter"/);
   });
@@ -202,9 +190,86 @@ describe('the bookings ending after a moment', () => {
 
   it('are asked of the index by start time too, so the account’s past is not read', async () => {
     const acc = await t.account();
-    const plan = await indexPlan((trx) =>
+    const plan = await indexPlan(t.ctx.db, (trx) =>
       listBookingsQuery(trx, { accountId: acc.id, from: new Date(at), after: null, limit: 10 }),
     );
     expect(plan).toMatch(/"Index Cond":"[^"]*start_time >/);
+  });
+});
+
+describe('the earliest waiting entry for freed time', () => {
+  const H = 3_600_000;
+  const at = Date.parse('2026-03-10T10:00:00Z');
+  let links = 0;
+
+  async function link(): Promise<{ accountId: string; linkId: string }> {
+    const acc = await t.account();
+    const host = await t.call('POST', '/v1/hosts', {
+      token: acc.key,
+      body: { display_name: 'Dr. Ann', timezone: 'UTC', email: 'ann@example.com' },
+    });
+    const res = await t.call('POST', '/v1/booking-links', {
+      token: acc.key,
+      body: {
+        title: 'Consultation',
+        slug: `waiting-${++links}-${Date.now()}`,
+        host_ids: [(await host.json()).host.principal_id],
+      },
+    });
+    expect(res.status).toBe(201);
+    return { accountId: acc.id, linkId: (await res.json()).booking_link.id };
+  }
+
+  it('is the first to arrive of the waiting ones whose window holds the time, skipping one being offered elsewhere', async () => {
+    const { accountId, linkId } = await link();
+    const entry = (id: string, status: 'waiting' | 'booked' | 'expired', from: number, to: number) => ({
+      id,
+      account_id: accountId,
+      booking_link_id: linkId,
+      customer_email: `${id}@example.com`,
+      customer_name: id,
+      preferred_from: new Date(from),
+      preferred_to: new Date(to),
+      status,
+      created_at: new Date(at - 48 * H),
+      updated_at: new Date(at - 48 * H),
+    });
+    // In order of arrival.
+    await t.ctx.db
+      .insertInto('waitlist_entries')
+      .values([
+        entry('wl_booked', 'booked', at - H, at + 2 * H),
+        entry('wl_expired', 'expired', at - H, at + 2 * H),
+        entry('wl_passed', 'waiting', at - 30 * H, at - 20 * H),
+        entry('wl_endstoosoon', 'waiting', at - H, at + H / 2),
+        entry('wl_startstoolate', 'waiting', at + H / 2, at + 3 * H),
+        entry('wl_first', 'waiting', at, at + H), // the time exactly
+        entry('wl_second', 'waiting', at - H, at + 5 * H),
+      ])
+      .execute();
+    const find = () =>
+      t.ctx.db
+        .transaction()
+        .execute(async (trx) => (await earliestWaiting(trx, linkId, new Date(at), new Date(at + H)))?.id);
+    expect(await find()).toBe('wl_first');
+    // While another transaction holds the first (offering it other freed time), the next one is found.
+    await t.ctx.db.transaction().execute(async (other) => {
+      await other
+        .selectFrom('waitlist_entries')
+        .select('id')
+        .where('id', '=', 'wl_first')
+        .forUpdate()
+        .execute();
+      expect(await find()).toBe('wl_second');
+    });
+  });
+
+  it('is asked of the waiting entries by the end of their window, so the link’s past is not read', async () => {
+    const { linkId } = await link();
+    const plan = await genericPlan(t.ctx.db, (trx) =>
+      earliestWaitingQuery(trx, linkId, new Date(at), new Date(at + H)),
+    );
+    expect(plan).toMatch(/"Index Name":"waitlist_waiting_idx"/);
+    expect(plan).toMatch(/"Index Cond":"[^"]*preferred_to >=/);
   });
 });

@@ -454,18 +454,28 @@ export async function earliestWaiting(
   start: Date,
   end: Date,
 ): Promise<WaitlistRow | undefined> {
+  return earliestWaitingQuery(trx, linkId, start, end).executeTakeFirst();
+}
+
+/**
+ * Read through `waitlist_waiting_idx`: the link's waiting entries whose window ends at or after
+ * `end`, sorted by arrival. The status is a literal, as the index's condition must be for a
+ * prepared statement's generic plan to use it. Ordered by `seq` itself, that plan walks
+ * `(booking_link_id, seq)` instead, through every entry the link ever had (booked, expired, or
+ * waiting for a window long passed), so the order is by `seq + 0`, which no index provides.
+ */
+export function earliestWaitingQuery(trx: Tx, linkId: string, start: Date, end: Date) {
   return trx
     .selectFrom('waitlist_entries')
     .selectAll()
     .where('booking_link_id', '=', linkId)
-    .where('status', '=', 'waiting')
+    .where('status', '=', sql.lit('waiting'))
     .where('preferred_from', '<=', start)
     .where('preferred_to', '>=', end)
-    .orderBy('seq', 'asc')
+    .orderBy(sql`seq + 0`)
     .limit(1)
     .forUpdate()
-    .skipLocked()
-    .executeTakeFirst();
+    .skipLocked();
 }
 
 export async function lockEntry(trx: Tx, id: string): Promise<WaitlistRow | undefined> {
