@@ -18,6 +18,7 @@ import {
   addBookingWrites,
   earliestWaiting,
   earliestWaitingQuery,
+  expiredOffersQuery,
   insertBooking,
   listBookings,
   listBookingsQuery,
@@ -271,5 +272,12 @@ describe('the earliest waiting entry for freed time', () => {
     );
     expect(plan).toMatch(/"Index Name":"waitlist_waiting_idx"/);
     expect(plan).toMatch(/"Index Cond":"[^"]*preferred_to >=/);
+  });
+});
+
+describe('waitlist offers whose hold ended', () => {
+  it('are found through the index of offers by the hold’s end, not by reading every entry', async () => {
+    const plan = await genericPlan(t.ctx.db, (trx) => expiredOffersQuery(trx, new Date(), 100));
+    expect(plan).toMatch(/"Index Name":"waitlist_offers_idx"/);
   });
 });

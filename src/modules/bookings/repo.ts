@@ -505,13 +505,17 @@ export async function updateEntry(
 
 /** Offers whose hold ended before `now` (the reaper passes them on). */
 export async function expiredOffers(db: Queryable, now: Date, limit: number): Promise<string[]> {
-  const rows = await db
+  const rows = await expiredOffersQuery(db, now, limit).execute();
+  return rows.map((r) => r.id);
+}
+
+/** Read through `waitlist_offers_idx`, whose condition the literal status states (see earliestWaitingQuery). */
+export function expiredOffersQuery(db: Queryable, now: Date, limit: number) {
+  return db
     .selectFrom('waitlist_entries')
     .select('id')
-    .where('status', '=', 'offered')
+    .where('status', '=', sql.lit('offered'))
     .where('offer_expires_at', '<=', now)
     .orderBy('offer_expires_at')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
+    .limit(limit);
 }

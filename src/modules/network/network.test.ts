@@ -6,9 +6,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
+import { genericPlan } from '../../../test/helpers/plans.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import { expireConsentsQuery } from './repo.js';
 
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
@@ -171,6 +173,11 @@ describe('consents', () => {
     expect(await t.events(b.accountId, 'consent.revoked')).toHaveLength(1);
     await t.ctx.modules.network.expireConsents();
     expect(await t.events(b.accountId, 'consent.revoked')).toHaveLength(1);
+  });
+
+  it('finds the consents past their end through the index of active ones by end, not by reading them all', async () => {
+    const plan = await genericPlan(t.ctx.db, (trx) => expireConsentsQuery(trx, new Date(clock.nowMs())));
+    expect(plan).toMatch(/"Index Name":"consents_expiry_idx"/);
   });
 
   it('20 concurrent identical grants make one consent and one consent.granted', async () => {

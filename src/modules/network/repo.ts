@@ -113,13 +113,20 @@ export async function revokeConsent(trx: Tx, id: string, now: Date): Promise<Con
 
 /** Marks active consents past their end `expired`; answers them. */
 export async function expireConsents(trx: Tx, now: Date): Promise<ConsentRow[]> {
-  return (await trx
+  return (await expireConsentsQuery(trx, now).execute()) as ConsentRow[];
+}
+
+/**
+ * Found through `consents_expiry_idx`: the status is a literal, as the index's condition must be for
+ * a prepared statement's generic plan to use it.
+ */
+export function expireConsentsQuery(trx: Tx, now: Date) {
+  return trx
     .updateTable('consents')
     .set({ status: 'expired', updated_at: now })
-    .where('status', '=', 'active')
+    .where('status', '=', sql.lit('active'))
     .where('expires_at', '<=', now)
-    .returningAll()
-    .execute()) as ConsentRow[];
+    .returningAll();
 }
 
 /** One access question: may principal `me` read principal `id` (with `consentId`: by that consent only). */

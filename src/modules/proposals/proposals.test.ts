@@ -8,10 +8,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
+import { genericPlan } from '../../../test/helpers/plans.js';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import { findDueQuery } from './repo.js';
 
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
@@ -598,6 +600,11 @@ describe('a standard proposal', () => {
     const byToken = await t.call('GET', `/v1/proposals/by-token?token=${link}`);
     expect(byToken.status).toBe(410);
     expect((await byToken.json()).code).toBe('token_expired');
+  });
+
+  it('finds the proposals due through the index of open ones by expiry, not by reading them all', async () => {
+    const plan = await genericPlan(t.ctx.db, (trx) => findDueQuery(trx, new Date(clock.nowMs()), 100));
+    expect(plan).toMatch(/"Index Name":"proposals_due_idx"/);
   });
 });
 

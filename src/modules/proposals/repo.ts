@@ -237,14 +237,21 @@ export async function lockProposal(
 
 /** Open proposals past their `expires_at`, soonest first, at most `limit`. */
 export async function findDue(db: Queryable, now: Date, limit: number): Promise<ProposalRow[]> {
-  return (await db
+  return (await findDueQuery(db, now, limit).execute()) as ProposalRow[];
+}
+
+/**
+ * Read through `proposals_due_idx`: the status is a literal, as the index's condition must be for a
+ * prepared statement's generic plan to use it.
+ */
+export function findDueQuery(db: Queryable, now: Date, limit: number) {
+  return db
     .selectFrom('proposals')
     .selectAll()
-    .where('status', '=', 'proposed')
+    .where('status', '=', sql.lit('proposed'))
     .where('expires_at', '<=', now)
     .orderBy('expires_at')
-    .limit(limit)
-    .execute()) as ProposalRow[];
+    .limit(limit);
 }
 
 /** Stores a proposal's changed columns; answers the row as stored. */
