@@ -12,12 +12,12 @@
  * usable only for its booking or offer. Lookups go by the SHA-256, so no comparison of secrets runs
  * in variable time.
  */
-import { createHmac, randomBytes } from 'node:crypto';
-import { sha256Hex } from '../../platform/crypto.js';
+import { createHmac } from 'node:crypto';
+import { randomToken, sha256Hex } from '../../platform/crypto.js';
 
 /** 128 random bits for a new booking's manage token (stored with the booking). */
 export function newManageNonce(): string {
-  return randomBytes(16).toString('base64url');
+  return randomToken(16);
 }
 
 export function manageToken(linkKey: Buffer, bookingId: string, nonce: string): string {
@@ -26,7 +26,7 @@ export function manageToken(linkKey: Buffer, bookingId: string, nonce: string): 
 
 /** A fresh claim token: 256 random bits. */
 export function newClaimToken(): string {
-  return randomBytes(32).toString('base64url');
+  return randomToken(32);
 }
 
 export function tokenHash(token: string): string {
