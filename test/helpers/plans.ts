@@ -8,6 +8,9 @@ import type { Db, Tx } from '../../src/db/store.js';
 
 type Built = (trx: Tx) => { compile(): CompiledQuery };
 
+/** Each plan's statement has a name of its own: one left behind by a failed test breaks no other. */
+let prepared = 0;
+
 /** The plan for the query with its parameters' values known (a custom plan). */
 export async function indexPlan(db: Db, build: Built): Promise<string> {
   return db.transaction().execute(async (trx) => {
@@ -30,7 +33,8 @@ export async function genericPlan(db: Db, build: Built): Promise<string> {
     await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx);
     await sql`SET LOCAL enable_seqscan = off`.execute(trx);
     const q = build(trx).compile();
-    await trx.executeQuery(CompiledQuery.raw(`PREPARE generic_plan_test AS ${q.sql}`));
+    const name = `generic_plan_${process.pid}_${++prepared}`;
+    await trx.executeQuery(CompiledQuery.raw(`PREPARE ${name} AS ${q.sql}`));
     try {
       // EXECUTE's arguments are expressions, not bind parameters: the values go in as literals.
       const literal = (p: unknown) =>
@@ -38,13 +42,11 @@ export async function genericPlan(db: Db, build: Built): Promise<string> {
           ? String(p)
           : `'${(p instanceof Date ? p.toISOString() : String(p)).replaceAll("'", "''")}'`;
       const explained = await trx.executeQuery(
-        CompiledQuery.raw(
-          `EXPLAIN (FORMAT JSON) EXECUTE generic_plan_test(${q.parameters.map(literal).join(', ')})`,
-        ),
+        CompiledQuery.raw(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${q.parameters.map(literal).join(', ')})`),
       );
       return JSON.stringify(explained.rows);
     } finally {
-      await trx.executeQuery(CompiledQuery.raw('DEALLOCATE generic_plan_test'));
+      await trx.executeQuery(CompiledQuery.raw(`DEALLOCATE ${name}`));
     }
   });
 }
