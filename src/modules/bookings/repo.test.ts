@@ -10,6 +10,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { newHost } from '../../../test/helpers/fixtures.js';
 import { genericPlan, indexPlan } from '../../../test/helpers/plans.js';
 import { caught } from '../../../test/helpers/promises.js';
 import { FakeClock } from '../../platform/clock.js';
@@ -205,17 +206,10 @@ describe('the earliest waiting entry for freed time', () => {
 
   async function link(): Promise<{ accountId: string; linkId: string }> {
     const acc = await t.account();
-    const host = await t.call('POST', '/v1/hosts', {
-      token: acc.key,
-      body: { display_name: 'Dr. Ann', timezone: 'UTC', email: 'ann@example.com' },
-    });
+    const host = await newHost(t, { token: acc.key }, { timezone: 'UTC' });
     const res = await t.call('POST', '/v1/booking-links', {
       token: acc.key,
-      body: {
-        title: 'Consultation',
-        slug: `waiting-${++links}-${Date.now()}`,
-        host_ids: [(await host.json()).host.principal_id],
-      },
+      body: { title: 'Consultation', slug: `waiting-${++links}-${Date.now()}`, host_ids: [host] },
     });
     expect(res.status).toBe(201);
     return { accountId: acc.id, linkId: (await res.json()).booking_link.id };
