@@ -8,9 +8,6 @@ import type { Db, Tx } from '../../src/db/store.js';
 
 type Built = (trx: Tx) => { compile(): CompiledQuery };
 
-/** Each plan's statement has a name of its own: one left behind by a failed test breaks no other. */
-let prepared = 0;
-
 /** The plan for the query with its parameters' values known (a custom plan). */
 export async function indexPlan(db: Db, build: Built): Promise<string> {
   return db.transaction().execute(async (trx) => {
@@ -22,6 +19,9 @@ export async function indexPlan(db: Db, build: Built): Promise<string> {
     return JSON.stringify(explained.rows);
   });
 }
+
+/** Each plan's statement has a name of its own: one left behind by a failed test breaks no other. */
+let prepared = 0;
 
 /**
  * The plan a prepared statement of the query gets once the store settles on a generic one, as a
