@@ -10,7 +10,7 @@ import { genericPlan } from '../../../test/helpers/plans.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
-import { expireConsentsQuery } from './repo.js';
+import { expireConsentsQuery, lockActiveConsentQuery } from './repo.js';
 
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
@@ -178,6 +178,12 @@ describe('consents', () => {
   it('finds the consents past their end through the index of active ones by end, not by reading them all', async () => {
     const plan = await genericPlan(t.ctx.db, (trx) => expireConsentsQuery(trx, new Date(clock.nowMs())));
     expect(plan).toMatch(/"Index Name":"consents_expiry_idx"/);
+  });
+
+  it('finds the active consent of a pair through the index of active ones, not among all the grantor gave', async () => {
+    const [a, b] = [await user(), await user()];
+    const plan = await genericPlan(t.ctx.db, (trx) => lockActiveConsentQuery(trx, a.id, b.id));
+    expect(plan).toMatch(/"Index Name":"consents_one_active_idx"/);
   });
 
   it('20 concurrent identical grants make one consent and one consent.granted', async () => {

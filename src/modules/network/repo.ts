@@ -18,14 +18,23 @@ export async function lockActiveConsent(
   grantorId: string,
   granteeId: string,
 ): Promise<ConsentRow | undefined> {
-  return (await trx
+  return (await lockActiveConsentQuery(trx, grantorId, granteeId).executeTakeFirst()) as
+    | ConsentRow
+    | undefined;
+}
+
+/**
+ * Found through `consents_one_active_idx`, not among every consent the grantor ever gave: the status
+ * is a literal, as the index's condition must be for a prepared statement's generic plan to use it.
+ */
+export function lockActiveConsentQuery(trx: Tx, grantorId: string, granteeId: string) {
+  return trx
     .selectFrom('consents')
     .selectAll()
     .where('grantor_id', '=', grantorId)
     .where('grantee_id', '=', granteeId)
-    .where('status', '=', 'active')
-    .forUpdate()
-    .executeTakeFirst()) as ConsentRow | undefined;
+    .where('status', '=', sql.lit('active'))
+    .forUpdate();
 }
 
 export async function updateConsentGrant(
