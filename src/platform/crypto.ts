@@ -30,26 +30,36 @@ export function hmacSha256Hex(secret: string | Buffer, body: string | Buffer): s
 }
 
 /**
- * Random bytes handed out from a pool that `randomBytes` refills 4 KiB at a time, each byte once (a
- * refill makes a new pool; what was handed out is never written again). A call of `randomBytes` costs
- * about the same whatever its size (~5 µs for 16 bytes, ~8 µs for 4 KiB here: the crypto job's
- * set-up), and a booking's manage nonce made that way was 1.3 % of the server's busy time under load
- * (docs/performance.md, "Random bytes from a pool"). Node's own `randomUUID` keeps such a pool.
+ * A pool of random bytes that `randomBytes` refills `size` at a time, handing each byte out once (a
+ * refill makes a new pool; what was handed out is never written again); `prepare` may change a fresh
+ * pool in place before any of it is handed out (ids map it to their alphabet). A call of
+ * `randomBytes` costs about the same whatever its size (~5 µs for 16 bytes, ~8 µs for 4 KiB here:
+ * the crypto job's set-up), and a booking's manage nonce made that way was 1.3 % of the server's busy
+ * time under load (docs/performance.md, "Random bytes from a pool"). Node's own `randomUUID` keeps
+ * such a pool. Answers `take(n)`; more than `size` bytes at once are made fresh, not pooled.
  */
-const RANDOM_POOL_SIZE = 4096;
-let randomPool = randomBytes(RANDOM_POOL_SIZE);
-let randomPoolOffset = 0;
-
-export function pooledRandomBytes(n: number): Buffer {
-  if (n > RANDOM_POOL_SIZE) return randomBytes(n);
-  if (randomPoolOffset + n > RANDOM_POOL_SIZE) {
-    randomPool = randomBytes(RANDOM_POOL_SIZE);
-    randomPoolOffset = 0;
-  }
-  const out = randomPool.subarray(randomPoolOffset, randomPoolOffset + n);
-  randomPoolOffset += n;
-  return out;
+export function randomPool(size = 4096, prepare?: (fresh: Buffer) => void): (n: number) => Buffer {
+  const fresh = (n: number) => {
+    const bytes = randomBytes(n);
+    prepare?.(bytes);
+    return bytes;
+  };
+  let pool = fresh(size);
+  let offset = 0;
+  return (n) => {
+    if (n > size) return fresh(n);
+    if (offset + n > size) {
+      pool = fresh(size);
+      offset = 0;
+    }
+    const out = pool.subarray(offset, offset + n);
+    offset += n;
+    return out;
+  };
 }
+
+/** Random bytes for tokens, from one pool (`randomPool`). */
+export const pooledRandomBytes = randomPool();
 
 /** URL-safe random token with `bytes` bytes of entropy. */
 export function randomToken(bytes = 32): string {

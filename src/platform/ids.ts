@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { randomPool } from './crypto.js';
 
 /** Crockford base32, lexicographically sortable. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -14,29 +15,14 @@ function encodeTime(ms: number, length: number): string {
 }
 
 /**
- * Random characters are drawn from a pool refilled 4 KiB at a time (one syscall per 256 ids, not one
- * each), each byte already mapped to the alphabet (its low 5 bits), so an id's random part is one slice.
+ * Random characters come from a pool (`randomPool`: one `randomBytes` call per 256 ids, not one
+ * each) whose bytes are mapped to the alphabet (their low 5 bits) when it is refilled, so an id's
+ * random part is one slice.
  */
-const POOL_SIZE = 4096;
 const ALPHABET_CODES = Buffer.from(ALPHABET, 'latin1');
-let pool = randomChars();
-let poolOffset = 0;
-
-function randomChars(): Buffer {
-  const bytes = randomBytes(POOL_SIZE);
-  for (let i = 0; i < POOL_SIZE; i++) bytes[i] = ALPHABET_CODES[bytes[i]! & 31]!;
-  return bytes;
-}
-
-function encodeRandom(length: number): string {
-  if (poolOffset + length > POOL_SIZE) {
-    pool = randomChars();
-    poolOffset = 0;
-  }
-  const out = pool.toString('latin1', poolOffset, poolOffset + length);
-  poolOffset += length;
-  return out;
-}
+const randomChars = randomPool(4096, (bytes) => {
+  for (let i = 0; i < bytes.length; i++) bytes[i] = ALPHABET_CODES[bytes[i]! & 31]!;
+});
 
 /** The time part of the last id made, and its millisecond (ids made in one millisecond share it). */
 let lastTimeMs = -1;
@@ -51,7 +37,7 @@ export function prefixedId(prefix: string, nowMs: number = Date.now()): string {
     lastTimeMs = nowMs;
     lastTime = encodeTime(nowMs, 10);
   }
-  return `${prefix}_${lastTime}${encodeRandom(16)}`;
+  return `${prefix}_${lastTime}${randomChars(16).toString('latin1')}`;
 }
 
 /** UUID v7 (time-ordered) for principals and API keys. */
