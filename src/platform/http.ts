@@ -9,6 +9,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { accessLogWriter } from './access-log.js';
 import { type Access, accessForUnmatched, type Caller, targetPath } from './auth.js';
 import { isInnerDispatch } from './dispatch.js';
 import { AppError, type ErrorCode, ValidationFailed } from './errors.js';
@@ -213,6 +214,7 @@ export function createPlatform(deps: PlatformDeps): {
       writeProblem(res, 417, 'expectation-failed', 'Only the Expect: 100-continue expectation is supported'),
     );
     const idem = idempotencyHooks(deps.idempotency);
+    const accessLine = accessLogWriter(app.log);
     const undeclared: RouteOptions[] = [];
 
     app.decorateRequest('caller', null as unknown as Caller);
@@ -304,16 +306,13 @@ export function createPlatform(deps: PlatformDeps): {
       const c = request.caller;
       if (c?.keyId && !isInnerDispatch(request))
         usage.record(c.keyId, reply.statusCode, reply.statusCode === 429);
-      request.log.info(
-        {
-          request_id: request.id,
-          method: request.method,
-          route,
-          status: reply.statusCode,
-          ms: Math.round(seconds * 1000),
-        },
-        'request',
-      );
+      accessLine({
+        request_id: request.id,
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        ms: Math.round(seconds * 1000),
+      });
       done();
     });
 
