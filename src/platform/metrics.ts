@@ -67,13 +67,26 @@ export class Metrics {
   /**
    * The HTTP request counter and duration histogram, kept as plain numbers per (method, route,
    * status) and written by `text`: prom-client's `observe` hashes the label set on every call, about
-   * a microsecond of every request (docs/performance.md, "The log line's real cost").
+   * a microsecond of every request (docs/performance.md, "The log line's real cost"). Found by route,
+   * then method and status, so a request builds no key: the route template and the method are the
+   * same string objects every time, their hashes already kept.
    */
-  private readonly series = new Map<string, RequestSeries>();
+  private readonly series = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  /** Every series in the order it was first seen (the exposition's order). */
+  private readonly seen: RequestSeries[] = [];
 
   observe(method: string, route: string, status: number, seconds: number): void {
-    const k = `${method} ${status} ${route}`;
-    let s = this.series.get(k);
+    let methods = this.series.get(route);
+    if (!methods) {
+      methods = new Map();
+      this.series.set(route, methods);
+    }
+    let byStatus = methods.get(method);
+    if (!byStatus) {
+      byStatus = new Map();
+      methods.set(method, byStatus);
+    }
+    let s = byStatus.get(status);
     if (!s) {
       s = {
         labels: `method="${labelValue(method)}",route="${labelValue(route)}",status="${status}"`,
@@ -81,7 +94,8 @@ export class Metrics {
         sum: 0,
         buckets: new Float64Array(DURATION_BUCKETS.length + 1),
       };
-      this.series.set(k, s);
+      byStatus.set(status, s);
+      this.seen.push(s);
     }
     s.count++;
     s.sum += seconds;
@@ -101,7 +115,7 @@ export class Metrics {
       `# HELP ${name} HTTP request latency by route template, method and status`,
       `# TYPE ${name} histogram`,
     ];
-    for (const s of this.series.values()) {
+    for (const s of this.seen) {
       counter.push(`kairos_http_requests_total{${s.labels}} ${s.count}`);
       let seen = 0;
       for (const [b, le] of DURATION_BUCKETS.entries()) {

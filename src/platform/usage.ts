@@ -20,7 +20,8 @@ const HOUR = 3_600_000;
  * written in one batched upsert per second (never on the request path); stats flush first.
  */
 export class UsageRecorder {
-  private buffer = new Map<string, Counter>();
+  /** Counters by hour, then key: a request builds no key string (the key id is its cached caller's). */
+  private buffer = new Map<number, Map<string, Counter>>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -40,11 +41,15 @@ export class UsageRecorder {
   record(keyId: string, status: number, rateLimited: boolean): void {
     const now = this.clock.nowMs();
     const bucket = Math.floor(now / HOUR) * HOUR;
-    const k = `${keyId}|${bucket}`;
-    let c = this.buffer.get(k);
+    let hour = this.buffer.get(bucket);
+    if (!hour) {
+      hour = new Map();
+      this.buffer.set(bucket, hour);
+    }
+    let c = hour.get(keyId);
     if (!c) {
       c = { keyId, bucket, requests: 0, rateLimited: 0, s2xx: 0, s4xx: 0, s5xx: 0, lastUsedAt: now };
-      this.buffer.set(k, c);
+      hour.set(keyId, c);
     }
     c.requests++;
     if (rateLimited) c.rateLimited++;
@@ -62,7 +67,7 @@ export class UsageRecorder {
 
   private async write(): Promise<void> {
     if (this.buffer.size === 0) return;
-    const rows = [...this.buffer.values()];
+    const rows = [...this.buffer.values()].flatMap((hour) => [...hour.values()]);
     this.buffer = new Map();
     await sql`
       INSERT INTO api_key_usage AS u (key_id, bucket, requests, rate_limited, s2xx, s4xx, s5xx, last_used_at)
