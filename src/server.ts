@@ -12,6 +12,14 @@ export const SHUTDOWN_BOUND_MS = 30_000;
  */
 const PIPE_BUF = 4096;
 
+/**
+ * The bytes of log lines one write holds in a single-process server. An asynchronous write costs the
+ * process ~55–70 µs of CPU whatever its size up to 16 KiB (the hand-over to libuv's thread pool and
+ * back), so at ~150 bytes a line a batch of 4 KiB costs ~2 µs a request and one of 16 KiB ~0.6
+ * (docs/performance.md, "The log line's real cost").
+ */
+const LOG_BATCH = 16_384;
+
 export interface ServerOptions {
   /**
    * One of the processes of `kairos serve --processes N` (src/cluster.ts). The primary has migrated
@@ -24,18 +32,24 @@ export interface ServerOptions {
 /** `kairos serve`: the runtime with the HTTP app listening and, unless turned off, the workers. */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Runtime> {
   // Buffered, asynchronous log writes: a synchronous write per request line costs ~20% of throughput.
-  // Lines are handed over as bytes: in its text mode SonicBoom measures the whole pending chunk (up
-  // to maxWrite) on every line, flattening a growing string each time (docs/performance.md,
-  // "The log line's real cost").
+  // Lines are gathered as text and handed over as one Buffer per batch of whole lines (each within
+  // PIPE_BUF bytes for a worker), so a line costs no Buffer of its own (docs/performance.md, "The log
+  // line's real cost").
   const destination = pino.destination(
     opts.worker
-      ? { dest: 1, sync: false, minLength: PIPE_BUF / 2, maxWrite: PIPE_BUF, contentMode: 'buffer' }
-      : { dest: 1, sync: false, minLength: 4096, contentMode: 'buffer' },
+      ? { dest: 1, sync: false, minLength: 0, maxWrite: PIPE_BUF, contentMode: 'buffer' }
+      : { dest: 1, sync: false, minLength: 0, contentMode: 'buffer' },
   );
-  // In buffer mode `write` takes a Buffer; the package's types declare only the text mode's string.
-  const lines = { write: (line: string) => destination.write(Buffer.from(line) as unknown as string) };
+  const lines = batchedLines(
+    // In buffer mode `write` takes a Buffer; the package's types declare only the text mode's string.
+    (bytes) => destination.write(bytes as unknown as string),
+    opts.worker ? PIPE_BUF : LOG_BATCH,
+  );
   const log = pino({ level: config.logLevel, base: { pid: process.pid } }, lines);
-  const flushLogs = setInterval(() => destination.flush(), 250);
+  const flushLogs = setInterval(() => {
+    lines.flush();
+    destination.flush();
+  }, 250);
   flushLogs.unref();
   const runtime = opts.worker
     ? await startWorkerRuntime(config, log)
@@ -49,11 +63,13 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       },
       'Kairos is listening',
     );
+  lines.flush();
   const close = runtime.close;
   runtime.close = async () => {
     await close();
     log.info('shutdown complete');
     clearInterval(flushLogs);
+    lines.flush();
     destination.flushSync();
   };
   return runtime;
@@ -97,4 +113,34 @@ export function installSignalHandlers(
     );
   };
   for (const signal of signals) process.on(signal, () => onSignal(signal));
+}
+
+/**
+ * Log lines gathered as text and handed to `write` as one Buffer of whole lines once they reach
+ * `limit` bytes (or at `flush`): a batch never exceeds `limit` unless a single line does, and then
+ * that line goes alone.
+ */
+export function batchedLines(
+  write: (bytes: Buffer) => void,
+  limit: number,
+): { write(line: string): void; flush(): void } {
+  let pending = '';
+  let pendingBytes = 0;
+  const flush = () => {
+    if (pendingBytes === 0) return;
+    const bytes = Buffer.from(pending);
+    pending = '';
+    pendingBytes = 0;
+    write(bytes);
+  };
+  return {
+    write(line) {
+      const n = Buffer.byteLength(line);
+      if (pendingBytes + n > limit) flush();
+      pending += line;
+      pendingBytes += n;
+      if (pendingBytes >= limit) flush();
+    },
+    flush,
+  };
 }

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { batchedLines } from './server.js';
+
+describe('batched log lines', () => {
+  it('hand over whole lines, in order, in batches within the limit in bytes', () => {
+    const batches: Buffer[] = [];
+    const lines = batchedLines((b) => batches.push(b), 64);
+    const written: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Some lines with characters of two, three and four bytes: the limit counts bytes, not characters.
+      const line = `{"n":${i},"s":"${'é日😀'.repeat(i % 4)}"}\n`;
+      written.push(line);
+      lines.write(line);
+    }
+    lines.flush();
+    expect(batches.length).toBeGreaterThan(1);
+    for (const b of batches) {
+      expect(b.length).toBeLessThanOrEqual(64);
+      expect(b.toString().endsWith('\n')).toBe(true);
+    }
+    expect(Buffer.concat(batches).toString()).toBe(written.join(''));
+  });
+
+  it('hold lines until the limit is reached or they are flushed', () => {
+    const batches: Buffer[] = [];
+    const lines = batchedLines((b) => batches.push(b), 4096);
+    lines.write('{"msg":"one"}\n');
+    lines.write('{"msg":"two"}\n');
+    expect(batches).toHaveLength(0);
+    lines.flush();
+    expect(batches.map(String)).toEqual(['{"msg":"one"}\n{"msg":"two"}\n']);
+    lines.flush();
+    expect(batches).toHaveLength(1);
+  });
+
+  it('send a line longer than the limit alone, after what was pending', () => {
+    const batches: Buffer[] = [];
+    const lines = batchedLines((b) => batches.push(b), 32);
+    const long = `{"msg":"${'x'.repeat(100)}"}\n`;
+    lines.write('{"a":1}\n');
+    lines.write(long);
+    lines.write('{"b":2}\n');
+    lines.flush();
+    expect(batches.map(String)).toEqual(['{"a":1}\n', long, '{"b":2}\n']);
+  });
+});
