@@ -1,5 +1,30 @@
-import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, inject, it } from 'vitest';
 import { batchedLines } from './server.js';
+
+/** The server module as the tests' `kairos` processes run it (test/helpers/build.ts). */
+const SERVER = pathToFileURL(join(dirname(inject('kairosEntry')), 'server.js')).href;
+
+describe("the server's log", () => {
+  it('writes the lines still pending when the process ends on an uncaught error', () => {
+    const script = `
+      import { openLog } from ${JSON.stringify(SERVER)};
+      const { log } = openLog('info', false);
+      log.info({ step: 1 }, 'before the crash');
+      setTimeout(() => { log.info({ step: 2 }, 'just before'); throw new Error('boom'); }, 20);
+    `;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(child.status).toBe(1);
+    expect(child.stderr).toContain('boom');
+    const lines = child.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.msg)).toEqual(['before the crash', 'just before']);
+  });
+});
 
 describe('batched log lines', () => {
   it('hand over whole lines, in order, in batches within the limit in bytes', () => {

@@ -31,26 +31,7 @@ export interface ServerOptions {
 
 /** `kairos serve`: the runtime with the HTTP app listening and, unless turned off, the workers. */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Runtime> {
-  // Buffered, asynchronous log writes: a synchronous write per request line costs ~20% of throughput.
-  // Lines are gathered as text and handed over as one Buffer per batch of whole lines (each within
-  // PIPE_BUF bytes for a worker), so a line costs no Buffer of its own (docs/performance.md, "The log
-  // line's real cost").
-  const destination = pino.destination(
-    opts.worker
-      ? { dest: 1, sync: false, minLength: 0, maxWrite: PIPE_BUF, contentMode: 'buffer' }
-      : { dest: 1, sync: false, minLength: 0, contentMode: 'buffer' },
-  );
-  const lines = batchedLines(
-    // In buffer mode `write` takes a Buffer; the package's types declare only the text mode's string.
-    (bytes) => destination.write(bytes as unknown as string),
-    opts.worker ? PIPE_BUF : LOG_BATCH,
-  );
-  const log = pino({ level: config.logLevel, base: { pid: process.pid } }, lines);
-  const flushLogs = setInterval(() => {
-    lines.flush();
-    destination.flush();
-  }, 250);
-  flushLogs.unref();
+  const { log, flush: flushLines, close: closeLog } = openLog(config.logLevel, opts.worker === true);
   const runtime = opts.worker
     ? await startWorkerRuntime(config, log)
     : await startRuntime({ config, log, httpLogger: log, listen: true });
@@ -63,14 +44,12 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       },
       'Kairos is listening',
     );
-  lines.flush();
+  flushLines();
   const close = runtime.close;
   runtime.close = async () => {
     await close();
     log.info('shutdown complete');
-    clearInterval(flushLogs);
-    lines.flush();
-    destination.flushSync();
+    closeLog();
   };
   return runtime;
 }
@@ -113,6 +92,51 @@ export function installSignalHandlers(
     );
   };
   for (const signal of signals) process.on(signal, () => onSignal(signal));
+}
+
+/**
+ * The server's log on standard output: buffered, asynchronous writes (a synchronous write per request
+ * line costs ~20% of throughput). Lines are gathered as text and handed over as one Buffer per batch
+ * of whole lines (within PIPE_BUF bytes for a worker), so a line costs no Buffer of its own
+ * (docs/performance.md, "The access line written directly"). What is pending leaves every 250 ms, at
+ * `flush` and `close`, and when the process exits, an uncaught error's exit included, so the lines
+ * before a crash are not lost with it.
+ */
+export function openLog(level: string, worker: boolean): { log: pino.Logger; flush(): void; close(): void } {
+  const destination = pino.destination(
+    worker
+      ? { dest: 1, sync: false, minLength: 0, maxWrite: PIPE_BUF, contentMode: 'buffer' }
+      : { dest: 1, sync: false, minLength: 0, contentMode: 'buffer' },
+  );
+  const lines = batchedLines(
+    // In buffer mode `write` takes a Buffer; the package's types declare only the text mode's string.
+    (bytes) => destination.write(bytes as unknown as string),
+    worker ? PIPE_BUF : LOG_BATCH,
+  );
+  const log = pino({ level, base: { pid: process.pid } }, lines);
+  const timer = setInterval(() => {
+    lines.flush();
+    destination.flush();
+  }, 250);
+  timer.unref();
+  const flushNow = () => {
+    lines.flush();
+    try {
+      destination.flushSync();
+    } catch {
+      // Not open yet (the process ends before its first turn), or standard output is gone.
+    }
+  };
+  process.once('exit', flushNow);
+  return {
+    log,
+    flush: () => lines.flush(),
+    close: () => {
+      clearInterval(timer);
+      process.removeListener('exit', flushNow);
+      flushNow();
+    },
+  };
 }
 
 /**
