@@ -13,6 +13,7 @@ const REPO = join(import.meta.dirname, '..', '..');
  * `main.js`, and `remove` for the end of the run.
  */
 export async function buildForProcesses(): Promise<{ entry: string; remove(): void }> {
+  removeOrphanBuilds(REPO);
   const dir = join(REPO, `.test-build-${process.pid}`);
   const src = join(REPO, 'src');
   const entryPoints = readdirSync(src, { recursive: true, encoding: 'utf8' })
@@ -31,4 +32,27 @@ export async function buildForProcesses(): Promise<{ entry: string; remove(): vo
     logLevel: 'error',
   });
   return { entry: join(dir, 'main.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Whether a process with this id is running (signal 0 only asks; EPERM means it exists). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes from `root` the builds of earlier runs that were killed before their end removed them (a
+ * run's build is named for its process, so a build whose process is gone is no run's).
+ */
+export function removeOrphanBuilds(root: string): void {
+  for (const name of readdirSync(root)) {
+    const m = /^\.test-build-(\d+)$/.exec(name);
+    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) {
+      rmSync(join(root, name), { recursive: true, force: true });
+    }
+  }
 }
