@@ -16,7 +16,7 @@ const PIPE_BUF = 4096;
  * The bytes of log lines one write holds in a single-process server. An asynchronous write costs the
  * process ~55–70 µs of CPU whatever its size up to 16 KiB (the hand-over to libuv's thread pool and
  * back), so at ~150 bytes a line a batch of 4 KiB costs ~2 µs a request and one of 16 KiB ~0.6
- * (docs/performance.md, "The log line's real cost").
+ * (docs/performance.md, "The access line written directly").
  */
 const LOG_BATCH = 16_384;
 

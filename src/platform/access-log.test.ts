@@ -61,6 +61,10 @@ describe('the access line', () => {
         },
       ],
       ['a nested key', { nestedKey: 'payload' }],
+      // Serializers and redaction that change only some values: a sample entry would not show them.
+      ['a serializer of some routes', { serializers: { route: (r: string) => (r === '/v1/me' ? 'me' : r) } }],
+      ['redaction of one path', { redact: ['route'] }],
+      ['custom levels', { customLevels: { info: 35 }, useOnlyCustomLevels: false }],
     ];
     for (const [what, options] of settings) {
       const direct: string[] = [];

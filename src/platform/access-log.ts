@@ -33,7 +33,14 @@ interface PinoParts {
   [S.mixinSym]?: unknown;
   [msgPrefixSym]?: unknown;
   [S.hooksSym]?: { logMethod?: unknown; streamWrite?: unknown };
+  [S.formattersSym]?: { log?: unknown };
+  [S.serializersSym]?: Record<string, unknown>;
+  [S.stringifiersSym]?: object;
+  [S.nestedKeySym]?: unknown;
 }
+
+/** The keys of the access line, its message's among them (a serializer for any of them changes it). */
+const KEYS = ['request_id', 'method', 'route', 'status', 'ms', 'msg'] as const;
 
 /**
  * The access line's writer for `log`. A request's line costs pino ~6 % of `GET /v1/me`'s server CPU
@@ -41,8 +48,9 @@ interface PinoParts {
  * value's type checked and escaped, and the line handed through a hook chain. For a plain pino logger
  * the line is composed directly, byte for byte what pino writes: checked once here against pino's own
  * serializer for the same entry. A logger with anything that could change the line (a mixin, hooks,
- * a message prefix, a multistream, formatters, serializers, redaction) fails that check or the
- * conditions before it, and gets `log.info` as before.
+ * a message prefix, a multistream, a log formatter, serializers of its keys, redaction, a nested
+ * key, a level `info` that is not 30) fails the conditions or that check, and gets `log.info` as
+ * before.
  */
 export function accessLogWriter(log: FastifyBaseLogger): (entry: AccessEntry) => void {
   return directAccessWriter(log) ?? ((entry) => log.info(entry, MESSAGE));
@@ -57,6 +65,13 @@ export function directAccessWriter(log: FastifyBaseLogger): ((entry: AccessEntry
   if (!stream || !asJson || !time || typeof stream.write !== 'function') return undefined;
   if (stream[S.needsMetadataGsym] || p[S.mixinSym] || p[msgPrefixSym] !== undefined) return undefined;
   if (p[S.hooksSym]?.logMethod || p[S.hooksSym]?.streamWrite) return undefined;
+  if (p[S.formattersSym]?.log || p[S.nestedKeySym]) return undefined;
+  const serializers = p[S.serializersSym] ?? {};
+  if (KEYS.some((k) => serializers[k]) || serializers[String(p[S.messageKeySym])]) return undefined;
+  const stringifiers = p[S.stringifiersSym] ?? {};
+  if (Reflect.ownKeys(stringifiers).length > 0) return undefined; // redaction
+  const logger = log as unknown as pino.Logger;
+  if (logger.levels?.values?.info !== INFO) return undefined;
   const head = `${p[S.lsCacheSym]?.[INFO]}`;
   const chindings = p[S.chindingsSym] ?? '';
   const tail = `,${JSON.stringify(p[S.messageKeySym])}:${JSON.stringify(MESSAGE)}${p[S.endSym]}`;
@@ -72,7 +87,6 @@ export function directAccessWriter(log: FastifyBaseLogger): ((entry: AccessEntry
   };
   const t = time.call(log);
   if (asJson.call(log, { ...sample }, MESSAGE, INFO, t) !== compose(sample, t)) return undefined;
-  const logger = log as unknown as pino.Logger;
   return (e) => {
     if (logger.levelVal <= INFO) stream.write(compose(e, time.call(log)));
   };
