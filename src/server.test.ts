@@ -2,12 +2,22 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
-import { batchedLines } from './server.js';
+import { directAccessWriter } from './platform/access-log.js';
+import { batchedLines, openLog } from './server.js';
 
 /** The server module as the tests' `kairos` processes run it (test/helpers/build.ts). */
 const SERVER = pathToFileURL(join(dirname(inject('kairosEntry')), 'server.js')).href;
 
 describe("the server's log", () => {
+  it("writes its access lines directly, not through pino's general path", () => {
+    const { log, close } = openLog('info', false);
+    try {
+      expect(directAccessWriter(log)).toBeDefined();
+    } finally {
+      close();
+    }
+  });
+
   it('writes the lines still pending when the process ends on an uncaught error', () => {
     const script = `
       import { openLog } from ${JSON.stringify(SERVER)};
