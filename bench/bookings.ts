@@ -1141,8 +1141,9 @@ async function alternatedRows(kairos: Kept, floor: Kept): Promise<Row[]> {
   };
   // One round of each, not counted, first: Kairos comes to the rounds after the floors' runs, a
   // minute idle, and its first round was the slowest of each run's five in the four full runs before
-  // this one (its share of the floor's rate 45, 49, 44 and 39 % against medians of 60–80 %; its CPU
-  // a booking 2.7–2.8 ms against 1.4–1.8 in the other rounds): a re-warming, not its steady cost.
+  // this round was added (its share of the floor's rate 45, 49, 44 and 39 % against medians of
+  // 60–80 %; its CPU a booking 2.7–2.8 ms against 1.4–1.8 in the other rounds): a re-warming, not its
+  // steady cost (docs/performance.md, "An eighteenth machine").
   await measure(kairos);
   await measure(floor);
   const rounds = await alternated(
