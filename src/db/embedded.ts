@@ -60,13 +60,20 @@ export function runningPort(pgDir: string): number | null {
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || !Number.isInteger(port) || pid <= 0) return null;
+  return processAlive(pid) ? port : null;
+}
+
+/**
+ * Whether a process with this id is running. Signal 0 only asks; EPERM means it exists but belongs to
+ * another user (the postgres user when we run as root).
+ */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    return true;
   } catch (err) {
-    // EPERM means it exists but belongs to another user (the postgres user when we run as root).
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return port;
 }
 
 /**

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/db/embedded.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { CLI, REPO, type ServerProcess, spawnServer } from '../helpers/process.js';
 
@@ -21,15 +22,6 @@ function workersOf(primary: number): { pid: number; args: string }[] {
     .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
     .filter((m): m is RegExpExecArray => m !== null && m[2]!.includes(`${CLI} serve`))
     .map((m) => ({ pid: Number(m[1]), args: m[2]! }));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // another user's (postgres when run as root)
-  }
 }
 
 async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
@@ -168,7 +160,7 @@ describe('kairos serve --processes 2 on an external store', () => {
     const answers = await Promise.all(inflight);
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(201));
     expect(await exited).toBe(0);
-    for (const pid of workers) expect(alive(pid)).toBe(false);
+    for (const pid of workers) expect(processAlive(pid)).toBe(false);
     expect(s.output().match(/"msg":"shutdown complete"/g)?.length).toBe(3); // two workers, the primary
     expect(s.output()).not.toMatch(/"status":5\d\d/);
   });
@@ -186,7 +178,7 @@ describe('kairos serve --processes 2 on the embedded store', () => {
       expect(s.output()).toMatch(/"store":"embedded","processes":2.*Kairos is listening/);
       const pidFile = join(dataDir, 'pg', 'postmaster.pid');
       const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-      expect(alive(postmaster)).toBe(true);
+      expect(processAlive(postmaster)).toBe(true);
       expect(workersOf(s.child.pid!)).toHaveLength(2);
       // The workers reach the primary's PostgreSQL.
       const ready = await Promise.all(Array.from({ length: 20 }, () => request(s.url, 'GET', '/readyz')));
@@ -204,9 +196,9 @@ describe('kairos serve --processes 2 on the embedded store', () => {
       }
       expect(await exited).toBe(1);
       expect(s.output()).toMatch(/5 worker processes died within 10 s: stopping instead of replacing them/);
-      for (const pid of killed) expect(alive(pid)).toBe(false);
+      for (const pid of killed) expect(processAlive(pid)).toBe(false);
       expect(s.output()).toContain('embedded PostgreSQL stopped');
-      expect(alive(postmaster)).toBe(false);
+      expect(processAlive(postmaster)).toBe(false);
       expect(existsSync(pidFile)).toBe(false);
     } finally {
       await s.stop('SIGKILL');

@@ -1,6 +1,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { processAlive } from '../../src/db/embedded.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 
@@ -34,16 +35,6 @@ export async function buildForProcesses(): Promise<{ entry: string; remove(): vo
   return { entry: join(dir, 'main.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Whether a process with this id is running (signal 0 only asks; EPERM means it exists). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes from `root` the builds of earlier runs that were killed before their end removed them (a
  * run's build is named for its process, so a build whose process is gone is no run's).
@@ -51,7 +42,7 @@ function alive(pid: number): boolean {
 export function removeOrphanBuilds(root: string): void {
   for (const name of readdirSync(root)) {
     const m = /^\.test-build-(\d+)$/.exec(name);
-    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) {
+    if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) {
       rmSync(join(root, name), { recursive: true, force: true });
     }
   }
