@@ -11258,6 +11258,7 @@ export interface operations {
                         waitlist_entries: {
                             /** @description waitlist entry id (wl_…) */
                             id: string;
+                            /** @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner */
                             status: "waiting" | "offered" | "booked" | "expired" | "removed";
                             /**
                              * Format: date-time
@@ -11430,6 +11431,7 @@ export interface operations {
                         waitlist_entry: {
                             /** @description waitlist entry id (wl_…) */
                             id: string;
+                            /** @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner */
                             status: "waiting" | "offered" | "booked" | "expired" | "removed";
                             /**
                              * Format: date-time
@@ -12203,6 +12205,7 @@ export interface operations {
                         waitlist_entry: {
                             /** @description waitlist entry id (wl_…) */
                             id: string;
+                            /** @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner */
                             status: "waiting" | "offered" | "booked" | "expired" | "removed";
                             /**
                              * Format: date-time

@@ -20,6 +20,7 @@ import * as m0018 from './0018_schedule_seq.js';
 import * as m0019 from './0019_notify_after_commit.js';
 import * as m0020 from './0020_booking_length.js';
 import * as m0021 from './0021_waitlist_waiting.js';
+import * as m0022 from './0022_waitlist_window_ended.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0019_notify_after_commit': m0019,
   '0020_booking_length': m0020,
   '0021_waitlist_waiting': m0021,
+  '0022_waitlist_window_ended': m0022,
 };

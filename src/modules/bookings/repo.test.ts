@@ -20,6 +20,7 @@ import {
   earliestWaiting,
   earliestWaitingQuery,
   expiredOffersQuery,
+  windowEndedQuery,
   insertBooking,
   listBookings,
   listBookingsQuery,
@@ -273,5 +274,12 @@ describe('waitlist offers whose hold ended', () => {
   it('are found through the index of offers by the hold’s end, not by reading every entry', async () => {
     const plan = await genericPlan(t.ctx.db, (trx) => expiredOffersQuery(trx, new Date(), 100));
     expect(plan).toMatch(/"Index Name":"waitlist_offers_idx"/);
+  });
+});
+
+describe('waiting entries whose window ended', () => {
+  it('are found through the index of waiting entries by the window’s end, across links', async () => {
+    const plan = await genericPlan(t.ctx.db, (trx) => windowEndedQuery(trx, new Date(), 500));
+    expect(plan).toMatch(/"Index Name":"waitlist_window_end_idx"/);
   });
 });

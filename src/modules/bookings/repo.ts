@@ -519,3 +519,32 @@ export function expiredOffersQuery(db: Queryable, now: Date, limit: number) {
     .orderBy('offer_expires_at')
     .limit(limit);
 }
+
+/**
+ * Waiting entries whose window ended at or before `now`: no freed time can be offered to them any more.
+ * Read through `waitlist_window_end_idx`, whose condition the literal status states.
+ */
+export function windowEndedQuery(db: Queryable, now: Date, limit: number) {
+  return db
+    .selectFrom('waitlist_entries')
+    .select('id')
+    .where('status', '=', sql.lit('waiting'))
+    .where('preferred_to', '<=', now)
+    .orderBy('preferred_to')
+    .limit(limit);
+}
+
+/**
+ * Marks up to `limit` of them expired, skipping any an offer holds locked at this moment (it sees the
+ * entry as waiting and may still offer it freed time inside its window; the next sweep finds it if
+ * not). How many it marked.
+ */
+export async function expireEndedWindows(db: Queryable, now: Date, limit: number): Promise<number> {
+  const r = await db
+    .updateTable('waitlist_entries')
+    .set({ status: 'expired', updated_at: now })
+    .where('id', 'in', windowEndedQuery(db, now, limit).forUpdate().skipLocked())
+    .where('status', '=', sql.lit('waiting'))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

@@ -298,13 +298,19 @@ export const JoinBody = Type.Object(
 );
 const PublicEntryFields = {
   id: EntryId,
-  status: Type.Union([
-    Type.Literal('waiting'),
-    Type.Literal('offered'),
-    Type.Literal('booked'),
-    Type.Literal('expired'),
-    Type.Literal('removed'),
-  ]),
+  status: Type.Union(
+    [
+      Type.Literal('waiting'),
+      Type.Literal('offered'),
+      Type.Literal('booked'),
+      Type.Literal('expired'),
+      Type.Literal('removed'),
+    ],
+    {
+      description:
+        'waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner',
+    },
+  ),
   preferred_from: Timestamp,
   preferred_to: Timestamp,
   created_at: Timestamp,

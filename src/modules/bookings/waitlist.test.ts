@@ -291,6 +291,32 @@ describe('the waitlist', () => {
     }
   });
 
+  it('marks a waiting entry expired once its window has ended, and leaves the entries whose window is still open', async () => {
+    const { key, link } = await linkWithHost('ann@wl4.example');
+    const early = await join(link.slug, 'hal@example.com', '2026-03-03T09:00:00Z', '2026-03-03T10:00:00Z');
+    const late = await join(link.slug, 'ida@example.com', '2026-03-03T09:00:00Z', '2026-03-06T17:00:00Z');
+    const statuses = async () => {
+      await t.ctx.jobs.drain();
+      const owners = await t.call('GET', `/v1/booking-links/${link.id}/waitlist`, { token: key });
+      return Object.fromEntries(
+        (await owners.json()).waitlist_entries.map((e: Json) => [e.id, [e.status, e.updated_at]]),
+      );
+    };
+    const before = clock.nowMs();
+    try {
+      clock.set('2026-03-03T09:59:00Z'); // Hal's window still has a minute
+      let now = await statuses();
+      expect(now[early.id][0]).toBe('waiting');
+      expect(now[late.id][0]).toBe('waiting');
+      clock.set('2026-03-03T10:00:30Z'); // ended
+      now = await statuses();
+      expect(now[early.id]).toEqual(['expired', '2026-03-03T10:00:30.000Z']);
+      expect(now[late.id][0]).toBe('waiting');
+    } finally {
+      clock.set(before);
+    }
+  });
+
   it('refuses bad windows per field and unknown claim tokens, writing nothing', async () => {
     const { key, link } = await linkWithHost('ann@wl3.example');
     const bad = await t.call('POST', `/v1/public/links/${link.slug}/waitlist`, {

@@ -35,6 +35,8 @@ import { Problems } from '../../platform/validation.js';
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 const MAX_WINDOW_DAYS = 90;
+/** Waiting entries whose window ended, marked expired per statement by the reaper. */
+const ENDED_BATCH = 500;
 
 /** The freed time a job offers (a cancelled or expired booking, or a hold that passed on). */
 interface FreedTime {
@@ -229,7 +231,10 @@ export class WaitlistService {
     }
   }
 
-  /** Passes expired holds on to the next entry, or releases them. */
+  /**
+   * Passes expired holds on to the next entry, or releases them; then marks expired the waiting
+   * entries whose window has ended, in batches of ENDED_BATCH. How many entries it changed.
+   */
   async reap(): Promise<number> {
     const ids = await repo.expiredOffers(this.deps.db, this.deps.clock.now(), 100);
     for (const id of ids) {
@@ -250,7 +255,11 @@ export class WaitlistService {
         this.deps.busy.changed(changed);
       }
     }
-    return ids.length;
+    let ended = 0;
+    for (let n = ENDED_BATCH; n === ENDED_BATCH; ended += n) {
+      n = await repo.expireEndedWindows(this.deps.db, this.deps.clock.now(), ENDED_BATCH);
+    }
+    return ids.length + ended;
   }
 
   /** Offers an entry's held time to the next waiting entry (inside the caller's transaction). */
