@@ -535,9 +535,10 @@ export function windowEndedQuery(db: Queryable, now: Date, limit: number) {
 }
 
 /**
- * Marks up to `limit` of them expired, skipping any an offer holds locked at this moment (it sees the
- * entry as waiting and may still offer it freed time inside its window; the next sweep finds it if
- * not). How many it marked.
+ * Marks up to `limit` of them expired, skipping any another transaction holds locked at this moment
+ * (an owner removing it, say): the next sweep finds it if it is still waiting. No offer can be taking
+ * one: freed time is offered only when it starts after now, inside the entry's window. How many it
+ * marked.
  */
 export async function expireEndedWindows(db: Queryable, now: Date, limit: number): Promise<number> {
   const r = await db
