@@ -8,6 +8,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
+import { PURGE_MAX_BATCHES } from '../../db/purge.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Job } from '../../jobs/runner.js';
 import type { Interval } from '../../lib/intervals.js';
@@ -233,7 +234,7 @@ export class WaitlistService {
 
   /**
    * Passes expired holds on to the next entry, or releases them; then marks expired the waiting
-   * entries whose window has ended, in batches of ENDED_BATCH. How many entries it changed.
+   * entries whose window has ended, ENDED_BATCH a statement. How many entries it changed.
    */
   async reap(): Promise<number> {
     const ids = await repo.expiredOffers(this.deps.db, this.deps.clock.now(), 100);
@@ -255,9 +256,13 @@ export class WaitlistService {
         this.deps.busy.changed(changed);
       }
     }
+    // At most PURGE_MAX_BATCHES statements a run, as a purge: the schedule runs in the job runner's
+    // pump, so a backlog is worked off over several runs.
     let ended = 0;
-    for (let n = ENDED_BATCH; n === ENDED_BATCH; ended += n) {
-      n = await repo.expireEndedWindows(this.deps.db, this.deps.clock.now(), ENDED_BATCH);
+    for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
+      const n = await repo.expireEndedWindows(this.deps.db, this.deps.clock.now(), ENDED_BATCH);
+      ended += n;
+      if (n < ENDED_BATCH) break;
     }
     return ids.length + ended;
   }
