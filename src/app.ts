@@ -13,6 +13,7 @@ import { type DeclaredEvent, webhooksDocument } from './platform/openapi-webhook
 import { sendProblem } from './platform/problems.js';
 import type { TypedApp } from './platform/routes.js';
 import { Problem } from './platform/schemas.js';
+import { buildSerializer } from './platform/serializer.js';
 import { isTimeZone, TIME_ZONE_FORMAT, validatorCompiler } from './platform/validation.js';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -71,6 +72,8 @@ export async function buildApp(
     },
     // The serializer compiles answers that hold a union with Ajv: it must know Kairos's own format.
     serializerOpts: { ajv: { formats: { [TIME_ZONE_FORMAT]: isTimeZone } } },
+    // Unions of string constants and nullable fields written without Ajv (platform/serializer.ts).
+    schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // JSON is the only body format: anything else is 415 (text/plain would otherwise parse as a string).
