@@ -10,11 +10,13 @@ import { benchPages } from './pages.js';
 import { benchPlatform } from './platform.js';
 import { benchProposals } from './proposals.js';
 import { benchSdk } from './sdk.js';
+import { benchSerializer } from './serializer.js';
 import { benchSlots } from './slots.js';
 import { benchWebhooks } from './webhooks.js';
 
 const suites: [string, () => Promise<Row[]>][] = [
   ['platform', benchPlatform],
+  ['serializer', benchSerializer],
   ['slots', benchSlots],
   ['availability', benchAvailability],
   ['webhooks', benchWebhooks],
