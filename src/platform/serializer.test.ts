@@ -71,6 +71,11 @@ describe('response schemas as the serializer reads them', () => {
     expect(forSerializer(numbers)).toEqual(numbers);
     const reference = { anyOf: [{ $ref: 'Problem#' }, { type: 'null' }] };
     expect(forSerializer(reference)).toEqual(reference);
+    // Written by type, these would take values the union refuses (a union around them decides by them).
+    const patterned = clone(Type.Union([Type.Literal('google'), Type.String({ pattern: '^conn_' })]));
+    expect(forSerializer(patterned)).toEqual(patterned);
+    const formatted = clone(Type.Union([Uuid, Type.Boolean()]));
+    expect(forSerializer(formatted)).toEqual(formatted);
     const data = { type: 'object', default: { anyOf: [{ type: 'string' }, { type: 'null' }] } };
     expect(forSerializer(data)).toEqual(data);
   });

@@ -14,11 +14,11 @@ const COMPOUND = ['anyOf', 'oneOf', 'allOf', 'not', 'if', '$ref'] as const;
 const isPlain = (b: Schema) =>
   typeof b.type === 'string' && b.type !== 'null' && COMPOUND.every((k) => b[k] === undefined);
 
-/** A branch with nothing to write but a scalar (no properties, items or tuple to follow). */
-const isScalar = (b: Schema) =>
-  isPlain(b) && ['string', 'boolean', 'integer', 'number'].includes(b.type as string);
+/** Whether a branch has no keywords but these (and annotations). */
+const only = (b: Schema, keys: readonly string[]) =>
+  Object.keys(b).every((k) => k === 'description' || k === 'title' || keys.includes(k));
 
-/** The string values a branch allows, where it lists them (`const` or `enum`), else undefined. */
+/** The values a branch lists (`const` or `enum`), else undefined. */
 const listed = (b: Schema): unknown[] | undefined =>
   b.const !== undefined ? [b.const] : Array.isArray(b.enum) ? b.enum : undefined;
 
@@ -28,42 +28,41 @@ const listed = (b: Schema): unknown[] | undefined =>
  * with Ajv, one compiled validation per union per object written: a booking holds sixteen. These
  * shapes have a form it dispatches on by `typeof` instead:
  * - one plain branch and `null` (a nullable field): that branch with `type: [its type, 'null']`;
- * - branches that are all strings, with or without `null` (a `Type.Union` of `Type.Literal`s): a
- *   string, the listed values kept as its `enum`;
- * - scalar branches of distinct types (a string or a boolean), with or without `null`: those types.
+ * - string constants, with or without `null` (a `Type.Union` of `Type.Literal`s): a string with
+ *   those values as its `enum`;
+ * - scalar types with nothing more to them (`Type.String()` or `Type.Boolean()`), distinct, with or
+ *   without `null`: those types.
  * Each form accepts exactly the values the union does, so that a union of objects around it, which
- * the serializer still decides with Ajv, decides as before: listed values (`enum`, `const`) take
- * `null` among them where the union does. The outer schema's own keywords (a description) are kept,
- * as the serializer merges them into the branch it takes.
+ * the serializer still decides with Ajv, decides as before: `enum` and `const` hold for every type,
+ * so listed values take `null` among them where the union does; every other keyword of a plain
+ * branch holds for its own type only. The outer schema's own keywords (a description) are kept, as
+ * the serializer merges them into the branch it takes.
  */
 function plainUnion(outer: Schema, branches: Schema[]): Schema | undefined {
   const { anyOf: _, ...rest } = outer;
-  const isNull = (b: Schema) =>
-    b.type === 'null' && Object.keys(b).every((k) => k === 'type' || k === 'description');
+  const isNull = (b: Schema) => b.type === 'null' && only(b, ['type']);
   const nullable = branches.some(isNull);
   const others = branches.filter((b) => !isNull(b));
   if (others.length === 0 || !others.every(isPlain)) return undefined;
   const withNull = (type: unknown) => (nullable ? [type, 'null'].flat() : type);
-  // `enum` and `const` hold for every type: listed values are kept with `null` among them.
   const among = (values: unknown[] | undefined) =>
     values ? { enum: nullable ? [...values, null] : values } : {};
-  const [only] = others;
-  if (others.length === 1 && only) {
-    const { const: _c, enum: _e, ...branch } = only;
-    return { ...rest, ...branch, type: withNull(only.type), ...among(listed(only)) };
+  const [first] = others;
+  if (others.length === 1 && first) {
+    const { const: _c, enum: _e, ...branch } = first;
+    return { ...rest, ...branch, type: withNull(first.type), ...among(listed(first)) };
   }
-  if (others.every((b) => b.type === 'string')) {
-    const values = others.map(listed);
-    return {
-      ...rest,
-      type: withNull('string'),
-      ...among(values.every((v) => v !== undefined) ? values.flat() : undefined),
-    };
+  const values = others.map(listed);
+  if (others.every((b, i) => b.type === 'string' && values[i] && only(b, ['type', 'const', 'enum']))) {
+    return { ...rest, type: withNull('string'), ...among(values.flat()) };
   }
   const types = others.map((b) => b.type as string);
+  const scalar = (t: string) => ['string', 'boolean', 'integer', 'number'].includes(t);
   const distinct =
     new Set(types).size === types.length && !(types.includes('integer') && types.includes('number'));
-  if (others.every(isScalar) && distinct) return { ...rest, type: withNull(types) };
+  if (distinct && others.every((b) => scalar(b.type as string) && only(b, ['type']))) {
+    return { ...rest, type: withNull(types) };
+  }
   return undefined;
 }
 
