@@ -46,8 +46,9 @@
  * opens itself, also the store's own time per statement (pg_stat_statements). BENCH_CONNECTIONS: the
  * creation runs' and the floor's connections (default 50). After the durable run (its jobs done) and
  * the floor with Kairos's writes, a short latency phase at BENCH_P99_CONNECTIONS (default 8) for
- * BENCH_P99_SECONDS (default 3): p50 / p99 beside the target (p99 ≤ 20 ms). BENCH_PROF=1: CPU profiles of the server
- * processes in $TMPDIR/kairos-bench-prof.
+ * BENCH_P99_SECONDS (default 3): p50 / p99 beside the target (p99 ≤ 20 ms). BENCH_PROF=1: CPU
+ * profiles of the server processes in $TMPDIR/kairos-bench-prof; BENCH_PERF=1: `perf record` of
+ * them in $TMPDIR/kairos-bench-perf.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -78,7 +79,9 @@ import {
   mainThreadCpuMs,
   median,
   postgresCpuMs,
+  profiling,
   randomBusy,
+  recordPerf,
   type Row,
   rssMiB,
   serveOnTempStore,
@@ -116,15 +119,10 @@ async function startChild<R>(
 ): Promise<{ child: ChildProcess; ready: R }> {
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, [CHILD_ENV]: mode },
-    execArgv: [
-      '--import',
-      'tsx',
-      ...(process.env.BENCH_PROF
-        ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
-        : []),
-    ],
+    execArgv: ['--import', 'tsx', ...profiling()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  recordPerf(child);
   const ready = await new Promise<R>((resolve, reject) => {
     child.once('message', (m) => resolve(m as R));
     child.once('exit', (code) => reject(new Error(`bench server (${mode}) exited early (${code})`)));

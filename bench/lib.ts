@@ -173,7 +173,10 @@ export async function benchDatabase(
   };
 }
 
-/** Spawns a child that prints `{"url": …}` on its first stdout line (or a Kairos "listening" log line). */
+/**
+ * Spawns a child that prints `{"url": …}` on its first stdout line (or a Kairos "listening" log line);
+ * with BENCH_PERF, under `perf record`.
+ */
 export async function spawnListening(
   args: string[],
   env: Record<string, string>,
@@ -183,6 +186,7 @@ export async function spawnListening(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  recordPerf(child);
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => {
@@ -291,17 +295,40 @@ export async function alternated<T>(
   return out;
 }
 
-/** With BENCH_PROF: the flags that make a server process write a CPU profile when it exits. */
+/**
+ * With BENCH_PROF: the flags that make a server process write a CPU profile when it exits. With
+ * BENCH_PERF: those that name its JavaScript frames for Linux `perf` (a map in /tmp), which
+ * `recordPerf` runs on it.
+ */
 export function profiling(): string[] {
+  if (process.env.BENCH_PERF) return ['--perf-basic-prof', '--interpreted-frames-native-stack'];
   return process.env.BENCH_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpdir(), 'kairos-bench-prof')}`]
     : [];
 }
 
 /**
+ * With BENCH_PERF: `perf record -g` of a server process the bench started, from now until it exits,
+ * into `kairos-bench-perf/perf-<pid>.data` in the system's temporary directory (the kernel's work,
+ * V8's and the JavaScript frames in one profile; `perf report -i <file>`). The frames' names come
+ * from V8's map, which does not follow code it moves or frees: trust them over short windows only
+ * (docs/performance.md, "Where `GET /v1/me`'s last microseconds go").
+ */
+export function recordPerf(child: ChildProcess): void {
+  if (!process.env.BENCH_PERF || child.pid === undefined) return;
+  const dir = join(tmpdir(), 'kairos-bench-perf');
+  mkdirSync(dir, { recursive: true });
+  const out = join(dir, `perf-${child.pid}.data`);
+  const perf = spawn('perf', ['record', '-F', '999', '-g', '-o', out, '-p', String(child.pid)], {
+    stdio: 'ignore',
+  });
+  perf.once('error', (err) => console.error(`BENCH_PERF: perf did not start (${err.message})`));
+}
+
+/**
  * Forks the bench module at `moduleUrl` as its own server process (`childEnv` set, so the module runs
- * its server side; with BENCH_PROF, under --cpu-prof) and waits for the first message it sends: what
- * it serves. `stop` asks it to stop and waits for its exit.
+ * its server side; with BENCH_PROF, under --cpu-prof; with BENCH_PERF, under `perf record`) and waits
+ * for the first message it sends: what it serves. `stop` asks it to stop and waits for its exit.
  */
 export async function forkBenchChild<Ready>(
   moduleUrl: string,
@@ -312,6 +339,7 @@ export async function forkBenchChild<Ready>(
     execArgv: ['--import', 'tsx', ...profiling()],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  recordPerf(child);
   const stop = async () => {
     if (child.connected) child.send('stop');
     await new Promise<void>((resolve) => {
