@@ -1,5 +1,6 @@
 import fastJsonStringify, { type AnySchema } from 'fast-json-stringify';
 import { openApiDocument } from '../src/openapi.js';
+import { inlineComponents } from '../src/platform/openapi.js';
 import { buildSerializer } from '../src/platform/serializer.js';
 import { alternated, fmt, median, type Row } from './lib.js';
 
@@ -20,16 +21,9 @@ function answerOf(
   method: string,
   status: string,
 ): { schema: unknown; example: unknown } {
-  const inline = (s: unknown): unknown => {
-    if (Array.isArray(s)) return s.map(inline);
-    if (typeof s !== 'object' || s === null) return s;
-    const ref = (s as Json).$ref;
-    if (typeof ref === 'string') return inline(doc.components.schemas[ref.split('/').pop() ?? '']);
-    return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, inline(v)]));
-  };
   const content = doc.paths[path]?.[method]?.responses[status]?.content?.['application/json'];
   if (!content) throw new Error(`no answer ${method} ${path} ${status}`);
-  return { schema: inline(content.schema), example: content.example };
+  return { schema: inlineComponents(content.schema, doc.components.schemas), example: content.example };
 }
 
 /**

@@ -6,6 +6,21 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 
 /**
+ * A schema of the document with every `{$ref: '#/components/schemas/X'}` replaced by the component
+ * itself (the document has no cycles): what a validator or a serializer compiles without the rest of
+ * the document.
+ */
+export function inlineComponents(value: unknown, components: Record<string, unknown>): unknown {
+  if (Array.isArray(value)) return value.map((v) => inlineComponents(v, components));
+  if (value === null || typeof value !== 'object') return value;
+  const o = value as Record<string, unknown>;
+  if (typeof o.$ref === 'string' && o.$ref.startsWith('#/components/schemas/')) {
+    return inlineComponents(components[o.$ref.slice('#/components/schemas/'.length)], components);
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, inlineComponents(v, components)]));
+}
+
+/**
  * A success response: `description` replaces fastify-swagger's "Default Response" and `example`
  * becomes the media type's example. The example is typed by the schema, so it cannot drift from it.
  */

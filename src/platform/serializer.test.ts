@@ -3,6 +3,7 @@ import fastJsonStringify, { type AnySchema } from 'fast-json-stringify';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../openapi.js';
+import { inlineComponents } from './openapi.js';
 import { Uuid } from './schemas.js';
 import { buildSerializer, forSerializer } from './serializer.js';
 import { addKairosFormats } from './validation.js';
@@ -88,13 +89,6 @@ describe('response schemas as the serializer reads them', () => {
       >;
       components: { schemas: Record<string, unknown> };
     };
-    const inline = (s: unknown): unknown => {
-      if (Array.isArray(s)) return s.map(inline);
-      if (typeof s !== 'object' || s === null) return s;
-      const ref = (s as Json).$ref;
-      if (typeof ref === 'string') return inline(doc.components.schemas[ref.split('/').pop() ?? '']);
-      return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, inline(v)]));
-    };
     const compile = buildSerializer({}, {});
     let written = 0;
     const left: unknown[][] = [];
@@ -103,7 +97,7 @@ describe('response schemas as the serializer reads them', () => {
         for (const [status, response] of Object.entries(operation.responses ?? {})) {
           const content = response.content?.['application/json'];
           if (!status.startsWith('2') || !content?.schema) continue;
-          const schema = inline(content.schema);
+          const schema = inlineComponents(content.schema, doc.components.schemas);
           left.push(...unions(forSerializer(schema)));
           const examples = Object.values((content.examples ?? {}) as Record<string, { value: unknown }>);
           for (const example of [content.example, ...examples.map((e) => e.value)]) {

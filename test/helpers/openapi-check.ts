@@ -18,6 +18,7 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyModule } from '../../src/modules/index.js';
 import { defineModule } from '../../src/modules/module.js';
+import { inlineComponents } from '../../src/platform/openapi.js';
 import { addKairosFormats } from '../../src/platform/validation.js';
 
 // ajv is CommonJS; under NodeNext its default export arrives as the module namespace.
@@ -56,17 +57,6 @@ export function takeMismatches(): string[] {
   return out;
 }
 
-/** Replaces `{$ref: '#/components/schemas/X'}` by the component itself (the document has no cycles). */
-function inline(value: unknown, components: Record<string, unknown>): unknown {
-  if (Array.isArray(value)) return value.map((v) => inline(v, components));
-  if (value === null || typeof value !== 'object') return value;
-  const o = value as Record<string, unknown>;
-  if (typeof o.$ref === 'string' && o.$ref.startsWith('#/components/schemas/')) {
-    return inline(components[o.$ref.slice('#/components/schemas/'.length)], components);
-  }
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, inline(v, components)]));
-}
-
 /** `/v1/hosts/:id` → `/v1/hosts/{id}`, as fastify-swagger writes paths. */
 export function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -85,13 +75,13 @@ export class ResponseChecker {
     this.components = doc.components?.schemas ?? {};
     const problem = this.components.Problem;
     if (!problem) throw new Error('the OpenAPI document has no Problem schema');
-    this.problem = this.ajv.compile(inline(problem, this.components) as object);
+    this.problem = this.ajv.compile(inlineComponents(problem, this.components) as object);
   }
 
   private validator(key: string, schema: Record<string, unknown>): ValidateFunction {
     let v = this.compiled.get(key);
     if (!v) {
-      v = this.ajv.compile(inline(schema, this.components) as object);
+      v = this.ajv.compile(inlineComponents(schema, this.components) as object);
       this.compiled.set(key, v);
     }
     return v;
