@@ -28,6 +28,24 @@ export function purgeEveryMs(retentionMs: number): number {
  * Each statement picks its rows by `ctid` (a TID scan, no join) and checks `where` again, so a row
  * changed by someone else meanwhile is left alone rather than deleted on an outdated reading.
  */
+/**
+ * Runs `step` (one statement that changes at most `batch` rows and answers how many it changed) until
+ * it changes fewer than `batch` or `maxBatches` statements ran. Answers how many rows changed in all.
+ */
+export async function inBatches(
+  step: () => Promise<number>,
+  batch: number,
+  maxBatches = PURGE_MAX_BATCHES,
+): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await step();
+    total += n;
+    if (n < batch) break;
+  }
+  return total;
+}
+
 export async function purgeInBatches(
   db: Db,
   table: string,
@@ -37,15 +55,15 @@ export async function purgeInBatches(
   const batch = opts.batch ?? PURGE_BATCH;
   const maxBatches = opts.maxBatches ?? PURGE_MAX_BATCHES;
   const t = sql.table(table);
-  let total = 0;
-  for (let i = 0; i < maxBatches; i++) {
-    const res = await sql`
-      DELETE FROM ${t}
-      WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE ${where} LIMIT ${sql.lit(batch)})) AND ${where}
-    `.execute(db);
-    const n = Number(res.numAffectedRows ?? 0n);
-    total += n;
-    if (n < batch) break;
-  }
-  return total;
+  return inBatches(
+    async () => {
+      const res = await sql`
+        DELETE FROM ${t}
+        WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE ${where} LIMIT ${sql.lit(batch)})) AND ${where}
+      `.execute(db);
+      return Number(res.numAffectedRows ?? 0n);
+    },
+    batch,
+    maxBatches,
+  );
 }

@@ -8,7 +8,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { Config } from '../../config.js';
-import { PURGE_MAX_BATCHES } from '../../db/purge.js';
+import { inBatches } from '../../db/purge.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Job } from '../../jobs/runner.js';
 import type { Interval } from '../../lib/intervals.js';
@@ -256,14 +256,12 @@ export class WaitlistService {
         this.deps.busy.changed(changed);
       }
     }
-    // At most PURGE_MAX_BATCHES statements a run, as a purge: the schedule runs in the job runner's
-    // pump, so a backlog is worked off over several runs.
-    let ended = 0;
-    for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-      const n = await repo.expireEndedWindows(this.deps.db, this.deps.clock.now(), ENDED_BATCH);
-      ended += n;
-      if (n < ENDED_BATCH) break;
-    }
+    // Bounded per run as a purge is: the schedule runs in the job runner's pump, so a backlog is
+    // worked off over several runs.
+    const ended = await inBatches(
+      () => repo.expireEndedWindows(this.deps.db, this.deps.clock.now(), ENDED_BATCH),
+      ENDED_BATCH,
+    );
     return ids.length + ended;
   }
 
