@@ -90,7 +90,11 @@ export function buildSerializer(
   externalSchemas?: unknown,
   serializerOpts: Options = {},
 ): (route: { schema?: unknown }) => (data: unknown) => string {
-  const shared = (isSchema(externalSchemas) ? forSerializer(externalSchemas) : {}) as Record<string, Shared>;
+  // The shared schemas by id, each in the serializer's form (the ids are names, not keywords).
+  const shared: Record<string, Shared> = {};
+  if (isSchema(externalSchemas)) {
+    for (const [id, s] of Object.entries(externalSchemas)) shared[id] = forSerializer(s) as Shared;
+  }
   return ({ schema }) => {
     const id = isSchema(schema) && typeof schema.$id === 'string' ? schema.$id : undefined;
     // A schema is not its own external (as in Fastify's compiler): fast-json-stringify refuses the duplicate id.
