@@ -3,6 +3,7 @@
  * slots they take, who runs them, and what happens to them when that process stops or dies first.
  */
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
 import { createDb, createPool, type Db } from '../db/store.js';
@@ -193,5 +194,82 @@ describe('a queue that reads beside its claim (claimWith)', () => {
         claimWith: (payload) => payload,
       }),
     ).toThrow(/claimWith and partition/);
+  });
+});
+
+describe('a job that ends claims again only when jobs may be waiting for its slot', () => {
+  /** Counts the claims (`UPDATE jobs SET locked_by …`) every pg client sends until `stop()`. */
+  function countClaims(): { claims: () => number; stop: () => void } {
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = proto.query;
+    let n = 0;
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      const first = args[0] as string | { text?: string };
+      const text = typeof first === 'string' ? first : (first?.text ?? '');
+      if (/UPDATE jobs SET locked_by/.test(text)) n++;
+      return original.apply(this, args);
+    };
+    return {
+      claims: () => n,
+      stop: () => {
+        proto.query = original;
+      },
+    };
+  }
+
+  async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 200 && !(await done()); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await done()).toBe(true);
+  }
+
+  it('a claim that filled the queue: the job ending claims the next, with no timer or NOTIFY', async () => {
+    const clock = new FakeClock('2026-06-01T12:00:00Z');
+    const queue = 'one-at-a-time';
+    const ran: number[] = [];
+    // No notifier, and a timer a minute away: only the ending job can start the second.
+    const runner = new JobRunner(db, clock, quiet, { idleMs: 60_000 });
+    runner.register(queue, async (job) => void ran.push((job.payload as { n: number }).n), {
+      concurrency: 1,
+    });
+    await db
+      .insertInto('jobs')
+      .values(
+        [1, 2].map((n) => ({
+          queue,
+          payload: JSON.stringify({ n }),
+          run_at: new Date(clock.nowMs() - 1000 * n),
+          attempts: 0,
+          created_at: clock.now(),
+        })),
+      )
+      .execute();
+    await runner.start(null);
+    try {
+      await until(() => ran.length === 2);
+      expect(ran).toEqual([2, 1]);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it('a job started claimed, the timer computed since the last claim: it ends without a claim', async () => {
+    const clock = new FakeClock('2026-06-01T12:00:00Z');
+    const ran: unknown[] = [];
+    const runner = runnerOf(clock, ran);
+    await runner.start(null);
+    const counted = countClaims();
+    try {
+      // The start's pump has claimed (nothing) and computed the timer.
+      await runner.drain();
+      const before = counted.claims();
+      const slot = runner.holdSlot(QUEUE, { p: 'w' })!;
+      await runner.startClaimed(QUEUE, await insertJobs([{ p: 'w', n: 4 }], slot, clock.now()));
+      await until(async () => ran.length === 1 && (await jobsLeft()).length === 0);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(counted.claims()).toBe(before);
+    } finally {
+      counted.stop();
+      await runner.stop();
+    }
   });
 });

@@ -88,6 +88,12 @@ interface Queue {
    * or the last claim filled every free slot. A pump claims only from such queues.
    */
   dirty: boolean;
+  /**
+   * A claim of this queue ran since the wake-up timer was last computed. It may have left jobs it
+   * found not yet due (enqueued while it waited for a connection), which only the timer or another
+   * claim will find: until the timer is computed again, a finishing job claims again.
+   */
+  claimedSinceTimer: boolean;
 }
 
 interface Periodic {
@@ -152,6 +158,7 @@ export class JobRunner {
       partitionRunning: new Map(),
       lastRenewMs: 0,
       dirty: true,
+      claimedSinceTimer: false,
     });
   }
 
@@ -280,6 +287,7 @@ export class JobRunner {
       // A full queue stays dirty: a finishing job pumps again.
       if (!q.dirty || free <= 0) continue;
       q.dirty = false;
+      q.claimedSinceTimer = true;
       this.timerStale = true;
       if (q.partition) await this.claimPartitioned(q, free);
       else {
@@ -305,11 +313,14 @@ export class JobRunner {
       q.ids.delete(job.id);
       this.freeSlot(q, partition);
       this.inFlight.delete(p);
-      // Its queue has a free slot now. Claim there again even if the last claim left the queue
-      // clean: one that got fewer jobs than it asked for (those enqueued while it waited for a
-      // connection were not yet due to it) must not leave a backlog waiting for the timer, which a
-      // pump that never rests (another busy queue) does not re-arm.
-      this.wake([q.name]);
+      // Its queue has a free slot now. Claim there again when jobs may be waiting for it: the queue
+      // is dirty (a claim found it full, a NOTIFY came, the job was rescheduled), or a claim ran
+      // since the timer was last computed. One that got fewer jobs than it asked for (those enqueued
+      // while it waited for a connection were not yet due to it) must not leave a backlog waiting
+      // for the timer, which a pump that never rests (another busy queue) does not re-arm. Otherwise
+      // (a job started claimed, with the timer computed since the last claim) there is nothing to
+      // claim: the timer or a NOTIFY wakes the queue when there is.
+      if (q.dirty || q.claimedSinceTimer) this.wake([q.name]);
     });
     this.inFlight.add(p);
   }
@@ -518,6 +529,8 @@ export class JobRunner {
   /** Sleeps until the next job is due (at most idleMs; at least 50 ms, since completions wake us too). */
   private scheduleNext(): void {
     if (!this.running) return;
+    // The timer now covers what the claims before it left not yet due.
+    for (const q of this.queues.values()) q.claimedSinceTimer = false;
     void this.nextDue().then((ms) => this.sleep(Math.max(ms, 50)));
   }
 
