@@ -29,6 +29,7 @@ export {
   type ClaimedAs,
   type ClaimRead,
   enqueue,
+  type HeldJob,
   enqueueMany,
   JOBS_CHANNEL,
   type Job,
