@@ -1,10 +1,9 @@
-import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
 import { type PgBouncer, pgBouncerAvailable, startPgBouncer } from '../../test/helpers/pgbouncer.js';
 import { generateMasterKey, loadConfig } from '../config.js';
-import { afterTransaction, createDb, createPool, type Db, openStore, withTransaction } from './store.js';
+import { openStore } from './store.js';
 
 const quiet = { info: () => {}, warn: () => {} };
 
@@ -56,64 +55,4 @@ describe.runIf(pgBouncerAvailable())('migrations behind PgBouncer in transaction
     await direct.close();
     expect(Date.now() - began).toBeLessThan(5_000);
   }, 30_000);
-});
-
-describe('withTransaction: what runs once its transaction has ended (afterTransaction)', () => {
-  let database: TestDatabase;
-  let db: Db;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb(createPool(database.url, 2));
-    await sql`CREATE TABLE after_tx (n int)`.execute(db);
-  });
-  afterAll(async () => {
-    await db?.destroy();
-    await database?.drop();
-  });
-
-  /** The rows of after_tx, read outside any transaction. */
-  const committedRows = async () => (await sql<{ n: number }>`SELECT n FROM after_tx`.execute(db)).rows;
-
-  it('runs `committed` after the COMMIT (its writes visible to others), `abandoned` after a rollback', async () => {
-    const seen: string[] = [];
-    let visibleAtCommitted: unknown;
-    await withTransaction(db, async (trx) => {
-      await sql`INSERT INTO after_tx VALUES (1)`.execute(trx);
-      expect(
-        afterTransaction(trx, {
-          committed: () => {
-            seen.push('committed');
-            visibleAtCommitted = committedRows();
-          },
-          abandoned: () => seen.push('abandoned'),
-        }),
-      ).toBe(true);
-      expect(seen).toEqual([]);
-    });
-    expect(seen).toEqual(['committed']);
-    expect(await visibleAtCommitted).toEqual([{ n: 1 }]);
-
-    await expect(
-      withTransaction(db, async (trx) => {
-        await sql`INSERT INTO after_tx VALUES (2)`.execute(trx);
-        afterTransaction(trx, {
-          committed: () => seen.push('committed'),
-          abandoned: () => seen.push('abandoned'),
-        });
-        throw new Error('no');
-      }),
-    ).rejects.toThrow('no');
-    expect(seen).toEqual(['committed', 'abandoned']);
-    expect(await committedRows()).toEqual([{ n: 1 }]);
-  });
-
-  it('answers false, registering nothing, for a transaction begun otherwise', async () => {
-    let ran = false;
-    await db.transaction().execute(async (trx) => {
-      expect(afterTransaction(trx, { committed: () => (ran = true), abandoned: () => (ran = true) })).toBe(
-        false,
-      );
-    });
-    expect(ran).toBe(false);
-  });
 });

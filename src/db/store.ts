@@ -132,43 +132,7 @@ async function migrateDirect(directUrl: string): Promise<void> {
   }
 }
 
-/** What runs once a transaction of withTransaction has ended (afterTransaction). */
-interface Settlement {
-  committed: (() => void)[];
-  abandoned: (() => void)[];
-}
-
-const settlements = new WeakMap<Tx, Settlement>();
-
-/**
- * One use case = one transaction. What was registered with afterTransaction runs once it has ended:
- * `committed` when COMMIT succeeded, `abandoned` otherwise (rolled back, or a COMMIT whose outcome
- * is not known).
- */
-export async function withTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
-  const settlement: Settlement = { committed: [], abandoned: [] };
-  let committed = false;
-  try {
-    const result = await db.transaction().execute((trx) => {
-      settlements.set(trx, settlement);
-      return fn(trx);
-    });
-    committed = true;
-    return result;
-  } finally {
-    for (const after of committed ? settlement.committed : settlement.abandoned) after();
-  }
-}
-
-/**
- * Registers what to do once `trx` (a transaction of withTransaction) has ended. False when `trx` is
- * not one (a transaction begun otherwise): nothing was registered, and the caller must not rely on it.
- * The functions must not throw.
- */
-export function afterTransaction(trx: Tx, after: { committed: () => void; abandoned: () => void }): boolean {
-  const settlement = settlements.get(trx);
-  if (!settlement) return false;
-  settlement.committed.push(after.committed);
-  settlement.abandoned.push(after.abandoned);
-  return true;
+/** One use case = one transaction. */
+export function withTransaction<T>(db: Db, fn: (trx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(fn);
 }

@@ -151,55 +151,6 @@ describe('WriteBatch: rows nobody reads back and their jobs, in one statement', 
     expect(jobs.map((j) => j.queue).sort()).toEqual(['then.always', 'then.yes']);
   });
 
-  it('inserts a held job claimed, wakes nobody for it, and hands it back; one its condition left out is null', async () => {
-    const { woken, end } = await listen();
-    try {
-      const lockedUntil = new Date(NOW.getTime() + 30_000);
-      const held = { workerId: 'me:1:abc', lockedUntil, job: null };
-      const skipped = { workerId: 'me:1:abc', lockedUntil, job: null };
-      const batch = new WriteBatch();
-      batch.add(
-        (q) => q.insertInto('mail_outbox').values(mailRow('mail_h1')),
-        [
-          { queue: 'held.yes', payload: { mail_id: 'mail_h1', n: 1 }, runAt: NOW, held },
-          { queue: 'held.no', payload: { n: 2 }, runAt: NOW, held: skipped, onlyIf: part`1 = 0` },
-          { queue: 'held.woken', payload: { n: 3 }, runAt: NOW },
-        ],
-      );
-      statements = 0;
-      await batch.run(db);
-      expect(statements).toBe(1);
-      const rows = await db
-        .selectFrom('jobs')
-        .select(['id', 'queue', 'payload', 'attempts', 'locked_by', 'locked_until'])
-        .where('queue', 'like', 'held.%')
-        .orderBy('id')
-        .execute();
-      expect(rows.map(({ id: _, ...r }) => r)).toEqual([
-        {
-          queue: 'held.yes',
-          payload: { mail_id: 'mail_h1', n: 1 },
-          attempts: 1,
-          locked_by: 'me:1:abc',
-          locked_until: lockedUntil,
-        },
-        { queue: 'held.woken', payload: { n: 3 }, attempts: 0, locked_by: null, locked_until: null },
-      ]);
-      expect(held.job).toEqual({
-        id: String(rows[0]!.id),
-        queue: 'held.yes',
-        payload: { mail_id: 'mail_h1', n: 1 },
-        attempts: 1,
-      });
-      expect(skipped.job).toBeNull();
-      await expect.poll(() => woken).toEqual(['held.woken']);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(woken).toEqual(['held.woken']);
-    } finally {
-      await end();
-    }
-  });
-
   it('a failing part fails the whole statement: no row and no job of the batch is written', async () => {
     await db.insertInto('mail_outbox').values(mailRow('mail_taken')).execute();
     const batch = new WriteBatch();

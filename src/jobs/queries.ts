@@ -3,7 +3,6 @@
  * (FOR UPDATE SKIP LOCKED, with a lease), finishing, retrying, rescheduling, lease renewal and the
  * periodic-task ticks of `job_schedules`. Plain functions taking the database or transaction first.
  */
-import { isDeepStrictEqual } from 'node:util';
 import {
   type Compilable,
   type Kysely,
@@ -116,19 +115,6 @@ export interface JobSpec {
    * dispatch only when a subscription could want it).
    */
   onlyIf?: SqlPart;
-  /**
-   * The job is inserted claimed by this process (JobRunner.holdSlot's answer), with nobody woken; the
-   * batch sets `held.job` to it once inserted, for its enqueuer to start after commit.
-   */
-  held?: HeldJob;
-}
-
-/** A job a WriteBatch inserts already claimed (JobSpec.held). */
-export interface HeldJob {
-  workerId: string;
-  lockedUntil: Date;
-  /** The job as inserted (its first attempt counted); null until then, or when a condition left it out. */
-  job: Job | null;
 }
 
 /**
@@ -188,16 +174,12 @@ export class WriteBatch {
     // Every job in one insert (one ModifyTable over `jobs` and its indexes, not one per job), each a
     // SELECT of its own: conditional ones carry their WHERE. Each queue that got a job is woken, once
     // (kairos_notify notes a repeated notification once; it is sent after the commit: db/dialect.ts).
-    // A held job is inserted claimed, its attempt counted, and wakes nobody; the statement answers
-    // each held job's id and payload (an unheld one's row answers nothing of use).
     const selects: (string | SqlPart)[] = [];
     for (const j of jobs) {
       const payload = JSON.stringify(j.payload);
       selects.push(
         selects.length === 0 ? '' : ' UNION ALL ',
-        j.held
-          ? part`SELECT ${j.queue}::text, ${payload}::jsonb, ${j.runAt}::timestamptz, 1, ${j.runAt}::timestamptz, ${j.held.workerId}::text, ${j.held.lockedUntil}::timestamptz`
-          : part`SELECT ${j.queue}::text, ${payload}::jsonb, ${j.runAt}::timestamptz, 0, ${j.runAt}::timestamptz, NULL::text, NULL::timestamptz`,
+        part`SELECT ${j.queue}::text, ${payload}::jsonb, ${j.runAt}::timestamptz, 0, ${j.runAt}::timestamptz`,
       );
       if (j.onlyIf) selects.push(' WHERE ', j.onlyIf);
       else if (j.afterWrite !== undefined) selects.push(` WHERE EXISTS (SELECT 1 FROM w${j.afterWrite})`);
@@ -207,40 +189,13 @@ export class WriteBatch {
     } else {
       cte(
         'added',
-        'INSERT INTO jobs (queue, payload, run_at, attempts, created_at, locked_by, locked_until) ',
+        'INSERT INTO jobs (queue, payload, run_at, attempts, created_at) ',
         ...selects,
-        ' RETURNING id, queue, payload, locked_by',
+        ' RETURNING queue',
       );
-      pieces.push(
-        ' SELECT added.id, added.queue, added.payload, added.locked_by IS NOT NULL AS held,',
-        ` CASE WHEN added.locked_by IS NULL THEN kairos_notify('${JOBS_CHANNEL}', added.queue) END AS woken`,
-        ' FROM added',
-      );
+      pieces.push(` SELECT kairos_notify('${JOBS_CHANNEL}', added.queue) FROM added`);
     }
-    const { rows } = await trx.executeQuery<AddedRow>(statement(pieces));
-    const held = jobs.filter((j) => j.held);
-    if (held.length > 0) matchHeld(held, rows);
-  }
-}
-
-/** A row the batch's statement answers per job it added. */
-interface AddedRow {
-  id: string | number;
-  queue: string;
-  payload: unknown;
-  held: boolean;
-}
-
-/** Sets each held job's `job` to the row inserted for it (by queue and payload), or null. */
-function matchHeld(held: readonly JobSpec[], rows: readonly AddedRow[]): void {
-  const left = rows.filter((r) => r.held);
-  for (const j of held) {
-    // The payload as the store answers it: through JSON, as jsonb keeps it.
-    const payload: unknown = JSON.parse(JSON.stringify(j.payload));
-    const i = left.findIndex((r) => r.queue === j.queue && isDeepStrictEqual(r.payload, payload));
-    j.held!.job =
-      i < 0 ? null : { id: String(left[i]!.id), queue: j.queue, payload: left[i]!.payload, attempts: 1 };
-    if (i >= 0) left.splice(i, 1);
+    await trx.executeQuery(statement(pieces));
   }
 }
 

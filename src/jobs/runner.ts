@@ -29,7 +29,6 @@ export {
   type ClaimedAs,
   type ClaimRead,
   enqueue,
-  type HeldJob,
   enqueueMany,
   JOBS_CHANNEL,
   type Job,

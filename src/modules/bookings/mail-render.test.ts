@@ -7,13 +7,11 @@
  * renders and sends it.
  */
 import type { ParsedMail } from 'mailparser';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { createTestDatabase } from '../../../test/helpers/db.js';
 import { newHost } from '../../../test/helpers/fixtures.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
-import { withTransaction } from '../../db/store.js';
 import { addressOf } from '../../lib/mail-text.js';
 import { FakeClock } from '../../platform/clock.js';
 import type { MailApi, MailMessage } from '../mail/api.js';
@@ -208,107 +206,5 @@ describe('a runtime stopped between the commit and the rendering', () => {
       await database.drop();
       await sink.close();
     }
-  });
-});
-
-describe('booking mails sent by the process that wrote them (its workers running)', () => {
-  const clock = new FakeClock(NOW);
-  let sink: SmtpSink;
-  let t: TestApp;
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startTestApp({ clock, workers: true, env: { SMTP_URL: sink.url, MAIL_FROM } });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-  });
-
-  /** The statements every pg client sends until `stop()`, and how many jobs the claims among them took. */
-  function watchStatements() {
-    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-    const original = proto.query;
-    const texts: string[] = [];
-    let claimed = 0;
-    proto.query = function (this: unknown, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string };
-      const text = typeof first === 'string' ? first : (first?.text ?? '');
-      texts.push(text);
-      const result = original.apply(this, args);
-      if (/UPDATE jobs SET locked_by/.test(text) && result instanceof Promise) {
-        result.then((r: { rows?: unknown[] }) => (claimed += r.rows?.length ?? 0)).catch(() => {});
-      }
-      return result;
-    };
-    return {
-      texts,
-      claimed: () => claimed,
-      stop: () => {
-        proto.query = original;
-      },
-    };
-  }
-
-  it('start at commit, with no claim and no read of their rows, and send what a mail read back from the store sends', async () => {
-    const watched = watchStatements();
-    let booking: { id: string };
-    let got: ReturnType<typeof partsOf>[];
-    try {
-      ({ booking } = await bookOnce(t, '2026-03-05T10:00:00Z'));
-      got = (await sink.waitFor(2)).map(partsOf);
-    } finally {
-      watched.stop();
-    }
-    expect(watched.claimed()).toBe(0);
-    expect(watched.texts.filter((q) => /^\s*select[\s\S]*from "mail_outbox"/i.test(q))).toEqual([]);
-    const rows = await t.ctx.db
-      .selectFrom('mail_outbox')
-      .select(['kind', 'to_address', 'subject', 'ics_method', 'render', 'status'])
-      .where('subject_id', '=', booking.id)
-      .where('render', 'is not', null)
-      .orderBy('seq')
-      .execute();
-    expect(rows.map((r) => r.status)).toEqual(['sent', 'sent']);
-    expect(await t.ctx.db.selectFrom('jobs').select('id').where('queue', '=', 'mail.send').execute()).toEqual(
-      [],
-    );
-
-    // The same intents, written in a transaction begun outside withTransaction: their jobs are
-    // claimed and their rows read back from the store before sending, as any other process would.
-    await t.ctx.db.transaction().execute((trx) =>
-      mailOf(t).enqueue(
-        trx,
-        rows.map((r) => ({
-          kind: r.kind,
-          subjectId: `copy_${booking.id}`,
-          to: r.to_address,
-          subject: r.subject,
-          icsMethod: r.ics_method,
-          renderer: r.render!.renderer,
-          data: r.render!.data,
-        })),
-      ),
-    );
-    const copies = (await sink.waitFor(4)).slice(2).map(partsOf);
-    const byTo = (ms: typeof got) => [...ms].sort((a, b) => String(a.to).localeCompare(String(b.to)));
-    expect(byTo(copies)).toEqual(byTo(got));
-    expect(got.find((m) => m.to === 'ada@example.com')!.ics).toContain('DTSTAMP:20260302T060000Z');
-  });
-
-  it('a transaction that rolls back leaves no mail and no job, and gives its held slots back', async () => {
-    const mail = mailOf(t);
-    await expect(
-      withTransaction(t.ctx.db, async (trx) => {
-        await mail.enqueue(trx, [
-          { kind: 'test', subjectId: 'rolled_back', to: 'x@example.com', subject: 'x', text: 'x', html: 'x' },
-        ]);
-        throw new Error('rolled back');
-      }),
-    ).rejects.toThrow('rolled back');
-    expect(await mail.listFor('rolled_back')).toEqual([]);
-    // Every one of the queue's eight slots is free again.
-    const slots = Array.from({ length: 8 }, () => t.ctx.jobs.holdSlot('mail.send', {}));
-    for (const s of slots) if (s) t.ctx.jobs.releaseSlot('mail.send', {});
-    expect(slots.filter((s) => s === null)).toEqual([]);
   });
 });

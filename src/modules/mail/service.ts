@@ -19,8 +19,8 @@
 import type { Selectable } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../../config.js';
-import { afterTransaction, type Db, type Tx } from '../../db/store.js';
-import { type HeldJob, type Job, type JobRunner, WriteBatch } from '../../jobs/runner.js';
+import type { Db, Tx } from '../../db/store.js';
+import { type Job, type JobRunner, WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import { Batcher } from '../../lib/batcher.js';
@@ -41,15 +41,6 @@ import type { MailOutboxTable } from './tables.js';
 
 /** A whole outbox row, as the send job reads it. */
 type MailOutboxRow = Selectable<MailOutboxTable>;
-/** A mail's row as a send reads it (its insertion order is not read). */
-type StoredMail = Omit<MailOutboxRow, 'seq'>;
-/** A mail's row as enqueue writes it (`render` as its JSON text). */
-type WrittenMail = Omit<StoredMail, 'render' | 'sent_at'> & { render: string | null };
-
-/** The row `mail` becomes once written, as the store would answer it. */
-function asStored(mail: WrittenMail): StoredMail {
-  return { ...mail, render: mail.render === null ? null : JSON.parse(mail.render), sent_at: null };
-}
 
 export const SEND_QUEUE = 'mail.send';
 
@@ -64,9 +55,6 @@ export interface SendPayload {
 }
 
 /** What the outbox logs through: info when the platform's log has it (the runtime's does). */
-/** What the outbox asks of the job runner: ending send jobs in its own statement, and holding new ones. */
-export type MailJobs = Pick<JobRunner, 'finishingMany' | 'holdSlot' | 'releaseSlot' | 'startClaimed'>;
-
 export interface MailLog {
   error(obj: object, msg: string): void;
   info?(obj: object, msg: string): void;
@@ -132,7 +120,7 @@ export class MailOutbox implements MailApi {
   private readonly clock: Clock;
   private readonly config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
   private readonly log: MailLog;
-  private readonly jobs: MailJobs;
+  private readonly jobs: Pick<JobRunner, 'finishingMany'>;
   private readonly renderers: () => readonly MailRenderer[];
 
   constructor(
@@ -141,7 +129,7 @@ export class MailOutbox implements MailApi {
       clock: Clock;
       config: Pick<Config, 'smtpUrl' | 'mailFrom'>;
       log: MailLog;
-      jobs: MailJobs;
+      jobs: Pick<JobRunner, 'finishingMany'>;
     },
     /** The contributed renderers of intents, read when a mail is sent (none: intents fail visibly). */
     renderers: () => readonly MailRenderer[] = () => [],
@@ -197,53 +185,13 @@ export class MailOutbox implements MailApi {
       };
     });
     const into = batch ?? new WriteBatch();
-    const pending = rows.filter((r) => r.status === 'pending');
-    const held = this.holdSends(trx, pending);
     into.add(
       repo.outboxInsert(rows),
-      pending.map((r, i) => {
-        const send = { queue: SEND_QUEUE, payload: { mail_id: r.id } satisfies SendPayload, runAt: now };
-        return held[i] ? { ...send, held: held[i] } : send;
-      }),
+      rows
+        .filter((r) => r.status === 'pending')
+        .map((r) => ({ queue: SEND_QUEUE, payload: { mail_id: r.id } satisfies SendPayload, runAt: now })),
     );
     if (!batch) await into.run(trx);
-  }
-
-  /**
-   * The send jobs this process has room for are enqueued claimed by it and started once `trx` has
-   * committed (JobRunner.holdSlot): no NOTIFY, wake-up or claim between a mail's commit and its
-   * sending. A slot whose job was not made, or whose transaction did not commit, is given back; a
-   * process that dies first leaves the job to another once its lease lapses. Only in a transaction
-   * of withTransaction, which says when it has ended; otherwise none is held (null for each).
-   */
-  private holdSends(trx: Tx, mails: readonly WrittenMail[]): (HeldJob | null)[] {
-    const held: (HeldJob | null)[] = mails.map(() => null);
-    if (mails.length === 0) return held;
-    const payloads = mails.map((m) => ({ mail_id: m.id }) satisfies SendPayload);
-    const settled = afterTransaction(trx, {
-      committed: () => {
-        const made: Job[] = [];
-        held.forEach((h, i) => {
-          // The job takes its mail's row as written (`read`): no read of it before sending.
-          if (h?.job) made.push({ ...h.job, read: asStored(mails[i]!) });
-          else if (h) this.jobs.releaseSlot(SEND_QUEUE, payloads[i]);
-        });
-        this.jobs
-          .startClaimed(SEND_QUEUE, made)
-          .catch((err: unknown) => this.log.error({ err }, 'mail sends not started'));
-      },
-      abandoned: () => {
-        held.forEach((h, i) => {
-          if (h) this.jobs.releaseSlot(SEND_QUEUE, payloads[i]);
-        });
-      },
-    });
-    if (!settled) return held;
-    payloads.forEach((payload, i) => {
-      const slot = this.jobs.holdSlot(SEND_QUEUE, payload);
-      if (slot) held[i] = { ...slot, job: null };
-    });
-    return held;
   }
 
   listFor(subjectId: string): Promise<MailRow[]> {
@@ -295,8 +243,7 @@ export class MailOutbox implements MailApi {
    */
   async send(job: Job<SendPayload>): Promise<void> {
     const smtpUrl = this.config.smtpUrl;
-    // A job started claimed by the process that wrote the mail has its row as written (holdSends).
-    const mail = (job.read as StoredMail | undefined) ?? (await this.reads.ask(job.payload.mail_id));
+    const mail = await this.reads.ask(job.payload.mail_id);
     if (mail?.status !== 'pending' || mail.to_address === null) return;
     let rendered: repo.RenderedRow | null = null;
     try {
