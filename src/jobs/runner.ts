@@ -318,8 +318,8 @@ export class JobRunner {
       // since the timer was last computed. One that got fewer jobs than it asked for (those enqueued
       // while it waited for a connection were not yet due to it) must not leave a backlog waiting
       // for the timer, which a pump that never rests (another busy queue) does not re-arm. Otherwise
-      // (a job started claimed, with the timer computed since the last claim) there is nothing to
-      // claim: the timer or a NOTIFY wakes the queue when there is.
+      // (no NOTIFY and no claim since the timer was computed) there is nothing to claim: the timer
+      // or a NOTIFY wakes the queue when there is.
       if (q.dirty || q.claimedSinceTimer) this.wake([q.name]);
     });
     this.inFlight.add(p);
