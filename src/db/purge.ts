@@ -21,14 +21,6 @@ export function purgeEveryMs(retentionMs: number): number {
 }
 
 /**
- * Deletes the rows of `table` for which `where` holds, `batch` rows per statement (each statement its
- * own transaction), until none is left or `maxBatches` statements ran. `where` may name the table's
- * columns unqualified, or qualified by the table's name. Answers how many rows went.
- *
- * Each statement picks its rows by `ctid` (a TID scan, no join) and checks `where` again, so a row
- * changed by someone else meanwhile is left alone rather than deleted on an outdated reading.
- */
-/**
  * Runs `step` (one statement that changes at most `batch` rows and answers how many it changed) until
  * it changes fewer than `batch` or `maxBatches` statements ran. Answers how many rows changed in all.
  */
@@ -46,6 +38,14 @@ export async function inBatches(
   return total;
 }
 
+/**
+ * Deletes the rows of `table` for which `where` holds, `batch` rows per statement (each statement its
+ * own transaction), until none is left or `maxBatches` statements ran. `where` may name the table's
+ * columns unqualified, or qualified by the table's name. Answers how many rows went.
+ *
+ * Each statement picks its rows by `ctid` (a TID scan, no join) and checks `where` again, so a row
+ * changed by someone else meanwhile is left alone rather than deleted on an outdated reading.
+ */
 export async function purgeInBatches(
   db: Db,
   table: string,
