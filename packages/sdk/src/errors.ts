@@ -52,8 +52,29 @@ export class PermissionError extends KairosError {}
 export class NotFoundError extends KairosError {}
 /** 409: the state forbids it. Not retried: re-read the state and decide again. */
 export class ConflictError extends KairosError {}
-/** 409 `slot_unavailable`: the time is taken (see `problem.reason`); re-query availability, pick another. */
-export class SlotTakenError extends ConflictError {}
+/**
+ * 409 `slot_unavailable`: the time cannot be booked, and `reason` says why: `taken` (another booking
+ * or hold), `calendar_busy` (busy in a connected calendar), `outside_working_hours`, `minimum_notice`,
+ * `max_days_ahead` (beyond the bookable horizon), `no_host` (no host of the link can take it); none
+ * when a proposal's time is no longer free for everyone. Re-query availability and pick another time.
+ */
+export class SlotUnavailableError extends ConflictError {
+  /** Why the time cannot be booked (the problem's `reason`), if the server said. */
+  readonly reason: string | undefined;
+  constructor(status: number, problem: Problem | undefined, headers?: Headers, message?: string) {
+    super(status, problem, headers, message);
+    this.reason = typeof problem?.reason === 'string' ? problem.reason : undefined;
+  }
+}
+/**
+ * A SlotUnavailableError whose time is occupied meanwhile: `reason` `taken` or `calendar_busy`, or no
+ * reason (a proposal's time taken). A time refused for the host's rules (hours, notice, horizon) is
+ * a SlotUnavailableError only: asking again later for the same time will not help.
+ */
+export class SlotTakenError extends SlotUnavailableError {}
+
+/** The `slot_unavailable` reasons that mean the time is occupied (SlotTakenError). */
+const TAKEN_REASONS = new Set<string | undefined>(['taken', 'calendar_busy', undefined]);
 /** 422: valid but impossible (e.g. `start_in_past`: pick a later time). */
 export class UnprocessableError extends KairosError {}
 /** 429: the hourly allowance is used up. */
@@ -82,10 +103,11 @@ const BY_STATUS: Record<number, typeof KairosError> = {
 
 /** The error for a problem answer. */
 export function errorFor(status: number, problem: Problem | undefined, headers: Headers): KairosError {
-  const Class =
-    status === 409 && problem?.code === 'slot_unavailable'
-      ? SlotTakenError
-      : (BY_STATUS[status] ?? (status >= 500 ? ServerError : KairosError));
+  if (status === 409 && problem?.code === 'slot_unavailable') {
+    const reason = typeof problem.reason === 'string' ? problem.reason : undefined;
+    return new (TAKEN_REASONS.has(reason) ? SlotTakenError : SlotUnavailableError)(status, problem, headers);
+  }
+  const Class = BY_STATUS[status] ?? (status >= 500 ? ServerError : KairosError);
   return new Class(status, problem, headers);
 }
 

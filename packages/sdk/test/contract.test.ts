@@ -18,6 +18,7 @@ import {
   RateLimitError,
   ServerError,
   SlotTakenError,
+  SlotUnavailableError,
   UnprocessableError,
   ValidationError,
   verifyWebhook,
@@ -68,6 +69,31 @@ describe('errors', () => {
     expect(err.type).toMatch(/\/errors\/conflict$/);
     expect(err.requestId).toMatch(/^req_/);
     expect(proxy.seen).toHaveLength(1);
+    expect(err).toBeInstanceOf(SlotUnavailableError);
+    expect((err as SlotUnavailableError).reason).toBe('taken');
+  });
+
+  it('a time refused for another reason (horizon, hours) is a SlotUnavailableError with it, not taken', async () => {
+    const kairos = new Kairos({ apiKey: key, baseUrl: t.url });
+    const late = new Date(Date.now() + 90 * 86_400_000);
+    late.setUTCHours(10, 0, 0, 0);
+    while (late.getUTCDay() === 0 || late.getUTCDay() === 6) late.setUTCDate(late.getUTCDate() + 1);
+    const sunday = new Date(Date.now() + 3 * 86_400_000);
+    sunday.setUTCHours(10, 0, 0, 0);
+    while (sunday.getUTCDay() !== 0) sunday.setUTCDate(sunday.getUTCDate() + 1);
+    for (const [start, reason] of [
+      [late, 'max_days_ahead'],
+      [sunday, 'outside_working_hours'],
+    ] as const) {
+      const err = (await kairos.bookings
+        .create({ ...customer, start_time: start.toISOString() })
+        .catch((e) => e)) as SlotUnavailableError;
+      expect(err).toBeInstanceOf(SlotUnavailableError);
+      expect(err).toBeInstanceOf(ConflictError);
+      expect(err).not.toBeInstanceOf(SlotTakenError);
+      expect(err).toMatchObject({ status: 409, code: 'slot_unavailable', reason });
+      expect(err.name).toBe('SlotUnavailableError');
+    }
   });
 
   it('400, 401, 403, 404 and 422 are thrown as their classes at once, never retried', async () => {
