@@ -238,6 +238,9 @@ describe('the console once the server has an account', () => {
           await page.getByRole('link', { name: create, exact: true }).first().focus();
           await page.keyboard.press('Enter');
           await expect.poll(() => page.evaluate('location.hash'), { timeout: 5_000 }).toBe('#create');
+          // The next Tab lands in the form (the panel took the focus).
+          await page.keyboard.press('Tab');
+          expect(await page.evaluate('document.activeElement?.closest("#create") !== null'), path).toBe(true);
         }
 
         await page.goto(`${t.url}/console/links`);
