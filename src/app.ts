@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { sql } from 'kysely';
 import type { Db } from './db/store.js';
 import { registerApiReference } from './platform/api-reference.js';
-import { DESCRIPTIONS, type ErrorCode, PLATFORM_503, statusesOf, TITLES } from './platform/errors.js';
+import { type ErrorCode, PLATFORM_503, statusesOf } from './platform/errors.js';
 import { createPlatform, type PlatformDeps } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import type { Metrics } from './platform/metrics.js';
@@ -280,47 +280,6 @@ export async function buildApp(
       return ctx.metrics.text();
     },
   );
-  const esc = (t: string) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  /** Escaped text with `backticks` shown as code. */
-  const prose = (t: string) => esc(t).replace(/`([^`]+)`/g, '<code>$1</code>');
-  const page = (title: string, body: string) =>
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · Kairos</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;line-height:1.5">
-${body}
-<p>Every error body is <code>application/problem+json</code> with <code>type</code>, <code>title</code>,
-<code>status</code>, <code>detail</code> and <code>request_id</code>; machine-readable reasons are in
-<code>code</code>. See the <a href="/docs">API reference</a>.</p>
-</body></html>`;
-  app.get('/errors', { config: { access: 'unmetered' }, schema: { hide: true } }, async (_request, reply) => {
-    reply.type('text/html; charset=utf-8');
-    const items = Object.entries(TITLES)
-      .map(
-        ([slug, title]) =>
-          `<li><a href="/errors/${esc(slug)}"><code>${esc(slug)}</code></a>: ${esc(title)}. ${prose(DESCRIPTIONS[slug] ?? '')}</li>`,
-      )
-      .join('\n');
-    return page(
-      'Errors',
-      `<h1>Errors</h1><p>Every <code>type</code> an error body can carry:</p><ul>\n${items}\n</ul>`,
-    );
-  });
-  app.get<{ Params: { slug: string } }>(
-    '/errors/:slug',
-    { config: { access: 'unmetered' }, schema: { hide: true } },
-    async (request, reply) => {
-      const slug = request.params.slug;
-      const title = TITLES[slug];
-      if (!title) return reply.callNotFound();
-      reply.type('text/html; charset=utf-8');
-      return page(
-        title,
-        `<h1>${esc(title)}</h1><p><code>${esc(`${ctx.config.baseUrl}/errors/${slug}`)}</code></p>
-<p>${prose(DESCRIPTIONS[slug] ?? '')}</p>
-<p><a href="/errors">Every error type</a></p>`,
-      );
-    },
-  );
-
   for (const register of routes) register(app);
   return app;
 }

@@ -26,7 +26,7 @@ async function expectProblem(res: TestResponse | Response, status: number, slug:
 describe('errors are problem+json (docs/api.md#errors)', () => {
   it('unknown route → 404 not-found', async () => {
     await expectProblem(await t.call('GET', '/v1/nothing-here', { token: key }), 404, 'not-found');
-    await expectProblem(await t.call('GET', '/favicon.ico'), 404, 'not-found');
+    await expectProblem(await t.call('GET', '/nothing-here.txt'), 404, 'not-found');
   });
 
   it('known path, wrong method → 405 with Allow', async () => {

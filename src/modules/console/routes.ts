@@ -110,6 +110,7 @@ function pageHtml(o: { title: string; script: string; css: string; data: PageDat
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(o.title)} · Kairos console</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
 <link rel="stylesheet" href="${o.css}">
 <script type="module" src="${o.script}"></script>
 </head>
@@ -174,6 +175,8 @@ export function consoleRoutes(
       }
       if (def.signedIn && data.user === null) return reply.redirect('/console/sign-in', 303);
       if (path === '/console/sign-in' && data.user !== null) return reply.redirect('/console', 303);
+      // Before the first account, sign-in cannot work: the page says how to get the setup link instead.
+      if (data.user === null && !(await service.hasAccount())) data = { ...data, no_account: true };
       reply
         .header('content-security-policy', contentSecurityPolicy())
         .header('referrer-policy', 'no-referrer')

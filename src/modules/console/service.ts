@@ -38,6 +38,8 @@ export class ConsoleService {
   private readonly repo: ConsoleRepo;
   private readonly csrfKey: Buffer;
   private readonly windows = new Map<string, { start: number; count: number }>();
+  /** Once an account is seen there is one for good (accounts are not deleted): no need to ask again. */
+  private accountSeen = false;
 
   constructor(
     db: Db,
@@ -51,7 +53,9 @@ export class ConsoleService {
   }
 
   async hasAccount(): Promise<boolean> {
-    return (await this.needs.accounts.listAccounts()).length > 0;
+    if (this.accountSeen) return true;
+    this.accountSeen = (await this.needs.accounts.listAccounts()).length > 0;
+    return this.accountSeen;
   }
 
   /** A fresh setup link path while there is no account (256 random bits, stored hashed). */
@@ -63,9 +67,14 @@ export class ConsoleService {
     return `/console/setup?token=${token}`;
   }
 
-  async setupState(token: string): Promise<'valid' | 'used' | 'expired' | 'unknown'> {
+  /**
+   * What a setup link is now: `set_up` when it is still unused but the server has an account by
+   * other means (the CLI), so its form could only be refused.
+   */
+  async setupState(token: string): Promise<'valid' | 'used' | 'expired' | 'unknown' | 'set_up'> {
     if (!token) return 'unknown';
-    return this.repo.setupTokenState(sha256(token), this.clock.now());
+    const state = await this.repo.setupTokenState(sha256(token), this.clock.now());
+    return state === 'valid' && (await this.hasAccount()) ? 'set_up' : state;
   }
 
   /**

@@ -100,6 +100,7 @@ export function page(o: {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(o.title)}</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
 <link rel="stylesheet" href="${o.assets.css.path}">
 ${script}${o.head ?? ''}</head>
 <body><div id="app"${attrs}>${o.body}</div>

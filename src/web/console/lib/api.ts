@@ -11,6 +11,8 @@ export interface PageData {
   user: { email: string; account_name: string } | null;
   /** The webhook event types a subscription may name (the webhooks page only). */
   events?: string[];
+  /** The server has no account yet (pages before signing in): the setup link is the way in. */
+  no_account?: true;
 }
 
 function readData(): PageData {

@@ -77,16 +77,31 @@ export function PagedRows<T>(p: {
     <${Pager} hasPrevious=${l.hasPrevious} hasNext=${l.hasNext} onPrevious=${l.previous} onNext=${l.next} />`;
 }
 
-/** A page's main list: a panel with its heading around PagedRows. */
+/**
+ * A page's main list: a panel with its heading around PagedRows. A page lists its items first; its
+ * form to make one comes after the list (`CreatePanel`), and `create` names the link to it.
+ */
 export function ListPanel<T>(p: {
   title: string;
   list: Paged<T>;
   loading: string;
   empty: ComponentChildren;
   row: (item: T) => VNode;
+  create?: string;
 }): VNode {
   return html`<section class="panel" aria-labelledby="list-title">
-    <h2 id="list-title">${p.title}</h2>
+    <div class="panel-head">
+      <h2 id="list-title">${p.title}</h2>
+      ${p.create ? html`<a class="button secondary" href="#create">${p.create}</a>` : null}
+    </div>
     <${PagedRows} list=${p.list} loading=${p.loading} empty=${p.empty} row=${p.row} />
+  </section>`;
+}
+
+/** The form to make a page's item, after its list (`#create`, where the list's link leads). */
+export function CreatePanel(p: { title: string; children: ComponentChildren }): VNode {
+  return html`<section class="panel" id="create" aria-labelledby="create-title" tabindex="-1">
+    <h2 id="create-title">${p.title}</h2>
+    ${p.children}
   </section>`;
 }

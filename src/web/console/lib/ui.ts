@@ -18,14 +18,23 @@ const NAV: readonly (readonly [string, string])[] = [
 /** The page around a signed-in page: skip link, header with the account and sign-out, navigation. */
 export function Shell(p: { title: string; children: ComponentChildren }): VNode {
   const here = location.pathname.replace(/\/$/, '') || '/console';
+  const nav = useRef<HTMLUListElement>(null);
+  // On a phone the navigation is one scrolling row: this page's link is brought into it.
+  useEffect(() => {
+    const ul = nav.current;
+    const a = ul?.querySelector<HTMLElement>('[aria-current="page"]');
+    if (ul && a && ul.scrollWidth > ul.clientWidth) {
+      ul.scrollLeft = a.offsetLeft - ul.offsetLeft - (ul.clientWidth - a.offsetWidth) / 2;
+    }
+  }, []);
   return html`<a class="skip" href="#main">Skip to content</a>
     <header class="top">
       <p class="brand">Kairos console</p>
-      <p class="who">${data.user?.account_name} · ${data.user?.email}</p>
+      <p class="who" title=${`${data.user?.account_name} · ${data.user?.email}`}>${data.user?.account_name} · ${data.user?.email}</p>
       <button type="button" class="link" onClick=${() => void signOut()}>Sign out</button>
     </header>
     <nav class="nav" aria-label="Console">
-      <ul>
+      <ul ref=${nav}>
         ${NAV.map(
           ([href, label]) =>
             html`<li><a href=${href} aria-current=${href === here ? 'page' : undefined}>${label}</a></li>`,

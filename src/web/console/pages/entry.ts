@@ -1,8 +1,11 @@
-/** The pages before signing in: the one-time setup link's form and the sign-in form. */
+/**
+ * The pages before signing in: the one-time setup link's form and the sign-in form; while the server
+ * has no account, both say where the setup link is printed instead.
+ */
 import { html } from 'htm/preact';
-import type { VNode } from 'preact';
+import type { ComponentChildren, VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { anyFailure, consoleCall, type Failure, NO_FAILURE } from '../lib/api.js';
+import { anyFailure, consoleCall, data, type Failure, NO_FAILURE } from '../lib/api.js';
 import { Field, FormError, ShownOnce } from '../lib/ui.js';
 
 function value(form: HTMLFormElement, name: string): string {
@@ -10,7 +13,37 @@ function value(form: HTMLFormElement, name: string): string {
   return el instanceof HTMLInputElement ? el.value : '';
 }
 
+/**
+ * A server with no account: where the server printed the setup link, and how to get a new one. It
+ * shows no link itself (a visitor is not yet anyone); `lead` says what happened first, if anything.
+ */
+function NoAccount(p: { lead?: ComponentChildren }): VNode {
+  return html`<main id="main" class="narrow">
+    <h1>Kairos has no account yet</h1>
+    ${p.lead ? html`<p>${p.lead}</p>` : null}
+    <p>The first account is made with a one-time setup link that the server printed when it started.
+      Look in the server’s output (the terminal running <code>kairos serve</code> or <code>npm start</code>, or its log) for this line:</p>
+    <pre class="log"><code>No account yet: open …/console/setup?token=… to create the first one (single use, 24 hours)</code></pre>
+    <p>In JSON logs the link is the line’s <code>setup_link</code> field. Open it in this browser: it makes the account, you as its owner and its first API key.</p>
+    <p>Lost the link, or more than 24 hours old? Restart the server: every start prints a new one while there is no account.</p>
+  </main>`;
+}
+
+/** Already set up: the way in is signing in. */
+function SetUp(p: { lead: string }): VNode {
+  return html`<main id="main" class="narrow">
+    <h1>Set up Kairos</h1>
+    <p>${p.lead}</p>
+    <p><a class="button" href="/console/sign-in">Sign in</a></p>
+    <p class="hint">No user of your own yet? Ask the account’s owner, or make one with <code>kairos users create</code> on the server.</p>
+  </main>`;
+}
+
 export function SignIn(): VNode {
+  return data.no_account ? html`<${NoAccount} />` : html`<${SignInForm} />`;
+}
+
+function SignInForm(): VNode {
   const [fail, setFail] = useState<Failure>(NO_FAILURE);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
@@ -43,7 +76,7 @@ export function SignIn(): VNode {
   </main>`;
 }
 
-type SetupState = 'checking' | 'valid' | 'used' | 'expired' | 'unknown';
+type SetupState = 'checking' | 'valid' | 'used' | 'expired' | 'unknown' | 'set_up';
 
 export function Setup(): VNode {
   const token = new URLSearchParams(location.search).get('token') ?? '';
@@ -85,17 +118,18 @@ export function Setup(): VNode {
   }
   if (state === 'checking')
     return html`<main id="main" class="narrow"><h1>Set up Kairos</h1><p role="status">Checking the setup link…</p></main>`;
+  if (state === 'set_up') return html`<${SetUp} lead="This server is already set up." />`;
   if (state !== 'valid') {
     const why =
       state === 'used'
         ? 'This setup link was already used.'
         : state === 'expired'
           ? 'This setup link has expired.'
-          : 'This is not a setup link of this server.';
-    return html`<main id="main" class="narrow">
-      <h1>Set up Kairos</h1>
-      <p>${why} If the server already has an account, <a href="/console/sign-in">sign in</a>. Otherwise restart the server: it logs a new setup link while it has no account.</p>
-    </main>`;
+          : token
+            ? 'This is not a setup link of this server.'
+            : '';
+    if (data.no_account) return html`<${NoAccount} lead=${why} />`;
+    return html`<${SetUp} lead=${`${why ? `${why} ` : ''}This server already has an account.`} />`;
   }
   return html`<main id="main" class="narrow">
     <h1>Set up Kairos</h1>

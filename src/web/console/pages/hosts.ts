@@ -8,7 +8,7 @@ import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type Failure, failure, kairos, NO_FAILURE } from '../lib/api.js';
-import { ListPanel, usePaged } from '../lib/list.js';
+import { CreatePanel, ListPanel, usePaged } from '../lib/list.js';
 import { Copyable, Field, FormError, when } from '../lib/ui.js';
 
 type Host = Item<Result<'listHosts'>>;
@@ -243,8 +243,15 @@ export function Hosts(): VNode {
     }
   };
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  return html`<section class="panel" aria-labelledby="create-title">
-      <h2 id="create-title">Add a host</h2>
+  return html`<${ListPanel}
+      title="Hosts"
+      create="Add a host"
+      list=${list}
+      loading="Loading the hosts…"
+      empty=${html`<p>No host yet. Add the people (or rooms) that can be booked below.</p>`}
+      row=${(h: Host) => html`<${HostRow} key=${h.id} host=${h} />`}
+    />
+    <${CreatePanel} title="Add a host">
       <form onSubmit=${create} novalidate>
         <${FormError} message=${fail.message} />
         <${Field} id="host-name" label="Name" error=${fail.fields.display_name}>${(a: Record<string, unknown>) => html`<input ...${a} name="display_name" required />`}<//>
@@ -252,12 +259,5 @@ export function Hosts(): VNode {
         <${Field} id="host-zone" label="Time zone" error=${fail.fields.timezone}>${(a: Record<string, unknown>) => html`<input ...${a} name="timezone" defaultValue=${zone} />`}<//>
         <div><button type="submit">Add host</button></div>
       </form>
-    </section>
-    <${ListPanel}
-      title="Hosts"
-      list=${list}
-      loading="Loading the hosts…"
-      empty=${html`<p>No host yet. Add the people (or rooms) that can be booked above.</p>`}
-      row=${(h: Host) => html`<${HostRow} key=${h.id} host=${h} />`}
-    />`;
+    <//>`;
 }

@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { kairos } from '../lib/api.js';
 import { textOf, useSubmit } from '../lib/form.js';
-import { ListPanel, usePaged } from '../lib/list.js';
+import { CreatePanel, ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
 type ApiKey = Item<Result<'listApiKeys'>>;
@@ -45,8 +45,7 @@ function CreateKey(p: { onCreated: () => void }): VNode {
     form.reset();
     p.onCreated();
   });
-  return html`<section aria-labelledby="create-title" class="panel">
-    <h2 id="create-title">Create a key</h2>
+  return html`<${CreatePanel} title="Create a key">
     ${created ? html`<${ShownOnce} id="new-key" label=${`The key “${created.name}”`} value=${created.key} />` : null}
     <form onSubmit=${submit} novalidate>
       <${FormError} message=${fail.message} />
@@ -81,7 +80,7 @@ function CreateKey(p: { onCreated: () => void }): VNode {
       <//>
       <button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create key'}</button>
     </form>
-  </section>`;
+  <//>`;
 }
 
 export function Keys(): VNode {
@@ -109,12 +108,12 @@ export function Keys(): VNode {
     };
   }, [list.items]);
   const reload = list.reload;
-  return html`<${CreateKey} onCreated=${() => (list.hasPrevious ? list.reset() : reload())} />
-    <${ListPanel}
+  return html`<${ListPanel}
       title="Keys"
+      create="Create a key"
       list=${list}
       loading="Loading the keys…"
-      empty=${html`<p>No keys yet. Create a secret key above for your server, or a publishable key for a booking widget on your site.</p>`}
+      empty=${html`<p>No keys yet. Create a secret key below for your server, or a publishable key for a booking widget on your site.</p>`}
       row=${(k: ApiKey) => html`<li key=${k.id} class="row">
                 <div class="row-head"><h3>${k.name}</h3><span class=${`badge ${k.status}`}>${k.status}</span></div>
                 <dl class="facts">
@@ -145,5 +144,6 @@ export function Keys(): VNode {
                     : null
                 }
                 </li>`}
-    />`;
+    />
+    <${CreateKey} onCreated=${() => (list.hasPrevious ? list.reset() : reload())} />`;
 }

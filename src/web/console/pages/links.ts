@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { kairos } from '../lib/api.js';
 import { textOf, useSubmit } from '../lib/form.js';
-import { ListPanel, usePaged } from '../lib/list.js';
+import { CreatePanel, ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError } from '../lib/ui.js';
 import { type Draft, drafts, Questions, questionsBody } from './questions.js';
 
@@ -102,7 +102,7 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
     <${Field} id=${`${pre}-durations`} label="Durations in minutes" hint="One or more, e.g. 30 or 30, 60." error=${fail.fields.durations ?? fail.fields.duration_minutes}>${input('durations', { defaultValue: (l?.durations ?? [30]).join(', ') })}<//>
     <fieldset aria-describedby=${fail.fields.host_ids ? `${pre}-hosts-error` : undefined}>
       <legend>Hosts</legend>
-      ${p.hosts.length === 0 ? html`<p class="hint">No host yet: the link books you. Add hosts through the API (POST /v1/hosts).</p>` : null}
+      ${p.hosts.length === 0 ? html`<p class="hint">No host yet: the link books you. Add the people (or rooms) to book on the <a href="/console/hosts">Hosts page</a>.</p>` : null}
       ${p.hosts.map(
         (h) =>
           html`<label class="choice" key=${h.principal_id}><input type="checkbox" name="host_ids" value=${h.principal_id} defaultChecked=${l ? l.host_ids.includes(h.principal_id) : p.hosts.length === 1} /> ${h.display_name}</label>`,
@@ -189,15 +189,15 @@ export function Links(): VNode {
       .page(cursor)
       .then((r) => ({ items: r.booking_links, pagination: r.pagination })),
   );
-  return html`<section class="panel" aria-labelledby="create-title">
-      <h2 id="create-title">Create a booking link</h2>
-      <${LinkForm} hosts=${hosts} onSaved=${list.reload} />
-    </section>
-    <${ListPanel}
+  return html`<${ListPanel}
       title="Booking links"
+      create="Create a booking link"
       list=${list}
       loading="Loading the links…"
-      empty=${html`<p>No booking link yet. Create one above, then copy its address or embed it on your site.</p>`}
+      empty=${html`<p>No booking link yet. Create one below, then copy its address or embed it on your site.</p>`}
       row=${(l: Link) => html`<${LinkRow} key=${`${l.id}-${l.updated_at}`} link=${l} hosts=${hosts} onChanged=${list.reload} />`}
-    />`;
+    />
+    <${CreatePanel} title="Create a booking link">
+      <${LinkForm} hosts=${hosts} onSaved=${list.reload} />
+    <//>`;
 }

@@ -181,10 +181,6 @@ export function Network(): VNode {
         </li>`}
       />
     </section>
-    <section class="panel" aria-labelledby="grant-title">
-      <h2 id="grant-title">Grant a consent</h2>
-      <${Grant} connections=${connections.items ?? []} onGranted=${reload} />
-    </section>
     <section class="panel" aria-labelledby="consents-title">
       <h2 id="consents-title">Consents</h2>
       <div class="field"><label for="consent-role">Show</label>
@@ -198,7 +194,7 @@ export function Network(): VNode {
       <${PagedRows}
         list=${consents}
         loading="Loading the consents…"
-        empty=${html`<p>No consent here yet.</p>`}
+        empty=${html`<p>No consent here yet. Grant one to a connection with the form below.</p>`}
         row=${(c: Consent) => html`<li class="row" key=${c.id}>
           <div class="row-head"><h3>${role === 'grantor' ? `To ${name(c.grantee_id)}` : `From ${name(c.grantor_id)}`}</h3><span class=${`badge ${c.status}`}>${c.status}</span></div>
           <dl class="facts">
@@ -216,5 +212,9 @@ export function Network(): VNode {
           }
         </li>`}
       />
+    </section>
+    <section class="panel" aria-labelledby="grant-title">
+      <h2 id="grant-title">Grant a consent</h2>
+      <${Grant} connections=${connections.items ?? []} onGranted=${reload} />
     </section>`;
 }

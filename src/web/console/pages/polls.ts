@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useState } from 'preact/hooks';
 import { failure, kairos } from '../lib/api.js';
 import { textOf, useSubmit } from '../lib/form.js';
-import { ListPanel, usePaged } from '../lib/list.js';
+import { CreatePanel, ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError, when } from '../lib/ui.js';
 
 type Proposal = Item<Result<'listProposals'>>;
@@ -66,8 +66,7 @@ function CreatePoll(p: { onCreated: () => void }): VNode {
   });
   const setSlot = (i: number, change: Partial<SlotRow>) =>
     setSlots(slots.map((s, j) => (j === i ? { ...s, ...change } : s)));
-  return html`<section class="panel" aria-labelledby="create-title">
-    <h2 id="create-title">Create a poll</h2>
+  return html`<${CreatePanel} title="Create a poll">
     ${
       links.length > 0
         ? html`<div class="once"><p class="once-title">Send these links: they are shown only once.</p>
@@ -93,7 +92,7 @@ function CreatePoll(p: { onCreated: () => void }): VNode {
       </fieldset>
       <div><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create poll'}</button></div>
     </form>
-  </section>`;
+  <//>`;
 }
 
 function ProposalRow(p: { proposal: Proposal; onChanged: () => void }): VNode {
@@ -147,12 +146,13 @@ export function Polls(): VNode {
       .page(cursor)
       .then((r) => ({ items: r.proposals, pagination: r.pagination })),
   );
-  return html`<${CreatePoll} onCreated=${list.reload} />
-    <${ListPanel}
+  return html`<${ListPanel}
       title="Proposals and polls"
+      create="Create a poll"
       list=${list}
       loading="Loading…"
-      empty=${html`<p>No proposal or poll yet. Create a poll above to find a time that suits everyone.</p>`}
+      empty=${html`<p>No proposal or poll yet. Create a poll below to find a time that suits everyone.</p>`}
       row=${(x: Proposal) => html`<${ProposalRow} key=${`${x.id}-${x.status}`} proposal=${x} onChanged=${list.reload} />`}
-    />`;
+    />
+    <${CreatePoll} onCreated=${list.reload} />`;
 }

@@ -9,7 +9,7 @@ import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { data, failure, kairos } from '../lib/api.js';
 import { useSubmit } from '../lib/form.js';
-import { ListPanel, PagedRows, usePaged } from '../lib/list.js';
+import { CreatePanel, ListPanel, PagedRows, usePaged } from '../lib/list.js';
 import { Confirm, Field, FormError, ShownOnce, when } from '../lib/ui.js';
 
 type Webhook = Item<Result<'listWebhooks'>>;
@@ -30,8 +30,7 @@ function CreateWebhook(p: { onCreated: () => void }): VNode {
     form.reset();
     p.onCreated();
   });
-  return html`<section class="panel" aria-labelledby="create-title">
-    <h2 id="create-title">Add a webhook</h2>
+  return html`<${CreatePanel} title="Add a webhook">
     ${secret ? html`<${ShownOnce} id="new-secret" label="The webhook’s signing secret" value=${secret} />` : null}
     <form onSubmit=${submit} novalidate>
       <${FormError} message=${fail.message} />
@@ -53,7 +52,7 @@ function CreateWebhook(p: { onCreated: () => void }): VNode {
       <//>
       <button type="submit" disabled=${busy}>${busy ? 'Adding…' : 'Add webhook'}</button>
     </form>
-  </section>`;
+  <//>`;
 }
 
 function Attempts(p: { delivery: Delivery }): VNode {
@@ -194,12 +193,13 @@ export function Webhooks(): VNode {
       .page(cursor)
       .then((r) => ({ items: r.webhooks, pagination: r.pagination })),
   );
-  return html`<${CreateWebhook} onCreated=${list.reload} />
-    <${ListPanel}
+  return html`<${ListPanel}
       title="Webhooks"
+      create="Add a webhook"
       list=${list}
       loading="Loading the webhooks…"
-      empty=${html`<p>No webhooks yet. Add one above to hear about bookings as they happen.</p>`}
+      empty=${html`<p>No webhooks yet. Add one below to hear about bookings as they happen.</p>`}
       row=${(w: Webhook) => html`<${WebhookRow} key=${`${w.id}-${w.active}`} webhook=${w} onChanged=${list.reload} />`}
-    />`;
+    />
+    <${CreateWebhook} onCreated=${list.reload} />`;
 }
