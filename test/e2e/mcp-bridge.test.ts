@@ -110,7 +110,9 @@ describe('kairos mcp (stdio bridge)', () => {
     const byId = new Map(answers.map((a) => [a.id, a.result]));
     expect(byId.get(1)?.protocolVersion).toBe('2025-11-25');
     expect((byId.get(2)?.tools as unknown[] | undefined)?.length).toBeGreaterThan(10);
-    expect((byId.get(3)?.structuredContent as { timezone?: string } | undefined)?.timezone).toBe('Asia/Tokyo');
+    expect((byId.get(3)?.structuredContent as { timezone?: string } | undefined)?.timezone).toBe(
+      'Asia/Tokyo',
+    );
 
     // Nothing listens on port 1: each request is answered with an error, and the exit code says so.
     const down = await runCli(['mcp', '--url', 'http://127.0.0.1:1'], { KAIROS_API_KEY: acc.key }, input);
