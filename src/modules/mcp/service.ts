@@ -368,13 +368,44 @@ export class McpService {
     });
   }
 
-  private problem(tool: RestTool, status: number, body: unknown): ToolError {
+  private problem(tool: RestTool, status: number, body: unknown, next?: string): ToolError {
     const p = (body !== null && typeof body === 'object' ? body : { detail: String(body) }) as Record<
       string,
       unknown
     >;
     const { type: _type, instance: _instance, ...members } = p;
-    return toolError({ ...members, status }, nextStep(tool, status, p));
+    return toolError({ ...members, status }, next ?? nextStep(tool, status, p));
+  }
+
+  /**
+   * For a principal without a calendar, the next step when its booking links offer slots all the
+   * same (a link's slots come from working hours and bookings): `get_link_slots` with their slugs.
+   * Undefined when it has no active link, or its links cannot be read with this credential.
+   */
+  private async linkHint(ctx: CallContext, principal: string): Promise<string | undefined> {
+    const slugs: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10 && slugs.length < 3; page++) {
+      const query: Record<string, string> = { limit: '100', ...(cursor ? { cursor } : {}) };
+      const res = await dispatch(ctx.app, ctx.request, { method: 'GET', url: '/v1/booking-links', query });
+      if (res.status !== 200) return undefined;
+      const body = res.body as {
+        booking_links: { slug: string; host_ids: string[]; active: boolean }[];
+        pagination: { next_cursor: string | null; has_more: boolean };
+      };
+      for (const l of body.booking_links) {
+        if (l.active && l.host_ids.some((h) => h.toLowerCase() === principal.toLowerCase()))
+          slugs.push(l.slug);
+      }
+      if (!body.pagination.has_more || !body.pagination.next_cursor) break;
+      cursor = body.pagination.next_cursor;
+    }
+    if (slugs.length === 0) return undefined;
+    const list = slugs
+      .slice(0, 3)
+      .map((x) => `\`${x}\``)
+      .join(', ');
+    return `This principal has no connected calendar, so get_available_slots cannot read their free time; but their booking link${slugs.length > 1 ? 's' : ''} ${list} offer${slugs.length > 1 ? '' : 's'} slots (from working hours and bookings): call get_link_slots with that slug and the same window, then book_on_link. To use get_available_slots, they connect a calendar.`;
   }
 
   private async callRest(
@@ -438,7 +469,15 @@ export class McpService {
       ...(body !== undefined ? { body } : {}),
       ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
     });
-    if (res.status >= 300) return this.problem(tool, res.status, res.body);
+    if (res.status >= 300) {
+      const code = (res.body as { code?: unknown } | null)?.code;
+      const principal = typeof args.principal_id === 'string' ? args.principal_id : ctx.caller.principalId;
+      const next =
+        tool.name === 'get_available_slots' && code === 'calendar_not_connected' && principal
+          ? await this.linkHint(ctx, principal)
+          : undefined;
+      return this.problem(tool, res.status, res.body, next);
+    }
     if (op.method === 'GET') return this.rendered(ctx, entry, tool, args, asked, res.text, res.body);
     return this.render(ctx, entry, op, args, res.body).then((r) => r.result);
   }
