@@ -6,7 +6,8 @@
  * layer: JSON-RPC, the inner dispatch, times with offsets, the output-schema check. Target: the tool
  * call's req/s ≥ 70 % of the REST route's. 50 connections; route and tool call take turns. Beside
  * req/s, the server process's CPU per request (Linux /proc) gives the same ratio with less noise
- * from whatever else runs on the machine.
+ * from whatever else runs on the machine. First, the size of `tools/list` as the official client reads
+ * it: the default listing beside its target (≤ 40 KB) and each toolset alone (docs/mcp.md#toolsets).
  *
  * The request the tool call sends is the one the official MCP client makes (recorded once, then
  * replayed by autocannon). The server runs in a child process (this file again, KAIROS_BENCH_CHILD=1)
@@ -18,6 +19,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { TOOLSETS } from '../src/modules/mcp/toolsets.js';
 import {
   busyFeed,
   feedRuntime,
@@ -35,6 +37,8 @@ const ZONE = 'America/New_York';
 const CONNECTIONS = 50;
 const ROUNDS = 3;
 const TARGET = 0.7;
+/** The default `tools/list` answer's target size in bytes (an agent's context holds it whole). */
+const LIST_TARGET = 40_000;
 
 interface Ready {
   pid: number;
@@ -155,11 +159,52 @@ async function recordToolCall(
   return { ...last, slots: result.structuredContent?.slots?.length ?? 0 };
 }
 
+/** The bytes of the `tools/list` answer the official client reads from `/mcp` + `query`, and its tools. */
+async function listingBytes(
+  url: string,
+  token: string,
+  query: string,
+): Promise<{ bytes: number; tools: number }> {
+  let bytes = 0;
+  const counting: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    if (typeof init?.body === 'string' && init.body.includes('"tools/list"'))
+      bytes = Buffer.byteLength(await res.clone().text());
+    return res;
+  };
+  const client = new Client({ name: 'kairos-bench', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`/mcp${query}`, url), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      fetch: counting,
+    }),
+  );
+  const { tools } = await client.listTools();
+  await client.close();
+  return { bytes, tools: tools.length };
+}
+
+/** The size of `tools/list`: the default listing beside its target, then each toolset alone. */
+async function listingRows(url: string, token: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const set of ['', 'all', ...Object.keys(TOOLSETS)]) {
+    const { bytes, tools } = await listingBytes(url, token, set ? `?toolsets=${set}` : '');
+    rows.push({
+      name: `mcp.tools/list ${set ? `toolsets=${set}` : 'default'} (${tools} tools)`,
+      value: String(bytes),
+      unit: set
+        ? `bytes (~${Math.round(bytes / 4)} tokens)`
+        : `bytes (target ≤ ${LIST_TARGET}; ~${Math.round(bytes / 4)} tokens)`,
+    });
+  }
+  return rows;
+}
+
 export async function benchMcp(): Promise<Row[]> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 6);
   const { ready, stop } = await forkBenchChild<Ready>(import.meta.url, CHILD_ENV);
   try {
-    const rows: Row[] = [];
+    const rows: Row[] = await listingRows(ready.url, ready.token);
     const auth = { authorization: `Bearer ${ready.token}` };
     for (const days of [7, 30]) {
       const from = new Date(ready.from).toISOString();

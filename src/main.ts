@@ -40,9 +40,9 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
   ],
   'mail show': ['mail show ID', 'one mail: its headers and whole text body, with its links'],
   mcp: [
-    'mcp --url URL',
+    'mcp --url URL [--toolsets a,b]',
     "relay MCP over stdio (desktop clients) to the server's /mcp at URL, with the key in\n" +
-      '      KAIROS_API_KEY (docs/mcp.md); needs no store',
+      '      KAIROS_API_KEY, listing only the named toolsets if given (docs/mcp.md); needs no store',
   ],
 };
 
@@ -164,6 +164,7 @@ export async function main(argv: string[]): Promise<number> {
       limit: { type: 'string' },
       processes: { type: 'string' },
       url: { type: 'string' },
+      toolsets: { type: 'string' },
     },
   });
   const [cmd, sub, arg] = positionals;
@@ -178,7 +179,7 @@ export async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   try {
-    if (cmd === 'mcp') return await mcpBridge(values.url);
+    if (cmd === 'mcp') return await mcpBridge(values.url, values.toolsets);
     return await run(cmd, sub, arg, values, json);
   } catch (err) {
     // A usage error names the usage of the command it is about, when there is one.
@@ -188,7 +189,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** `kairos mcp --url URL`: the stdio bridge (no config, no store: it only talks to a server). */
-async function mcpBridge(url: string | undefined): Promise<number> {
+async function mcpBridge(url: string | undefined, toolsets: string | undefined): Promise<number> {
   if (!url) throw new UsageError('--url is required (the Kairos server, e.g. https://kairos.example.com)');
   const { mcpUrl, runStdioBridge } = await import('./modules/mcp/bridge.js');
   try {
@@ -199,8 +200,7 @@ async function mcpBridge(url: string | undefined): Promise<number> {
   const key = process.env.KAIROS_API_KEY;
   if (!key)
     throw new UsageError('KAIROS_API_KEY must hold the API key to send as Bearer (secret or publishable)');
-  await runStdioBridge(url, key);
-  return 0;
+  return await runStdioBridge(url, key, toolsets === undefined ? {} : { toolsets });
 }
 
 type Values = {

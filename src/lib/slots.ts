@@ -141,6 +141,17 @@ export function slotRange(
   return end - durationMs < start ? { start, end: start } : { start, end };
 }
 
+/**
+ * Whether `x` is a point of the grid of `step` ms in `zone` (see the top of this file): a whole number
+ * of steps after its local midnight, and, past midnight itself, a whole step before the next one — the
+ * starts gridSlots can offer.
+ */
+export function onGrid(x: number, step: number, zone: string): boolean {
+  const day = localDayBounds(zone, x);
+  const offset = x - day.start;
+  return offset % step === 0 && (offset === 0 || x + step <= day.end);
+}
+
 /** The first grid point at or after `x` (see the top of this file for the grid). */
 function gridAtOrAfter(x: number, step: number, zone: string): number {
   const day = localDayBounds(zone, x);

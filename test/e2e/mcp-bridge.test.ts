@@ -76,6 +76,108 @@ describe('kairos mcp (stdio bridge)', () => {
     expect(noKey.stderr).toContain('KAIROS_API_KEY');
   }, 60_000);
 
+  it('answers every request it read from a piped file before it exits 0, and exits non-zero when the server cannot be reached', async () => {
+    const acc = await t.account();
+    const lines = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'piped', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'current_time', arguments: { timezone: 'Asia/Tokyo' } },
+      },
+    ];
+    const input = `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+    const res = await runCli(['mcp', '--url', t.url], { KAIROS_API_KEY: acc.key }, input);
+    expect(res.code, res.stderr).toBe(0);
+    const answers = res.stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { id?: number; result?: Record<string, unknown>; error?: unknown });
+    expect(answers.map((a) => a.id).sort()).toEqual([1, 2, 3]);
+    for (const a of answers) expect(a.error, JSON.stringify(a)).toBeUndefined();
+    const byId = new Map(answers.map((a) => [a.id, a.result]));
+    expect(byId.get(1)?.protocolVersion).toBe('2025-11-25');
+    expect((byId.get(2)?.tools as unknown[] | undefined)?.length).toBeGreaterThan(10);
+    expect((byId.get(3)?.structuredContent as { timezone?: string } | undefined)?.timezone).toBe(
+      'Asia/Tokyo',
+    );
+
+    // Nothing listens on port 1: each request is answered with an error, and the exit code says so.
+    const down = await runCli(['mcp', '--url', 'http://127.0.0.1:1'], { KAIROS_API_KEY: acc.key }, input);
+    expect(down.code).not.toBe(0);
+    const errors = down.stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { id?: number; error?: { message: string } });
+    expect(errors.map((a) => a.id).sort()).toEqual([1, 2, 3]);
+    for (const e of errors) expect(e.error?.message).toContain('Kairos server at http://127.0.0.1:1');
+  }, 60_000);
+
+  it('passes --toolsets to the server: only those tools are listed, and an unknown one is an error (exit 1)', async () => {
+    const acc = await t.account();
+    const input = `${[
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'piped', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ]
+      .map((l) => JSON.stringify(l))
+      .join('\n')}\n`;
+    const answers = (stdout: string) =>
+      stdout
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              id?: number;
+              result?: { tools?: { name: string }[] };
+              error?: { message: string };
+            },
+        );
+    const res = await runCli(
+      ['mcp', '--url', t.url, '--toolsets', 'network'],
+      { KAIROS_API_KEY: acc.key },
+      input,
+    );
+    expect(res.code, res.stderr).toBe(0);
+    const list = answers(res.stdout).find((a) => a.id === 2);
+    expect(list?.result?.tools?.map((x) => x.name).sort()).toEqual([
+      'current_time',
+      'invite_to_network',
+      'list_network',
+    ]);
+    const bad = await runCli(
+      ['mcp', '--url', t.url, '--toolsets', 'nope'],
+      { KAIROS_API_KEY: acc.key },
+      input,
+    );
+    expect(bad.code).toBe(1);
+    const errors = answers(bad.stdout);
+    expect(errors.map((a) => a.id).sort()).toEqual([1, 2]);
+    expect(errors[0]?.error?.message).toContain('400');
+  }, 60_000);
+
   it('answers a request with a JSON-RPC error naming the server when the key is refused', async () => {
     const client = new Client({ name: 'kairos-bridge-test', version: '1.0.0' });
     const env: Record<string, string> = {};

@@ -389,6 +389,29 @@ describe('MCP over Streamable HTTP', () => {
     expect(r.next).toMatch(/no connected calendar/);
   });
 
+  it('points a host without a calendar to its booking link’s slots (get_link_slots), which offers them', async () => {
+    const acc = await t.account();
+    const h = await t.ctx.modules.principals.createHost(acc.id, {
+      display_name: 'Calendarless host',
+      timezone: 'Europe/Berlin',
+    });
+    const slug = `no-cal-${Date.now()}`;
+    const made = await t.call('POST', '/v1/booking-links', {
+      token: acc.key,
+      body: { slug, title: 'Intro', host_ids: [h.principal_id], duration_minutes: 30 },
+    });
+    expect(made.status, await made.clone().text()).toBe(201);
+    const m = await connect(acc.key);
+    const window = { from: '2026-03-03T00:00:00Z', to: '2026-03-04T00:00:00Z' };
+    const r = errorOf(await call(m, 'get_available_slots', { principal_id: h.principal_id, ...window }));
+    expect(r.error.code).toBe('calendar_not_connected');
+    expect(r.next).toContain('get_link_slots');
+    expect(r.next).toContain(slug);
+    // What the hint says is true: the link offers slots.
+    const slots = await ok(m, 'get_link_slots', { slug, ...window });
+    expect((slots.slots as unknown[]).length).toBeGreaterThan(0);
+  });
+
   it('counts a tool call once against the key’s hourly limit', async () => {
     const acc = await t.account({ rateLimit: 1000 });
     const m = await connect(acc.key);

@@ -4,10 +4,13 @@
  * write path (write.ts).
  */
 import type { Static } from '@sinclair/typebox';
+import type { Interval } from '../../lib/intervals.js';
+import { onGrid, slotInterval } from '../../lib/slots.js';
 import type { Caller } from '../../platform/auth.js';
 import { NotFound } from '../../platform/errors.js';
 import { Problems } from '../../platform/validation.js';
 import type { BookingLink } from '../booking-links/api.js';
+import type { PrincipalProfile } from '../principals/api.js';
 import { DAY, limitsOf, returnUrls, titleOf } from './helpers.js';
 import * as input from './input.js';
 import { presentPublicBooking } from './present.js';
@@ -15,6 +18,21 @@ import * as repo from './repo.js';
 import type { PublicCreateBody } from './schemas.js';
 import { isTokenShape, tokenHash } from './tokens.js';
 import { BookingWrites } from './write.js';
+
+/**
+ * Whether a link offers a slot starting where `slot` does, as far as the grid decides (the link's
+ * slots: GET /v1/public/links/{slug}/availability): a point of the grid of min(duration, 15 min) steps
+ * from local midnight in a host's zone — the first host's for a collective link (its slots are aligned
+ * there), any host's otherwise (each host's own slots are). Working hours, notice, horizon, busy time
+ * and buffers are the booking's own checks (409 slot_unavailable).
+ */
+function offeredStart(slot: Interval, link: BookingLink, hosts: readonly PrincipalProfile[]): boolean {
+  if (hosts.length === 0) return true; // no host: the booking itself refuses the time
+  const step = slotInterval({ durationMs: slot.end - slot.start });
+  const zones =
+    link.assignment === 'collective' ? [hosts[0]!.schedule.timezone] : hosts.map((h) => h.schedule.timezone);
+  return zones.some((zone) => onGrid(slot.start, step, zone));
+}
 
 /** A self-service link keeps working this long after its booking ended (then 404). */
 const MANAGE_LINK_AFTER_END_MS = 30 * DAY;
@@ -97,10 +115,17 @@ export class PublicBookings extends BookingWrites {
     const p = new Problems();
     returnUrls(body, p);
     const fields = this.fields(body, link, p);
+    const hosts = await this.hostsOf(link.hostIds);
+    if (fields.slot !== undefined && !offeredStart(fields.slot, link, hosts)) {
+      const step = slotInterval({ durationMs: fields.slot.end - fields.slot.start }) / 60_000;
+      p.add(
+        'start_time',
+        `is not an offered slot start: this link offers starts every ${step} minutes from the host's local midnight; take one from its availability`,
+      );
+    }
     p.throwIfAny();
     this.notPast(fields.slot);
     const hold = await this.paid.holdFor(link);
-    const hosts = await this.hostsOf(link.hostIds);
     const created = await this.book({
       accountId: link.accountId,
       link,

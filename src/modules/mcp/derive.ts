@@ -92,7 +92,7 @@ function isInstant(schema: JsonSchema | undefined): boolean {
   return Array.isArray(alts) && alts.some((a) => isInstant(a));
 }
 
-const INSTANT_NOTE =
+export const INSTANT_NOTE =
   ' Must carry a UTC offset (`2026-06-10T14:00:00+02:00` or `…Z`): a time without one is refused, never guessed.';
 
 function successSchema(op: Operation): JsonSchema | undefined {
@@ -154,8 +154,7 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
           type: 'string',
           minLength: 1,
           maxLength: 64,
-          description:
-            'Optional IANA time zone to show the answer’s times in (default: the zone of the principal concerned).',
+          description: 'IANA zone for the answer’s times',
         };
       }
       if (tool.creates) {
@@ -164,8 +163,7 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
           minLength: 1,
           maxLength: 256,
           pattern: '^[A-Za-z0-9_\\-:.]+$',
-          description:
-            'Optional. The same key on a retry returns the first answer instead of acting twice (24 h; another input with the same key is refused).',
+          description: 'reuse on a retry: nothing is done twice (24 h)',
         };
       }
       const out = inline(successSchema(op) ?? { type: 'object' }, components) as JsonSchema;

@@ -128,7 +128,7 @@ export function fastToolCall(
     const name = header(headers, 'mcp-name');
     if (contentType === undefined || !isJsonContentType(contentType)) return undefined;
     if (version !== REVISION || method !== 'tools/call' || name !== params.name) return undefined;
-    const listed = service.listed(ctx.app, ctx.caller, params.name);
+    const listed = service.listed(ctx.app, ctx.caller, params.name, ctx.toolsets);
     if (!listed?.annotations.readOnlyHint) return undefined;
     if (!classifiedModern(body, params, version, method, name)) return undefined;
     return service.call(ctx, params.name, params.arguments).then((result) => ({

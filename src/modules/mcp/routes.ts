@@ -10,6 +10,7 @@ import { actorOf } from '../../platform/actor.js';
 import type { TypedApp } from '../../platform/routes.js';
 import type { McpEndpoint } from './server.js';
 import type { McpService } from './service.js';
+import { selectTools } from './toolsets.js';
 
 export function mcpRoutes(app: TypedApp, endpoint: McpEndpoint, _service: McpService): void {
   app.post(
@@ -25,7 +26,13 @@ export function mcpRoutes(app: TypedApp, endpoint: McpEndpoint, _service: McpSer
     },
     async (request, reply) => {
       actorOf(request.caller);
-      const ctx = { app: request.server, request, caller: request.caller };
+      const query = request.query as Record<string, unknown> | undefined;
+      const ctx = {
+        app: request.server,
+        request,
+        caller: request.caller,
+        toolsets: selectTools(query?.toolsets),
+      };
       const fast = endpoint.fast(request.headers, request.body, ctx);
       if (fast) {
         // A reading tool: should it fail unexpectedly, the SDK answers the request instead.

@@ -48,11 +48,11 @@ export function createMcpEndpoint(service: McpService, version: string): McpEndp
       { capabilities: { tools: {}, prompts: {} }, instructions: INSTRUCTIONS },
     );
     // The service's schemas are JSON Schema objects (`type: object` at the root, derive.ts).
-    const tools = () => service.list(ctx.app, ctx.caller) as unknown as Tool[];
+    const tools = () => service.list(ctx.app, ctx.caller, ctx.toolsets) as unknown as Tool[];
     server.setRequestHandler('tools/list', async () => ({ tools: tools() }));
     server.setRequestHandler('tools/call', async (req) => {
       const result = await service.call(ctx, req.params.name, req.params.arguments);
-      const listed = service.listed(ctx.app, ctx.caller, req.params.name);
+      const listed = service.listed(ctx.app, ctx.caller, req.params.name, ctx.toolsets);
       return server.projectCallToolResult(
         result as CallToolResult,
         listed?.outputSchema as Tool['outputSchema'],

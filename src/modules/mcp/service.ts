@@ -16,6 +16,7 @@ import type { AvailabilityApi, SlotsParams } from '../availability/api.js';
 import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
 import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
 import { dispatch } from './dispatch.js';
+import { compactInput, compactOutput } from './compact.js';
 import { AnswerMemo } from './memo.js';
 import {
   type CheckConsentInput,
@@ -26,6 +27,7 @@ import {
   CurrentTimeOutput,
 } from './schemas.js';
 import { type RestTool, TOOLS, type ToolAnnotations, type ToolDefinition } from './tools.js';
+import { ALWAYS, TOOLSET_OF } from './toolsets.js';
 
 /** Zone names already found valid (the check builds an Intl formatter: too dear per call). */
 const validZones = new Set<string>();
@@ -41,14 +43,14 @@ type AjvCtor = new (opts: object) => AjvType;
 const Ajv2020: AjvCtor =
   (Ajv2020Module as unknown as { default?: AjvCtor }).default ?? (Ajv2020Module as unknown as AjvCtor);
 
-/** A tool as `tools/list` shows it. */
+/** A tool as `tools/list` shows it: its schemas compacted (compact.ts). */
 export interface ListedTool {
   name: string;
   title: string;
   description: string;
   inputSchema: JsonSchema;
   outputSchema: JsonSchema;
-  annotations: ToolAnnotations & { title: string };
+  annotations: ToolAnnotations;
 }
 
 export interface ToolResult {
@@ -59,8 +61,12 @@ export interface ToolResult {
 
 interface Entry {
   def: ToolDefinition;
+  /** As the listing of every tool shows it (its output's top-level fields). */
   listed: ListedTool;
+  /** As a listing narrowed to toolsets shows it (its output's fields two levels deep). */
+  narrowed: ListedTool;
   op?: DerivedOperation;
+  /** The check of an answer against the tool's full output schema (stricter than the listed one). */
   validate: ValidateFunction;
   /** The arguments a REST tool takes: its operation's parameters, `timezone` and `idempotency_key`. */
   fields: ReadonlySet<string>;
@@ -123,9 +129,12 @@ export interface CallContext {
   app: FastifyInstance;
   request: FastifyRequest;
   caller: Caller;
+  /** The tools the request's toolsets select (toolsets.ts); undefined: every tool. */
+  toolsets?: ReadonlySet<string> | undefined;
 }
 
-function seesTool(caller: Caller, def: ToolDefinition): boolean {
+function seesTool(caller: Caller, def: ToolDefinition, toolsets?: ReadonlySet<string>): boolean {
+  if (toolsets && !toolsets.has(def.name)) return false;
   return def.audience === 'any' || caller.kind === 'secret' || caller.kind === 'session';
 }
 
@@ -168,6 +177,8 @@ export class McpService {
     const doc = (app as unknown as { swagger(): OpenApiDocument }).swagger();
     const entries = new Map<string, Entry>();
     for (const def of TOOLS) {
+      if (!ALWAYS.has(def.name) && !TOOLSET_OF.has(def.name))
+        throw new Error(`MCP tool ${def.name} is in no toolset (toolsets.ts)`);
       let inputSchema: JsonSchema;
       let outputSchema: JsonSchema;
       let op: DerivedOperation | undefined;
@@ -186,6 +197,13 @@ export class McpService {
       inputSchema = JSON.parse(JSON.stringify(inputSchema)) as JsonSchema;
       outputSchema = JSON.parse(JSON.stringify(outputSchema)) as JsonSchema;
       const read = def.kind === 'rest' ? this.reads.get(def.operationId) : undefined;
+      const listed = {
+        name: def.name,
+        title: def.title,
+        description: def.description,
+        inputSchema: compactInput(inputSchema),
+        annotations: { ...def.annotations },
+      };
       entries.set(def.name, {
         def,
         op,
@@ -209,14 +227,8 @@ export class McpService {
             }
           : {}),
         validate: this.ajv.compile(outputSchema),
-        listed: {
-          name: def.name,
-          title: def.title,
-          description: def.description,
-          inputSchema,
-          outputSchema,
-          annotations: { title: def.title, ...def.annotations },
-        },
+        listed: { ...listed, outputSchema: compactOutput(outputSchema, 1) },
+        narrowed: { ...listed, outputSchema: compactOutput(outputSchema, 2) },
       });
     }
     this.catalogues.set(app, entries);
@@ -224,20 +236,28 @@ export class McpService {
   }
 
   /** The tools this caller may call (a publishable key sees the public surface only). */
-  list(app: FastifyInstance, caller: Caller): ListedTool[] {
-    return [...this.catalogue(app).values()].filter((e) => seesTool(caller, e.def)).map((e) => e.listed);
+  list(app: FastifyInstance, caller: Caller, toolsets?: ReadonlySet<string>): ListedTool[] {
+    return [...this.catalogue(app).values()]
+      .filter((e) => seesTool(caller, e.def, toolsets))
+      .map((e) => (toolsets ? e.narrowed : e.listed));
   }
 
-  /** One tool as `tools/list` shows it to this caller, if it sees it. */
-  listed(app: FastifyInstance, caller: Caller, name: string): ListedTool | undefined {
+  /** One tool as `tools/list` shows it to this caller (within its toolsets), if it sees it. */
+  listed(
+    app: FastifyInstance,
+    caller: Caller,
+    name: string,
+    toolsets?: ReadonlySet<string>,
+  ): ListedTool | undefined {
     const entry = this.catalogue(app).get(name);
-    return entry && seesTool(caller, entry.def) ? entry.listed : undefined;
+    if (!entry || !seesTool(caller, entry.def, toolsets)) return undefined;
+    return toolsets ? entry.narrowed : entry.listed;
   }
 
   /** One `tools/call`. Never throws for anything the caller sent: that is an `isError` result. */
   async call(ctx: CallContext, name: string, rawArgs: unknown): Promise<ToolResult> {
     const entry = this.catalogue(ctx.app).get(name);
-    if (!entry || !seesTool(ctx.caller, entry.def)) {
+    if (!entry || !seesTool(ctx.caller, entry.def, ctx.toolsets)) {
       return toolError(
         {
           title: 'Unknown tool',
@@ -348,13 +368,44 @@ export class McpService {
     });
   }
 
-  private problem(tool: RestTool, status: number, body: unknown): ToolError {
+  private problem(tool: RestTool, status: number, body: unknown, next?: string): ToolError {
     const p = (body !== null && typeof body === 'object' ? body : { detail: String(body) }) as Record<
       string,
       unknown
     >;
     const { type: _type, instance: _instance, ...members } = p;
-    return toolError({ ...members, status }, nextStep(tool, status, p));
+    return toolError({ ...members, status }, next ?? nextStep(tool, status, p));
+  }
+
+  /**
+   * For a principal without a calendar, the next step when its booking links offer slots all the
+   * same (a link's slots come from working hours and bookings): `get_link_slots` with their slugs.
+   * Undefined when it has no active link, or its links cannot be read with this credential.
+   */
+  private async linkHint(ctx: CallContext, principal: string): Promise<string | undefined> {
+    const slugs: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10 && slugs.length < 3; page++) {
+      const query: Record<string, string> = { limit: '100', ...(cursor ? { cursor } : {}) };
+      const res = await dispatch(ctx.app, ctx.request, { method: 'GET', url: '/v1/booking-links', query });
+      if (res.status !== 200) return undefined;
+      const body = res.body as {
+        booking_links: { slug: string; host_ids: string[]; active: boolean }[];
+        pagination: { next_cursor: string | null; has_more: boolean };
+      };
+      for (const l of body.booking_links) {
+        if (l.active && l.host_ids.some((h) => h.toLowerCase() === principal.toLowerCase()))
+          slugs.push(l.slug);
+      }
+      if (!body.pagination.has_more || !body.pagination.next_cursor) break;
+      cursor = body.pagination.next_cursor;
+    }
+    if (slugs.length === 0) return undefined;
+    const list = slugs
+      .slice(0, 3)
+      .map((x) => `\`${x}\``)
+      .join(', ');
+    return `This principal has no connected calendar, so get_available_slots cannot read their free time; but their booking link${slugs.length > 1 ? 's' : ''} ${list} offer${slugs.length > 1 ? '' : 's'} slots (from working hours and bookings): call get_link_slots with that slug and the same window, then book_on_link. To use get_available_slots, they connect a calendar.`;
   }
 
   private async callRest(
@@ -418,7 +469,15 @@ export class McpService {
       ...(body !== undefined ? { body } : {}),
       ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
     });
-    if (res.status >= 300) return this.problem(tool, res.status, res.body);
+    if (res.status >= 300) {
+      const code = (res.body as { code?: unknown } | null)?.code;
+      const principal = typeof args.principal_id === 'string' ? args.principal_id : ctx.caller.principalId;
+      const next =
+        tool.name === 'get_available_slots' && code === 'calendar_not_connected' && principal
+          ? await this.linkHint(ctx, principal)
+          : undefined;
+      return this.problem(tool, res.status, res.body, next);
+    }
     if (op.method === 'GET') return this.rendered(ctx, entry, tool, args, asked, res.text, res.body);
     return this.render(ctx, entry, op, args, res.body).then((r) => r.result);
   }
