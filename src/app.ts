@@ -8,15 +8,25 @@ import { type ErrorCode, PLATFORM_503, statusesOf } from './platform/errors.js';
 import { createPlatform, type PlatformDeps } from './platform/http.js';
 import { prefixedId } from './platform/ids.js';
 import type { Metrics } from './platform/metrics.js';
-import { guides, TAG_GROUPS, TAGS } from './platform/openapi.js';
+import {
+  declareHeaders,
+  guides,
+  liftComponents,
+  type RouteHeaders,
+  TAG_GROUPS,
+  TAGS,
+} from './platform/openapi.js';
 import { type DeclaredEvent, webhooksDocument } from './platform/openapi-webhooks.js';
 import { sendProblem } from './platform/problems.js';
 import type { TypedApp } from './platform/routes.js';
-import { Problem } from './platform/schemas.js';
+import { COMPONENT, Problem } from './platform/schemas.js';
 import { buildSerializer } from './platform/serializer.js';
 import { isTimeZone, TIME_ZONE_FORMAT, validatorCompiler } from './platform/validation.js';
 
 export const BODY_LIMIT = 1024 * 1024;
+
+/** `store_unavailable` → `StoreUnavailable`. */
+const pascal = (code: string) => code.replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
 
 /** Error responses every documented route may give, added to the OpenAPI document. */
 const COMMON_ERRORS: Record<string, string> = {
@@ -80,6 +90,8 @@ export async function buildApp(
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler(() => app.getSchemas()));
   app.addSchema(Problem);
+  // What each documented route's config says about its answers' headers, gathered by `transform`.
+  const routeHeaders = new Map<string, RouteHeaders>();
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -108,8 +120,19 @@ export async function buildApp(
       webhooks: webhooksDocument(ctx.events ?? new Map()),
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    // Named schemas become components; every answer's headers are declared (platform/openapi.ts).
+    transformObject: (documents) => {
+      const doc = (documents as { openapiObject: Record<string, unknown> }).openapiObject;
+      return declareHeaders(liftComponents(doc), routeHeaders);
+    },
     transform: ({ schema, url, route }) => {
       const s = { ...(schema ?? {}) } as Record<string, unknown>;
+      for (const method of [route.method].flat()) {
+        routeHeaders.set(`${method} ${url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`, {
+          metered: route.config?.access !== 'unmetered',
+          idempotent: route.config?.idempotent === true,
+        });
+      }
       // A query parameter with a default may be left out: the document must not call it required.
       const query = s.querystring as {
         properties?: Record<string, { default?: unknown }>;
@@ -135,6 +158,8 @@ export async function buildApp(
               codes.length === 0
                 ? { $ref: 'Problem#' }
                 : {
+                    // One component per set of codes (`ShuttingDownOrOverloadedProblem`), wherever it is answered.
+                    [COMPONENT]: `${codes.map(pascal).join('Or')}Problem`,
                     allOf: [
                       { $ref: 'Problem#' },
                       { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } },

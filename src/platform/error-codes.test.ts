@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson, type Json, startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { declaredCodes, statusesOf } from './errors.js';
+import { inlineComponents } from './openapi.js';
 
 // docs/api.md, Error codes: `code` is a closed set. Every declared code is listed by some operation of
 // the document under a status it is declared with, and the table in docs/api.md lists exactly the set.
@@ -16,7 +17,11 @@ beforeAll(async () => {
   for (const methods of Object.values(doc.paths as Record<string, Record<string, Json>>)) {
     for (const op of Object.values(methods)) {
       for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
-        const schema = response.content?.['application/problem+json']?.schema;
+        // A narrowed problem is a component, by reference.
+        const schema = inlineComponents(
+          response.content?.['application/problem+json']?.schema,
+          doc.components.schemas,
+        ) as Json;
         for (const part of schema?.allOf ?? []) {
           for (const code of (part.properties?.code?.enum ?? []) as string[]) {
             const statuses = documented.get(code) ?? new Set<number>();

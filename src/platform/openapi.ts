@@ -4,20 +4,181 @@
  * guides rendered at /docs. The convention every route follows is in docs/design.md#openapi.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
+import { COMPONENT } from './schemas.js';
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const COMPONENT_REF = '#/components/schemas/';
 
 /**
  * A schema of the document with every `{$ref: '#/components/schemas/X'}` replaced by the component
- * itself (the document has no cycles): what a validator or a serializer compiles without the rest of
- * the document.
+ * itself (the document has no cycles), keeping what the reference says beside it (a description): what
+ * a validator or a serializer compiles without the rest of the document.
  */
 export function inlineComponents(value: unknown, components: Record<string, unknown>): unknown {
   if (Array.isArray(value)) return value.map((v) => inlineComponents(v, components));
-  if (value === null || typeof value !== 'object') return value;
-  const o = value as Record<string, unknown>;
-  if (typeof o.$ref === 'string' && o.$ref.startsWith('#/components/schemas/')) {
-    return inlineComponents(components[o.$ref.slice('#/components/schemas/'.length)], components);
+  if (!isObject(value)) return value;
+  if (typeof value.$ref === 'string' && value.$ref.startsWith(COMPONENT_REF)) {
+    const { $ref, ...beside } = value;
+    const target = inlineComponents(components[$ref.slice(COMPONENT_REF.length)], components) as Json;
+    return { ...target, ...(inlineComponents(beside, components) as Json) };
   }
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, inlineComponents(v, components)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inlineComponents(v, components)]));
+}
+
+/** Keywords whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples', 'example']);
+/** Keywords that annotate a use of a schema without changing what it accepts. */
+const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'default', 'deprecated']);
+
+/** JSON with object keys sorted: equal for equal schemas whatever order their keys were written in. */
+function stable(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    isObject(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  );
+}
+
+/**
+ * The document with every schema named by `named()` (platform/schemas.ts, the `x-component` keyword)
+ * written once, as `#/components/schemas/<name>`, and referred to wherever it appears: a client
+ * generator makes one class of it, not one per place. A use that annotates the schema differently (its
+ * own description) keeps that annotation beside the reference. Two different schemas under one name
+ * are a mistake in the schemas: the document is not built.
+ */
+export function liftComponents(doc: Json): Json {
+  const components = isObject(doc.components) ? doc.components : {};
+  const schemas: Json = { ...(isObject(components.schemas) ? components.schemas : {}) };
+  const seen = new Map<string, { shape: string; annotations: Json }>();
+  const walk = (value: unknown, at: string): unknown => {
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, `${at}/${i}`));
+    if (!isObject(value)) return value;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value)) out[k] = DATA_KEYWORDS.has(k) ? v : walk(v, `${at}/${k}`);
+    // Written as fastify-swagger writes the routes' schemas, so that the webhooks' payloads (which it does
+    // not convert) are the same schemas: a record's pattern as `additionalProperties`, `const` as `enum`.
+    const pattern = out.patternProperties;
+    if (isObject(pattern) && Object.keys(pattern).length === 1 && isObject(pattern['^(.*)$'])) {
+      delete out.patternProperties;
+      out.additionalProperties = pattern['^(.*)$'];
+    }
+    if ('const' in out && (out.type !== undefined || Object.keys(out).length === 1)) {
+      out.enum = [out.const];
+      delete out.const;
+    }
+    const name = out[COMPONENT];
+    if (typeof name !== 'string') return out;
+    delete out[COMPONENT];
+    const annotations: Json = {};
+    const rule: Json = {};
+    for (const [k, v] of Object.entries(out)) (ANNOTATIONS.has(k) ? annotations : rule)[k] = v;
+    const shape = stable(rule);
+    const known = seen.get(name);
+    if (!known) {
+      if (name in schemas) throw new Error(`${at}: the component ${name} already exists`);
+      seen.set(name, { shape, annotations });
+      schemas[name] = out;
+      return { $ref: `${COMPONENT_REF}${name}` };
+    }
+    if (known.shape !== shape) throw new Error(`${at}: another schema is already named ${name}`);
+    const own = Object.entries(annotations).filter(([k, v]) => stable(known.annotations[k]) !== stable(v));
+    return { $ref: `${COMPONENT_REF}${name}`, ...Object.fromEntries(own) };
+  };
+  const { components: _, ...rest } = doc;
+  const lifted = walk(rest, '#') as Json;
+  const liftedSchemas = walk(schemas, '#/components/schemas') as Json;
+  // Components lifted while walking the existing ones are added as they were found.
+  for (const [k, v] of Object.entries(schemas)) liftedSchemas[k] ??= v;
+  return { ...lifted, components: { ...components, schemas: liftedSchemas } };
+}
+
+/** What a route says about its answers' headers (its `config`), by `METHOD /openapi/{path}`. */
+export interface RouteHeaders {
+  /** The rate limiter runs for it (every access but `unmetered`): X-RateLimit-* on its answers. */
+  metered: boolean;
+  /** It honours Idempotency-Key: a replayed answer says Idempotent-Replayed. */
+  idempotent: boolean;
+}
+
+/** The response headers Kairos sets (platform/http.ts, gate.ts, idempotency-hooks.ts), as components. */
+export const RESPONSE_HEADERS: Record<string, Json> = {
+  'X-Request-Id': {
+    description: 'The request id, also the problem body’s `request_id`: quote it when asking for help',
+    required: true,
+    schema: { type: 'string', pattern: '^req_[0-9a-hjkmnp-tv-z]{26}$' },
+  },
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed in this hour (docs: Rate limits)',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in this hour (0 when exhausted)',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    description: 'When the window ends (ISO 8601)',
+    schema: { type: 'string', format: 'date-time' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Idempotent-Replayed': {
+    description:
+      '`true` when this is the remembered answer to an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+/** `X-RateLimit-Limit` → `XRateLimitLimit`, the header's component name. */
+const headerComponent = (name: string) => name.replace(/-/g, '');
+
+/**
+ * The document with every answer's headers declared, by reference to `components.headers`:
+ * X-Request-Id on all; the rate-limit headers on metered operations (present once the limiter ran);
+ * Retry-After on 429 and 503 (and on 409, where an idempotent request is still running);
+ * Idempotent-Replayed on the answers an idempotent operation remembers (2xx and 4xx).
+ */
+export function declareHeaders(doc: Json, routes: ReadonlyMap<string, RouteHeaders>): Json {
+  const paths: Json = {};
+  for (const [path, item] of Object.entries((doc.paths as Json | undefined) ?? {})) {
+    const methods: Json = {};
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!isObject(op) || !isObject(op.responses)) {
+        methods[method] = op;
+        continue;
+      }
+      const route = routes.get(`${method.toUpperCase()} ${path}`) ?? { metered: true, idempotent: false };
+      const responses: Json = {};
+      for (const [status, res] of Object.entries(op.responses)) {
+        const names = ['X-Request-Id'];
+        if (route.metered) names.push('X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
+        if (status === '429' || status === '503' || (status === '409' && route.idempotent)) {
+          names.push('Retry-After');
+        }
+        if (route.idempotent && /^[24]/.test(status) && status !== '429') names.push('Idempotent-Replayed');
+        const headers: Json = { ...((res as Json).headers as Json | undefined) };
+        for (const n of names) headers[n] ??= { $ref: `#/components/headers/${headerComponent(n)}` };
+        responses[status] = { ...(res as Json), headers };
+      }
+      methods[method] = { ...op, responses };
+    }
+    paths[path] = methods;
+  }
+  const components = (doc.components as Json | undefined) ?? {};
+  const headers = Object.fromEntries(
+    Object.entries(RESPONSE_HEADERS).map(([n, h]) => [headerComponent(n), h]),
+  );
+  return {
+    ...doc,
+    paths,
+    components: { ...components, headers: { ...(components.headers as Json), ...headers } },
+  };
 }
 
 /**

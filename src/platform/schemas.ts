@@ -1,7 +1,33 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type SchemaOptions, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import { EMAIL_ADDRESS_PATTERN, TIME_ZONE_FORMAT } from './validation.js';
 
 /** Shared schema pieces. */
+
+/**
+ * The keyword that names a schema: the OpenAPI document shows it once, as `#/components/schemas/<name>`,
+ * and refers to it wherever it appears (platform/openapi.ts `liftComponents`). Validation and
+ * serialization read the schema inline as before: an `x-` keyword is an annotation to them.
+ */
+export const COMPONENT = 'x-component';
+
+/** `schema` named `name` in the document (docs/design.md#openapi): one component, one generated class. */
+export function named<T extends TSchema>(name: string, schema: T): T {
+  return { ...schema, [COMPONENT]: name };
+}
+
+/**
+ * A closed set of strings as JSON Schema writes one (`{type: 'string', enum: [...]}`), which client
+ * generators make one enum of, typed as the union of its values. Named (`options.name`), it is one
+ * component wherever it is used.
+ */
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: SchemaOptions & { name?: string } = {},
+): TUnsafe<T[number]> {
+  const { name, ...rest } = options;
+  const schema = Type.Unsafe<T[number]>({ ...rest, type: 'string', enum: [...values] });
+  return name === undefined ? schema : named(name, schema);
+}
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 
 /** An IANA time zone name the time-zone database knows (docs/api.md#conventions). */
@@ -35,10 +61,13 @@ export const EmailAddress = Type.String({
 });
 /** An absolute URL (answers). */
 export const AbsoluteUrl = Type.String({ format: 'uri' });
-export const Pagination = Type.Object({
-  next_cursor: Type.Union([Type.String(), Type.Null()]),
-  has_more: Type.Boolean(),
-});
+export const Pagination = named(
+  'Pagination',
+  Type.Object({
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+    has_more: Type.Boolean(),
+  }),
+);
 export const ListQuery = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
@@ -58,6 +87,15 @@ export const Problem = Type.Object(
     errors: Type.Optional(Type.Record(Type.String(), Type.String())),
     retry_after: Type.Optional(Timestamp),
     code: Type.Optional(Type.String()),
+    reason: Type.Optional(
+      Type.String({
+        description: 'why a slot is refused (409 `slot_unavailable`): e.g. `taken`, `calendar_busy`',
+      }),
+    ),
+    key_type: Type.Optional(Type.String({ description: 'a publishable key outside its reach (403)' })),
+    available_scopes: Type.Optional(
+      Type.Array(Type.String(), { description: 'what a publishable key may do (403, with `key_type`)' }),
+    ),
   },
   { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem detail' },
 );

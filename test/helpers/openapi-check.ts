@@ -152,11 +152,15 @@ export class ResponseChecker {
     return null;
   }
 
-  /** The codes a problem response documents: the `enum` its schema narrows `code` to (none: []). */
-  private static codesOf(response: ResponseObject): string[] {
-    const schema = response.content?.['application/problem+json']?.schema as
-      | { allOf?: { properties?: { code?: { enum?: unknown[] } } }[] }
-      | undefined;
+  /**
+   * The codes a problem response documents: the `enum` its schema (a component, by reference) narrows
+   * `code` to (none: []).
+   */
+  private codesOf(response: ResponseObject): string[] {
+    const schema = inlineComponents(
+      response.content?.['application/problem+json']?.schema,
+      this.components,
+    ) as { allOf?: { properties?: { code?: { enum?: unknown[] } } }[] } | undefined;
     return (schema?.allOf ?? []).flatMap((s) => (s.properties?.code?.enum ?? []).map(String));
   }
 
@@ -164,9 +168,7 @@ export class ResponseChecker {
   private everyCode(): Set<string> {
     this.allCodes ??= new Set(
       Object.values(this.doc.paths).flatMap((ops) =>
-        Object.values(ops).flatMap((op) =>
-          Object.values(op.responses ?? {}).flatMap((r) => ResponseChecker.codesOf(r)),
-        ),
+        Object.values(ops).flatMap((op) => Object.values(op.responses ?? {}).flatMap((r) => this.codesOf(r))),
       ),
     );
     return this.allCodes;
@@ -181,7 +183,7 @@ export class ResponseChecker {
     if (body === undefined) return null;
     const code = (JSON.parse(body) as { code?: unknown }).code;
     if (code === undefined) return null;
-    const allowed = listed ? ResponseChecker.codesOf(listed) : [...this.everyCode()];
+    const allowed = listed ? this.codesOf(listed) : [...this.everyCode()];
     if (typeof code === 'string' && allowed.includes(code)) return null;
     return `problem code ${JSON.stringify(code)} is not documented for status ${status} (documented: ${allowed.join(', ') || 'none'})`;
   }

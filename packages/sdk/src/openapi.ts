@@ -1540,6 +1540,12 @@ export interface components {
              */
             retry_after?: string;
             code?: string;
+            /** @description why a slot is refused (409 `slot_unavailable`): e.g. `taken`, `calendar_busy` */
+            reason?: string;
+            /** @description a publishable key outside its reach (403) */
+            key_type?: string;
+            /** @description what a publishable key may do (403, with `key_type`) */
+            available_scopes?: string[];
         } & {
             [key: string]: unknown;
         };
@@ -1553,11 +1559,926 @@ export interface components {
          * @enum {string}
          */
         DeliveredEventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved" | "webhook.test";
+        Host: {
+            /**
+             * Format: uuid
+             * @description the host’s id, the same as principal_id (paths take either)
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            principal_id: string;
+            display_name: string;
+            email: string | null;
+            /** @description IANA time zone */
+            timezone: string;
+            /**
+             * @description `active`, or `deleted` after DELETE
+             * @enum {string}
+             */
+            status: "active" | "deleted";
+            /** @description whether the host has a connected calendar */
+            calendar_connected: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            updated_at: string;
+            deleted_at: string | null;
+        };
+        StoreUnavailableOrOverloadedOrShuttingDownProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "store_unavailable" | "overloaded" | "shutting_down";
+        };
+        Pagination: {
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        /** @enum {string} */
+        Weekday: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+        TimeRange: {
+            /** @description local time HH:MM */
+            start: string;
+            /** @description local time HH:MM, or 24:00 */
+            end: string;
+        };
+        Schedule: {
+            /**
+             * Format: iana-time-zone
+             * @description IANA time zone, e.g. Europe/Paris
+             */
+            timezone: string;
+            /** @description several intervals per day allowed */
+            weekly: {
+                day: components["schemas"]["Weekday"];
+                /** @description local time HH:MM */
+                start: string;
+                /** @description local time HH:MM, or 24:00 */
+                end: string;
+            }[];
+            /** @description other hours (or none) on given local dates */
+            overrides: ({
+                /** Format: date */
+                date: string;
+                intervals: components["schemas"]["TimeRange"][];
+            } | {
+                /** Format: date */
+                date: string;
+                /** @enum {boolean} */
+                unavailable: true;
+            })[];
+            buffer_before_minutes: number;
+            buffer_after_minutes: number;
+            minimum_notice_minutes: number;
+            max_days_ahead: number;
+        };
+        /** @description The whole schedule. Fields left out take their defaults: the principal’s time zone, Mon–Fri 09:00–17:00, no overrides, no buffers or notice, 60 days ahead. */
+        ScheduleInput: {
+            /**
+             * Format: iana-time-zone
+             * @description IANA time zone, e.g. Europe/Paris
+             */
+            timezone?: string;
+            /** @description several intervals per day allowed */
+            weekly?: {
+                day: components["schemas"]["Weekday"];
+                /** @description local time HH:MM */
+                start: string;
+                /** @description local time HH:MM, or 24:00 */
+                end: string;
+            }[];
+            /** @description other hours (or none) on given local dates */
+            overrides?: ({
+                /** Format: date */
+                date: string;
+                intervals: components["schemas"]["TimeRange"][];
+            } | {
+                /** Format: date */
+                date: string;
+                /** @enum {boolean} */
+                unavailable: true;
+            })[];
+            buffer_before_minutes?: number;
+            buffer_after_minutes?: number;
+            minimum_notice_minutes?: number;
+            max_days_ahead?: number;
+        };
+        /** @enum {string} */
+        ApiKeyType: "secret" | "publishable";
+        /** @enum {string} */
+        ApiKeyScope: "read" | "write" | "read:availability" | "create:booking";
+        /** @enum {string} */
+        ApiKeyStatus: "active" | "revoked" | "expired";
+        ApiKey: {
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            id: string;
+            name: string;
+            description: string | null;
+            key_type: components["schemas"]["ApiKeyType"];
+            scopes: components["schemas"]["ApiKeyScope"][];
+            /** @description first 16 characters of the key */
+            prefix: string;
+            last4: string;
+            rate_limit_per_hour: number;
+            allowed_domains: string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+            status: components["schemas"]["ApiKeyStatus"];
+        };
+        User: {
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            account_id: string;
+            /** @description e-mail address (something@domain.tld) */
+            email: string;
+            display_name: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+        };
+        Session: {
+            /** @description JWT; send as Authorization: Bearer <token> */
+            token: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            expires_at: string;
+            user: components["schemas"]["User"];
+        };
+        Account: {
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            plan: "free" | "premium" | "enterprise";
+            rate_limit_per_hour: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+        };
+        CreatedWebhook: {
+            /** @description webhook id (wh_…) */
+            id: string;
+            /**
+             * Format: uri
+             * @description Receiver of the HTTP POST deliveries
+             */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            description: string;
+            /** @description signing secret; shown only in this response */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+        };
+        Webhook: {
+            /** @description webhook id (wh_…) */
+            id: string;
+            /**
+             * Format: uri
+             * @description Receiver of the HTTP POST deliveries
+             */
+            url: string;
+            events: components["schemas"]["EventType"][];
+            description: string;
+            active: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            updated_at: string;
+            /** @description after a rotation: until when the previous secret still signs deliveries */
+            previous_secret_expires_at: string | null;
+        };
+        /** @description The event envelope (docs/api.md#events), as delivered */
+        Event: {
+            /** @description event id (evt_…) */
+            id: string;
+            type: components["schemas"]["DeliveredEventType"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /** @enum {string} */
+        DeliveryStatus: "pending" | "succeeded" | "failed";
+        DeliveryAttempt: {
+            number: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            at: string;
+            /** @description made by POST …/deliveries/{id}/retry */
+            manual: boolean;
+            response_status: number | null;
+            duration_ms: number;
+            /** @description null on 2xx; `HTTP <status>`, `timeout`, `refused: <reason>` or the network error */
+            error: string | null;
+            /** @description first KiB of the answer */
+            response_body: string | null;
+        };
+        Delivery: {
+            /** @description delivery id (whd_…) */
+            id: string;
+            /** @description webhook id (wh_…) */
+            webhook_id: string;
+            /** @description event id (evt_…) */
+            event_id: string;
+            event_type: components["schemas"]["DeliveredEventType"];
+            status: components["schemas"]["DeliveryStatus"];
+            attempts: components["schemas"]["DeliveryAttempt"][];
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+        };
+        AuthorizeAnswer: {
+            /**
+             * Format: uri
+             * @description send the user’s browser here
+             */
+            authorize_url: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            expires_at: string;
+        };
+        /**
+         * @description calendar provider
+         * @enum {string}
+         */
+        CalendarProvider: "google" | "microsoft" | "caldav" | "ics";
+        Calendar: {
+            /** @description calendar id (cal_…) */
+            id: string;
+            name: string;
+            provider: components["schemas"]["CalendarProvider"];
+            primary: boolean;
+            /** @description counted for busy time */
+            selected: boolean;
+            /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
+            destination: boolean;
+            /** @description calendar connection id (conn_…) */
+            connection_id: string;
+            /** @description the provider’s complaint about this calendar at the last sync, if any */
+            error: string | null;
+        };
+        CalendarConnection: {
+            /** @description calendar connection id (conn_…) */
+            id: string;
+            provider: components["schemas"]["CalendarProvider"];
+            /**
+             * @description disconnected: reconnect it
+             * @enum {string}
+             */
+            status: "connected" | "disconnected";
+            /** @description why it is disconnected: invalid_grant (access revoked), unauthorized, removed … */
+            status_reason: string | null;
+            /** @description the provider account: e-mail, user@host or the feed’s host */
+            account: string;
+            /** @description last successful busy-time fetch */
+            last_sync: string | null;
+            /** @description why the last fetch failed */
+            last_error: string | null;
+            /** @description no provider call before this */
+            retry_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            calendars: components["schemas"]["Calendar"][];
+        };
+        CalendarConnectionAnswer: {
+            connection: components["schemas"]["CalendarConnection"];
+        };
+        CalendarReadOnlyProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "calendar_read_only";
+        };
+        CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
+        };
+        /**
+         * @description OAuth calendar provider
+         * @enum {string}
+         */
+        OAuthProvider: "google" | "microsoft";
+        Slot: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            end: string;
+        };
+        CalendarNotConnectedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "calendar_not_connected";
+        };
+        DetailsNotGrantedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "details_not_granted";
+        };
+        /**
+         * @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host
+         * @enum {string}
+         */
+        Assignment: "single" | "round_robin" | "collective";
+        /** @enum {string} */
+        QuestionType: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
+        QuestionInput: {
+            /** @description unique within the link */
+            id: string;
+            label: string;
+            type: components["schemas"]["QuestionType"];
+            /** @default false */
+            required: boolean;
+            /** @description The choices; required for `select` questions, refused for the others */
+            options?: string[];
+        };
+        LinkQuestion: {
+            id: string;
+            label: string;
+            type: components["schemas"]["QuestionType"];
+            required: boolean;
+            options?: string[];
+        };
+        BookingLink: {
+            /** @description booking link id (link_…) */
+            id: string;
+            slug: string;
+            title: string;
+            description: string;
+            /** @description the default duration */
+            duration_minutes: number;
+            /** @description sorted ascending */
+            durations: number[];
+            host_ids: string[];
+            assignment: components["schemas"]["Assignment"];
+            questions: components["schemas"]["LinkQuestion"][];
+            price_amount: number | null;
+            price_currency: string | null;
+            minimum_notice_minutes: number | null;
+            max_days_ahead: number | null;
+            active: boolean;
+            /**
+             * Format: uri
+             * @description the public booking page: {base_url}/book/{slug}
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            updated_at: string;
+            /** @description set by DELETE */
+            deleted_at: string | null;
+        };
+        SlugTakenProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "slug_taken";
+        };
+        PaymentsNotConfiguredProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "payments_not_configured";
+        };
+        PaymentsUnavailableOrStoreUnavailableOrOverloadedOrShuttingDownProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "payments_unavailable" | "store_unavailable" | "overloaded" | "shutting_down";
+        };
+        ConnectedAccount: {
+            /** @description acct_… */
+            stripe_account_id: string;
+            charges_enabled: boolean;
+            payouts_enabled: boolean;
+            details_submitted: boolean;
+            /** @description charges enabled and details submitted: paid bookings go to it */
+            ready: boolean;
+        };
+        /** @enum {string} */
+        BookingStatus: "pending_payment" | "confirmed" | "cancelled" | "expired";
+        Booking: {
+            /** @description booking id (booking_…) */
+            id: string;
+            status: components["schemas"]["BookingStatus"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            start_time: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            end_time: string;
+            /** @description e-mail address (something@domain.tld) */
+            customer_email: string;
+            customer_name: string;
+            customer_timezone: string | null;
+            notes: string | null;
+            answers: {
+                [key: string]: string | boolean;
+            };
+            payment_amount: number | null;
+            payment_currency: string | null;
+            checkout_url: string | null;
+            payment_expires_at: string | null;
+            refund_status: ("pending" | "succeeded" | "failed") | null;
+            cancellation_reason: string | null;
+            cancelled_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            updated_at: string;
+            /**
+             * Format: uuid
+             * @description the host the booking is attributed to
+             */
+            principal_id: string;
+            /** @description every principal the booking occupies */
+            host_ids: string[];
+            booking_link_id: string | null;
+            title: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * Format: uri
+             * @description the attendee’s self-service link; only in the creation answer
+             */
+            manage_url?: string;
+            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
+            calendar_sync?: {
+                /** Format: uuid */
+                principal_id: string;
+                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
+                /** @enum {string} */
+                status: "pending" | "synced" | "failed" | "removed";
+                error: string | null;
+                updated_at: string | null;
+            }[];
+        };
+        BookingAnswer: {
+            booking: components["schemas"]["Booking"];
+        };
+        SlotUnavailableProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "slot_unavailable";
+        };
+        StartInPastOrPaymentsNotConfiguredOrPaymentsNotReadyProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "start_in_past" | "payments_not_configured" | "payments_not_ready";
+        };
+        CalendarUnavailableOrCalendarDisconnectedOrPaymentsUnavailableOrStoreUnavailableOrOverloadedOrShuttingDownProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "calendar_unavailable" | "calendar_disconnected" | "payments_unavailable" | "store_unavailable" | "overloaded" | "shutting_down";
+        };
+        SlotUnavailableOrBookingNotLiveOrPaymentPendingProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "slot_unavailable" | "booking_not_live" | "payment_pending";
+        };
+        StartInPastProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "start_in_past";
+        };
+        /**
+         * @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner
+         * @enum {string}
+         */
+        WaitlistEntryStatus: "waiting" | "offered" | "booked" | "expired" | "removed";
+        WaitlistEntry: {
+            /** @description waitlist entry id (wl_…) */
+            id: string;
+            status: components["schemas"]["WaitlistEntryStatus"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            preferred_from: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            preferred_to: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /** @description booking link id (link_…) */
+            booking_link_id: string;
+            /** @description e-mail address (something@domain.tld) */
+            customer_email: string;
+            customer_name: string;
+            notes: string | null;
+            offer: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                start_time: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                end_time: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                expires_at: string;
+            } | null;
+            booking_id: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            updated_at: string;
+        };
+        WaitlistEntryAnswer: {
+            waitlist_entry: components["schemas"]["WaitlistEntry"];
+        };
+        PublicBooking: {
+            /** @description booking id (booking_…) */
+            id: string;
+            status: components["schemas"]["BookingStatus"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            start_time: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            end_time: string;
+            /** @description e-mail address (something@domain.tld) */
+            customer_email: string;
+            customer_name: string;
+            customer_timezone: string | null;
+            notes: string | null;
+            answers: {
+                [key: string]: string | boolean;
+            };
+            payment_amount: number | null;
+            payment_currency: string | null;
+            checkout_url: string | null;
+            payment_expires_at: string | null;
+            refund_status: ("pending" | "succeeded" | "failed") | null;
+            cancellation_reason: string | null;
+            cancelled_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            updated_at: string;
+            title: string;
+            hosts: {
+                display_name: string;
+            }[];
+            /** Format: uri */
+            manage_url?: string;
+        };
+        OfferExpiredOrOfferClaimedOrSlotUnavailableProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "offer_expired" | "offer_claimed" | "slot_unavailable";
+        };
+        BookingStartedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "booking_started";
+        };
+        StartInPastOrBookingStartedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "start_in_past" | "booking_started";
+        };
+        /** @enum {string} */
+        ConsentScope: "availability:read:freebusy" | "availability:read:details" | "booking:propose";
+        Consent: {
+            /** @description cons_… */
+            id: string;
+            /** @description a principal id (UUID) */
+            grantor_id: string;
+            /** @description a principal id (UUID) */
+            grantee_id: string;
+            scopes: components["schemas"]["ConsentScope"][];
+            /** @enum {string} */
+            status: "active" | "revoked" | "expired";
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            revoked_at: string | null;
+        };
+        ConsentAnswer: {
+            consent: components["schemas"]["Consent"];
+        };
+        ConsentConflictProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "consent_conflict";
+        };
+        /** @enum {string} */
+        RelationshipType: "colleague" | "client" | "vendor" | "partner" | "friend" | "other";
+        /** @enum {string} */
+        InvitationStatus: "pending" | "accepted" | "declined" | "expired";
+        Invitation: {
+            /** @description inv_… */
+            id: string;
+            /** @description e-mail address (something@domain.tld) */
+            invitee_email: string;
+            invitee_name: string | null;
+            relationship_type: string;
+            /** @enum {string} */
+            status: "pending" | "accepted" | "declined" | "expired";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+        };
+        InvitationAnswer: {
+            invitation: components["schemas"]["Invitation"];
+        };
+        AlreadyConnectedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "already_connected";
+        };
+        InvitationInvalidProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "invitation_invalid";
+        };
+        AuthMethodInvalidOrAuthEmailMismatchProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "auth_method_invalid" | "auth_email_mismatch";
+        };
+        InvitationExpiredProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "invitation_expired";
+        };
+        ProposalSlot: {
+            /** @description slot_… */
+            id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            end: string;
+            is_selected: boolean;
+            votes: number;
+        };
+        /** @description a resolved poll’s result (the proposal.resolved fields) */
+        PollResolution: {
+            winning_slot: {
+                /** @description slot_… */
+                id: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                start: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                end: string;
+            };
+            vote_count: number;
+            total_votes: number;
+            tie_count: number;
+        };
+        Proposal: {
+            /** @description prop_… */
+            id: string;
+            /** @description thr_… */
+            thread_id: string;
+            parent_id: string | null;
+            /** @enum {string} */
+            mode: "standard" | "poll";
+            poll_variant: ("named" | "open") | null;
+            /** @enum {string} */
+            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            requester_id: string;
+            participants: {
+                principal_id: string | null;
+                email: string | null;
+                name: string;
+                /** @enum {string} */
+                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
+            }[];
+            slots: components["schemas"]["ProposalSlot"][];
+            title: string | null;
+            message: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            resolution: components["schemas"]["PollResolution"] | null;
+            booking_error: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
+            resolved_at: string | null;
+        };
+        EarliestSlotTooSoonProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "earliest_slot_too_soon";
+        };
+        ConsentRequiredProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "consent_required";
+        };
+        CalendarDisconnectedOriginatorProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "calendar_disconnected_originator";
+        };
+        PublicProposal: {
+            id: string;
+            /** @enum {string} */
+            mode: "standard" | "poll";
+            poll_variant: ("named" | "open") | null;
+            /** @enum {string} */
+            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
+            requester_name: string;
+            title: string | null;
+            message: string | null;
+            slots: components["schemas"]["ProposalSlot"][];
+            participants: {
+                name: string;
+                response: string;
+            }[];
+            resolution: components["schemas"]["PollResolution"] | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            expires_at: string;
+            viewer: {
+                name: string | null;
+                response: string | null;
+                voted_slot_id: string | null;
+                can_respond: boolean;
+            };
+        };
+        PublicProposalAnswer: {
+            proposal: components["schemas"]["PublicProposal"];
+        };
+        InvalidTokenProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "invalid_token";
+        };
+        ProposalNotFoundProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "proposal_not_found";
+        };
+        TokenExpiredProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "token_expired";
+        };
+        ProposalAnswer: {
+            proposal: components["schemas"]["Proposal"];
+            counter_proposal?: components["schemas"]["Proposal"];
+        };
+        Thread: {
+            thread: {
+                id: string;
+                proposals: components["schemas"]["Proposal"][];
+            };
+        };
+        PollModeOnlySupportsAcceptProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "poll_mode_only_supports_accept";
+        };
+        OrganizerCannotRespondProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "organizer_cannot_respond";
+        };
+        ConsentRevokedOrSlotMismatchOrSlotUnavailableOrSlotPassedOrAlreadyRespondedOrAlreadyVotedOrProposalNotOpenProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "consent_revoked" | "slot_mismatch" | "slot_unavailable" | "slot_passed" | "already_responded" | "already_voted" | "proposal_not_open";
+        };
+        NotAPollOrProposalNotOpenProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "not_a_poll" | "proposal_not_open";
+        };
+        RequesterOnlyProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "requester_only";
+        };
+        ProposalNotOpenProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "proposal_not_open";
+        };
+        InvalidSignatureProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "invalid_signature";
+        };
     };
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request id, also the problem body’s `request_id`: quote it when asking for help */
+        XRequestId: string;
+        /** @description Requests allowed in this hour (docs: Rate limits) */
+        XRateLimitLimit: number;
+        /** @description Requests left in this hour (0 when exhausted) */
+        XRateLimitRemaining: number;
+        /** @description When the window ends (ISO 8601) */
+        XRateLimitReset: string;
+        /** @description Seconds to wait before retrying */
+        RetryAfter: number;
+        /** @description `true` when this is the remembered answer to an earlier request with the same Idempotency-Key */
+        IdempotentReplayed: "true";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1577,6 +2498,10 @@ export interface operations {
             /** @description One page of hosts */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1603,50 +2528,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        hosts: {
-                            /**
-                             * Format: uuid
-                             * @description the host’s id, the same as principal_id (paths take either)
-                             */
-                            id: string;
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            principal_id: string;
-                            display_name: string;
-                            email: string | null;
-                            /** @description IANA time zone */
-                            timezone: string;
-                            /**
-                             * @description `active`, or `deleted` after DELETE
-                             * @enum {string}
-                             */
-                            status: "active" | "deleted";
-                            /** @description whether the host has a connected calendar */
-                            calendar_connected: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            deleted_at: string | null;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        hosts: components["schemas"]["Host"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1656,6 +2549,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1665,6 +2562,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1674,6 +2575,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1683,6 +2588,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1692,6 +2602,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1701,13 +2615,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -1746,6 +2662,11 @@ export interface operations {
             /** @description The new host (also named by the Location header) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1766,46 +2687,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        host: {
-                            /**
-                             * Format: uuid
-                             * @description the host’s id, the same as principal_id (paths take either)
-                             */
-                            id: string;
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            principal_id: string;
-                            display_name: string;
-                            email: string | null;
-                            /** @description IANA time zone */
-                            timezone: string;
-                            /**
-                             * @description `active`, or `deleted` after DELETE
-                             * @enum {string}
-                             */
-                            status: "active" | "deleted";
-                            /** @description whether the host has a connected calendar */
-                            calendar_connected: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            deleted_at: string | null;
-                        };
+                        host: components["schemas"]["Host"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1815,6 +2708,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1824,6 +2722,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1833,6 +2736,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1842,6 +2750,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1851,6 +2765,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1860,6 +2779,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1869,6 +2793,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1878,6 +2807,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1887,6 +2821,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1896,13 +2834,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -1922,6 +2862,10 @@ export interface operations {
             /** @description The host */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1942,46 +2886,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        host: {
-                            /**
-                             * Format: uuid
-                             * @description the host’s id, the same as principal_id (paths take either)
-                             */
-                            id: string;
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            principal_id: string;
-                            display_name: string;
-                            email: string | null;
-                            /** @description IANA time zone */
-                            timezone: string;
-                            /**
-                             * @description `active`, or `deleted` after DELETE
-                             * @enum {string}
-                             */
-                            status: "active" | "deleted";
-                            /** @description whether the host has a connected calendar */
-                            calendar_connected: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            deleted_at: string | null;
-                        };
+                        host: components["schemas"]["Host"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1991,6 +2906,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2000,6 +2919,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2009,6 +2932,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2018,6 +2945,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2027,6 +2958,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2036,6 +2972,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2045,13 +2985,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -2071,6 +3013,10 @@ export interface operations {
             /** @description The deleted host, in its final state */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2091,46 +3037,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        host: {
-                            /**
-                             * Format: uuid
-                             * @description the host’s id, the same as principal_id (paths take either)
-                             */
-                            id: string;
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            principal_id: string;
-                            display_name: string;
-                            email: string | null;
-                            /** @description IANA time zone */
-                            timezone: string;
-                            /**
-                             * @description `active`, or `deleted` after DELETE
-                             * @enum {string}
-                             */
-                            status: "active" | "deleted";
-                            /** @description whether the host has a connected calendar */
-                            calendar_connected: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            deleted_at: string | null;
-                        };
+                        host: components["schemas"]["Host"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2140,6 +3057,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2149,6 +3070,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2158,6 +3083,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2167,6 +3096,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2176,6 +3109,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2185,6 +3122,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2194,6 +3135,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2203,6 +3149,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2212,13 +3162,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -2255,6 +3207,10 @@ export interface operations {
             /** @description The host as updated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,46 +3231,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        host: {
-                            /**
-                             * Format: uuid
-                             * @description the host’s id, the same as principal_id (paths take either)
-                             */
-                            id: string;
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            principal_id: string;
-                            display_name: string;
-                            email: string | null;
-                            /** @description IANA time zone */
-                            timezone: string;
-                            /**
-                             * @description `active`, or `deleted` after DELETE
-                             * @enum {string}
-                             */
-                            status: "active" | "deleted";
-                            /** @description whether the host has a connected calendar */
-                            calendar_connected: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            deleted_at: string | null;
-                        };
+                        host: components["schemas"]["Host"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2324,6 +3251,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2333,6 +3264,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2342,6 +3277,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2351,6 +3290,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2360,6 +3303,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2369,6 +3316,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2378,6 +3329,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2387,6 +3343,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2396,13 +3356,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -2422,6 +3384,10 @@ export interface operations {
             /** @description The principal’s schedule */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2474,47 +3440,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        schedule: {
-                            /**
-                             * Format: iana-time-zone
-                             * @description IANA time zone, e.g. Europe/Paris
-                             */
-                            timezone: string;
-                            /** @description several intervals per day allowed */
-                            weekly: {
-                                day: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
-                                /** @description local time HH:MM */
-                                start: string;
-                                /** @description local time HH:MM, or 24:00 */
-                                end: string;
-                            }[];
-                            /** @description other hours (or none) on given local dates */
-                            overrides: ({
-                                /** Format: date */
-                                date: string;
-                                intervals: {
-                                    /** @description local time HH:MM */
-                                    start: string;
-                                    /** @description local time HH:MM, or 24:00 */
-                                    end: string;
-                                }[];
-                            } | {
-                                /** Format: date */
-                                date: string;
-                                /** @enum {boolean} */
-                                unavailable: true;
-                            })[];
-                            buffer_before_minutes: number;
-                            buffer_after_minutes: number;
-                            minimum_notice_minutes: number;
-                            max_days_ahead: number;
-                        };
+                        schedule: components["schemas"]["Schedule"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2524,6 +3460,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2533,6 +3473,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2542,6 +3486,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2551,6 +3499,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2560,6 +3512,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2569,6 +3526,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,13 +3539,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -2599,7 +3562,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The whole schedule. Fields left out take their defaults: the principal’s time zone, Mon–Fri 09:00–17:00, no overrides, no buffers or notice, 60 days ahead. */
         requestBody: {
             content: {
                 /**
@@ -2646,40 +3608,8 @@ export interface operations {
                  *       "minimum_notice_minutes": 120
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * Format: iana-time-zone
-                     * @description IANA time zone, e.g. Europe/Paris
-                     */
-                    timezone?: string;
-                    /** @description several intervals per day allowed */
-                    weekly?: {
-                        day: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
-                        /** @description local time HH:MM */
-                        start: string;
-                        /** @description local time HH:MM, or 24:00 */
-                        end: string;
-                    }[];
-                    /** @description other hours (or none) on given local dates */
-                    overrides?: ({
-                        /** Format: date */
-                        date: string;
-                        intervals: {
-                            /** @description local time HH:MM */
-                            start: string;
-                            /** @description local time HH:MM, or 24:00 */
-                            end: string;
-                        }[];
-                    } | {
-                        /** Format: date */
-                        date: string;
-                        /** @enum {boolean} */
-                        unavailable: true;
-                    })[];
-                    buffer_before_minutes?: number;
-                    buffer_after_minutes?: number;
-                    minimum_notice_minutes?: number;
-                    max_days_ahead?: number;
+                "application/json": components["schemas"]["ScheduleInput"] | {
+                    schedule: components["schemas"]["ScheduleInput"];
                 };
             };
         };
@@ -2687,6 +3617,10 @@ export interface operations {
             /** @description The schedule as stored, defaults filled in */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2739,47 +3673,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        schedule: {
-                            /**
-                             * Format: iana-time-zone
-                             * @description IANA time zone, e.g. Europe/Paris
-                             */
-                            timezone: string;
-                            /** @description several intervals per day allowed */
-                            weekly: {
-                                day: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
-                                /** @description local time HH:MM */
-                                start: string;
-                                /** @description local time HH:MM, or 24:00 */
-                                end: string;
-                            }[];
-                            /** @description other hours (or none) on given local dates */
-                            overrides: ({
-                                /** Format: date */
-                                date: string;
-                                intervals: {
-                                    /** @description local time HH:MM */
-                                    start: string;
-                                    /** @description local time HH:MM, or 24:00 */
-                                    end: string;
-                                }[];
-                            } | {
-                                /** Format: date */
-                                date: string;
-                                /** @enum {boolean} */
-                                unavailable: true;
-                            })[];
-                            buffer_before_minutes: number;
-                            buffer_after_minutes: number;
-                            minimum_notice_minutes: number;
-                            max_days_ahead: number;
-                        };
+                        schedule: components["schemas"]["Schedule"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2789,6 +3693,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,6 +3706,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2807,6 +3719,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2816,6 +3732,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2825,6 +3745,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2834,6 +3758,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2843,6 +3771,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2852,6 +3785,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2861,13 +3798,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -2887,6 +3826,10 @@ export interface operations {
             /** @description One page of keys, newest first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2921,40 +3864,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        api_keys: {
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            key_type: "secret" | "publishable";
-                            scopes: ("read" | "write" | "read:availability" | "create:booking")[];
-                            /** @description first 16 characters of the key */
-                            prefix: string;
-                            last4: string;
-                            rate_limit_per_hour: number;
-                            allowed_domains: string[];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            expires_at: string | null;
-                            revoked_at: string | null;
-                            status: "active" | "revoked" | "expired";
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        api_keys: components["schemas"]["ApiKey"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2964,6 +3885,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2973,6 +3898,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2982,6 +3911,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2991,6 +3924,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3000,6 +3938,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3009,13 +3951,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -3045,9 +3989,9 @@ export interface operations {
                 "application/json": {
                     name: string;
                     description?: string;
-                    key_type?: "secret" | "publishable";
+                    key_type?: components["schemas"]["ApiKeyType"];
                     /** @description secret keys: read, write (default both); publishable keys: read:availability, create:booking (default both) */
-                    scopes?: ("read" | "write" | "read:availability" | "create:booking")[];
+                    scopes?: components["schemas"]["ApiKeyScope"][];
                     rate_limit_per_hour?: number;
                     /** @description publishable keys only: the sites (Origin hostnames) that may use the key; stored lower-case */
                     allowed_domains?: string[];
@@ -3060,6 +4004,11 @@ export interface operations {
             /** @description The new key, with its full value (shown only here) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3089,30 +4038,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        api_key: {
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            key_type: "secret" | "publishable";
-                            scopes: ("read" | "write" | "read:availability" | "create:booking")[];
-                            /** @description first 16 characters of the key */
-                            prefix: string;
-                            last4: string;
-                            rate_limit_per_hour: number;
-                            allowed_domains: string[];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            expires_at: string | null;
-                            revoked_at: string | null;
-                            status: "active" | "revoked" | "expired";
-                        } & {
+                        api_key: components["schemas"]["ApiKey"] & {
                             /** @description the full key; shown only in this response */
                             key: string;
                         };
@@ -3122,6 +4048,11 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3131,6 +4062,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3140,6 +4076,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3149,6 +4090,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3158,6 +4104,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3167,6 +4119,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,6 +4133,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3185,6 +4147,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,6 +4161,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3203,6 +4175,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,13 +4188,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -3238,6 +4216,10 @@ export interface operations {
             /** @description The key (never its value) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3266,36 +4248,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        api_key: {
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            key_type: "secret" | "publishable";
-                            scopes: ("read" | "write" | "read:availability" | "create:booking")[];
-                            /** @description first 16 characters of the key */
-                            prefix: string;
-                            last4: string;
-                            rate_limit_per_hour: number;
-                            allowed_domains: string[];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            expires_at: string | null;
-                            revoked_at: string | null;
-                            status: "active" | "revoked" | "expired";
-                        };
+                        api_key: components["schemas"]["ApiKey"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3305,6 +4268,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3314,6 +4281,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3323,6 +4294,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3332,6 +4307,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3341,6 +4320,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,6 +4334,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,13 +4347,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -3385,6 +4375,10 @@ export interface operations {
             /** @description The revoked key */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3413,36 +4407,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        api_key: {
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            id: string;
-                            name: string;
-                            description: string | null;
-                            key_type: "secret" | "publishable";
-                            scopes: ("read" | "write" | "read:availability" | "create:booking")[];
-                            /** @description first 16 characters of the key */
-                            prefix: string;
-                            last4: string;
-                            rate_limit_per_hour: number;
-                            allowed_domains: string[];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            expires_at: string | null;
-                            revoked_at: string | null;
-                            status: "active" | "revoked" | "expired";
-                        };
+                        api_key: components["schemas"]["ApiKey"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3452,6 +4427,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3461,6 +4440,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3470,6 +4453,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3479,6 +4466,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3488,6 +4479,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3497,6 +4492,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3506,6 +4505,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3515,6 +4519,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3524,13 +4532,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -3552,6 +4562,10 @@ export interface operations {
             /** @description Requests made with the key in the window */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3633,6 +4647,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3642,6 +4660,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3651,6 +4673,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3660,6 +4686,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3669,6 +4699,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3678,6 +4712,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3687,6 +4726,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3696,13 +4739,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -3732,6 +4777,10 @@ export interface operations {
             /** @description Signed in: the session token and the user */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3751,41 +4800,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        session: {
-                            /** @description JWT; send as Authorization: Bearer <token> */
-                            token: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            user: {
-                                /**
-                                 * Format: uuid
-                                 * @description UUID
-                                 */
-                                id: string;
-                                /**
-                                 * Format: uuid
-                                 * @description UUID
-                                 */
-                                account_id: string;
-                                /** @description e-mail address (something@domain.tld) */
-                                email: string;
-                                display_name: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                created_at: string;
-                            };
-                        };
+                        session: components["schemas"]["Session"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3795,6 +4820,10 @@ export interface operations {
             /** @description Unknown e-mail address or wrong password */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3804,6 +4833,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3813,6 +4846,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3822,6 +4859,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3831,6 +4872,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3840,6 +4886,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3849,13 +4899,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -3872,6 +4924,10 @@ export interface operations {
             /** @description Signed out: the token answers 401 from now on */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3879,6 +4935,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3888,6 +4948,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3897,6 +4961,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3906,6 +4974,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3915,6 +4987,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3924,6 +5000,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3933,6 +5013,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3942,6 +5027,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3951,13 +5040,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -3974,6 +5065,10 @@ export interface operations {
             /** @description Who the credential belongs to */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4002,50 +5097,22 @@ export interface operations {
                          * @description UUID
                          */
                         principal_id: string;
+                        /** @enum {string} */
                         credential: "secret" | "publishable" | "session";
-                        account: {
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            id: string;
-                            name: string;
-                            plan: "free" | "premium" | "enterprise";
-                            rate_limit_per_hour: number;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        };
+                        account: components["schemas"]["Account"];
                         key_id: string | null;
                         scopes: string[];
-                        user: {
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            id: string;
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            account_id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            email: string;
-                            display_name: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        } | null;
+                        user: components["schemas"]["User"] | null;
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4055,6 +5122,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4064,6 +5135,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4073,6 +5148,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4082,6 +5161,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4091,6 +5175,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4100,13 +5188,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -4126,6 +5216,10 @@ export interface operations {
             /** @description One page of webhooks, newest first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4153,40 +5247,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        webhooks: {
-                            /** @description webhook id (wh_…) */
-                            id: string;
-                            /**
-                             * Format: uri
-                             * @description Receiver of the HTTP POST deliveries
-                             */
-                            url: string;
-                            events: components["schemas"]["EventType"][];
-                            description: string;
-                            active: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description after a rotation: until when the previous secret still signs deliveries */
-                            previous_secret_expires_at: string | null;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        webhooks: components["schemas"]["Webhook"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4196,6 +5268,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4205,6 +5281,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4214,6 +5294,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4223,6 +5307,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4232,6 +5321,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4241,13 +5334,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -4289,6 +5384,11 @@ export interface operations {
             /** @description The subscription with its signing secret (shown only here) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4305,29 +5405,17 @@ export interface operations {
                      *       "created_at": "2054-06-02T11:30:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        /** @description webhook id (wh_…) */
-                        id: string;
-                        /**
-                         * Format: uri
-                         * @description Receiver of the HTTP POST deliveries
-                         */
-                        url: string;
-                        events: components["schemas"]["EventType"][];
-                        description: string;
-                        /** @description signing secret; shown only in this response */
-                        secret: string;
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp
-                         */
-                        created_at: string;
-                    };
+                    "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4337,6 +5425,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4346,6 +5439,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4355,6 +5453,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4364,6 +5467,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4373,6 +5482,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4382,6 +5496,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4391,6 +5510,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4400,6 +5524,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4409,6 +5538,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4418,13 +5551,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -4444,6 +5579,10 @@ export interface operations {
             /** @description The webhook (never its secret) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4465,36 +5604,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        webhook: {
-                            /** @description webhook id (wh_…) */
-                            id: string;
-                            /**
-                             * Format: uri
-                             * @description Receiver of the HTTP POST deliveries
-                             */
-                            url: string;
-                            events: components["schemas"]["EventType"][];
-                            description: string;
-                            active: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description after a rotation: until when the previous secret still signs deliveries */
-                            previous_secret_expires_at: string | null;
-                        };
+                        webhook: components["schemas"]["Webhook"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4504,6 +5624,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4513,6 +5637,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4522,6 +5650,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4531,6 +5663,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4540,6 +5676,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4549,6 +5690,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4558,13 +5703,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -4584,6 +5731,10 @@ export interface operations {
             /** @description Deleted with its delivery history */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4591,6 +5742,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4600,6 +5755,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4609,6 +5768,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4618,6 +5781,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4627,6 +5794,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4636,6 +5807,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4645,6 +5820,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4654,6 +5833,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4663,6 +5847,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4672,13 +5860,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -4721,6 +5911,10 @@ export interface operations {
             /** @description The webhook as updated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4743,36 +5937,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        webhook: {
-                            /** @description webhook id (wh_…) */
-                            id: string;
-                            /**
-                             * Format: uri
-                             * @description Receiver of the HTTP POST deliveries
-                             */
-                            url: string;
-                            events: components["schemas"]["EventType"][];
-                            description: string;
-                            active: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description after a rotation: until when the previous secret still signs deliveries */
-                            previous_secret_expires_at: string | null;
-                        };
+                        webhook: components["schemas"]["Webhook"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4782,6 +5957,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4791,6 +5970,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4800,6 +5983,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4809,6 +5996,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4818,6 +6009,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4827,6 +6022,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4836,6 +6035,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4845,6 +6049,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4854,13 +6062,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -4883,6 +6093,11 @@ export interface operations {
             /** @description The webhook with its new secret (shown only here) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4905,30 +6120,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        webhook: {
-                            /** @description webhook id (wh_…) */
-                            id: string;
-                            /**
-                             * Format: uri
-                             * @description Receiver of the HTTP POST deliveries
-                             */
-                            url: string;
-                            events: components["schemas"]["EventType"][];
-                            description: string;
-                            active: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description after a rotation: until when the previous secret still signs deliveries */
-                            previous_secret_expires_at: string | null;
-                        } & {
+                        webhook: components["schemas"]["Webhook"] & {
                             /** @description the new secret; shown only here */
                             secret: string;
                         };
@@ -4938,6 +6130,11 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4947,6 +6144,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4956,6 +6158,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4965,6 +6172,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4974,6 +6186,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4983,6 +6201,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4992,6 +6215,11 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5001,6 +6229,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5010,6 +6243,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5019,6 +6257,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5028,6 +6271,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5037,13 +6284,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -5066,6 +6315,11 @@ export interface operations {
             /** @description The test event and its delivery, still pending */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5093,58 +6347,19 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        /** @description The event envelope (docs/api.md#events), as delivered */
-                        event: {
-                            /** @description event id (evt_…) */
-                            id: string;
-                            type: components["schemas"]["DeliveredEventType"];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        };
-                        delivery: {
-                            /** @description delivery id (whd_…) */
-                            id: string;
-                            /** @description webhook id (wh_…) */
-                            webhook_id: string;
-                            /** @description event id (evt_…) */
-                            event_id: string;
-                            event_type: components["schemas"]["DeliveredEventType"];
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: {
-                                number: number;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                at: string;
-                                /** @description made by POST …/deliveries/{id}/retry */
-                                manual: boolean;
-                                response_status: number | null;
-                                duration_ms: number;
-                                /** @description null on 2xx; `HTTP <status>`, `timeout`, `refused: <reason>` or the network error */
-                                error: string | null;
-                                /** @description first KiB of the answer */
-                                response_body: string | null;
-                            }[];
-                            next_attempt_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        };
+                        event: components["schemas"]["Event"];
+                        delivery: components["schemas"]["Delivery"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5154,6 +6369,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5163,6 +6383,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5172,6 +6397,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5181,6 +6411,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5190,6 +6426,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5199,6 +6440,11 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5208,6 +6454,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5217,6 +6468,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5226,6 +6482,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5235,6 +6496,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5244,13 +6509,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -5260,7 +6527,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                status?: "pending" | "succeeded" | "failed";
+                status?: components["schemas"]["DeliveryStatus"];
                 event_type?: string;
             };
             header?: never;
@@ -5275,6 +6542,10 @@ export interface operations {
             /** @description One page of deliveries */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5309,48 +6580,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        deliveries: {
-                            /** @description delivery id (whd_…) */
-                            id: string;
-                            /** @description webhook id (wh_…) */
-                            webhook_id: string;
-                            /** @description event id (evt_…) */
-                            event_id: string;
-                            event_type: components["schemas"]["DeliveredEventType"];
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: {
-                                number: number;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                at: string;
-                                /** @description made by POST …/deliveries/{id}/retry */
-                                manual: boolean;
-                                response_status: number | null;
-                                duration_ms: number;
-                                /** @description null on 2xx; `HTTP <status>`, `timeout`, `refused: <reason>` or the network error */
-                                error: string | null;
-                                /** @description first KiB of the answer */
-                                response_body: string | null;
-                            }[];
-                            next_attempt_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        deliveries: components["schemas"]["Delivery"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5360,6 +6601,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5369,6 +6614,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5378,6 +6627,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5387,6 +6640,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5396,6 +6653,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5405,6 +6667,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5414,13 +6680,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -5445,6 +6713,11 @@ export interface operations {
             /** @description The delivery with the manual attempt recorded */
             202: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5482,44 +6755,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        delivery: {
-                            /** @description delivery id (whd_…) */
-                            id: string;
-                            /** @description webhook id (wh_…) */
-                            webhook_id: string;
-                            /** @description event id (evt_…) */
-                            event_id: string;
-                            event_type: components["schemas"]["DeliveredEventType"];
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: {
-                                number: number;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                at: string;
-                                /** @description made by POST …/deliveries/{id}/retry */
-                                manual: boolean;
-                                response_status: number | null;
-                                duration_ms: number;
-                                /** @description null on 2xx; `HTTP <status>`, `timeout`, `refused: <reason>` or the network error */
-                                error: string | null;
-                                /** @description first KiB of the answer */
-                                response_body: string | null;
-                            }[];
-                            next_attempt_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        };
+                        delivery: components["schemas"]["Delivery"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5529,6 +6776,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5538,6 +6790,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5547,6 +6804,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5556,6 +6818,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5565,6 +6833,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5574,6 +6847,11 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5583,6 +6861,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5592,6 +6875,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5601,6 +6889,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5610,6 +6903,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5619,13 +6916,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -5645,6 +6944,10 @@ export interface operations {
             /** @description The event */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5668,26 +6971,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        /** @description The event envelope (docs/api.md#events), as delivered */
-                        event: {
-                            /** @description event id (evt_…) */
-                            id: string;
-                            type: components["schemas"]["DeliveredEventType"];
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        };
+                        event: components["schemas"]["Event"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5697,6 +6991,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5706,6 +7004,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5715,6 +7017,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5724,6 +7030,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5733,6 +7043,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5742,6 +7057,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5751,13 +7070,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -5781,6 +7102,10 @@ export interface operations {
             /** @description With Accept: application/json, where to send the user’s browser */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5790,23 +7115,16 @@ export interface operations {
                      *       "expires_at": "2054-06-08T09:45:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uri
-                         * @description send the user’s browser here
-                         */
-                        authorize_url: string;
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp
-                         */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["AuthorizeAnswer"];
                 };
             };
             /** @description Otherwise a redirect to Google’s consent screen (Location header) */
             302: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5814,6 +7132,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5823,6 +7145,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5832,6 +7158,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5841,6 +7171,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5850,6 +7184,10 @@ export interface operations {
             /** @description `unprocessable`: Google is not configured on this server */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5859,6 +7197,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5868,6 +7211,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5877,13 +7224,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -5906,6 +7255,10 @@ export interface operations {
             /** @description A page for the person in the browser (flows started from a connect link, and failures) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5916,6 +7269,10 @@ export interface operations {
             /** @description A redirect to your redirect_uri with ?status=connected|error&state=… */
             302: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5923,6 +7280,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages); a page instead when the browser accepts text/html */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5933,6 +7294,10 @@ export interface operations {
             /** @description Not found; a page instead when the browser accepts text/html */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5943,6 +7308,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After); a page instead when the browser accepts text/html */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5953,6 +7323,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5962,13 +7336,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -5992,6 +7368,10 @@ export interface operations {
             /** @description With Accept: application/json, where to send the user’s browser */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6001,23 +7381,16 @@ export interface operations {
                      *       "expires_at": "2054-06-08T09:45:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uri
-                         * @description send the user’s browser here
-                         */
-                        authorize_url: string;
-                        /**
-                         * Format: date-time
-                         * @description ISO 8601 UTC timestamp
-                         */
-                        expires_at: string;
-                    };
+                    "application/json": components["schemas"]["AuthorizeAnswer"];
                 };
             };
             /** @description Otherwise a redirect to Microsoft’s consent screen (Location header) */
             302: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6025,6 +7398,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6034,6 +7411,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6043,6 +7424,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6052,6 +7437,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6061,6 +7450,10 @@ export interface operations {
             /** @description `unprocessable`: Microsoft is not configured on this server */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6070,6 +7463,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6079,6 +7477,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6088,13 +7490,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -6117,6 +7521,10 @@ export interface operations {
             /** @description A page for the person in the browser (flows started from a connect link, and failures) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6127,6 +7535,10 @@ export interface operations {
             /** @description A redirect to your redirect_uri with ?status=connected|error&state=… */
             302: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6134,6 +7546,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages); a page instead when the browser accepts text/html */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6144,6 +7560,10 @@ export interface operations {
             /** @description Not found; a page instead when the browser accepts text/html */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6154,6 +7574,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After); a page instead when the browser accepts text/html */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6164,6 +7589,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6173,13 +7602,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -6224,6 +7655,11 @@ export interface operations {
             /** @description The connection with the calendars it found */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6254,61 +7690,17 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        connection: {
-                            /** @description calendar connection id (conn_…) */
-                            id: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
-                            /**
-                             * @description disconnected: reconnect it
-                             * @enum {string}
-                             */
-                            status: "connected" | "disconnected";
-                            /** @description why it is disconnected: invalid_grant (access revoked), unauthorized, removed … */
-                            status_reason: string | null;
-                            /** @description the provider account: e-mail, user@host or the feed’s host */
-                            account: string;
-                            /** @description last successful busy-time fetch */
-                            last_sync: string | null;
-                            /** @description why the last fetch failed */
-                            last_error: string | null;
-                            /** @description no provider call before this */
-                            retry_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            calendars: {
-                                /** @description calendar id (cal_…) */
-                                id: string;
-                                name: string;
-                                /**
-                                 * @description calendar provider
-                                 * @enum {string}
-                                 */
-                                provider: "google" | "microsoft" | "caldav" | "ics";
-                                primary: boolean;
-                                /** @description counted for busy time */
-                                selected: boolean;
-                                /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
-                                destination: boolean;
-                                /** @description calendar connection id (conn_…) */
-                                connection_id: string;
-                                /** @description the provider’s complaint about this calendar at the last sync, if any */
-                                error: string | null;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["CalendarConnectionAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6318,6 +7710,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6327,6 +7724,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6336,6 +7738,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6345,6 +7752,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6354,6 +7767,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6363,6 +7781,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6372,6 +7795,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6381,6 +7809,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6390,6 +7823,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6399,13 +7836,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -6447,6 +7886,11 @@ export interface operations {
             /** @description The feed’s connection and its one calendar */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6477,61 +7921,17 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        connection: {
-                            /** @description calendar connection id (conn_…) */
-                            id: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
-                            /**
-                             * @description disconnected: reconnect it
-                             * @enum {string}
-                             */
-                            status: "connected" | "disconnected";
-                            /** @description why it is disconnected: invalid_grant (access revoked), unauthorized, removed … */
-                            status_reason: string | null;
-                            /** @description the provider account: e-mail, user@host or the feed’s host */
-                            account: string;
-                            /** @description last successful busy-time fetch */
-                            last_sync: string | null;
-                            /** @description why the last fetch failed */
-                            last_error: string | null;
-                            /** @description no provider call before this */
-                            retry_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            calendars: {
-                                /** @description calendar id (cal_…) */
-                                id: string;
-                                name: string;
-                                /**
-                                 * @description calendar provider
-                                 * @enum {string}
-                                 */
-                                provider: "google" | "microsoft" | "caldav" | "ics";
-                                primary: boolean;
-                                /** @description counted for busy time */
-                                selected: boolean;
-                                /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
-                                destination: boolean;
-                                /** @description calendar connection id (conn_…) */
-                                connection_id: string;
-                                /** @description the provider’s complaint about this calendar at the last sync, if any */
-                                error: string | null;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["CalendarConnectionAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6541,6 +7941,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6550,6 +7955,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6559,6 +7969,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6568,6 +7983,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6577,6 +7998,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6586,6 +8012,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6595,6 +8026,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6604,6 +8040,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6613,6 +8054,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6622,13 +8067,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -6648,6 +8095,10 @@ export interface operations {
             /** @description Every calendar, each provider’s status and every connection */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6772,31 +8223,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        calendars: {
-                            /** @description calendar id (cal_…) */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
-                            primary: boolean;
-                            /** @description counted for busy time */
-                            selected: boolean;
-                            /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
-                            destination: boolean;
-                            /** @description calendar connection id (conn_…) */
-                            connection_id: string;
-                            /** @description the provider’s complaint about this calendar at the last sync, if any */
-                            error: string | null;
-                        }[];
+                        calendars: components["schemas"]["Calendar"][];
                         providers: {
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            name: "google" | "microsoft" | "caldav" | "ics";
+                            name: components["schemas"]["CalendarProvider"];
                             connected: boolean;
                             /**
                              * @description degraded: some connection failed its last sync or was disconnected
@@ -6805,60 +8234,17 @@ export interface operations {
                             status: "not_connected" | "connected" | "degraded" | "disconnected";
                             calendar_count: number;
                         }[];
-                        connections: {
-                            /** @description calendar connection id (conn_…) */
-                            id: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
-                            /**
-                             * @description disconnected: reconnect it
-                             * @enum {string}
-                             */
-                            status: "connected" | "disconnected";
-                            /** @description why it is disconnected: invalid_grant (access revoked), unauthorized, removed … */
-                            status_reason: string | null;
-                            /** @description the provider account: e-mail, user@host or the feed’s host */
-                            account: string;
-                            /** @description last successful busy-time fetch */
-                            last_sync: string | null;
-                            /** @description why the last fetch failed */
-                            last_error: string | null;
-                            /** @description no provider call before this */
-                            retry_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            calendars: {
-                                /** @description calendar id (cal_…) */
-                                id: string;
-                                name: string;
-                                /**
-                                 * @description calendar provider
-                                 * @enum {string}
-                                 */
-                                provider: "google" | "microsoft" | "caldav" | "ics";
-                                primary: boolean;
-                                /** @description counted for busy time */
-                                selected: boolean;
-                                /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
-                                destination: boolean;
-                                /** @description calendar connection id (conn_…) */
-                                connection_id: string;
-                                /** @description the provider’s complaint about this calendar at the last sync, if any */
-                                error: string | null;
-                            }[];
-                        }[];
+                        connections: components["schemas"]["CalendarConnection"][];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6868,6 +8254,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6877,6 +8267,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6886,6 +8280,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,6 +8293,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6904,6 +8307,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6913,13 +8320,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -6939,6 +8348,10 @@ export interface operations {
             /** @description The calendar */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6957,31 +8370,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        calendar: {
-                            /** @description calendar id (cal_…) */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
-                            primary: boolean;
-                            /** @description counted for busy time */
-                            selected: boolean;
-                            /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
-                            destination: boolean;
-                            /** @description calendar connection id (conn_…) */
-                            connection_id: string;
-                            /** @description the provider’s complaint about this calendar at the last sync, if any */
-                            error: string | null;
-                        };
+                        calendar: components["schemas"]["Calendar"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6991,6 +8390,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7000,6 +8403,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7009,6 +8416,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7018,6 +8429,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7027,6 +8442,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7036,6 +8456,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7045,13 +8469,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -7086,6 +8512,10 @@ export interface operations {
             /** @description The calendar as updated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7104,31 +8534,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        calendar: {
-                            /** @description calendar id (cal_…) */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
-                            primary: boolean;
-                            /** @description counted for busy time */
-                            selected: boolean;
-                            /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
-                            destination: boolean;
-                            /** @description calendar connection id (conn_…) */
-                            connection_id: string;
-                            /** @description the provider’s complaint about this calendar at the last sync, if any */
-                            error: string | null;
-                        };
+                        calendar: components["schemas"]["Calendar"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7138,6 +8554,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7147,6 +8567,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7156,6 +8580,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7165,6 +8593,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7174,6 +8606,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7183,6 +8619,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7192,18 +8632,24 @@ export interface operations {
             /** @description `unprocessable`: code `calendar_read_only` (an ICS feed as destination). Codes: `calendar_read_only` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_read_only";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarReadOnlyProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7213,6 +8659,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7222,13 +8672,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -7259,6 +8711,10 @@ export interface operations {
             /** @description What each connection gave */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7295,11 +8751,7 @@ export interface operations {
                         connections: {
                             /** @description calendar connection id (conn_…) */
                             id: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
+                            provider: components["schemas"]["CalendarProvider"];
                             /**
                              * @description outcome for this connection
                              * @enum {string}
@@ -7314,6 +8766,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7323,6 +8779,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7332,6 +8792,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7341,6 +8805,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,6 +8818,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7359,6 +8831,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7368,6 +8844,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7377,6 +8858,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7386,13 +8871,15 @@ export interface operations {
             /** @description `service-unavailable`: no calendar could be synced. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -7406,7 +8893,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description a provider (every connection of it) or one connection id */
-                provider: ("google" | "microsoft" | "caldav" | "ics") | string;
+                provider: components["schemas"]["CalendarProvider"] | string;
             };
             cookie?: never;
         };
@@ -7415,6 +8902,10 @@ export interface operations {
             /** @description The connections removed, in their final state */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7437,60 +8928,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        connections: {
-                            /** @description calendar connection id (conn_…) */
-                            id: string;
-                            /**
-                             * @description calendar provider
-                             * @enum {string}
-                             */
-                            provider: "google" | "microsoft" | "caldav" | "ics";
-                            /**
-                             * @description disconnected: reconnect it
-                             * @enum {string}
-                             */
-                            status: "connected" | "disconnected";
-                            /** @description why it is disconnected: invalid_grant (access revoked), unauthorized, removed … */
-                            status_reason: string | null;
-                            /** @description the provider account: e-mail, user@host or the feed’s host */
-                            account: string;
-                            /** @description last successful busy-time fetch */
-                            last_sync: string | null;
-                            /** @description why the last fetch failed */
-                            last_error: string | null;
-                            /** @description no provider call before this */
-                            retry_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            calendars: {
-                                /** @description calendar id (cal_…) */
-                                id: string;
-                                name: string;
-                                /**
-                                 * @description calendar provider
-                                 * @enum {string}
-                                 */
-                                provider: "google" | "microsoft" | "caldav" | "ics";
-                                primary: boolean;
-                                /** @description counted for busy time */
-                                selected: boolean;
-                                /** @description meetings (bookings) are written into this calendar; when none of a principal’s calendars is, they go to the primary calendar of its oldest writable connection */
-                                destination: boolean;
-                                /** @description calendar connection id (conn_…) */
-                                connection_id: string;
-                                /** @description the provider’s complaint about this calendar at the last sync, if any */
-                                error: string | null;
-                            }[];
-                        }[];
+                        connections: components["schemas"]["CalendarConnection"][];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7500,6 +8948,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7509,6 +8961,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7518,6 +8974,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7527,6 +8987,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7536,6 +9000,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7545,6 +9013,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7554,6 +9026,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7563,6 +9040,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7572,13 +9053,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -7613,6 +9096,11 @@ export interface operations {
             /** @description The link to send to the host */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7647,7 +9135,7 @@ export interface operations {
                              */
                             host_id: string;
                             /** @description providers the link can connect */
-                            providers: ("google" | "microsoft")[];
+                            providers: components["schemas"]["OAuthProvider"][];
                         };
                     };
                 };
@@ -7655,6 +9143,11 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7664,6 +9157,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7673,6 +9171,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7682,6 +9185,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7691,6 +9199,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7700,6 +9214,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7709,6 +9228,11 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7718,6 +9242,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7727,6 +9256,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7736,6 +9270,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7745,6 +9284,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7754,13 +9297,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -7769,7 +9314,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description OAuth calendar provider */
-                provider?: "google" | "microsoft";
+                provider?: components["schemas"]["OAuthProvider"];
             };
             header?: never;
             path: {
@@ -7782,6 +9327,10 @@ export interface operations {
             /** @description The page that offers each way to connect a calendar */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7792,6 +9341,10 @@ export interface operations {
             /** @description With ?provider=: a redirect to the provider’s consent screen (Location header) */
             302: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7799,6 +9352,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages); a page instead when the browser accepts text/html */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7809,6 +9366,10 @@ export interface operations {
             /** @description Not found; a page instead when the browser accepts text/html */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7819,6 +9380,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters; a page instead when the browser accepts text/html */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7829,6 +9394,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After); a page instead when the browser accepts text/html */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7839,6 +9409,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7848,13 +9422,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -7891,6 +9467,10 @@ export interface operations {
             /** @description Bookable slots by start (or by local day with group_by_day=true) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7930,34 +9510,12 @@ export interface operations {
                         /** @description with stale=true: when the oldest busy time used was read from its calendar (at most 24 hours ago); null when every calendar was read within the cache’s freshness bound (stale=false) */
                         busy_as_of: string | null;
                         /** @description bookable slots by start (without group_by_day) */
-                        slots?: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end: string;
-                        }[];
+                        slots?: components["schemas"]["Slot"][];
                         /** @description slots grouped by local date in `timezone` (with group_by_day=true) */
                         days?: {
                             /** Format: date */
                             date: string;
-                            slots: {
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                            }[];
+                            slots: components["schemas"]["Slot"][];
                         }[];
                         /** @description the consent that allowed this read (reads of principals who granted the caller one) */
                         consent?: {
@@ -7970,6 +9528,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7979,6 +9541,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7988,6 +9554,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7997,18 +9567,24 @@ export interface operations {
             /** @description `not-found`: no such principal, or code `calendar_not_connected` (it has no connected calendar). Codes: `calendar_not_connected` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_not_connected";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarNotConnectedProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8018,6 +9594,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8027,13 +9607,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -8065,6 +9647,10 @@ export interface operations {
             /** @description The first bookable slot, or null when none is free within days_ahead */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8093,18 +9679,7 @@ export interface operations {
                         stale: boolean;
                         /** @description with stale=true: when the oldest busy time used was read from its calendar (at most 24 hours ago); null when every calendar was read within the cache’s freshness bound (stale=false) */
                         busy_as_of: string | null;
-                        slot: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end: string;
-                        } | null;
+                        slot: components["schemas"]["Slot"] | null;
                         /** @description the consent that allowed this read (reads of principals who granted the caller one) */
                         consent?: {
                             /** @description cons_… */
@@ -8116,6 +9691,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8125,6 +9704,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8134,6 +9717,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8143,18 +9730,24 @@ export interface operations {
             /** @description `not-found`: no such principal, or code `calendar_not_connected` (it has no connected calendar). Codes: `calendar_not_connected` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_not_connected";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarNotConnectedProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8164,6 +9757,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8173,13 +9770,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -8211,6 +9810,10 @@ export interface operations {
             /** @description Slots every principal is free for, and what allowed each read */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8256,18 +9859,7 @@ export interface operations {
                         stale: boolean;
                         /** @description with stale=true: when the oldest busy time used was read from its calendar (at most 24 hours ago); null when every calendar was read within the cache’s freshness bound (stale=false) */
                         busy_as_of: string | null;
-                        slots: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end: string;
-                        }[];
+                        slots: components["schemas"]["Slot"][];
                         consents: {
                             /**
                              * Format: uuid
@@ -8276,6 +9868,7 @@ export interface operations {
                             principal_id: string;
                             /** @description the consent behind `consent` (a cons_… id of the network module, or another rule’s) */
                             consent_id: string | null;
+                            /** @enum {string} */
                             basis: "self" | "managed_host" | "network" | "consent";
                         }[];
                     };
@@ -8284,6 +9877,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8293,6 +9890,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8302,6 +9903,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8311,18 +9916,24 @@ export interface operations {
             /** @description `not-found`: no such principal, or code `calendar_not_connected` (it has no connected calendar). Codes: `calendar_not_connected` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_not_connected";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarNotConnectedProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8332,6 +9943,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8341,13 +9956,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -8374,6 +9991,10 @@ export interface operations {
             /** @description Sorted, non-overlapping blocks covering the window */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8468,7 +10089,9 @@ export interface operations {
                              * @description ISO 8601 UTC timestamp
                              */
                             end: string;
+                            /** @enum {string} */
                             status: "busy" | "free" | "outside_hours";
+                            /** @enum {string} */
                             source: "calendar" | "booking" | "schedule";
                             /** @description calendar blocks, for readers allowed to see details (the principal itself, its account, or a consent with availability:read:details): the titles of the events behind the block */
                             titles?: string[];
@@ -8479,6 +10102,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8488,6 +10115,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8497,30 +10128,36 @@ export interface operations {
             /** @description `forbidden`: not accessible to this caller; code `details_not_granted` for details=true without the right. Codes: `details_not_granted` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "details_not_granted";
-                    };
+                    "application/problem+json": components["schemas"]["DetailsNotGrantedProblem"];
                 };
             };
             /** @description `not-found`: no such principal, or code `calendar_not_connected` (it has no connected calendar). Codes: `calendar_not_connected` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_not_connected";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarNotConnectedProblem"];
                 };
             };
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8530,6 +10167,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8539,6 +10181,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8548,13 +10194,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -8574,6 +10222,10 @@ export interface operations {
             /** @description One page of booking links */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8632,59 +10284,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking_links: {
-                            /** @description booking link id (link_…) */
-                            id: string;
-                            slug: string;
-                            title: string;
-                            description: string;
-                            /** @description the default duration */
-                            duration_minutes: number;
-                            /** @description sorted ascending */
-                            durations: number[];
-                            host_ids: string[];
-                            /** @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host */
-                            assignment: "single" | "round_robin" | "collective";
-                            questions: {
-                                id: string;
-                                label: string;
-                                type: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
-                                required: boolean;
-                                options?: string[];
-                            }[];
-                            price_amount: number | null;
-                            price_currency: string | null;
-                            minimum_notice_minutes: number | null;
-                            max_days_ahead: number | null;
-                            active: boolean;
-                            /**
-                             * Format: uri
-                             * @description the public booking page: {base_url}/book/{slug}
-                             */
-                            url: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description set by DELETE */
-                            deleted_at: string | null;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        booking_links: components["schemas"]["BookingLink"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8694,6 +10305,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8703,6 +10318,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8712,6 +10331,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8721,6 +10344,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8730,6 +10358,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8739,13 +10371,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -8816,18 +10450,8 @@ export interface operations {
                     durations?: number[];
                     /** @description Distinct principals: the caller itself or live hosts of its account (default: the caller itself) */
                     host_ids?: string[];
-                    /** @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host */
-                    assignment?: "single" | "round_robin" | "collective";
-                    questions?: {
-                        /** @description unique within the link */
-                        id: string;
-                        label: string;
-                        type: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
-                        /** @default false */
-                        required?: boolean;
-                        /** @description The choices; required for `select` questions, refused for the others */
-                        options?: string[];
-                    }[];
+                    assignment?: components["schemas"]["Assignment"];
+                    questions?: components["schemas"]["QuestionInput"][];
                     /** @description Minor units (cents); null: free */
                     price_amount?: number | null;
                     /** @description Lower-case ISO 4217 code; required when price_amount is set, null otherwise */
@@ -8845,6 +10469,11 @@ export interface operations {
             /** @description The new booking link */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8897,55 +10526,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking_link: {
-                            /** @description booking link id (link_…) */
-                            id: string;
-                            slug: string;
-                            title: string;
-                            description: string;
-                            /** @description the default duration */
-                            duration_minutes: number;
-                            /** @description sorted ascending */
-                            durations: number[];
-                            host_ids: string[];
-                            /** @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host */
-                            assignment: "single" | "round_robin" | "collective";
-                            questions: {
-                                id: string;
-                                label: string;
-                                type: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
-                                required: boolean;
-                                options?: string[];
-                            }[];
-                            price_amount: number | null;
-                            price_currency: string | null;
-                            minimum_notice_minutes: number | null;
-                            max_days_ahead: number | null;
-                            active: boolean;
-                            /**
-                             * Format: uri
-                             * @description the public booking page: {base_url}/book/{slug}
-                             */
-                            url: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description set by DELETE */
-                            deleted_at: string | null;
-                        };
+                        booking_link: components["schemas"]["BookingLink"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8955,6 +10547,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8964,6 +10561,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8973,6 +10575,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8982,18 +10589,26 @@ export interface operations {
             /** @description `conflict` with `code: slug_taken`: another live booking link uses the slug; or `idempotency-key-in-use`. Codes: `slug_taken` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "slug_taken";
-                    };
+                    "application/problem+json": components["schemas"]["SlugTakenProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9003,6 +10618,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9012,18 +10632,25 @@ export interface operations {
             /** @description `unprocessable` with `code: payments_not_configured`: a price on a server without payments; or `idempotency-key-reused`. Codes: `payments_not_configured` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payments_not_configured";
-                    };
+                    "application/problem+json": components["schemas"]["PaymentsNotConfiguredProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9033,6 +10660,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9042,13 +10673,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -9068,6 +10701,10 @@ export interface operations {
             /** @description The booking link */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9120,55 +10757,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking_link: {
-                            /** @description booking link id (link_…) */
-                            id: string;
-                            slug: string;
-                            title: string;
-                            description: string;
-                            /** @description the default duration */
-                            duration_minutes: number;
-                            /** @description sorted ascending */
-                            durations: number[];
-                            host_ids: string[];
-                            /** @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host */
-                            assignment: "single" | "round_robin" | "collective";
-                            questions: {
-                                id: string;
-                                label: string;
-                                type: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
-                                required: boolean;
-                                options?: string[];
-                            }[];
-                            price_amount: number | null;
-                            price_currency: string | null;
-                            minimum_notice_minutes: number | null;
-                            max_days_ahead: number | null;
-                            active: boolean;
-                            /**
-                             * Format: uri
-                             * @description the public booking page: {base_url}/book/{slug}
-                             */
-                            url: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description set by DELETE */
-                            deleted_at: string | null;
-                        };
+                        booking_link: components["schemas"]["BookingLink"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9178,6 +10777,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9187,6 +10790,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9196,6 +10803,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9205,6 +10816,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9214,6 +10829,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9223,6 +10843,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9232,13 +10856,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -9258,6 +10884,10 @@ export interface operations {
             /** @description The deleted booking link, in its final state */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9310,55 +10940,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking_link: {
-                            /** @description booking link id (link_…) */
-                            id: string;
-                            slug: string;
-                            title: string;
-                            description: string;
-                            /** @description the default duration */
-                            duration_minutes: number;
-                            /** @description sorted ascending */
-                            durations: number[];
-                            host_ids: string[];
-                            /** @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host */
-                            assignment: "single" | "round_robin" | "collective";
-                            questions: {
-                                id: string;
-                                label: string;
-                                type: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
-                                required: boolean;
-                                options?: string[];
-                            }[];
-                            price_amount: number | null;
-                            price_currency: string | null;
-                            minimum_notice_minutes: number | null;
-                            max_days_ahead: number | null;
-                            active: boolean;
-                            /**
-                             * Format: uri
-                             * @description the public booking page: {base_url}/book/{slug}
-                             */
-                            url: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description set by DELETE */
-                            deleted_at: string | null;
-                        };
+                        booking_link: components["schemas"]["BookingLink"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9368,6 +10960,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9377,6 +10973,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9386,6 +10986,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9395,6 +10999,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9404,6 +11012,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9413,6 +11025,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9422,6 +11038,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9431,6 +11052,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9440,13 +11065,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -9483,18 +11110,8 @@ export interface operations {
                     durations?: number[];
                     /** @description Distinct principals: the caller itself or live hosts of its account (default: the caller itself) */
                     host_ids?: string[];
-                    /** @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host */
-                    assignment?: "single" | "round_robin" | "collective";
-                    questions?: {
-                        /** @description unique within the link */
-                        id: string;
-                        label: string;
-                        type: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
-                        /** @default false */
-                        required?: boolean;
-                        /** @description The choices; required for `select` questions, refused for the others */
-                        options?: string[];
-                    }[];
+                    assignment?: components["schemas"]["Assignment"];
+                    questions?: components["schemas"]["QuestionInput"][];
                     /** @description Minor units (cents); null: free */
                     price_amount?: number | null;
                     /** @description Lower-case ISO 4217 code; required when price_amount is set, null otherwise */
@@ -9512,6 +11129,10 @@ export interface operations {
             /** @description The booking link as updated */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9564,55 +11185,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking_link: {
-                            /** @description booking link id (link_…) */
-                            id: string;
-                            slug: string;
-                            title: string;
-                            description: string;
-                            /** @description the default duration */
-                            duration_minutes: number;
-                            /** @description sorted ascending */
-                            durations: number[];
-                            host_ids: string[];
-                            /** @description `single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host */
-                            assignment: "single" | "round_robin" | "collective";
-                            questions: {
-                                id: string;
-                                label: string;
-                                type: "text" | "textarea" | "email" | "phone" | "select" | "checkbox";
-                                required: boolean;
-                                options?: string[];
-                            }[];
-                            price_amount: number | null;
-                            price_currency: string | null;
-                            minimum_notice_minutes: number | null;
-                            max_days_ahead: number | null;
-                            active: boolean;
-                            /**
-                             * Format: uri
-                             * @description the public booking page: {base_url}/book/{slug}
-                             */
-                            url: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /** @description set by DELETE */
-                            deleted_at: string | null;
-                        };
+                        booking_link: components["schemas"]["BookingLink"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9622,6 +11205,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9631,6 +11218,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9640,6 +11231,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9649,18 +11244,23 @@ export interface operations {
             /** @description `conflict` with `code: slug_taken`: another live booking link uses the slug. Codes: `slug_taken` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "slug_taken";
-                    };
+                    "application/problem+json": components["schemas"]["SlugTakenProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9670,6 +11270,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9679,6 +11283,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9688,18 +11296,24 @@ export interface operations {
             /** @description `unprocessable` with `code: payments_not_configured`: a price on a server without payments. Codes: `payments_not_configured` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payments_not_configured";
-                    };
+                    "application/problem+json": components["schemas"]["PaymentsNotConfiguredProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9709,6 +11323,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9718,13 +11336,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -9762,6 +11382,10 @@ export interface operations {
             /** @description The Stripe account and a fresh onboarding link */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9791,6 +11415,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9800,6 +11428,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9809,6 +11441,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9818,6 +11454,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9827,6 +11467,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9836,6 +11480,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9845,18 +11493,24 @@ export interface operations {
             /** @description `unprocessable`: code `payments_not_configured` (no STRIPE_SECRET_KEY). Codes: `payments_not_configured` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payments_not_configured";
-                    };
+                    "application/problem+json": components["schemas"]["PaymentsNotConfiguredProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9866,6 +11520,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9875,13 +11533,15 @@ export interface operations {
             /** @description `service-unavailable`: code `payments_unavailable`. Codes: `payments_unavailable`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payments_unavailable" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["PaymentsUnavailableOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -9898,6 +11558,10 @@ export interface operations {
             /** @description The connected Stripe account */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9910,20 +11574,16 @@ export interface operations {
                      *       "ready": true
                      *     }
                      */
-                    "application/json": {
-                        /** @description acct_… */
-                        stripe_account_id: string;
-                        charges_enabled: boolean;
-                        payouts_enabled: boolean;
-                        details_submitted: boolean;
-                        /** @description charges enabled and details submitted: paid bookings go to it */
-                        ready: boolean;
-                    };
+                    "application/json": components["schemas"]["ConnectedAccount"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9933,6 +11593,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9942,6 +11606,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9951,6 +11619,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9960,18 +11632,24 @@ export interface operations {
             /** @description `unprocessable`: code `payments_not_configured` (no STRIPE_SECRET_KEY). Codes: `payments_not_configured` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payments_not_configured";
-                    };
+                    "application/problem+json": components["schemas"]["PaymentsNotConfiguredProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9981,6 +11659,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9990,13 +11672,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -10008,7 +11692,7 @@ export interface operations {
                 principal_id?: string;
                 /** @description bookings made through this booking link */
                 booking_link_id?: string;
-                status?: "pending_payment" | "confirmed" | "cancelled" | "expired";
+                status?: components["schemas"]["BookingStatus"];
                 /** @description bookings ending after this instant */
                 from?: string;
                 /** @description bookings starting before this instant */
@@ -10025,6 +11709,10 @@ export interface operations {
             /** @description One page of bookings */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10080,83 +11768,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        bookings: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        bookings: components["schemas"]["Booking"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10166,6 +11789,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10175,6 +11802,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10184,6 +11815,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10193,6 +11828,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10202,6 +11842,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10211,13 +11855,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -10291,6 +11937,11 @@ export interface operations {
             /** @description The booking, with the attendee’s manage_url (shown only here) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10331,80 +11982,17 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["BookingAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10414,6 +12002,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10423,6 +12016,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10432,6 +12030,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10441,18 +12044,26 @@ export interface operations {
             /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon. Codes: `slot_unavailable` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "slot_unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["SlotUnavailableProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10462,6 +12073,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10471,18 +12087,25 @@ export interface operations {
             /** @description `unprocessable`: code `start_in_past` (start_time in the past) or `payments_not_configured` (a priced link), or `payments_not_ready` (the payee has not finished Stripe onboarding). Codes: `start_in_past`, `payments_not_configured`, `payments_not_ready` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "start_in_past" | "payments_not_configured" | "payments_not_ready";
-                    };
+                    "application/problem+json": components["schemas"]["StartInPastOrPaymentsNotConfiguredOrPaymentsNotReadyProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10492,6 +12115,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10501,13 +12128,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`; or code `payments_unavailable`: Stripe could not be reached (a priced link). Codes: `calendar_unavailable`, `calendar_disconnected`, `payments_unavailable`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "payments_unavailable" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrPaymentsUnavailableOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -10527,6 +12156,10 @@ export interface operations {
             /** @description The booking and where it stands in each host’s calendar */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10575,80 +12208,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["BookingAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10658,6 +12227,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10667,6 +12240,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10676,6 +12253,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10685,6 +12266,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10694,6 +12279,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10703,6 +12293,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10712,13 +12306,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -10740,6 +12336,10 @@ export interface operations {
             /** @description The cancelled booking */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10779,80 +12379,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["BookingAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10862,6 +12398,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10871,6 +12411,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10880,6 +12424,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10889,6 +12437,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10898,6 +12450,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10907,6 +12463,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10916,6 +12476,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10925,6 +12490,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10934,13 +12503,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -10980,6 +12551,10 @@ export interface operations {
             /** @description The booking as changed */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11019,80 +12594,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["BookingAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11102,6 +12613,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11111,6 +12626,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11120,6 +12639,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11129,18 +12652,23 @@ export interface operations {
             /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; or `booking_not_live`, or `payment_pending` (waiting for its payment). Codes: `slot_unavailable`, `booking_not_live`, `payment_pending` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "slot_unavailable" | "booking_not_live" | "payment_pending";
-                    };
+                    "application/problem+json": components["schemas"]["SlotUnavailableOrBookingNotLiveOrPaymentPendingProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11150,6 +12678,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11159,6 +12691,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11168,18 +12704,24 @@ export interface operations {
             /** @description `unprocessable`: code `start_in_past`. Codes: `start_in_past` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "start_in_past";
-                    };
+                    "application/problem+json": components["schemas"]["StartInPastProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11189,6 +12731,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11198,13 +12744,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -11227,6 +12775,10 @@ export interface operations {
             /** @description One page of waitlist entries */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11255,66 +12807,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        waitlist_entries: {
-                            /** @description waitlist entry id (wl_…) */
-                            id: string;
-                            /** @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner */
-                            status: "waiting" | "offered" | "booked" | "expired" | "removed";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            preferred_from: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            preferred_to: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /** @description booking link id (link_…) */
-                            booking_link_id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            notes: string | null;
-                            offer: {
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start_time: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end_time: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                expires_at: string;
-                            } | null;
-                            booking_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        waitlist_entries: components["schemas"]["WaitlistEntry"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11324,6 +12828,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11333,6 +12841,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11342,6 +12854,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11351,6 +12867,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11360,6 +12880,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11369,6 +12894,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11378,13 +12907,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -11406,6 +12937,10 @@ export interface operations {
             /** @description The removed entry */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11427,63 +12962,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        waitlist_entry: {
-                            /** @description waitlist entry id (wl_…) */
-                            id: string;
-                            /** @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner */
-                            status: "waiting" | "offered" | "booked" | "expired" | "removed";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            preferred_from: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            preferred_to: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /** @description booking link id (link_…) */
-                            booking_link_id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            notes: string | null;
-                            offer: {
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start_time: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end_time: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                expires_at: string;
-                            } | null;
-                            booking_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["WaitlistEntryAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11493,6 +12981,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11502,6 +12994,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11511,6 +13007,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11520,6 +13020,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11529,6 +13033,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11538,6 +13046,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11547,6 +13059,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11556,6 +13073,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11565,13 +13086,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -11590,6 +13113,10 @@ export interface operations {
             /** @description What a booking page shows */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11662,6 +13189,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11671,6 +13202,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11680,6 +13215,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11689,6 +13228,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11698,6 +13241,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11707,6 +13254,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11716,6 +13268,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11725,13 +13281,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -11758,6 +13316,10 @@ export interface operations {
             /** @description Bookable slots by start */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11807,6 +13369,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11816,6 +13382,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11825,6 +13395,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11834,6 +13408,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11843,6 +13421,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11852,6 +13434,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11861,6 +13448,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11870,13 +13461,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -11943,6 +13536,11 @@ export interface operations {
             /** @description The booking, with manage_url (shown only here) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11981,58 +13579,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            title: string;
-                            hosts: {
-                                display_name: string;
-                            }[];
-                            /** Format: uri */
-                            manage_url?: string;
-                        };
+                        booking: components["schemas"]["PublicBooking"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12042,6 +13600,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12051,6 +13614,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12060,6 +13628,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12069,18 +13642,26 @@ export interface operations {
             /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon. Codes: `slot_unavailable` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "slot_unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["SlotUnavailableProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12090,6 +13671,11 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12099,6 +13685,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12108,18 +13699,25 @@ export interface operations {
             /** @description `unprocessable`: code `start_in_past` (start_time in the past) or `payments_not_configured` (a priced link), or `payments_not_ready` (the payee has not finished Stripe onboarding). Codes: `start_in_past`, `payments_not_configured`, `payments_not_ready` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "start_in_past" | "payments_not_configured" | "payments_not_ready";
-                    };
+                    "application/problem+json": components["schemas"]["StartInPastOrPaymentsNotConfiguredOrPaymentsNotReadyProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12129,6 +13727,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12138,13 +13740,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`; or code `payments_unavailable`: Stripe could not be reached (a priced link). Codes: `calendar_unavailable`, `calendar_disconnected`, `payments_unavailable`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "payments_unavailable" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrPaymentsUnavailableOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -12187,6 +13791,11 @@ export interface operations {
             /** @description The new waitlist entry */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12205,8 +13814,7 @@ export interface operations {
                         waitlist_entry: {
                             /** @description waitlist entry id (wl_…) */
                             id: string;
-                            /** @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner */
-                            status: "waiting" | "offered" | "booked" | "expired" | "removed";
+                            status: components["schemas"]["WaitlistEntryStatus"];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC timestamp
@@ -12229,6 +13837,11 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12238,6 +13851,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12247,6 +13865,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12256,6 +13879,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12265,6 +13893,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12274,6 +13908,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12283,6 +13922,11 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12292,6 +13936,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12301,6 +13950,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12310,6 +13964,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12319,6 +13978,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12328,13 +13991,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -12374,6 +14039,11 @@ export interface operations {
             /** @description The booking made from the offer, with its manage_url */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12409,58 +14079,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            title: string;
-                            hosts: {
-                                display_name: string;
-                            }[];
-                            /** Format: uri */
-                            manage_url?: string;
-                        };
+                        booking: components["schemas"]["PublicBooking"];
                     };
                 };
             };
             /** @description `validation-error`: `errors["answers.<id>"]` for a required question left out, an answer of the wrong type, or an unknown question */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12470,6 +14100,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12479,6 +14114,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12488,6 +14128,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12497,18 +14142,26 @@ export interface operations {
             /** @description `conflict`: code `offer_expired` or `offer_claimed`; `slot_unavailable` when the time was taken. Codes: `offer_expired`, `offer_claimed`, `slot_unavailable` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "offer_expired" | "offer_claimed" | "slot_unavailable";
-                    };
+                    "application/problem+json": components["schemas"]["OfferExpiredOrOfferClaimedOrSlotUnavailableProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12518,6 +14171,11 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12527,6 +14185,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12536,18 +14199,25 @@ export interface operations {
             /** @description `unprocessable`: the time has started; a priced link without payments. Codes: `start_in_past`, `payments_not_configured`, `payments_not_ready` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "start_in_past" | "payments_not_configured" | "payments_not_ready";
-                    };
+                    "application/problem+json": components["schemas"]["StartInPastOrPaymentsNotConfiguredOrPaymentsNotReadyProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12557,6 +14227,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12566,13 +14240,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`; or code `payments_unavailable`: Stripe could not be reached (a priced link). Codes: `calendar_unavailable`, `calendar_disconnected`, `payments_unavailable`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "payments_unavailable" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrPaymentsUnavailableOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -12592,6 +14268,10 @@ export interface operations {
             /** @description The booking */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12629,58 +14309,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            title: string;
-                            hosts: {
-                                display_name: string;
-                            }[];
-                            /** Format: uri */
-                            manage_url?: string;
-                        };
+                        booking: components["schemas"]["PublicBooking"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12690,6 +14329,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12699,6 +14342,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12708,6 +14355,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12717,6 +14368,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12726,6 +14381,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12735,6 +14395,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12744,13 +14408,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -12781,6 +14447,10 @@ export interface operations {
             /** @description The cancelled booking */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12818,58 +14488,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            title: string;
-                            hosts: {
-                                display_name: string;
-                            }[];
-                            /** Format: uri */
-                            manage_url?: string;
-                        };
+                        booking: components["schemas"]["PublicBooking"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12879,6 +14508,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12888,6 +14521,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12897,6 +14534,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12906,6 +14547,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12915,6 +14560,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12924,6 +14573,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12933,18 +14586,24 @@ export interface operations {
             /** @description `unprocessable`: code `booking_started`. Codes: `booking_started` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "booking_started";
-                    };
+                    "application/problem+json": components["schemas"]["BookingStartedProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12954,6 +14613,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12963,13 +14626,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -13001,6 +14666,10 @@ export interface operations {
             /** @description The booking at its new time */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13038,58 +14707,17 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            title: string;
-                            hosts: {
-                                display_name: string;
-                            }[];
-                            /** Format: uri */
-                            manage_url?: string;
-                        };
+                        booking: components["schemas"]["PublicBooking"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13099,6 +14727,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13108,6 +14740,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13117,6 +14753,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13126,18 +14766,23 @@ export interface operations {
             /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; or `booking_not_live`, or `payment_pending` (waiting for its payment). Codes: `slot_unavailable`, `booking_not_live`, `payment_pending` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "slot_unavailable" | "booking_not_live" | "payment_pending";
-                    };
+                    "application/problem+json": components["schemas"]["SlotUnavailableOrBookingNotLiveOrPaymentPendingProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13147,6 +14792,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13156,6 +14805,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13165,18 +14818,24 @@ export interface operations {
             /** @description `unprocessable`: `start_in_past` or `booking_started`. Codes: `start_in_past`, `booking_started` */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "start_in_past" | "booking_started";
-                    };
+                    "application/problem+json": components["schemas"]["StartInPastOrBookingStartedProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13186,6 +14845,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13195,13 +14858,15 @@ export interface operations {
             /** @description `service-unavailable`: a calendar could not be read and no busy time of it from the last 24 hours is known — code `calendar_unavailable` (or `calendar_disconnected` when its access was revoked), with `principal_id`, `connection_id` and `provider` naming it, and `Retry-After`. Codes: `calendar_unavailable`, `calendar_disconnected`, `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_unavailable" | "calendar_disconnected" | "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -13225,6 +14890,10 @@ export interface operations {
             /** @description One page of consents */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13251,34 +14920,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        consents: {
-                            /** @description cons_… */
-                            id: string;
-                            /** @description a principal id (UUID) */
-                            grantor_id: string;
-                            /** @description a principal id (UUID) */
-                            grantee_id: string;
-                            scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
-                            /** @enum {string} */
-                            status: "active" | "revoked" | "expired";
-                            expires_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            revoked_at: string | null;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        consents: components["schemas"]["Consent"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13288,6 +14941,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13297,6 +14954,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13306,6 +14967,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13315,6 +14980,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13324,6 +14994,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13333,13 +15007,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -13369,7 +15045,7 @@ export interface operations {
                     /** @description a principal id (UUID) */
                     grantee_id: string;
                     /** @description any of availability:read:freebusy, availability:read:details, booking:propose */
-                    scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
+                    scopes: components["schemas"]["ConsentScope"][];
                     /** @description ISO 8601 instant with an offset, in the future */
                     expires_at?: string;
                     /** @description act for this host of the account (default: the caller) */
@@ -13381,6 +15057,11 @@ export interface operations {
             /** @description Granted again: the scopes merged into the active consent */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13401,31 +15082,17 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        consent: {
-                            /** @description cons_… */
-                            id: string;
-                            /** @description a principal id (UUID) */
-                            grantor_id: string;
-                            /** @description a principal id (UUID) */
-                            grantee_id: string;
-                            scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
-                            /** @enum {string} */
-                            status: "active" | "revoked" | "expired";
-                            expires_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            revoked_at: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ConsentAnswer"];
                 };
             };
             /** @description A new consent */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13445,31 +15112,17 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        consent: {
-                            /** @description cons_… */
-                            id: string;
-                            /** @description a principal id (UUID) */
-                            grantor_id: string;
-                            /** @description a principal id (UUID) */
-                            grantee_id: string;
-                            scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
-                            /** @enum {string} */
-                            status: "active" | "revoked" | "expired";
-                            expires_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            revoked_at: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ConsentAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13479,6 +15132,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13488,6 +15146,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13497,6 +15160,11 @@ export interface operations {
             /** @description `not-found`: no principal with this grantee_id */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13506,18 +15174,26 @@ export interface operations {
             /** @description `conflict`: the consent changed concurrently; retry. Codes: `consent_conflict` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "consent_conflict";
-                    };
+                    "application/problem+json": components["schemas"]["ConsentConflictProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13527,6 +15203,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13536,6 +15217,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13545,6 +15231,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13554,6 +15245,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13563,13 +15258,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -13588,6 +15285,10 @@ export interface operations {
             /** @description The consent */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13607,31 +15308,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        consent: {
-                            /** @description cons_… */
-                            id: string;
-                            /** @description a principal id (UUID) */
-                            grantor_id: string;
-                            /** @description a principal id (UUID) */
-                            grantee_id: string;
-                            scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
-                            /** @enum {string} */
-                            status: "active" | "revoked" | "expired";
-                            expires_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            revoked_at: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ConsentAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13641,6 +15327,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13650,6 +15340,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13659,6 +15353,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13668,6 +15366,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13677,6 +15379,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13686,6 +15393,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13695,13 +15406,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -13720,6 +15433,10 @@ export interface operations {
             /** @description The revoked consent */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13739,31 +15456,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        consent: {
-                            /** @description cons_… */
-                            id: string;
-                            /** @description a principal id (UUID) */
-                            grantor_id: string;
-                            /** @description a principal id (UUID) */
-                            grantee_id: string;
-                            scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
-                            /** @enum {string} */
-                            status: "active" | "revoked" | "expired";
-                            expires_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            revoked_at: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ConsentAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13773,6 +15475,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13782,6 +15488,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13791,6 +15501,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13800,6 +15514,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13809,6 +15527,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13818,6 +15540,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13827,6 +15553,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13836,6 +15567,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13845,13 +15580,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -13873,6 +15610,10 @@ export interface operations {
             /** @description One page of connected principals */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13897,24 +15638,24 @@ export interface operations {
                             /** @description a principal id (UUID) */
                             principal_id: string;
                             display_name: string;
-                            /** @enum {string} */
-                            relationship_type: "colleague" | "client" | "vendor" | "partner" | "friend" | "other";
+                            relationship_type: components["schemas"]["RelationshipType"];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC timestamp
                              */
                             connected_at: string;
                         }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13924,6 +15665,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13933,6 +15678,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13942,6 +15691,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13951,6 +15704,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13960,6 +15718,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13969,13 +15731,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -13997,6 +15761,10 @@ export interface operations {
             /** @description Disconnected, both ways */
             204: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -14004,6 +15772,10 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14013,6 +15785,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14022,6 +15798,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14031,6 +15811,10 @@ export interface operations {
             /** @description `not-found`: not connected to this principal */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14040,6 +15824,10 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14049,6 +15837,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14058,6 +15850,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14067,6 +15863,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14076,6 +15877,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14085,13 +15890,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -14100,7 +15907,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only invitations in this state (a pending invitation past its end is `expired`) */
-                status?: "pending" | "accepted" | "declined" | "expired";
+                status?: components["schemas"]["InvitationStatus"];
                 limit?: number;
                 cursor?: string;
                 /** @description act for this host of the account (default: the caller) */
@@ -14115,6 +15922,10 @@ export interface operations {
             /** @description One page of invitations */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14138,36 +15949,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        invitations: {
-                            /** @description inv_… */
-                            id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            invitee_email: string;
-                            invitee_name: string | null;
-                            relationship_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "accepted" | "declined" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        invitations: components["schemas"]["Invitation"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14177,6 +15970,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14186,6 +15983,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14195,6 +15996,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14204,6 +16009,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14213,6 +16023,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14222,13 +16036,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -14256,8 +16072,7 @@ export interface operations {
                 "application/json": {
                     invitee_email: string;
                     invitee_name?: string;
-                    /** @enum {string} */
-                    relationship_type: "colleague" | "client" | "vendor" | "partner" | "friend" | "other";
+                    relationship_type: components["schemas"]["RelationshipType"];
                     message?: string;
                     /** @description act for this host of the account (default: the caller) */
                     principal_id?: string;
@@ -14268,6 +16083,11 @@ export interface operations {
             /** @description A pending invitation to the address, sent again */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14284,33 +16104,17 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        invitation: {
-                            /** @description inv_… */
-                            id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            invitee_email: string;
-                            invitee_name: string | null;
-                            relationship_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "accepted" | "declined" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["InvitationAnswer"];
                 };
             };
             /** @description The new invitation (its e-mail is on its way) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14327,33 +16131,17 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        invitation: {
-                            /** @description inv_… */
-                            id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            invitee_email: string;
-                            invitee_name: string | null;
-                            relationship_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "accepted" | "declined" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["InvitationAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14363,6 +16151,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14372,6 +16165,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14381,6 +16179,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14390,18 +16193,26 @@ export interface operations {
             /** @description `conflict`: code `already_connected`. Codes: `already_connected` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "already_connected";
-                    };
+                    "application/problem+json": components["schemas"]["AlreadyConnectedProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14411,6 +16222,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14420,6 +16236,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14429,6 +16250,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14438,6 +16264,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14447,13 +16277,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -14493,8 +16325,7 @@ export interface operations {
                         email: string;
                         name?: string;
                     }[];
-                    /** @enum {string} */
-                    relationship_type: "colleague" | "client" | "vendor" | "partner" | "friend" | "other";
+                    relationship_type: components["schemas"]["RelationshipType"];
                     /** @default true */
                     send_emails: boolean;
                     message?: string;
@@ -14507,6 +16338,11 @@ export interface operations {
             /** @description The invitations made, and the addresses skipped with why */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14541,26 +16377,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        invitations: {
-                            /** @description inv_… */
-                            id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            invitee_email: string;
-                            invitee_name: string | null;
-                            relationship_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "accepted" | "declined" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        }[];
+                        invitations: components["schemas"]["Invitation"][];
                         skipped: {
                             email: string;
                             reason: string;
@@ -14571,6 +16388,11 @@ export interface operations {
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14580,6 +16402,11 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14589,6 +16416,11 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14598,6 +16430,11 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14607,6 +16444,12 @@ export interface operations {
             /** @description Conflict, or idempotency-key-in-use while the first request runs */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14616,6 +16459,11 @@ export interface operations {
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14625,6 +16473,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14634,6 +16487,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14643,6 +16501,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14652,6 +16515,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14661,13 +16528,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -14691,6 +16560,10 @@ export interface operations {
             /** @description The accepted invitation: the two are connected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14707,33 +16580,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        invitation: {
-                            /** @description inv_… */
-                            id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            invitee_email: string;
-                            invitee_name: string | null;
-                            relationship_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "accepted" | "declined" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["InvitationAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14743,30 +16599,36 @@ export interface operations {
             /** @description `unauthorized`: code `invitation_invalid` (unknown or already used token). Codes: `invitation_invalid` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invitation_invalid";
-                    };
+                    "application/problem+json": components["schemas"]["InvitationInvalidProblem"];
                 };
             };
             /** @description `forbidden`: code `auth_method_invalid` (not a user session) or `auth_email_mismatch`. Codes: `auth_method_invalid`, `auth_email_mismatch` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "auth_method_invalid" | "auth_email_mismatch";
-                    };
+                    "application/problem+json": components["schemas"]["AuthMethodInvalidOrAuthEmailMismatchProblem"];
                 };
             };
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14776,18 +16638,23 @@ export interface operations {
             /** @description `gone`: code `invitation_expired`. Codes: `invitation_expired` */
             410: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invitation_expired";
-                    };
+                    "application/problem+json": components["schemas"]["InvitationExpiredProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14797,6 +16664,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14806,6 +16677,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14815,6 +16690,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14824,6 +16704,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14833,13 +16717,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -14863,6 +16749,10 @@ export interface operations {
             /** @description The declined invitation */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14879,33 +16769,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        invitation: {
-                            /** @description inv_… */
-                            id: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            invitee_email: string;
-                            invitee_name: string | null;
-                            relationship_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "accepted" | "declined" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["InvitationAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14915,30 +16788,36 @@ export interface operations {
             /** @description `unauthorized`: code `invitation_invalid` (unknown or already used token). Codes: `invitation_invalid` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invitation_invalid";
-                    };
+                    "application/problem+json": components["schemas"]["InvitationInvalidProblem"];
                 };
             };
             /** @description `forbidden`: code `auth_method_invalid` (not a user session) or `auth_email_mismatch`. Codes: `auth_method_invalid`, `auth_email_mismatch` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "auth_method_invalid" | "auth_email_mismatch";
-                    };
+                    "application/problem+json": components["schemas"]["AuthMethodInvalidOrAuthEmailMismatchProblem"];
                 };
             };
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14948,18 +16827,23 @@ export interface operations {
             /** @description `gone`: code `invitation_expired`. Codes: `invitation_expired` */
             410: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invitation_expired";
-                    };
+                    "application/problem+json": components["schemas"]["InvitationExpiredProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14969,6 +16853,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14978,6 +16866,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14987,6 +16879,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14996,6 +16893,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15005,13 +16906,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -15035,6 +16938,10 @@ export interface operations {
             /** @description A page of proposals, newest first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15090,92 +16997,18 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        proposals: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        }[];
-                        pagination: {
-                            next_cursor: string | null;
-                            has_more: boolean;
-                        };
+                        proposals: components["schemas"]["Proposal"][];
+                        pagination: components["schemas"]["Pagination"];
                     };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15185,6 +17018,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15194,6 +17031,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15203,6 +17044,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15212,6 +17057,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15221,6 +17071,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15230,13 +17084,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -15301,6 +17157,11 @@ export interface operations {
             /** @description The proposal (and a poll’s links, shown once) */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15344,82 +17205,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
+                        proposal: components["schemas"]["Proposal"];
                         /** @description named poll: each invitee’s single-use link, shown once */
                         invitations?: {
                             /** @description e-mail address (something@domain.tld) */
@@ -15438,18 +17224,25 @@ export interface operations {
             /** @description `validation-error`; code `earliest_slot_too_soon` (poll slots start under 25 h ahead). Codes: `earliest_slot_too_soon` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "earliest_slot_too_soon";
-                    };
+                    "application/problem+json": components["schemas"]["EarliestSlotTooSoonProblem"];
                 };
             };
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15459,18 +17252,25 @@ export interface operations {
             /** @description `forbidden`: code `consent_required` (a participant has not granted booking:propose). Codes: `consent_required` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "consent_required";
-                    };
+                    "application/problem+json": components["schemas"]["ConsentRequiredProblem"];
                 };
             };
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15480,18 +17280,26 @@ export interface operations {
             /** @description `conflict`: code `calendar_disconnected_originator`. Codes: `calendar_disconnected_originator` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "calendar_disconnected_originator";
-                    };
+                    "application/problem+json": components["schemas"]["CalendarDisconnectedOriginatorProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15501,6 +17309,11 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15510,6 +17323,11 @@ export interface operations {
             /** @description idempotency-key-reused: the key was used with another request */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15519,6 +17337,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15528,6 +17351,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15537,13 +17364,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -15562,6 +17391,10 @@ export interface operations {
             /** @description The proposal as its link shows it */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15608,74 +17441,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        proposal: {
-                            id: string;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            requester_name: string;
-                            title: string | null;
-                            message: string | null;
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            participants: {
-                                name: string;
-                                response: string;
-                            }[];
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            viewer: {
-                                name: string | null;
-                                response: string | null;
-                                voted_slot_id: string | null;
-                                can_respond: boolean;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["PublicProposalAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15685,18 +17460,23 @@ export interface operations {
             /** @description `unauthorized`: code `invalid_token`. Codes: `invalid_token` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invalid_token";
-                    };
+                    "application/problem+json": components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15706,30 +17486,37 @@ export interface operations {
             /** @description `not-found`: code `proposal_not_found`. Codes: `proposal_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "proposal_not_found";
-                    };
+                    "application/problem+json": components["schemas"]["ProposalNotFoundProblem"];
                 };
             };
             /** @description `gone`: code `token_expired`. Codes: `token_expired` */
             410: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "token_expired";
-                    };
+                    "application/problem+json": components["schemas"]["TokenExpiredProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15739,6 +17526,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15748,13 +17539,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -15773,6 +17566,10 @@ export interface operations {
             /** @description The proposal */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15821,165 +17618,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                        counter_proposal?: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ProposalAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15989,6 +17637,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15998,6 +17650,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16007,18 +17663,23 @@ export interface operations {
             /** @description `not-found`: code `proposal_not_found`. Codes: `proposal_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "proposal_not_found";
-                    };
+                    "application/problem+json": components["schemas"]["ProposalNotFoundProblem"];
                 };
             };
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16028,6 +17689,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16037,6 +17703,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16046,13 +17716,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -16071,6 +17743,10 @@ export interface operations {
             /** @description The thread’s proposals, oldest first */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16124,92 +17800,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        thread: {
-                            id: string;
-                            proposals: {
-                                /** @description prop_… */
-                                id: string;
-                                /** @description thr_… */
-                                thread_id: string;
-                                parent_id: string | null;
-                                /** @enum {string} */
-                                mode: "standard" | "poll";
-                                poll_variant: ("named" | "open") | null;
-                                /** @enum {string} */
-                                status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                                /**
-                                 * Format: uuid
-                                 * @description UUID
-                                 */
-                                requester_id: string;
-                                participants: {
-                                    principal_id: string | null;
-                                    email: string | null;
-                                    name: string;
-                                    /** @enum {string} */
-                                    response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                                }[];
-                                slots: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                    is_selected: boolean;
-                                    votes: number;
-                                }[];
-                                title: string | null;
-                                message: string | null;
-                                metadata: {
-                                    [key: string]: string;
-                                };
-                                resolution: {
-                                    winning_slot: {
-                                        /** @description slot_… */
-                                        id: string;
-                                        /**
-                                         * Format: date-time
-                                         * @description ISO 8601 UTC timestamp
-                                         */
-                                        start: string;
-                                        /**
-                                         * Format: date-time
-                                         * @description ISO 8601 UTC timestamp
-                                         */
-                                        end: string;
-                                    };
-                                    vote_count: number;
-                                    total_votes: number;
-                                    tie_count: number;
-                                } | null;
-                                booking_error: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                expires_at: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                created_at: string;
-                                resolved_at: string | null;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["Thread"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16219,6 +17819,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16228,6 +17832,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16237,6 +17845,10 @@ export interface operations {
             /** @description Not found */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16246,6 +17858,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16255,6 +17871,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16264,6 +17885,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16273,13 +17898,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -16324,6 +17951,10 @@ export interface operations {
             /** @description The proposal after the answer: as its parties see it (and the counter-proposal a counter made) to a participant’s credential, as the link shows it (no ids, no other parties’ addresses) to a magic-link token */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16372,299 +18003,94 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                        counter_proposal?: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                    } | {
-                        proposal: {
-                            id: string;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            requester_name: string;
-                            title: string | null;
-                            message: string | null;
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            participants: {
-                                name: string;
-                                response: string;
-                            }[];
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            viewer: {
-                                name: string | null;
-                                response: string | null;
-                                voted_slot_id: string | null;
-                                can_respond: boolean;
-                            };
-                        };
-                    };
+                    "application/json": components["schemas"]["ProposalAnswer"] | components["schemas"]["PublicProposalAnswer"];
                 };
             };
             /** @description `validation-error`; code `poll_mode_only_supports_accept`. Codes: `poll_mode_only_supports_accept` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "poll_mode_only_supports_accept";
-                    };
+                    "application/problem+json": components["schemas"]["PollModeOnlySupportsAcceptProblem"];
                 };
             };
             /** @description `unauthorized`: code `invalid_token` (unknown or used link, or no credential). Codes: `invalid_token` */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invalid_token";
-                    };
+                    "application/problem+json": components["schemas"]["InvalidTokenProblem"];
                 };
             };
             /** @description `forbidden`: code `organizer_cannot_respond`. Codes: `organizer_cannot_respond` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "organizer_cannot_respond";
-                    };
+                    "application/problem+json": components["schemas"]["OrganizerCannotRespondProblem"];
                 };
             };
             /** @description `not-found`: code `proposal_not_found`. Codes: `proposal_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "proposal_not_found";
-                    };
+                    "application/problem+json": components["schemas"]["ProposalNotFoundProblem"];
                 };
             };
             /** @description `conflict`: code `consent_revoked` (the proposal expired), `slot_mismatch`, `slot_unavailable`, `slot_passed`, `already_responded`, `already_voted`, `proposal_not_open` (with `proposal_status`, the proposal’s state). Codes: `consent_revoked`, `slot_mismatch`, `slot_unavailable`, `slot_passed`, `already_responded`, `already_voted`, `proposal_not_open` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "consent_revoked" | "slot_mismatch" | "slot_unavailable" | "slot_passed" | "already_responded" | "already_voted" | "proposal_not_open";
-                    };
+                    "application/problem+json": components["schemas"]["ConsentRevokedOrSlotMismatchOrSlotUnavailableOrSlotPassedOrAlreadyRespondedOrAlreadyVotedOrProposalNotOpenProblem"];
                 };
             };
             /** @description `gone`: code `token_expired`. Codes: `token_expired` */
             410: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "token_expired";
-                    };
+                    "application/problem+json": components["schemas"]["TokenExpiredProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16674,6 +18100,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16683,6 +18113,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16692,6 +18126,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16701,6 +18140,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16710,13 +18153,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -16740,6 +18185,10 @@ export interface operations {
             /** @description The poll, resolved or expired */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16797,165 +18246,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                        counter_proposal?: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ProposalAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16965,6 +18265,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16974,6 +18278,10 @@ export interface operations {
             /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16983,30 +18291,36 @@ export interface operations {
             /** @description `not-found`: code `proposal_not_found`. Codes: `proposal_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "proposal_not_found";
-                    };
+                    "application/problem+json": components["schemas"]["ProposalNotFoundProblem"];
                 };
             };
             /** @description `conflict`: code `not_a_poll` or `proposal_not_open` (with `proposal_status`, the proposal’s state). Codes: `not_a_poll`, `proposal_not_open` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "not_a_poll" | "proposal_not_open";
-                    };
+                    "application/problem+json": components["schemas"]["NotAPollOrProposalNotOpenProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17016,6 +18330,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17025,6 +18343,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17034,6 +18356,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17043,6 +18370,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17052,13 +18383,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -17088,6 +18421,10 @@ export interface operations {
             /** @description The cancelled proposal */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17136,165 +18473,16 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                        counter_proposal?: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ProposalAnswer"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17304,6 +18492,10 @@ export interface operations {
             /** @description Missing or invalid credential */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17313,42 +18505,49 @@ export interface operations {
             /** @description `forbidden`: code `requester_only` (a participant cannot withdraw an open proposal; it rejects it). Codes: `requester_only` */
             403: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "requester_only";
-                    };
+                    "application/problem+json": components["schemas"]["RequesterOnlyProblem"];
                 };
             };
             /** @description `not-found`: code `proposal_not_found`. Codes: `proposal_not_found` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "proposal_not_found";
-                    };
+                    "application/problem+json": components["schemas"]["ProposalNotFoundProblem"];
                 };
             };
             /** @description `conflict`: code `proposal_not_open` with `proposal_status` (rejected, countered, expired, already cancelled, or a resolved poll). Codes: `proposal_not_open` */
             409: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "proposal_not_open";
-                    };
+                    "application/problem+json": components["schemas"]["ProposalNotOpenProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17358,6 +18557,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17367,6 +18570,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17376,6 +18583,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17385,6 +18597,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17394,13 +18610,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -17446,6 +18664,10 @@ export interface operations {
             /** @description A page saying the calendar is connected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17456,6 +18678,10 @@ export interface operations {
             /** @description `validation-error` (a page for browsers): the server, account or feed was refused; a page instead when the browser accepts text/html */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17466,6 +18692,10 @@ export interface operations {
             /** @description `not-found`: the link is invalid or has expired; a page instead when the browser accepts text/html */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17476,6 +18706,10 @@ export interface operations {
             /** @description Body larger than 1 MiB; a page instead when the browser accepts text/html */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17486,6 +18720,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters; a page instead when the browser accepts text/html */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17496,6 +18734,10 @@ export interface operations {
             /** @description Body is not JSON; a page instead when the browser accepts text/html */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17506,6 +18748,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After); a page instead when the browser accepts text/html */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17516,6 +18763,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17525,13 +18776,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -17569,6 +18822,10 @@ export interface operations {
             /** @description A page saying the calendar is connected */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17579,6 +18836,10 @@ export interface operations {
             /** @description `validation-error` (a page for browsers): the server, account or feed was refused; a page instead when the browser accepts text/html */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17589,6 +18850,10 @@ export interface operations {
             /** @description `not-found`: the link is invalid or has expired; a page instead when the browser accepts text/html */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17599,6 +18864,10 @@ export interface operations {
             /** @description Body larger than 1 MiB; a page instead when the browser accepts text/html */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17609,6 +18878,10 @@ export interface operations {
             /** @description A path segment is longer than 100 characters; a page instead when the browser accepts text/html */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17619,6 +18892,10 @@ export interface operations {
             /** @description Body is not JSON; a page instead when the browser accepts text/html */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17629,6 +18906,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After); a page instead when the browser accepts text/html */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17639,6 +18921,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17648,13 +18934,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -17673,6 +18961,10 @@ export interface operations {
             /** @description The event was taken (duplicate: it had been handled before) */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17691,30 +18983,36 @@ export interface operations {
             /** @description `validation-error`: code `invalid_signature` (Stripe-Signature does not verify). Codes: `invalid_signature` */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "invalid_signature";
-                    };
+                    "application/problem+json": components["schemas"]["InvalidSignatureProblem"];
                 };
             };
             /** @description `not-found`: code `payments_not_configured` (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET). Codes: `payments_not_configured` */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "payments_not_configured";
-                    };
+                    "application/problem+json": components["schemas"]["PaymentsNotConfiguredProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17724,6 +19022,10 @@ export interface operations {
             /** @description Body is not JSON */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17733,6 +19035,11 @@ export interface operations {
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17742,6 +19049,10 @@ export interface operations {
             /** @description Internal error */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17751,13 +19062,15 @@ export interface operations {
             /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"] & {
-                        /** @enum {string} */
-                        code?: "store_unavailable" | "overloaded" | "shutting_down";
-                    };
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -17793,7 +19106,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "webhook.test";
                     /** Format: date-time */
                     created_at: string;
@@ -17889,7 +19202,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "booking.created";
                     /** Format: date-time */
                     created_at: string;
@@ -17931,73 +19244,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
+                        booking: components["schemas"]["Booking"];
                     };
                 };
             };
@@ -18080,7 +19327,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "booking.confirmed";
                     /** Format: date-time */
                     created_at: string;
@@ -18122,73 +19369,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
+                        booking: components["schemas"]["Booking"];
                     };
                 };
             };
@@ -18275,7 +19456,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "booking.updated";
                     /** Format: date-time */
                     created_at: string;
@@ -18321,73 +19502,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
+                        booking: components["schemas"]["Booking"];
                         /** @description The time before the change */
                         previous: {
                             /**
@@ -18483,7 +19598,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "booking.cancelled";
                     /** Format: date-time */
                     created_at: string;
@@ -18525,73 +19640,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        booking: {
-                            /** @description booking id (booking_…) */
-                            id: string;
-                            status: "pending_payment" | "confirmed" | "cancelled" | "expired";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            start_time: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            end_time: string;
-                            /** @description e-mail address (something@domain.tld) */
-                            customer_email: string;
-                            customer_name: string;
-                            customer_timezone: string | null;
-                            notes: string | null;
-                            answers: {
-                                [key: string]: string | boolean;
-                            };
-                            payment_amount: number | null;
-                            payment_currency: string | null;
-                            checkout_url: string | null;
-                            payment_expires_at: string | null;
-                            refund_status: ("pending" | "succeeded" | "failed") | null;
-                            cancellation_reason: string | null;
-                            cancelled_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description the host the booking is attributed to
-                             */
-                            principal_id: string;
-                            /** @description every principal the booking occupies */
-                            host_ids: string[];
-                            booking_link_id: string | null;
-                            title: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            /**
-                             * Format: uri
-                             * @description the attendee’s self-service link; only in the creation answer
-                             */
-                            manage_url?: string;
-                            /** @description the booking in each host’s own calendar (GET and list only): pending until written, synced, failed with the last error, removed after cancellation; hosts without a writable calendar are not listed */
-                            calendar_sync?: {
-                                /** Format: uuid */
-                                principal_id: string;
-                                provider: ("google" | "microsoft" | "caldav" | "ics") | null;
-                                /** @enum {string} */
-                                status: "pending" | "synced" | "failed" | "removed";
-                                error: string | null;
-                                updated_at: string | null;
-                            }[];
-                        };
+                        booking: components["schemas"]["Booking"];
                     };
                 };
             };
@@ -18654,7 +19703,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "consent.granted";
                     /** Format: date-time */
                     created_at: string;
@@ -18676,24 +19725,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        consent: {
-                            /** @description cons_… */
-                            id: string;
-                            /** @description a principal id (UUID) */
-                            grantor_id: string;
-                            /** @description a principal id (UUID) */
-                            grantee_id: string;
-                            scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
-                            /** @enum {string} */
-                            status: "active" | "revoked" | "expired";
-                            expires_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            revoked_at: string | null;
-                        };
+                        consent: components["schemas"]["Consent"];
                     };
                 };
             };
@@ -18756,7 +19788,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "consent.revoked";
                     /** Format: date-time */
                     created_at: string;
@@ -18778,24 +19810,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        consent: {
-                            /** @description cons_… */
-                            id: string;
-                            /** @description a principal id (UUID) */
-                            grantor_id: string;
-                            /** @description a principal id (UUID) */
-                            grantee_id: string;
-                            scopes: ("availability:read:freebusy" | "availability:read:details" | "booking:propose")[];
-                            /** @enum {string} */
-                            status: "active" | "revoked" | "expired";
-                            expires_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            revoked_at: string | null;
-                        };
+                        consent: components["schemas"]["Consent"];
                     };
                 };
             };
@@ -18887,7 +19902,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "proposal.created";
                     /** Format: date-time */
                     created_at: string;
@@ -18938,82 +19953,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
+                        proposal: components["schemas"]["Proposal"];
                     };
                 };
             };
@@ -19105,7 +20045,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "proposal.countered";
                     /** Format: date-time */
                     created_at: string;
@@ -19156,158 +20096,8 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
-                        counter_proposal?: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
+                        proposal: components["schemas"]["Proposal"];
+                        counter_proposal?: components["schemas"]["Proposal"];
                     };
                 };
             };
@@ -19399,7 +20189,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "proposal.accepted";
                     /** Format: date-time */
                     created_at: string;
@@ -19450,82 +20240,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
+                        proposal: components["schemas"]["Proposal"];
                     };
                 };
             };
@@ -19617,7 +20332,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "proposal.rejected";
                     /** Format: date-time */
                     created_at: string;
@@ -19668,82 +20383,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
+                        proposal: components["schemas"]["Proposal"];
                     };
                 };
             };
@@ -19835,7 +20475,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "proposal.cancelled";
                     /** Format: date-time */
                     created_at: string;
@@ -19886,82 +20526,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
+                        proposal: components["schemas"]["Proposal"];
                     };
                 };
             };
@@ -20053,7 +20618,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "proposal.expired";
                     /** Format: date-time */
                     created_at: string;
@@ -20104,82 +20669,7 @@ export interface operations {
                      *     }
                      */
                     data: {
-                        proposal: {
-                            /** @description prop_… */
-                            id: string;
-                            /** @description thr_… */
-                            thread_id: string;
-                            parent_id: string | null;
-                            /** @enum {string} */
-                            mode: "standard" | "poll";
-                            poll_variant: ("named" | "open") | null;
-                            /** @enum {string} */
-                            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
-                            /**
-                             * Format: uuid
-                             * @description UUID
-                             */
-                            requester_id: string;
-                            participants: {
-                                principal_id: string | null;
-                                email: string | null;
-                                name: string;
-                                /** @enum {string} */
-                                response: "pending" | "accepted" | "rejected" | "countered" | "voted";
-                            }[];
-                            slots: {
-                                /** @description slot_… */
-                                id: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                start: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601 UTC timestamp
-                                 */
-                                end: string;
-                                is_selected: boolean;
-                                votes: number;
-                            }[];
-                            title: string | null;
-                            message: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            resolution: {
-                                winning_slot: {
-                                    /** @description slot_… */
-                                    id: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    start: string;
-                                    /**
-                                     * Format: date-time
-                                     * @description ISO 8601 UTC timestamp
-                                     */
-                                    end: string;
-                                };
-                                vote_count: number;
-                                total_votes: number;
-                                tie_count: number;
-                            } | null;
-                            booking_error: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601 UTC timestamp
-                             */
-                            created_at: string;
-                            resolved_at: string | null;
-                        };
+                        proposal: components["schemas"]["Proposal"];
                     };
                 };
             };
@@ -20241,7 +20731,7 @@ export interface operations {
                  */
                 "application/json": {
                     id: string;
-                    /** @constant */
+                    /** @enum {string} */
                     type: "proposal.resolved";
                     /** Format: date-time */
                     created_at: string;
@@ -20266,7 +20756,7 @@ export interface operations {
                         proposal_id: string;
                         /** @description thr_… */
                         thread_id: string;
-                        poll_variant: "named" | "open" | null;
+                        poll_variant: ("named" | "open") | null;
                         winning_slot: {
                             /** @description slot_… */
                             id: string;

@@ -1,21 +1,27 @@
 /** The accounts module's request and answer schemas: sessions and the caller (docs/api.md#sessions). */
 import { type Static, Type } from '@sinclair/typebox';
-import { EmailAddress, Timestamp, Uuid } from '../../platform/schemas.js';
+import { EmailAddress, named, StringEnum, Timestamp, Uuid } from '../../platform/schemas.js';
 
-export const User = Type.Object({
-  id: Uuid,
-  account_id: Uuid,
-  email: EmailAddress,
-  display_name: Type.String(),
-  created_at: Timestamp,
-});
-export const Account = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  plan: Type.Union([Type.Literal('free'), Type.Literal('premium'), Type.Literal('enterprise')]),
-  rate_limit_per_hour: Type.Integer(),
-  created_at: Timestamp,
-});
+export const User = named(
+  'User',
+  Type.Object({
+    id: Uuid,
+    account_id: Uuid,
+    email: EmailAddress,
+    display_name: Type.String(),
+    created_at: Timestamp,
+  }),
+);
+export const Account = named(
+  'Account',
+  Type.Object({
+    id: Uuid,
+    name: Type.String(),
+    plan: StringEnum(['free', 'premium', 'enterprise']),
+    rate_limit_per_hour: Type.Integer(),
+    created_at: Timestamp,
+  }),
+);
 export const SessionBody = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 320 }),
@@ -23,14 +29,17 @@ export const SessionBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export const Session = Type.Object({
-  token: Type.String({ description: 'JWT; send as Authorization: Bearer <token>' }),
-  expires_at: Timestamp,
-  user: User,
-});
+export const Session = named(
+  'Session',
+  Type.Object({
+    token: Type.String({ description: 'JWT; send as Authorization: Bearer <token>' }),
+    expires_at: Timestamp,
+    user: User,
+  }),
+);
 export const Me = Type.Object({
   principal_id: Uuid,
-  credential: Type.Union([Type.Literal('secret'), Type.Literal('publishable'), Type.Literal('session')]),
+  credential: StringEnum(['secret', 'publishable', 'session']),
   account: Account,
   key_id: Type.Union([Uuid, Type.Null()]),
   scopes: Type.Array(Type.String()),

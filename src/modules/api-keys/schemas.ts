@@ -1,29 +1,35 @@
 /** The API-keys module's request and answer schemas (docs/design.md#openapi). */
 import { type Static, Type } from '@sinclair/typebox';
 import { PUBLISHABLE_SCOPES } from '../../platform/auth.js';
-import { HOSTNAME_PATTERN, Pagination, Timestamp, Uuid } from '../../platform/schemas.js';
+import { HOSTNAME_PATTERN, named, Pagination, StringEnum, Timestamp, Uuid } from '../../platform/schemas.js';
 
 /** The scopes of a secret key (its default: both). */
 export const SECRET_SCOPES = ['read', 'write'] as const;
 
 /** Every scope a key may hold: read and write (secret), read:availability and create:booking (publishable). */
-const KeyScope = Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] });
+const KeyScope = named(
+  'ApiKeyScope',
+  Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] }),
+);
 
-export const ApiKey = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  key_type: Type.Union([Type.Literal('secret'), Type.Literal('publishable')]),
-  scopes: Type.Array(KeyScope),
-  prefix: Type.String({ description: 'first 16 characters of the key' }),
-  last4: Type.String(),
-  rate_limit_per_hour: Type.Integer(),
-  allowed_domains: Type.Array(Type.String()),
-  created_at: Timestamp,
-  expires_at: Type.Union([Timestamp, Type.Null()]),
-  revoked_at: Type.Union([Timestamp, Type.Null()]),
-  status: Type.Union([Type.Literal('active'), Type.Literal('revoked'), Type.Literal('expired')]),
-});
+export const ApiKey = named(
+  'ApiKey',
+  Type.Object({
+    id: Uuid,
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    key_type: StringEnum(['secret', 'publishable'], { name: 'ApiKeyType' }),
+    scopes: Type.Array(KeyScope),
+    prefix: Type.String({ description: 'first 16 characters of the key' }),
+    last4: Type.String(),
+    rate_limit_per_hour: Type.Integer(),
+    allowed_domains: Type.Array(Type.String()),
+    created_at: Timestamp,
+    expires_at: Type.Union([Timestamp, Type.Null()]),
+    revoked_at: Type.Union([Timestamp, Type.Null()]),
+    status: StringEnum(['active', 'revoked', 'expired'], { name: 'ApiKeyStatus' }),
+  }),
+);
 export const ApiKeyList = Type.Object({ api_keys: Type.Array(ApiKey), pagination: Pagination });
 export const CreatedApiKey = Type.Intersect([
   ApiKey,
@@ -34,7 +40,7 @@ export const CreateKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
-    key_type: Type.Optional(Type.Union([Type.Literal('secret'), Type.Literal('publishable')])),
+    key_type: Type.Optional(StringEnum(['secret', 'publishable'], { name: 'ApiKeyType' })),
     scopes: Type.Optional(
       Type.Array(KeyScope, {
         maxItems: 10,
@@ -69,7 +75,7 @@ export type CreateKeyBody = Static<typeof CreateKeyBody>;
 
 export const StatsQuery = Type.Object(
   {
-    window: Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('week')], { default: 'day' }),
+    window: StringEnum(['hour', 'day', 'week'], { default: 'day' }),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 /** TypeBox schemas of the availability endpoints (docs/api.md#availability). */
 import { Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
-import { Timestamp, TimeZone, Uuid } from '../../platform/schemas.js';
+import { named, StringEnum, Timestamp, TimeZone, Uuid } from '../../platform/schemas.js';
 
 /** The limits of docs/api.md#availability, shared by the schemas and the service's own checks. */
 /** Longest window one query may cover (docs/api.md#availability). */
@@ -124,7 +124,7 @@ export const BlocksQuery = Type.Object(
 
 export const PrincipalParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
-const Slot = Type.Object({ start: Timestamp, end: Timestamp });
+const Slot = named('Slot', Type.Object({ start: Timestamp, end: Timestamp }));
 const Stale = Type.Boolean({
   description: 'true when a calendar could not be refreshed and its last known busy time was used',
 });
@@ -189,12 +189,7 @@ export const MutualAnswer = Type.Object({
       consent_id: Type.Union([Type.String(), Type.Null()], {
         description: 'the consent behind `consent` (a cons_… id of the network module, or another rule’s)',
       }),
-      basis: Type.Union([
-        Type.Literal('self'),
-        Type.Literal('managed_host'),
-        Type.Literal('network'),
-        Type.Literal('consent'),
-      ]),
+      basis: StringEnum(['self', 'managed_host', 'network', 'consent']),
     }),
   ),
 });
@@ -210,8 +205,8 @@ export const BlocksAnswer = Type.Object({
     Type.Object({
       start: Timestamp,
       end: Timestamp,
-      status: Type.Union([Type.Literal('busy'), Type.Literal('free'), Type.Literal('outside_hours')]),
-      source: Type.Union([Type.Literal('calendar'), Type.Literal('booking'), Type.Literal('schedule')]),
+      status: StringEnum(['busy', 'free', 'outside_hours']),
+      source: StringEnum(['calendar', 'booking', 'schedule']),
       titles: Type.Optional(
         Type.Array(Type.String(), {
           description:

@@ -1,7 +1,7 @@
 /** TypeBox schemas of the booking-link routes (docs/api.md#booking-links): validation, OpenAPI and types. */
 import { type Static, Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
-import { Pagination, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
+import { named, Pagination, prefixedIdPattern, StringEnum, Timestamp, Uuid } from '../../platform/schemas.js';
 
 /** The limits of docs/api.md#booking-links, shared by schemas and the service's own checks. */
 export const LINK_LIMITS = {
@@ -28,36 +28,36 @@ const Slug = Type.String({
 const Title = Type.String({ minLength: 1, maxLength: 200 });
 const Description = Type.String({ maxLength: 5000 });
 const Minutes = Type.Integer({ minimum: LINK_LIMITS.minDuration, maximum: LINK_LIMITS.maxDuration });
-const AssignmentSchema = Type.Union(
-  [Type.Literal('single'), Type.Literal('round_robin'), Type.Literal('collective')],
-  {
+const AssignmentSchema = named(
+  'Assignment',
+  StringEnum(['single', 'round_robin', 'collective'], {
+    name: 'Assignment',
     description:
       '`single`: one host; `round_robin`: the free host with the fewest bookings; `collective`: every host',
-  },
+  }),
 );
-const QuestionTypeSchema = Type.Union([
-  Type.Literal('text'),
-  Type.Literal('textarea'),
-  Type.Literal('email'),
-  Type.Literal('phone'),
-  Type.Literal('select'),
-  Type.Literal('checkbox'),
-]);
+const QuestionTypeSchema = named(
+  'QuestionType',
+  StringEnum(['text', 'textarea', 'email', 'phone', 'select', 'checkbox']),
+);
 const Options = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
   minItems: 1,
   maxItems: LINK_LIMITS.maxOptions,
   description: 'The choices; required for `select` questions, refused for the others',
 });
 
-const QuestionInput = Type.Object(
-  {
-    id: Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'unique within the link' }),
-    label: Type.String({ minLength: 1, maxLength: 200 }),
-    type: QuestionTypeSchema,
-    required: Type.Optional(Type.Boolean({ default: false })),
-    options: Type.Optional(Options),
-  },
-  { additionalProperties: false },
+const QuestionInput = named(
+  'QuestionInput',
+  Type.Object(
+    {
+      id: Type.String({ pattern: '^[a-z0-9_]{1,40}$', description: 'unique within the link' }),
+      label: Type.String({ minLength: 1, maxLength: 200 }),
+      type: QuestionTypeSchema,
+      required: Type.Optional(Type.Boolean({ default: false })),
+      options: Type.Optional(Options),
+    },
+    { additionalProperties: false },
+  ),
 );
 
 const PriceAmount = Type.Union(
@@ -131,34 +131,40 @@ export const UpdateLinkBody = Type.Object(
 export type CreateLinkInput = Static<typeof CreateLinkBody>;
 export type UpdateLinkInput = Static<typeof UpdateLinkBody>;
 
-export const LinkQuestionSchema = Type.Object({
-  id: Type.String(),
-  label: Type.String(),
-  type: QuestionTypeSchema,
-  required: Type.Boolean(),
-  options: Type.Optional(Type.Array(Type.String())),
-});
+export const LinkQuestionSchema = named(
+  'LinkQuestion',
+  Type.Object({
+    id: Type.String(),
+    label: Type.String(),
+    type: QuestionTypeSchema,
+    required: Type.Boolean(),
+    options: Type.Optional(Type.Array(Type.String())),
+  }),
+);
 
-export const BookingLinkSchema = Type.Object({
-  id: Type.String({ pattern: prefixedIdPattern('link'), description: 'booking link id (link_…)' }),
-  slug: Type.String({ pattern: SLUG_PATTERN }),
-  title: Type.String(),
-  description: Type.String(),
-  duration_minutes: Type.Integer({ description: 'the default duration' }),
-  durations: Type.Array(Type.Integer(), { description: 'sorted ascending' }),
-  host_ids: Type.Array(Uuid),
-  assignment: AssignmentSchema,
-  questions: Type.Array(LinkQuestionSchema),
-  price_amount: Type.Union([Type.Integer(), Type.Null()]),
-  price_currency: Type.Union([Type.String(), Type.Null()]),
-  minimum_notice_minutes: Type.Union([Type.Integer(), Type.Null()]),
-  max_days_ahead: Type.Union([Type.Integer(), Type.Null()]),
-  active: Type.Boolean(),
-  url: Type.String({ format: 'uri', description: 'the public booking page: {base_url}/book/{slug}' }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  deleted_at: Type.Union([Timestamp, Type.Null()], { description: 'set by DELETE' }),
-});
+export const BookingLinkSchema = named(
+  'BookingLink',
+  Type.Object({
+    id: Type.String({ pattern: prefixedIdPattern('link'), description: 'booking link id (link_…)' }),
+    slug: Type.String({ pattern: SLUG_PATTERN }),
+    title: Type.String(),
+    description: Type.String(),
+    duration_minutes: Type.Integer({ description: 'the default duration' }),
+    durations: Type.Array(Type.Integer(), { description: 'sorted ascending' }),
+    host_ids: Type.Array(Uuid),
+    assignment: AssignmentSchema,
+    questions: Type.Array(LinkQuestionSchema),
+    price_amount: Type.Union([Type.Integer(), Type.Null()]),
+    price_currency: Type.Union([Type.String(), Type.Null()]),
+    minimum_notice_minutes: Type.Union([Type.Integer(), Type.Null()]),
+    max_days_ahead: Type.Union([Type.Integer(), Type.Null()]),
+    active: Type.Boolean(),
+    url: Type.String({ format: 'uri', description: 'the public booking page: {base_url}/book/{slug}' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    deleted_at: Type.Union([Timestamp, Type.Null()], { description: 'set by DELETE' }),
+  }),
+);
 
 export const BookingLinkList = Type.Object({
   booking_links: Type.Array(BookingLinkSchema),

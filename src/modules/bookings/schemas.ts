@@ -1,6 +1,6 @@
 /** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
 import { Type } from '@sinclair/typebox';
-import { EmailAddress, Pagination, Timestamp, TimeZone } from '../../platform/schemas.js';
+import { EmailAddress, named, Pagination, StringEnum, Timestamp, TimeZone } from '../../platform/schemas.js';
 import { BusyAsOf } from '../availability/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 
@@ -120,12 +120,7 @@ export const ListQuery = Type.Object(
     principal_id: Type.Optional(Type.String({ maxLength: 64, description: 'a host the bookings occupy' })),
     booking_link_id: Type.Optional({ ...LinkId, description: 'bookings made through this booking link' }),
     status: Type.Optional(
-      Type.Union([
-        Type.Literal('pending_payment'),
-        Type.Literal('confirmed'),
-        Type.Literal('cancelled'),
-        Type.Literal('expired'),
-      ]),
+      StringEnum(['pending_payment', 'confirmed', 'cancelled', 'expired'], { name: 'BookingStatus' }),
     ),
     from: Type.Optional({ ...Instant, description: 'bookings ending after this instant' }),
     to: Type.Optional({ ...Instant, description: 'bookings starting before this instant' }),
@@ -163,12 +158,10 @@ export const TokenParams = Type.Object(
 export const LinkParams = Type.Object({ id: LinkId }, { additionalProperties: false });
 export const EntryParams = Type.Object({ id: LinkId, entry_id: EntryId }, { additionalProperties: false });
 
-const Status = Type.Union([
-  Type.Literal('pending_payment'),
-  Type.Literal('confirmed'),
-  Type.Literal('cancelled'),
-  Type.Literal('expired'),
-]);
+const Status = named(
+  'BookingStatus',
+  StringEnum(['pending_payment', 'confirmed', 'cancelled', 'expired'], { name: 'BookingStatus' }),
+);
 const BookingFields = {
   id: BookingId,
   status: Status,
@@ -194,53 +187,59 @@ const BookingFields = {
   created_at: Timestamp,
   updated_at: Timestamp,
 };
-export const Booking = Type.Object({
-  ...BookingFields,
-  principal_id: Type.String({ format: 'uuid', description: 'the host the booking is attributed to' }),
-  host_ids: Type.Array(Type.String({ format: 'uuid' }), {
-    description: 'every principal the booking occupies',
-  }),
-  booking_link_id: Nullable(LinkId),
-  title: Nullable(
-    Type.String({
-      description:
-        'what the booking is called: its link’s title, its proposal’s title, or “Meeting with <hosts>”; null for bookings made before titles were stored',
+export const Booking = named(
+  'Booking',
+  Type.Object({
+    ...BookingFields,
+    principal_id: Type.String({ format: 'uuid', description: 'the host the booking is attributed to' }),
+    host_ids: Type.Array(Type.String({ format: 'uuid' }), {
+      description: 'every principal the booking occupies',
     }),
-  ),
-  metadata: Type.Record(Type.String(), Type.String()),
-  manage_url: Type.Optional(
-    Type.String({
-      format: 'uri',
-      description: 'the attendee’s self-service link; only in the creation answer',
-    }),
-  ),
-  calendar_sync: Type.Optional(
-    Type.Array(
-      Type.Object({
-        principal_id: Type.String({ format: 'uuid' }),
-        provider: Nullable(Type.String({ enum: ['google', 'microsoft', 'caldav', 'ics'] })),
-        status: Type.String({ enum: ['pending', 'synced', 'failed', 'removed'] }),
-        error: Nullable(Type.String()),
-        updated_at: Nullable(Timestamp),
-      }),
-      {
+    booking_link_id: Nullable(LinkId),
+    title: Nullable(
+      Type.String({
         description:
-          'the booking in each host’s own calendar (GET and list only): pending until written, ' +
-          'synced, failed with the last error, removed after cancellation; hosts without a writable ' +
-          'calendar are not listed',
-      },
+          'what the booking is called: its link’s title, its proposal’s title, or “Meeting with <hosts>”; null for bookings made before titles were stored',
+      }),
     ),
-  ),
-});
-export const BookingAnswer = Type.Object({ booking: Booking });
+    metadata: Type.Record(Type.String(), Type.String()),
+    manage_url: Type.Optional(
+      Type.String({
+        format: 'uri',
+        description: 'the attendee’s self-service link; only in the creation answer',
+      }),
+    ),
+    calendar_sync: Type.Optional(
+      Type.Array(
+        Type.Object({
+          principal_id: Type.String({ format: 'uuid' }),
+          provider: Nullable(Type.String({ enum: ['google', 'microsoft', 'caldav', 'ics'] })),
+          status: Type.String({ enum: ['pending', 'synced', 'failed', 'removed'] }),
+          error: Nullable(Type.String()),
+          updated_at: Nullable(Timestamp),
+        }),
+        {
+          description:
+            'the booking in each host’s own calendar (GET and list only): pending until written, ' +
+            'synced, failed with the last error, removed after cancellation; hosts without a writable ' +
+            'calendar are not listed',
+        },
+      ),
+    ),
+  }),
+);
+export const BookingAnswer = named('BookingAnswer', Type.Object({ booking: Booking }));
 export const BookingList = Type.Object({ bookings: Type.Array(Booking), pagination: Pagination });
 
-export const PublicBooking = Type.Object({
-  ...BookingFields,
-  title: Type.String(),
-  hosts: Type.Array(Type.Object({ display_name: Type.String() })),
-  manage_url: Type.Optional(Type.String({ format: 'uri' })),
-});
+export const PublicBooking = named(
+  'PublicBooking',
+  Type.Object({
+    ...BookingFields,
+    title: Type.String(),
+    hosts: Type.Array(Type.Object({ display_name: Type.String() })),
+    manage_url: Type.Optional(Type.String({ format: 'uri' })),
+  }),
+);
 export const PublicBookingAnswer = Type.Object({ booking: PublicBooking });
 
 const Question = Type.Object({
@@ -298,35 +297,30 @@ export const JoinBody = Type.Object(
 );
 const PublicEntryFields = {
   id: EntryId,
-  status: Type.Union(
-    [
-      Type.Literal('waiting'),
-      Type.Literal('offered'),
-      Type.Literal('booked'),
-      Type.Literal('expired'),
-      Type.Literal('removed'),
-    ],
-    {
-      description:
-        'waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner',
-    },
-  ),
+  status: StringEnum(['waiting', 'offered', 'booked', 'expired', 'removed'], {
+    name: 'WaitlistEntryStatus',
+    description:
+      'waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner',
+  }),
   preferred_from: Timestamp,
   preferred_to: Timestamp,
   created_at: Timestamp,
 };
 export const PublicEntryAnswer = Type.Object({ waitlist_entry: Type.Object(PublicEntryFields) });
-export const Entry = Type.Object({
-  ...PublicEntryFields,
-  booking_link_id: LinkId,
-  customer_email: EmailAddress,
-  customer_name: Type.String(),
-  notes: Nullable(Type.String()),
-  offer: Nullable(Type.Object({ start_time: Timestamp, end_time: Timestamp, expires_at: Timestamp })),
-  booking_id: Nullable(BookingId),
-  updated_at: Timestamp,
-});
-export const EntryAnswer = Type.Object({ waitlist_entry: Entry });
+export const Entry = named(
+  'WaitlistEntry',
+  Type.Object({
+    ...PublicEntryFields,
+    booking_link_id: LinkId,
+    customer_email: EmailAddress,
+    customer_name: Type.String(),
+    notes: Nullable(Type.String()),
+    offer: Nullable(Type.Object({ start_time: Timestamp, end_time: Timestamp, expires_at: Timestamp })),
+    booking_id: Nullable(BookingId),
+    updated_at: Timestamp,
+  }),
+);
+export const EntryAnswer = named('WaitlistEntryAnswer', Type.Object({ waitlist_entry: Entry }));
 export const EntryList = Type.Object({ waitlist_entries: Type.Array(Entry), pagination: Pagination });
 export const EntryListQuery = Type.Object(
   {

@@ -1,7 +1,7 @@
 /** TypeBox schemas of the calendar routes (validation, OpenAPI and types in one). */
 import { type Static, Type } from '@sinclair/typebox';
 import { MAX_OUTBOUND_URL_LENGTH } from '../../platform/outbound.js';
-import { Timestamp, Uuid } from '../../platform/schemas.js';
+import { named, StringEnum, Timestamp, Uuid } from '../../platform/schemas.js';
 
 /** Default and longest lifetime of a host connect link. */
 export const CONNECT_LINK_DEFAULT_HOURS = 7 * 24;
@@ -14,13 +14,14 @@ export const ConnectionId = Type.String({
   description: 'calendar connection id (conn_…)',
 });
 
-/** A string enum as plain JSON Schema `enum` (clearer validation messages than a union of consts). */
-function StringEnum<T extends string>(values: readonly T[], description: string) {
-  return Type.Unsafe<T>({ type: 'string', enum: [...values], description });
-}
-
-const ProviderName = StringEnum(['google', 'microsoft', 'caldav', 'ics'] as const, 'calendar provider');
-export const OAuthProvider = StringEnum(['google', 'microsoft'] as const, 'OAuth calendar provider');
+const ProviderName = StringEnum(['google', 'microsoft', 'caldav', 'ics'], {
+  name: 'CalendarProvider',
+  description: 'calendar provider',
+});
+export const OAuthProvider = StringEnum(['google', 'microsoft'], {
+  name: 'OAuthProvider',
+  description: 'OAuth calendar provider',
+});
 
 const PrincipalId = Type.Optional(
   Type.String({
@@ -37,45 +38,50 @@ const RedirectUri = Type.String({
 // ---------------------------------------------------------------------------------------------------
 // Shapes
 
-export const Calendar = Type.Object({
-  id: CalendarId,
-  name: Type.String(),
-  provider: ProviderName,
-  primary: Type.Boolean(),
-  selected: Type.Boolean({ description: 'counted for busy time' }),
-  destination: Type.Boolean({
-    description:
-      'meetings (bookings) are written into this calendar; when none of a principal’s calendars is, ' +
-      'they go to the primary calendar of its oldest writable connection',
+export const Calendar = named(
+  'Calendar',
+  Type.Object({
+    id: CalendarId,
+    name: Type.String(),
+    provider: ProviderName,
+    primary: Type.Boolean(),
+    selected: Type.Boolean({ description: 'counted for busy time' }),
+    destination: Type.Boolean({
+      description:
+        'meetings (bookings) are written into this calendar; when none of a principal’s calendars is, ' +
+        'they go to the primary calendar of its oldest writable connection',
+    }),
+    connection_id: ConnectionId,
+    error: Type.Union([Type.String(), Type.Null()], {
+      description: 'the provider’s complaint about this calendar at the last sync, if any',
+    }),
   }),
-  connection_id: ConnectionId,
-  error: Type.Union([Type.String(), Type.Null()], {
-    description: 'the provider’s complaint about this calendar at the last sync, if any',
-  }),
-});
+);
 
-export const Connection = Type.Object({
-  id: ConnectionId,
-  provider: ProviderName,
-  status: StringEnum(['connected', 'disconnected'] as const, 'disconnected: reconnect it'),
-  status_reason: Type.Union([Type.String(), Type.Null()], {
-    description: 'why it is disconnected: invalid_grant (access revoked), unauthorized, removed …',
+export const Connection = named(
+  'CalendarConnection',
+  Type.Object({
+    id: ConnectionId,
+    provider: ProviderName,
+    status: StringEnum(['connected', 'disconnected'], { description: 'disconnected: reconnect it' }),
+    status_reason: Type.Union([Type.String(), Type.Null()], {
+      description: 'why it is disconnected: invalid_grant (access revoked), unauthorized, removed …',
+    }),
+    account: Type.String({ description: 'the provider account: e-mail, user@host or the feed’s host' }),
+    last_sync: Type.Union([Timestamp, Type.Null()], { description: 'last successful busy-time fetch' }),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: 'why the last fetch failed' }),
+    retry_at: Type.Union([Timestamp, Type.Null()], { description: 'no provider call before this' }),
+    created_at: Timestamp,
+    calendars: Type.Array(Calendar),
   }),
-  account: Type.String({ description: 'the provider account: e-mail, user@host or the feed’s host' }),
-  last_sync: Type.Union([Timestamp, Type.Null()], { description: 'last successful busy-time fetch' }),
-  last_error: Type.Union([Type.String(), Type.Null()], { description: 'why the last fetch failed' }),
-  retry_at: Type.Union([Timestamp, Type.Null()], { description: 'no provider call before this' }),
-  created_at: Timestamp,
-  calendars: Type.Array(Calendar),
-});
+);
 
 const ProviderSummary = Type.Object({
   name: ProviderName,
   connected: Type.Boolean(),
-  status: StringEnum(
-    ['not_connected', 'connected', 'degraded', 'disconnected'] as const,
-    'degraded: some connection failed its last sync or was disconnected',
-  ),
+  status: StringEnum(['not_connected', 'connected', 'degraded', 'disconnected'], {
+    description: 'degraded: some connection failed its last sync or was disconnected',
+  }),
   calendar_count: Type.Integer(),
 });
 
@@ -85,12 +91,15 @@ export const CalendarList = Type.Object({
   connections: Type.Array(Connection),
 });
 
-export const ConnectionAnswer = Type.Object({ connection: Connection });
+export const ConnectionAnswer = named('CalendarConnectionAnswer', Type.Object({ connection: Connection }));
 
-export const AuthorizeAnswer = Type.Object({
-  authorize_url: Type.String({ format: 'uri', description: 'send the user’s browser here' }),
-  expires_at: Timestamp,
-});
+export const AuthorizeAnswer = named(
+  'AuthorizeAnswer',
+  Type.Object({
+    authorize_url: Type.String({ format: 'uri', description: 'send the user’s browser here' }),
+    expires_at: Timestamp,
+  }),
+);
 
 export const SyncAnswer = Type.Object({
   events_synced: Type.Integer({ description: 'busy blocks fetched across the synced connections' }),
@@ -99,7 +108,9 @@ export const SyncAnswer = Type.Object({
     Type.Object({
       id: ConnectionId,
       provider: ProviderName,
-      status: StringEnum(['synced', 'failed', 'disconnected'] as const, 'outcome for this connection'),
+      status: StringEnum(['synced', 'failed', 'disconnected'], {
+        description: 'outcome for this connection',
+      }),
       busy_blocks: Type.Integer(),
       error: Type.Union([Type.String(), Type.Null()]),
     }),

@@ -2,7 +2,14 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
 import { EMAIL_ADDRESS_PATTERN } from '../../platform/validation.js';
-import { EmailAddress, Pagination, prefixedIdPattern, Timestamp } from '../../platform/schemas.js';
+import {
+  EmailAddress,
+  named,
+  Pagination,
+  prefixedIdPattern,
+  StringEnum,
+  Timestamp,
+} from '../../platform/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 
 export const SCOPES = ['availability:read:freebusy', 'availability:read:details', 'booking:propose'] as const;
@@ -26,45 +33,44 @@ const ActingFor = Type.Optional(
 
 /** What answers carry (requests are checked by the service, which names the allowed values). */
 const PrincipalUuid = Type.String({ pattern: UUID_PATTERN, description: 'a principal id (UUID)' });
-const Scope = Type.Unsafe<string>({ type: 'string', enum: [...SCOPES] });
+const Scope = named('ConsentScope', Type.Unsafe<string>({ type: 'string', enum: [...SCOPES] }));
 
-export const Consent = Type.Object({
-  id: Type.String({ pattern: prefixedIdPattern('cons'), description: 'cons_…' }),
-  grantor_id: PrincipalUuid,
-  grantee_id: PrincipalUuid,
-  scopes: Type.Array(Scope),
-  status: Type.String({ enum: ['active', 'revoked', 'expired'] }),
-  expires_at: Nullable(Timestamp),
-  created_at: Timestamp,
-  revoked_at: Nullable(Timestamp),
-});
-export const ConsentAnswer = Type.Object({ consent: Consent });
+export const Consent = named(
+  'Consent',
+  Type.Object({
+    id: Type.String({ pattern: prefixedIdPattern('cons'), description: 'cons_…' }),
+    grantor_id: PrincipalUuid,
+    grantee_id: PrincipalUuid,
+    scopes: Type.Array(Scope),
+    status: Type.String({ enum: ['active', 'revoked', 'expired'] }),
+    expires_at: Nullable(Timestamp),
+    created_at: Timestamp,
+    revoked_at: Nullable(Timestamp),
+  }),
+);
+export const ConsentAnswer = named('ConsentAnswer', Type.Object({ consent: Consent }));
 export const ConsentList = Type.Object({ consents: Type.Array(Consent), pagination: Pagination });
 
-export const Invitation = Type.Object({
-  id: Type.String({ pattern: prefixedIdPattern('inv'), description: 'inv_…' }),
-  invitee_email: EmailAddress,
-  invitee_name: Nullable(Type.String()),
-  relationship_type: Type.String(),
-  status: Type.String({ enum: ['pending', 'accepted', 'declined', 'expired'] }),
-  expires_at: Timestamp,
-  created_at: Timestamp,
-});
-export const InvitationAnswer = Type.Object({ invitation: Invitation });
+export const Invitation = named(
+  'Invitation',
+  Type.Object({
+    id: Type.String({ pattern: prefixedIdPattern('inv'), description: 'inv_…' }),
+    invitee_email: EmailAddress,
+    invitee_name: Nullable(Type.String()),
+    relationship_type: Type.String(),
+    status: Type.String({ enum: ['pending', 'accepted', 'declined', 'expired'] }),
+    expires_at: Timestamp,
+    created_at: Timestamp,
+  }),
+);
+export const InvitationAnswer = named('InvitationAnswer', Type.Object({ invitation: Invitation }));
 export const InvitationsQuery = Type.Object(
   {
     status: Type.Optional(
-      Type.Union(
-        [
-          Type.Literal('pending'),
-          Type.Literal('accepted'),
-          Type.Literal('declined'),
-          Type.Literal('expired'),
-        ],
-        {
-          description: 'only invitations in this state (a pending invitation past its end is `expired`)',
-        },
-      ),
+      StringEnum(['pending', 'accepted', 'declined', 'expired'], {
+        name: 'InvitationStatus',
+        description: 'only invitations in this state (a pending invitation past its end is `expired`)',
+      }),
     ),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
@@ -74,7 +80,7 @@ export const InvitationsQuery = Type.Object(
 );
 export type InvitationsQuery = Static<typeof InvitationsQuery>;
 export const InvitationList = Type.Object({ invitations: Type.Array(Invitation), pagination: Pagination });
-const Relationship = Type.String({ enum: [...RELATIONSHIPS] });
+const Relationship = named('RelationshipType', Type.String({ enum: [...RELATIONSHIPS] }));
 
 export const ConsentParams = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 100 }) },

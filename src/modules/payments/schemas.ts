@@ -1,13 +1,17 @@
 /** The payments module's request and answer schemas: the Stripe webhook and Stripe Connect (docs/api.md#payments). */
 import { type Static, Type } from '@sinclair/typebox';
+import { named } from '../../platform/schemas.js';
 
-export const ConnectedAccount = Type.Object({
-  stripe_account_id: Type.String({ description: 'acct_…' }),
-  charges_enabled: Type.Boolean(),
-  payouts_enabled: Type.Boolean(),
-  details_submitted: Type.Boolean(),
-  ready: Type.Boolean({ description: 'charges enabled and details submitted: paid bookings go to it' }),
-});
+export const ConnectedAccount = named(
+  'ConnectedAccount',
+  Type.Object({
+    stripe_account_id: Type.String({ description: 'acct_…' }),
+    charges_enabled: Type.Boolean(),
+    payouts_enabled: Type.Boolean(),
+    details_submitted: Type.Boolean(),
+    ready: Type.Boolean({ description: 'charges enabled and details submitted: paid bookings go to it' }),
+  }),
+);
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 

@@ -1,9 +1,18 @@
+import type { Static } from '@sinclair/typebox';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { PrincipalService } from './service.js';
 import { answer, withExample } from '../../platform/openapi.js';
 import { IdParams, ListQuery, wrap } from '../../platform/schemas.js';
 import { validatorCompiler } from '../../platform/validation.js';
-import { CreateHostBody, Host, HostList, PutScheduleBody, Schedule, UpdateHostBody } from './schemas.js';
+import {
+  CreateHostBody,
+  Host,
+  HostList,
+  PutScheduleBody,
+  Schedule,
+  type ScheduleInput,
+  UpdateHostBody,
+} from './schemas.js';
 import { actorOf } from '../../platform/actor.js';
 import type { TypedApp } from '../../platform/routes.js';
 
@@ -215,13 +224,13 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
  * The PUT body as given, or the schedule inside `{"schedule": …}`: what GET answers can be sent back
  * as it is.
  */
-function unwrapSchedule<T>(body: T): T {
+function unwrapSchedule(body: Static<typeof PutScheduleBody>): Static<typeof ScheduleInput> {
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const keys = Object.keys(body);
     const inner = (body as Record<string, unknown>).schedule;
     if (keys.length === 1 && keys[0] === 'schedule' && typeof inner === 'object' && inner !== null) {
-      return inner as T;
+      return inner as Static<typeof ScheduleInput>;
     }
   }
-  return body;
+  return body as Static<typeof ScheduleInput>;
 }

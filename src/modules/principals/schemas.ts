@@ -2,35 +2,41 @@
 import { Type } from '@sinclair/typebox';
 import { SCHEDULE_LIMITS, WEEKDAYS } from '../../lib/schedule.js';
 import {
+  COMPONENT,
   EmailAddress,
+  named,
   NON_BLANK_PATTERN,
   Pagination,
-  TimeZone,
+  StringEnum,
   Timestamp,
+  TimeZone,
   Uuid,
 } from '../../platform/schemas.js';
 
 const Zone = TimeZone;
 
-export const Host = Type.Object({
-  id: Type.String({
-    format: 'uuid',
-    description: 'the host’s id, the same as principal_id (paths take either)',
+export const Host = named(
+  'Host',
+  Type.Object({
+    id: Type.String({
+      format: 'uuid',
+      description: 'the host’s id, the same as principal_id (paths take either)',
+    }),
+    principal_id: Uuid,
+    display_name: Type.String(),
+    email: Type.Union([EmailAddress, Type.Null()]),
+    timezone: Type.String({ description: 'IANA time zone' }),
+    status: Type.Unsafe<'active' | 'deleted'>({
+      type: 'string',
+      enum: ['active', 'deleted'],
+      description: '`active`, or `deleted` after DELETE',
+    }),
+    calendar_connected: Type.Boolean({ description: 'whether the host has a connected calendar' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    deleted_at: Type.Union([Timestamp, Type.Null()]),
   }),
-  principal_id: Uuid,
-  display_name: Type.String(),
-  email: Type.Union([EmailAddress, Type.Null()]),
-  timezone: Type.String({ description: 'IANA time zone' }),
-  status: Type.Unsafe<'active' | 'deleted'>({
-    type: 'string',
-    enum: ['active', 'deleted'],
-    description: '`active`, or `deleted` after DELETE',
-  }),
-  calendar_connected: Type.Boolean({ description: 'whether the host has a connected calendar' }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  deleted_at: Type.Union([Timestamp, Type.Null()]),
-});
+);
 
 /** A host's e-mail address as bodies give it: the server's one e-mail rule, at most 320 characters. */
 const HostEmail = Type.String({ ...EmailAddress, maxLength: 320 });
@@ -60,55 +66,75 @@ export const UpdateHostBody = Type.Object(
 
 const Clock = Type.String({ pattern: '^\\d{2}:\\d{2}$', description: 'local time HH:MM' });
 const EndClock = Type.String({ pattern: '^\\d{2}:\\d{2}$', description: 'local time HH:MM, or 24:00' });
-const Range = Type.Object({ start: Clock, end: EndClock }, { additionalProperties: false });
+const Range = named(
+  'TimeRange',
+  Type.Object({ start: Clock, end: EndClock }, { additionalProperties: false }),
+);
 
 /** A working-hours schedule; the same shape is read (GET) and written (PUT). */
-export const Schedule = Type.Object(
-  {
-    timezone: Zone,
-    weekly: Type.Array(
-      Type.Object(
-        {
-          day: Type.Union(WEEKDAYS.map((d) => Type.Literal(d))),
-          start: Clock,
-          end: EndClock,
-        },
-        { additionalProperties: false },
-      ),
-      { maxItems: SCHEDULE_LIMITS.maxWeeklyRules, description: 'several intervals per day allowed' },
-    ),
-    overrides: Type.Array(
-      Type.Union([
+export const Schedule = named(
+  'Schedule',
+  Type.Object(
+    {
+      timezone: Zone,
+      weekly: Type.Array(
         Type.Object(
           {
-            date: Type.String({ format: 'date' }),
-            intervals: Type.Array(Range, { maxItems: SCHEDULE_LIMITS.maxIntervalsPerOverride }),
+            day: StringEnum(WEEKDAYS, { name: 'Weekday' }),
+            start: Clock,
+            end: EndClock,
           },
           { additionalProperties: false },
         ),
-        Type.Object(
-          { date: Type.String({ format: 'date' }), unavailable: Type.Literal(true) },
-          { additionalProperties: false },
-        ),
-      ]),
-      { maxItems: SCHEDULE_LIMITS.maxOverrides, description: 'other hours (or none) on given local dates' },
-    ),
-    buffer_before_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxBufferMinutes }),
-    buffer_after_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxBufferMinutes }),
-    minimum_notice_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxNoticeMinutes }),
-    max_days_ahead: Type.Integer({ minimum: 1, maximum: SCHEDULE_LIMITS.maxDaysAhead }),
-  },
-  { additionalProperties: false },
+        { maxItems: SCHEDULE_LIMITS.maxWeeklyRules, description: 'several intervals per day allowed' },
+      ),
+      overrides: Type.Array(
+        Type.Union([
+          Type.Object(
+            {
+              date: Type.String({ format: 'date' }),
+              intervals: Type.Array(Range, { maxItems: SCHEDULE_LIMITS.maxIntervalsPerOverride }),
+            },
+            { additionalProperties: false },
+          ),
+          Type.Object(
+            { date: Type.String({ format: 'date' }), unavailable: Type.Literal(true) },
+            { additionalProperties: false },
+          ),
+        ]),
+        { maxItems: SCHEDULE_LIMITS.maxOverrides, description: 'other hours (or none) on given local dates' },
+      ),
+      buffer_before_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxBufferMinutes }),
+      buffer_after_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxBufferMinutes }),
+      minimum_notice_minutes: Type.Integer({ minimum: 0, maximum: SCHEDULE_LIMITS.maxNoticeMinutes }),
+      max_days_ahead: Type.Integer({ minimum: 1, maximum: SCHEDULE_LIMITS.maxDaysAhead }),
+    },
+    { additionalProperties: false },
+  ),
 );
 
-/** PUT body: the schedule; fields left out take their defaults. Checked by lib/schedule validateSchedule. */
-export const PutScheduleBody = Type.Partial(Schedule, {
-  'x-checks': [
-    'each override has exactly one of `intervals` and `unavailable: true`; override dates are distinct',
-    'each range ends after it starts (`end` may be 24:00)',
-  ],
+/** A schedule as a PUT sends it: fields left out take their defaults. Checked by lib/schedule validateSchedule. */
+export const ScheduleInput = Type.Partial(Schedule, {
+  [COMPONENT]: 'ScheduleInput',
   additionalProperties: false,
   description:
     'The whole schedule. Fields left out take their defaults: the principal’s time zone, Mon–Fri ' +
     '09:00–17:00, no overrides, no buffers or notice, 60 days ahead.',
 });
+
+/** PUT body: the schedule, or the schedule inside `{"schedule": …}` (what GET answers, sent back). */
+export const PutScheduleBody = Type.Union(
+  [
+    ScheduleInput,
+    Type.Object(
+      { schedule: ScheduleInput },
+      { additionalProperties: false, description: 'The schedule as GET answers it, sent back' },
+    ),
+  ],
+  {
+    'x-checks': [
+      'each override has exactly one of `intervals` and `unavailable: true`; override dates are distinct',
+      'each range ends after it starts (`end` may be 24:00)',
+    ],
+  },
+);

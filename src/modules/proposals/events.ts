@@ -4,6 +4,7 @@
  * `emitEvent`.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { StringEnum } from '../../platform/schemas.js';
 import { PROPOSAL, Proposal, RESOLVED, Resolution } from './schemas.js';
 
 /** `{ proposal }`: the proposal as the API shows it, after the change. */
@@ -43,7 +44,7 @@ export const proposalEvents = {
     {
       proposal_id: Type.String({ pattern: '^prop_', description: 'prop_…' }),
       thread_id: Type.String({ pattern: '^thr_', description: 'thr_…' }),
-      poll_variant: Type.Union([Type.Literal('named'), Type.Literal('open'), Type.Null()]),
+      poll_variant: Type.Union([StringEnum(['named', 'open']), Type.Null()]),
       ...Resolution.properties,
     },
     {

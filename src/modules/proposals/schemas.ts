@@ -1,7 +1,14 @@
 /** TypeBox schemas of the proposals module's requests, answers and events (docs/api.md#proposals-and-polls). */
 import { type Static, Type } from '@sinclair/typebox';
 import type { ProposalStatus } from '../../lib/proposals.js';
-import { EmailAddress, Pagination, prefixedIdPattern, Timestamp, Uuid } from '../../platform/schemas.js';
+import {
+  EmailAddress,
+  named,
+  Pagination,
+  prefixedIdPattern,
+  Timestamp,
+  Uuid,
+} from '../../platform/schemas.js';
 import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
 
 /** The longest a proposal stays open (hours). */
@@ -11,54 +18,65 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => T
 
 export const PROPOSAL_STATUSES = ['proposed', 'accepted', 'rejected', 'countered', 'cancelled', 'expired'];
 
-export const Slot = Type.Object({
-  id: Type.String({ pattern: prefixedIdPattern('slot'), description: 'slot_…' }),
-  start: Timestamp,
-  end: Timestamp,
-  is_selected: Type.Boolean(),
-  votes: Type.Integer(),
-});
-export const Resolution = Type.Object(
-  {
-    winning_slot: Type.Object({
-      id: Type.String({ description: 'slot_…' }),
-      start: Timestamp,
-      end: Timestamp,
-    }),
-    vote_count: Type.Integer(),
-    total_votes: Type.Integer(),
-    tie_count: Type.Integer(),
-  },
-  { description: 'a resolved poll’s result (the proposal.resolved fields)' },
+export const Slot = named(
+  'ProposalSlot',
+  Type.Object({
+    id: Type.String({ pattern: prefixedIdPattern('slot'), description: 'slot_…' }),
+    start: Timestamp,
+    end: Timestamp,
+    is_selected: Type.Boolean(),
+    votes: Type.Integer(),
+  }),
 );
-export const Proposal = Type.Object({
-  id: Type.String({ pattern: prefixedIdPattern('prop'), description: 'prop_…' }),
-  thread_id: Type.String({ pattern: prefixedIdPattern('thr'), description: 'thr_…' }),
-  parent_id: Nullable(
-    Type.String({ pattern: prefixedIdPattern('prop'), description: 'the proposal this one counters' }),
+export const Resolution = named(
+  'PollResolution',
+  Type.Object(
+    {
+      winning_slot: Type.Object({
+        id: Type.String({ description: 'slot_…' }),
+        start: Timestamp,
+        end: Timestamp,
+      }),
+      vote_count: Type.Integer(),
+      total_votes: Type.Integer(),
+      tie_count: Type.Integer(),
+    },
+    { description: 'a resolved poll’s result (the proposal.resolved fields)' },
   ),
-  mode: Type.String({ enum: ['standard', 'poll'] }),
-  poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
-  status: Type.String({ enum: [...PROPOSAL_STATUSES] }),
-  requester_id: Uuid,
-  participants: Type.Array(
-    Type.Object({
-      principal_id: Nullable(Uuid),
-      email: Nullable(EmailAddress),
-      name: Type.String(),
-      response: Type.String({ enum: ['pending', 'accepted', 'rejected', 'countered', 'voted'] }),
-    }),
-  ),
-  slots: Type.Array(Slot),
-  title: Nullable(Type.String()),
-  message: Nullable(Type.String()),
-  metadata: Type.Record(Type.String(), Type.String()),
-  resolution: Nullable(Resolution),
-  booking_error: Nullable(Type.String({ description: 'slot_unavailable: a resolved poll’s time was taken' })),
-  expires_at: Timestamp,
-  created_at: Timestamp,
-  resolved_at: Nullable(Timestamp),
-});
+);
+export const Proposal = named(
+  'Proposal',
+  Type.Object({
+    id: Type.String({ pattern: prefixedIdPattern('prop'), description: 'prop_…' }),
+    thread_id: Type.String({ pattern: prefixedIdPattern('thr'), description: 'thr_…' }),
+    parent_id: Nullable(
+      Type.String({ pattern: prefixedIdPattern('prop'), description: 'the proposal this one counters' }),
+    ),
+    mode: Type.String({ enum: ['standard', 'poll'] }),
+    poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
+    status: Type.String({ enum: [...PROPOSAL_STATUSES] }),
+    requester_id: Uuid,
+    participants: Type.Array(
+      Type.Object({
+        principal_id: Nullable(Uuid),
+        email: Nullable(EmailAddress),
+        name: Type.String(),
+        response: Type.String({ enum: ['pending', 'accepted', 'rejected', 'countered', 'voted'] }),
+      }),
+    ),
+    slots: Type.Array(Slot),
+    title: Nullable(Type.String()),
+    message: Nullable(Type.String()),
+    metadata: Type.Record(Type.String(), Type.String()),
+    resolution: Nullable(Resolution),
+    booking_error: Nullable(
+      Type.String({ description: 'slot_unavailable: a resolved poll’s time was taken' }),
+    ),
+    expires_at: Timestamp,
+    created_at: Timestamp,
+    resolved_at: Nullable(Timestamp),
+  }),
+);
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
 export const SLOTS = [
@@ -148,27 +166,33 @@ const Instant = Type.String({
 export const SlotIn = Type.Object({ start: Instant, end: Instant }, { additionalProperties: false });
 export type SlotIn = Static<typeof SlotIn>;
 
-export const ProposalAnswer = Type.Object({ proposal: Proposal, counter_proposal: Type.Optional(Proposal) });
-export const PublicProposal = Type.Object({
-  id: Type.String(),
-  mode: Type.String({ enum: ['standard', 'poll'] }),
-  poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
-  status: Type.String({ enum: PROPOSAL_STATUSES }),
-  requester_name: Type.String(),
-  title: Nullable(Type.String()),
-  message: Nullable(Type.String()),
-  slots: Type.Array(Slot),
-  participants: Type.Array(Type.Object({ name: Type.String(), response: Type.String() })),
-  resolution: Nullable(Resolution),
-  expires_at: Timestamp,
-  viewer: Type.Object({
-    name: Nullable(Type.String()),
-    response: Nullable(Type.String()),
-    voted_slot_id: Nullable(Type.String({ pattern: prefixedIdPattern('slot') })),
-    can_respond: Type.Boolean(),
+export const ProposalAnswer = named(
+  'ProposalAnswer',
+  Type.Object({ proposal: Proposal, counter_proposal: Type.Optional(Proposal) }),
+);
+export const PublicProposal = named(
+  'PublicProposal',
+  Type.Object({
+    id: Type.String(),
+    mode: Type.String({ enum: ['standard', 'poll'] }),
+    poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
+    status: Type.String({ enum: PROPOSAL_STATUSES }),
+    requester_name: Type.String(),
+    title: Nullable(Type.String()),
+    message: Nullable(Type.String()),
+    slots: Type.Array(Slot),
+    participants: Type.Array(Type.Object({ name: Type.String(), response: Type.String() })),
+    resolution: Nullable(Resolution),
+    expires_at: Timestamp,
+    viewer: Type.Object({
+      name: Nullable(Type.String()),
+      response: Nullable(Type.String()),
+      voted_slot_id: Nullable(Type.String({ pattern: prefixedIdPattern('slot') })),
+      can_respond: Type.Boolean(),
+    }),
   }),
-});
-export const PublicProposalAnswer = Type.Object({ proposal: PublicProposal });
+);
+export const PublicProposalAnswer = named('PublicProposalAnswer', Type.Object({ proposal: PublicProposal }));
 
 export const ProposalParams = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 100 }) },
@@ -246,12 +270,15 @@ export const TokenQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const Thread = Type.Object({
-  thread: Type.Object({
-    id: Type.String({ pattern: prefixedIdPattern('thr') }),
-    proposals: Type.Array(Proposal),
+export const Thread = named(
+  'Thread',
+  Type.Object({
+    thread: Type.Object({
+      id: Type.String({ pattern: prefixedIdPattern('thr') }),
+      proposals: Type.Array(Proposal),
+    }),
   }),
-});
+);
 
 export const RespondBody = Type.Object(
   {

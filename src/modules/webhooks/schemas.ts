@@ -1,7 +1,7 @@
 /** TypeBox schemas of the webhook routes (validation, OpenAPI and types in one). */
 import { Type } from '@sinclair/typebox';
 import { MAX_OUTBOUND_URL_LENGTH } from '../../platform/outbound.js';
-import { ListQuery, Pagination, Timestamp } from '../../platform/schemas.js';
+import { ListQuery, named, Pagination, StringEnum, Timestamp } from '../../platform/schemas.js';
 import { TEST_EVENT_TYPE } from './events.js';
 
 const ID_CHARS = '[0-9a-z]{26}';
@@ -65,27 +65,33 @@ export const UpdateBody = Type.Object(
 );
 
 /** docs/api.md#webhooks: the bare creation answer, the only place the secret appears. */
-export const CreatedWebhook = Type.Object({
-  id: WebhookId,
-  url: ReceiverUrl,
-  events: Type.Array(SubscribedType),
-  description: Type.String(),
-  secret: Type.String({ pattern: '^whsec_', description: 'signing secret; shown only in this response' }),
-  created_at: Timestamp,
-});
-
-export const Webhook = Type.Object({
-  id: WebhookId,
-  url: ReceiverUrl,
-  events: Type.Array(SubscribedType),
-  description: Type.String(),
-  active: Type.Boolean(),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
-    description: 'after a rotation: until when the previous secret still signs deliveries',
+export const CreatedWebhook = named(
+  'CreatedWebhook',
+  Type.Object({
+    id: WebhookId,
+    url: ReceiverUrl,
+    events: Type.Array(SubscribedType),
+    description: Type.String(),
+    secret: Type.String({ pattern: '^whsec_', description: 'signing secret; shown only in this response' }),
+    created_at: Timestamp,
   }),
-});
+);
+
+export const Webhook = named(
+  'Webhook',
+  Type.Object({
+    id: WebhookId,
+    url: ReceiverUrl,
+    events: Type.Array(SubscribedType),
+    description: Type.String(),
+    active: Type.Boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'after a rotation: until when the previous secret still signs deliveries',
+    }),
+  }),
+);
 
 export const RotatedWebhook = Type.Intersect([
   Webhook,
@@ -94,43 +100,51 @@ export const RotatedWebhook = Type.Intersect([
   }),
 ]);
 
-export const Attempt = Type.Object({
-  number: Type.Integer({ minimum: 1 }),
-  at: Timestamp,
-  manual: Type.Boolean({ description: 'made by POST …/deliveries/{id}/retry' }),
-  response_status: Type.Union([Type.Integer(), Type.Null()]),
-  duration_ms: Type.Integer(),
-  error: Type.Union([Type.String(), Type.Null()], {
-    description: 'null on 2xx; `HTTP <status>`, `timeout`, `refused: <reason>` or the network error',
+export const Attempt = named(
+  'DeliveryAttempt',
+  Type.Object({
+    number: Type.Integer({ minimum: 1 }),
+    at: Timestamp,
+    manual: Type.Boolean({ description: 'made by POST …/deliveries/{id}/retry' }),
+    response_status: Type.Union([Type.Integer(), Type.Null()]),
+    duration_ms: Type.Integer(),
+    error: Type.Union([Type.String(), Type.Null()], {
+      description: 'null on 2xx; `HTTP <status>`, `timeout`, `refused: <reason>` or the network error',
+    }),
+    response_body: Type.Union([Type.String(), Type.Null()], { description: 'first KiB of the answer' }),
   }),
-  response_body: Type.Union([Type.String(), Type.Null()], { description: 'first KiB of the answer' }),
-});
+);
 
-export const DeliveryStatusSchema = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('succeeded'),
-  Type.Literal('failed'),
-]);
+export const DeliveryStatusSchema = named(
+  'DeliveryStatus',
+  StringEnum(['pending', 'succeeded', 'failed'], { name: 'DeliveryStatus' }),
+);
 
-export const Delivery = Type.Object({
-  id: DeliveryId,
-  webhook_id: WebhookId,
-  event_id: EventId,
-  event_type: DeliveredType,
-  status: DeliveryStatusSchema,
-  attempts: Type.Array(Attempt),
-  next_attempt_at: Type.Union([Timestamp, Type.Null()]),
-  created_at: Timestamp,
-});
-
-export const Event = Type.Object(
-  {
-    id: EventId,
-    type: DeliveredType,
+export const Delivery = named(
+  'Delivery',
+  Type.Object({
+    id: DeliveryId,
+    webhook_id: WebhookId,
+    event_id: EventId,
+    event_type: DeliveredType,
+    status: DeliveryStatusSchema,
+    attempts: Type.Array(Attempt),
+    next_attempt_at: Type.Union([Timestamp, Type.Null()]),
     created_at: Timestamp,
-    data: Type.Record(Type.String(), Type.Unknown()),
-  },
-  { description: 'The event envelope (docs/api.md#events), as delivered' },
+  }),
+);
+
+export const Event = named(
+  'Event',
+  Type.Object(
+    {
+      id: EventId,
+      type: DeliveredType,
+      created_at: Timestamp,
+      data: Type.Record(Type.String(), Type.Unknown()),
+    },
+    { description: 'The event envelope (docs/api.md#events), as delivered' },
+  ),
 );
 
 export const DeliveriesQuery = Type.Composite(
