@@ -140,6 +140,23 @@ async function withStore<T>(config: Config, fn: (rt: Runtime) => Promise<T>): Pr
   }
 }
 
+/**
+ * Under npm: once the process that started this one is gone (the process is handed to another
+ * parent), signals itself SIGTERM, so the server stops as it does on a signal (its PostgreSQL with
+ * it). `kill <pid of npm start>` makes npm signal the shell it runs the script in, which dies without
+ * passing the signal on.
+ */
+function stopWithParent(): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.stderr.write(`kairos: the process that started this server (${parent}) is gone: stopping\n`);
+    process.kill(process.pid, 'SIGTERM');
+  }, 200);
+  timer.unref();
+}
+
 function print(json: boolean, obj: object, human: string): void {
   process.stdout.write(json ? `${JSON.stringify(obj)}\n` : `${human}\n`);
 }
@@ -251,12 +268,13 @@ async function run(
       process.stderr.write(`kairos: store: ${describeStore(config)}\n`);
       if (processes > 1) {
         await servePrimary(config, processes);
-        return -1; // keep running: the primary exits once its workers have
+      } else {
+        const { installSignalHandlers, startServer } = await import('./server.js');
+        const running = await startServer(config);
+        installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
       }
-      const { installSignalHandlers, startServer } = await import('./server.js');
-      const running = await startServer(config);
-      installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
-      return -1; // keep running
+      if (config.stopWithParent) stopWithParent();
+      return -1; // keep running: a one-process server until its signal, a primary until its workers exit
     }
     case 'migrate': {
       const applied = await withRuntime(async () => []);
