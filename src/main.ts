@@ -26,7 +26,12 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
   ],
   'users create': [
     'users create --account ID --email E --password-stdin',
-    'create a user who can sign in (password read from stdin)',
+    'create a user who can sign in to the console (password read from stdin)',
+  ],
+  'users list': ['users list [--account ID]', "every user (or the account's): id, account, e-mail"],
+  'users reset-password': [
+    'users reset-password EMAIL --password-stdin',
+    "set a user's password (read from stdin) and sign the user out everywhere",
   ],
   'keys create': [
     'keys create --account ID [--type secret|publishable] [--name N] [--allowed-domain D]…',
@@ -300,7 +305,8 @@ async function run(
         json,
         out,
         `Account ${out.account.name} (${out.account.id}), plan ${out.account.plan}\n` +
-          `Secret key (shown once, store it now): ${out.api_key.key}`,
+          `Secret key (shown once, store it now): ${out.api_key.key}\n` +
+          `Someone to sign in to the console: kairos users create --account ${out.account.id} --email E --password-stdin`,
       );
       return 0;
     }
@@ -359,6 +365,37 @@ async function run(
         }),
       );
       print(json, { user }, `User ${user.email} (${user.id}) created in account ${user.account_id}`);
+      return 0;
+    }
+    case 'users list': {
+      const accountId = values.account === undefined ? undefined : need(values.account, '--account');
+      const users = await withRuntime((rt) => rt.modules.accounts.listUsers(accountId));
+      print(
+        json,
+        { users },
+        users.length === 0
+          ? 'No users yet: kairos users create --account ID --email E --password-stdin'
+          : users.map((u) => `${u.id}  account ${u.account_id}  ${u.email}`).join('\n'),
+      );
+      return 0;
+    }
+    case 'users reset-password': {
+      if (!values['password-stdin'])
+        throw new UsageError('--password-stdin is required (the new password is read from stdin)');
+      const email = need(arg, 'the e-mail address');
+      const password = await readStdin();
+      const out = await withRuntime((rt) =>
+        rt.modules.accounts.resetPassword(email, password).catch((err: unknown) => {
+          if (err instanceof AppError && err.status === 404)
+            throw new AppError(404, 'not-found', `${err.message}: kairos users list shows the users`);
+          throw err;
+        }),
+      );
+      print(
+        json,
+        out,
+        `Password of ${out.user.email} (${out.user.id}) set; ${out.sessions_revoked} session(s) signed out`,
+      );
       return 0;
     }
     case 'keys create': {

@@ -171,6 +171,53 @@ describe('kairos CLI', () => {
         body: { email: 'cli@example.com', password: 'a long enough password' },
       });
       expect(login.status).toBe(201);
+      const session = ((await login.json()) as { token: string }).token;
+
+      // The account's users, as the operator sees them (no password hash).
+      const users = await runCli(['users', 'list', '--account', acc.account.id, '--json'], env);
+      expect(users.code, users.stderr).toBe(0);
+      const listed = JSON.parse(users.stdout).users as { email: string; account_id: string }[];
+      expect(listed.map((u) => u.email)).toEqual(['cli@example.com']);
+      expect(users.stdout).not.toMatch(/password|\$argon|\$scrypt/);
+      const everyone = await runCli(['users', 'list'], env);
+      expect(everyone.code, everyone.stderr).toBe(0);
+      expect(everyone.stdout).toContain(`cli@example.com`);
+      expect(everyone.stdout).toContain(acc.account.id);
+
+      // A forgotten password: the operator sets a new one; the old one and its sessions stop working.
+      const reset = await runCli(
+        ['users', 'reset-password', 'CLI@example.com', '--password-stdin', '--json'],
+        env,
+        'another long password\n',
+      );
+      expect(reset.code, reset.stderr).toBe(0);
+      expect(JSON.parse(reset.stdout)).toMatchObject({
+        user: { email: 'cli@example.com' },
+        sessions_revoked: 1,
+      });
+      const old = await t.call('POST', '/v1/sessions', {
+        body: { email: 'cli@example.com', password: 'a long enough password' },
+      });
+      expect(old.status).toBe(401);
+      const fresh = await t.call('POST', '/v1/sessions', {
+        body: { email: 'cli@example.com', password: 'another long password' },
+      });
+      expect(fresh.status).toBe(201);
+      expect((await t.call('GET', '/v1/me', { token: session })).status).toBe(401);
+      const short = await runCli(
+        ['users', 'reset-password', 'cli@example.com', '--password-stdin', '--json'],
+        env,
+        'short\n',
+      );
+      expect(short.code).toBe(1);
+      expect(JSON.parse(short.stdout).error.errors).toHaveProperty('password');
+      const nobody = await runCli(
+        ['users', 'reset-password', 'nobody@example.com', '--password-stdin', '--json'],
+        env,
+        'another long password\n',
+      );
+      expect(nobody.code).toBe(1);
+      expect(JSON.parse(nobody.stdout).error.message).toContain('kairos users list');
 
       const pk = await runCli(
         [
