@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { type Config, ConfigError, loadConfig, MAX_PROCESSES } from './config.js';
 import type { Plan } from './modules/api-keys/service.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
-import type { Runtime } from './runtime.js';
+import type { CliRuntime } from './cli-runtime.js';
 
 /** Each command: its synopsis and what it does (the global help lists them in this order). */
 const COMMANDS: Record<string, [synopsis: string, description: string]> = {
@@ -131,13 +130,17 @@ async function readStdin(): Promise<string> {
 }
 
 /**
- * Runs one store-backed command: the runtime without HTTP, LISTEN or workers (connecting to the
- * running embedded server if there is one), then closes it.
+ * Runs one store-backed command: the store and the few modules the commands use, no HTTP, LISTEN or
+ * workers (src/cli-runtime.ts; connecting to the running embedded server if there is one), then
+ * closes it.
  */
-async function withStore<T>(config: Config, fn: (rt: Runtime) => Promise<T>): Promise<T> {
-  const { startRuntime } = await import('./runtime.js');
+async function withStore<T>(config: Config, fn: (rt: CliRuntime) => Promise<T>): Promise<T> {
+  const [{ startCliRuntime }, { default: pino }] = await Promise.all([
+    import('./cli-runtime.js'),
+    import('pino'),
+  ]);
   const log = pino({ level: 'warn' }, pino.destination(2));
-  const rt = await startRuntime({ config, log, http: false, notifier: false, workers: false, usage: false });
+  const rt = await startCliRuntime(config, log);
   try {
     return await fn(rt);
   } finally {
@@ -247,7 +250,7 @@ async function run(
   json: boolean,
 ): Promise<number> {
   const config = loadConfig();
-  const withRuntime = <T>(fn: (rt: Runtime) => Promise<T>): Promise<T> => {
+  const withRuntime = <T>(fn: (rt: CliRuntime) => Promise<T>): Promise<T> => {
     announceStore(config, values.create ?? false);
     return withStore(config, fn);
   };
