@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { BIN, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { BIN, CLI, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
 
 /** The CLI on the embedded store, as a new user runs it, and against an external database. */
 describe('kairos CLI', () => {
@@ -301,6 +304,49 @@ describe('kairos CLI', () => {
       const unknown = await runCli(['frobnicate'], env);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toContain('Usage: kairos');
+    });
+  });
+
+  describe('the server log', () => {
+    it("is for people with KAIROS_LOG_FORMAT=pretty (a terminal's default): text lines, the setup link boxed", {
+      timeout: 90_000,
+    }, async () => {
+      const database = await createTestDatabase(); // no account yet: the server logs a setup link
+      const child = spawn(process.execPath, [CLI, 'serve'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: database.url,
+          KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
+          PORT: '0',
+          KAIROS_LOG_FORMAT: 'pretty',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (out += c));
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no "Kairos is listening" line:\n${out}`)), 60_000);
+          child.stdout.on('data', () => {
+            if (/INFO {2}Kairos is listening/.test(out)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          child.once('exit', () => reject(new Error(`exited:\n${out}`)));
+        });
+        const link = /│ (http:\/\/\S+\/console\/setup\?token=[\w-]+) │/.exec(out)?.[1];
+        expect(link, out).toBeDefined();
+        expect(out).toContain(`┌${'─'.repeat(link!.length + 2)}┐\n│ ${link} │\n└`);
+        expect(out).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}No account yet: open http/m);
+        expect(out).not.toMatch(/^\{"level"/m);
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+        await database.drop();
+      }
     });
   });
 });
