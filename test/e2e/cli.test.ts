@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cachedBuild } from '../../bin/build.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { BIN, CLI, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
@@ -347,6 +348,31 @@ describe('kairos CLI', () => {
         await exited;
         await database.drop();
       }
+    });
+  });
+
+  describe("bin/kairos.js's build of the sources", () => {
+    const root = join(REPO, '.test-data', `cached-build-${process.pid}`);
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    it('is made once, used while the sources are unchanged, and made again when one changes', async () => {
+      rmSync(root, { recursive: true, force: true });
+      mkdirSync(join(root, 'src', 'web'), { recursive: true });
+      writeFileSync(join(root, 'src', 'main.ts'), "export const v: string = 'one';\n");
+      writeFileSync(join(root, 'src', 'web', 'page.ts'), 'export {};\n'); // browser code: not built
+      const entry = await cachedBuild(root);
+      expect(entry).toBe(join(root, '.kairos-build', 'main.js'));
+      expect(readFileSync(entry!, 'utf8')).toContain('"one"');
+      expect(existsSync(join(root, '.kairos-build', 'web'))).toBe(false);
+      const made = statSync(entry!).mtimeMs;
+      expect(await cachedBuild(root)).toBe(entry);
+      expect(statSync(entry!).mtimeMs).toBe(made);
+      writeFileSync(join(root, 'src', 'main.ts'), "export const v: string = 'two!';\n");
+      expect(await cachedBuild(root)).toBe(entry);
+      expect(readFileSync(entry!, 'utf8')).toContain('"two!"');
+      writeFileSync(join(root, 'src', 'other.ts'), 'export const w = 1;\n');
+      await cachedBuild(root);
+      expect(existsSync(join(root, '.kairos-build', 'other.js'))).toBe(true);
     });
   });
 });
