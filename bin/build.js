@@ -46,6 +46,7 @@ export async function cachedBuild(root) {
   const stamp = hash.digest('hex');
   const stampFile = join(dir, 'sources.sha256');
   if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return join(dir, 'main.js');
+  removeOrphans(root);
   // Built aside and swapped in, so that a command started meanwhile never sees half a build.
   const fresh = `${dir}-${process.pid}`;
   const old = `${dir}-old-${process.pid}`;
@@ -62,4 +63,22 @@ export async function cachedBuild(root) {
     rmSync(old, { recursive: true, force: true });
   }
   return join(dir, 'main.js');
+}
+
+/** Removes the half-made builds of commands that were killed while building (named for their process). */
+function removeOrphans(root) {
+  for (const name of readdirSync(root)) {
+    const m = /^\.kairos-build-(?:old-)?(\d+)$/.exec(name);
+    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1])))
+      rmSync(join(root, name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
 }

@@ -371,7 +371,9 @@ describe('kairos CLI', () => {
       expect(await cachedBuild(root)).toBe(entry);
       expect(readFileSync(entry!, 'utf8')).toContain('"two!"');
       writeFileSync(join(root, 'src', 'other.ts'), 'export const w = 1;\n');
+      mkdirSync(join(root, '.kairos-build-999999999')); // a build whose process was killed
       await cachedBuild(root);
+      expect(existsSync(join(root, '.kairos-build-999999999'))).toBe(false);
       expect(existsSync(join(root, '.kairos-build', 'other.js'))).toBe(true);
     });
   });
