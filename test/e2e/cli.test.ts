@@ -117,6 +117,9 @@ describe('kairos CLI', () => {
       expect(help.code).toBe(0);
       expect(help.stdout).toContain('kairos users create --account ID --email E --password-stdin');
       expect(help.stdout).not.toContain('keys revoke');
+      const users = await runCli(['users', '--help'], env);
+      expect(users.stdout).toContain('kairos users list [--account ID]');
+      expect(users.stdout).toContain('kairos users reset-password EMAIL --password-stdin');
       const mail = await runCli(['mail', '--help'], env);
       expect(mail.stdout).toContain('kairos mail list');
       expect(mail.stdout).toContain('kairos mail show ID');
@@ -155,6 +158,10 @@ describe('kairos CLI', () => {
         ).stdout,
       );
       expect(acc.account.rate_limit_per_hour).toBe(5000);
+      // Without --json, it says how to make someone who can sign in to the console.
+      const human = await runCli(['accounts', 'create', '--name', 'Human'], env);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout).toMatch(/kairos users create --account [0-9a-f-]{36} --email E --password-stdin/);
       const user = await runCli(
         [
           'users',
