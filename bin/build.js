@@ -54,6 +54,11 @@ export async function cachedBuild(root) {
     rmSync(fresh, { recursive: true, force: true });
     await transpile(src, fresh);
     writeFileSync(join(fresh, 'sources.sha256'), stamp);
+    // Another command made the same build meanwhile and may be running from it: keep that one.
+    if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
+      rmSync(fresh, { recursive: true, force: true });
+      return join(dir, 'main.js');
+    }
     if (existsSync(dir)) renameSync(dir, old);
     renameSync(fresh, dir);
   } catch {
