@@ -1,7 +1,7 @@
 /**
  * Dependency direction (npm run check:deps; docs/architecture.md#layers): layers point down.
  *
- *   main / cluster / server / runtime / app / openapi   composition (wires everything)
+ *   main / cluster / server / runtime / cli-runtime / app / openapi   composition (wires everything)
  *   modules/<name>/        use cases; other modules only through api.ts / schemas.ts
  *   modules/module.ts      the module contract: imports no module
  *   jobs                   the job runner: db, platform
@@ -19,7 +19,7 @@
 const TESTS = ['\\.test\\.ts$', '^test/', '^bench/'];
 
 /** The composition root: only itself (and tests) may import it. */
-const COMPOSITION = '^src/(app|runtime|server|cluster|main|openapi)\\.ts$';
+const COMPOSITION = '^src/(app|runtime|cli-runtime|server|cluster|main|openapi)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -3,6 +3,7 @@ import { availableParallelism, cpus } from 'node:os';
 import type { Row } from './lib.js';
 import { benchAvailability } from './availability.js';
 import { benchBookingCreate, benchBusySlots } from './bookings.js';
+import { benchCli } from './cli.js';
 import { benchConsole } from './console.js';
 import { benchMcp } from './mcp.js';
 import { benchNotify } from './notify.js';
@@ -28,6 +29,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['sdk', benchSdk],
   ['mcp', benchMcp],
   ['console', benchConsole],
+  ['cli', benchCli],
 ];
 
 const only = process.argv[2];

@@ -12,6 +12,7 @@ import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
 import type { Config } from './config.js';
 import { openStore } from './db/store.js';
+import { prettyLine } from './platform/pretty-log.js';
 import { installSignalHandlers, SHUTDOWN_BOUND_MS, startServer } from './server.js';
 
 /** This many worker deaths within `withinMs` stop the primary (exit 1) instead of more replacements. */
@@ -45,9 +46,12 @@ export async function serveWorker(config: Config): Promise<void> {
 /** The primary: runs until every worker has exited, then exits the process itself (0 or 1). */
 export async function servePrimary(config: Config, processes: number): Promise<void> {
   // A few lines, written at once: none is still in flight when the primary exits.
+  const destination = pino.destination({ dest: 1, sync: true });
   const log = pino(
     { level: config.logLevel, base: { pid: process.pid } },
-    pino.destination({ dest: 1, sync: true }),
+    config.logFormat === 'pretty'
+      ? { write: (line: string) => destination.write(prettyLine(line)) }
+      : destination,
   );
   // Starts (or finds) the embedded server and migrates, once for every worker.
   const store = await openStore(config, log);

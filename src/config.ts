@@ -77,6 +77,14 @@ export interface Config {
   /** `kairos serve`: processes sharing the port on this machine (src/cluster.ts); 1: this one alone. */
   processes: number;
   /**
+   * Started by npm (`npm start`, `npm run kairos -- serve`: npm sets `npm_lifecycle_event`): `serve`
+   * stops, as on SIGTERM, once the process that started it is gone. npm passes its SIGTERM or SIGINT to
+   * the shell it runs the script in, not to the server under that shell.
+   */
+  stopWithParent: boolean;
+  /** How the server writes its log: `json` (one object a line) or `pretty` (lines for people). */
+  logFormat: 'json' | 'pretty';
+  /**
    * How long operational rows are kept before the purges delete them, in milliseconds
    * (docs/operations.md, Retention). Business records (bookings, proposals, consents, accounts) are
    * never purged.
@@ -251,8 +259,21 @@ export function loadConfig(env: Env = process.env): Config {
     },
     workers: bool(env, 'KAIROS_WORKERS', true),
     processes: int(env, 'KAIROS_PROCESSES', 1, 1, MAX_PROCESSES),
+    stopWithParent: Boolean(env.npm_lifecycle_event),
+    logFormat: logFormat(env),
     retention: retention(env),
   };
+}
+
+/**
+ * KAIROS_LOG_FORMAT: `pretty` or `json`; unset, `pretty` when standard output is a terminal (a person
+ * reads it) and `json` otherwise (a log collector does).
+ */
+function logFormat(env: Env): 'json' | 'pretty' {
+  const raw = env.KAIROS_LOG_FORMAT;
+  if (raw === undefined || raw === '') return process.stdout.isTTY ? 'pretty' : 'json';
+  if (raw === 'json' || raw === 'pretty') return raw;
+  throw new ConfigError(`KAIROS_LOG_FORMAT must be pretty or json (got ${JSON.stringify(raw)})`);
 }
 
 function retention(env: Env): RetentionConfig {

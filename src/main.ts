@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { type Config, ConfigError, loadConfig, MAX_PROCESSES } from './config.js';
 import type { Plan } from './modules/api-keys/service.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
-import type { Runtime } from './runtime.js';
+import type { CliRuntime } from './cli-runtime.js';
 
 /** Each command: its synopsis and what it does (the global help lists them in this order). */
 const COMMANDS: Record<string, [synopsis: string, description: string]> = {
@@ -26,7 +25,12 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
   ],
   'users create': [
     'users create --account ID --email E --password-stdin',
-    'create a user who can sign in (password read from stdin)',
+    'create a user who can sign in to the console (password read from stdin)',
+  ],
+  'users list': ['users list [--account ID]', "every user (or the account's): id, account, e-mail"],
+  'users reset-password': [
+    'users reset-password EMAIL --password-stdin',
+    "set a user's password (read from stdin) and sign the user out everywhere",
   ],
   'keys create': [
     'keys create --account ID [--type secret|publishable] [--name N] [--allowed-domain D]…',
@@ -126,18 +130,39 @@ async function readStdin(): Promise<string> {
 }
 
 /**
- * Runs one store-backed command: the runtime without HTTP, LISTEN or workers (connecting to the
- * running embedded server if there is one), then closes it.
+ * Runs one store-backed command: the store and the few modules the commands use, no HTTP, LISTEN or
+ * workers (src/cli-runtime.ts; connecting to the running embedded server if there is one), then
+ * closes it.
  */
-async function withStore<T>(config: Config, fn: (rt: Runtime) => Promise<T>): Promise<T> {
-  const { startRuntime } = await import('./runtime.js');
+async function withStore<T>(config: Config, fn: (rt: CliRuntime) => Promise<T>): Promise<T> {
+  const [{ startCliRuntime }, { default: pino }] = await Promise.all([
+    import('./cli-runtime.js'),
+    import('pino'),
+  ]);
   const log = pino({ level: 'warn' }, pino.destination(2));
-  const rt = await startRuntime({ config, log, http: false, notifier: false, workers: false, usage: false });
+  const rt = await startCliRuntime(config, log);
   try {
     return await fn(rt);
   } finally {
     await rt.close();
   }
+}
+
+/**
+ * Under npm: once the process that started this one is gone (the process is handed to another
+ * parent), signals itself SIGTERM, so the server stops as it does on a signal (its PostgreSQL with
+ * it). `kill <pid of npm start>` makes npm signal the shell it runs the script in, which dies without
+ * passing the signal on.
+ */
+function stopWithParent(): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    process.stderr.write(`kairos: the process that started this server (${parent}) is gone: stopping\n`);
+    process.kill(process.pid, 'SIGTERM');
+  }, 200);
+  timer.unref();
 }
 
 function print(json: boolean, obj: object, human: string): void {
@@ -225,7 +250,7 @@ async function run(
   json: boolean,
 ): Promise<number> {
   const config = loadConfig();
-  const withRuntime = <T>(fn: (rt: Runtime) => Promise<T>): Promise<T> => {
+  const withRuntime = <T>(fn: (rt: CliRuntime) => Promise<T>): Promise<T> => {
     announceStore(config, values.create ?? false);
     return withStore(config, fn);
   };
@@ -251,12 +276,13 @@ async function run(
       process.stderr.write(`kairos: store: ${describeStore(config)}\n`);
       if (processes > 1) {
         await servePrimary(config, processes);
-        return -1; // keep running: the primary exits once its workers have
+      } else {
+        const { installSignalHandlers, startServer } = await import('./server.js');
+        const running = await startServer(config);
+        installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
       }
-      const { installSignalHandlers, startServer } = await import('./server.js');
-      const running = await startServer(config);
-      installSignalHandlers(running, { info: (m) => running.app?.log.info(m) });
-      return -1; // keep running
+      if (config.stopWithParent) stopWithParent();
+      return -1; // keep running: a one-process server until its signal, a primary until its workers exit
     }
     case 'migrate': {
       const applied = await withRuntime(async () => []);
@@ -282,7 +308,8 @@ async function run(
         json,
         out,
         `Account ${out.account.name} (${out.account.id}), plan ${out.account.plan}\n` +
-          `Secret key (shown once, store it now): ${out.api_key.key}`,
+          `Secret key (shown once, store it now): ${out.api_key.key}\n` +
+          `Someone to sign in to the console: kairos users create --account ${out.account.id} --email E --password-stdin`,
       );
       return 0;
     }
@@ -341,6 +368,37 @@ async function run(
         }),
       );
       print(json, { user }, `User ${user.email} (${user.id}) created in account ${user.account_id}`);
+      return 0;
+    }
+    case 'users list': {
+      const accountId = values.account === undefined ? undefined : need(values.account, '--account');
+      const users = await withRuntime((rt) => rt.modules.accounts.listUsers(accountId));
+      print(
+        json,
+        { users },
+        users.length === 0
+          ? 'No users yet: kairos users create --account ID --email E --password-stdin'
+          : users.map((u) => `${u.id}  account ${u.account_id}  ${u.email}`).join('\n'),
+      );
+      return 0;
+    }
+    case 'users reset-password': {
+      if (!values['password-stdin'])
+        throw new UsageError('--password-stdin is required (the new password is read from stdin)');
+      const email = need(arg, 'the e-mail address');
+      const password = await readStdin();
+      const out = await withRuntime((rt) =>
+        rt.modules.accounts.resetPassword(email, password).catch((err: unknown) => {
+          if (err instanceof AppError && err.status === 404)
+            throw new AppError(404, 'not-found', `${err.message}: kairos users list shows the users`);
+          throw err;
+        }),
+      );
+      print(
+        json,
+        out,
+        `Password of ${out.user.email} (${out.user.id}) set; ${out.sessions_revoked} session(s) signed out`,
+      );
       return 0;
     }
     case 'keys create': {

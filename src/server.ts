@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { Config } from './config.js';
 import { openStore } from './db/store.js';
+import { prettyLine } from './platform/pretty-log.js';
 import { type Runtime, startRuntime } from './runtime.js';
 
 /** How long a signalled shutdown may take before the process exits 1 anyway. */
@@ -31,7 +32,11 @@ export interface ServerOptions {
 
 /** `kairos serve`: the runtime with the HTTP app listening and, unless turned off, the workers. */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<Runtime> {
-  const { log, flush: flushLines, close: closeLog } = openLog(config.logLevel, opts.worker === true);
+  const {
+    log,
+    flush: flushLines,
+    close: closeLog,
+  } = openLog(config.logLevel, opts.worker === true, config.logFormat);
   const runtime = opts.worker
     ? await startWorkerRuntime(config, log)
     : await startRuntime({ config, log, httpLogger: log, listen: true });
@@ -100,9 +105,14 @@ export function installSignalHandlers(
  * of whole lines (within PIPE_BUF bytes for a worker), so a line costs no Buffer of its own
  * (docs/performance.md, "The access line written directly"). What is pending leaves every 250 ms, at
  * `flush` and `close`, and when the process exits, an uncaught error's exit included, so the lines
- * before a crash are not lost with it.
+ * before a crash are not lost with it. With `format` `pretty`, each line is rewritten for people
+ * (src/platform/pretty-log.ts) before it is gathered.
  */
-export function openLog(level: string, worker: boolean): { log: pino.Logger; flush(): void; close(): void } {
+export function openLog(
+  level: string,
+  worker: boolean,
+  format: 'json' | 'pretty' = 'json',
+): { log: pino.Logger; flush(): void; close(): void } {
   const destination = pino.destination(
     worker
       ? { dest: 1, sync: false, minLength: 0, maxWrite: PIPE_BUF, contentMode: 'buffer' }
@@ -113,7 +123,8 @@ export function openLog(level: string, worker: boolean): { log: pino.Logger; flu
     (bytes) => destination.write(bytes as unknown as string),
     worker ? PIPE_BUF : LOG_BATCH,
   );
-  const log = pino({ level, base: { pid: process.pid } }, lines);
+  const stream = format === 'pretty' ? { write: (line: string) => lines.write(prettyLine(line)) } : lines;
+  const log = pino({ level, base: { pid: process.pid } }, stream);
   const timer = setInterval(() => {
     lines.flush();
     destination.flush();

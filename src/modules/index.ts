@@ -2,7 +2,6 @@
  * The modules of Kairos, in dependency order, and the one composition step that builds them
  * (docs/architecture.md#modules). A module may need only modules listed before it.
  */
-import type { TObject } from '@sinclair/typebox';
 import { accountsModule } from './accounts/module.js';
 import { apiKeysModule } from './api-keys/module.js';
 import { availabilityModule } from './availability/module.js';
@@ -16,12 +15,11 @@ import { networkModule } from './network/module.js';
 import { pagesModule } from './pages/module.js';
 import { paymentsModule } from './payments/module.js';
 import {
+  type Composed,
+  catalogueOf,
+  compose,
   type EventCatalogue,
-  type ExtensionPoint,
-  type ExtensionPointTypes,
-  Extensions,
   type ModuleDefinition,
-  type ModuleParts,
   type Platform,
 } from './module.js';
 import { principalsModule } from './principals/module.js';
@@ -60,60 +58,22 @@ type Met<M> = Pick<ModuleApis, keyof NeedsOf<M> & keyof ModuleApis> extends Need
 const everyNeedMet: false extends Met<Listed> ? never : true = true;
 void everyNeedMet;
 
-export interface BuiltModule {
-  name: string;
-  parts: ModuleParts<unknown>;
-}
+export type { BuiltModule } from './module.js';
 
-export interface Composition {
+export interface Composition extends Composed {
   apis: ModuleApis;
-  built: readonly BuiltModule[];
-  extensions: Extensions;
-  events: EventCatalogue;
 }
 
 /** The webhook events every module declares (docs/api.md#events), in module order. */
 export function eventCatalogue(modules: readonly AnyModule[] = MODULES): EventCatalogue {
-  const catalogue = new Map<string, { module: string; payload: TObject }>();
-  for (const def of modules) {
-    for (const [type, payload] of Object.entries(def.events ?? {})) {
-      const owner = catalogue.get(type);
-      if (owner) throw new Error(`event ${type} is declared by both ${owner.module} and ${def.name}`);
-      catalogue.set(type, { module: def.name, payload });
-    }
-  }
-  return catalogue;
+  return catalogueOf(modules);
 }
 
 /**
- * Builds every module once, in order: each receives the platform, the APIs it needs (checked to be
- * built already) and the extension points; its contributions are added to those points, which are
- * sealed at the end. `extra` modules come last (tests add contributions this way).
+ * Builds every module once, in order (src/modules/module.ts, `compose`); `extra` modules come last
+ * (tests add contributions this way).
  */
 export function composeModules(platform: Platform, extra: readonly AnyModule[] = []): Composition {
-  const extensions = new Extensions();
-  const apis: Record<string, unknown> = {};
-  const built: BuiltModule[] = [];
-  const all = [...(MODULES as readonly AnyModule[]), ...extra];
-  const events = eventCatalogue(all);
-  for (const def of all) {
-    if (def.name in apis) throw new Error(`module ${def.name} is listed twice`);
-    const needs: Record<string, unknown> = {};
-    for (const name of def.needs) {
-      if (!(name in apis)) {
-        throw new Error(
-          `module ${def.name} needs ${name}, which is not built before it (src/modules/index.ts lists modules in dependency order)`,
-        );
-      }
-      needs[name] = apis[name];
-    }
-    const parts = def.create({ platform, needs, extensions, events });
-    for (const point of Object.keys(parts.contributes ?? {}) as ExtensionPoint[]) {
-      extensions.add(point, (parts.contributes?.[point] ?? []) as ExtensionPointTypes[typeof point][]);
-    }
-    apis[def.name] = parts.api;
-    built.push({ name: def.name, parts });
-  }
-  extensions.seal();
-  return { apis: apis as ModuleApis, built, extensions, events };
+  const composed = compose(platform, [...(MODULES as readonly AnyModule[]), ...extra]);
+  return { ...composed, apis: composed.apis as ModuleApis };
 }

@@ -157,3 +157,65 @@ export function defineModule<Needs extends object = Record<never, never>>() {
     definition: ModuleDefinition<Name, Needs, Api>,
   ): ModuleDefinition<Name, Needs, Api> => definition;
 }
+
+export interface BuiltModule {
+  name: string;
+  parts: ModuleParts<unknown>;
+}
+
+/** What a composition answers: each module's API by name, the modules as built, the points, the events. */
+export interface Composed {
+  apis: Record<string, unknown>;
+  built: readonly BuiltModule[];
+  extensions: Extensions;
+  events: EventCatalogue;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any module, whatever it needs (checked as it is composed)
+type SomeModule = ModuleDefinition<string, any, unknown>;
+
+/** The webhook events the given modules declare, by type, in module order. */
+export function catalogueOf(modules: readonly SomeModule[]): EventCatalogue {
+  const catalogue = new Map<string, { module: string; payload: TObject }>();
+  for (const def of modules) {
+    for (const [type, payload] of Object.entries(def.events ?? {})) {
+      const owner = catalogue.get(type);
+      if (owner) throw new Error(`event ${type} is declared by both ${owner.module} and ${def.name}`);
+      catalogue.set(type, { module: def.name, payload });
+    }
+  }
+  return catalogue;
+}
+
+/**
+ * Builds the given modules once, in order: each receives the platform, the APIs it needs (checked to
+ * be built already) and the extension points; its contributions are added to those points, which are
+ * sealed at the end. The whole list is src/modules/index.ts's `MODULES`; the CLI composes only the
+ * few its commands use (src/cli-runtime.ts), so it loads no more than those.
+ */
+export function compose(platform: Platform, modules: readonly SomeModule[]): Composed {
+  const extensions = new Extensions();
+  const apis: Record<string, unknown> = {};
+  const built: BuiltModule[] = [];
+  const events = catalogueOf(modules);
+  for (const def of modules) {
+    if (def.name in apis) throw new Error(`module ${def.name} is listed twice`);
+    const needs: Record<string, unknown> = {};
+    for (const name of def.needs) {
+      if (!(name in apis)) {
+        throw new Error(
+          `module ${def.name} needs ${name}, which is not built before it (src/modules/index.ts lists modules in dependency order)`,
+        );
+      }
+      needs[name] = apis[name];
+    }
+    const parts = def.create({ platform, needs, extensions, events });
+    for (const point of Object.keys(parts.contributes ?? {}) as ExtensionPoint[]) {
+      extensions.add(point, (parts.contributes?.[point] ?? []) as ExtensionPointTypes[typeof point][]);
+    }
+    apis[def.name] = parts.api;
+    built.push({ name: def.name, parts });
+  }
+  extensions.seal();
+  return { apis, built, extensions, events };
+}

@@ -1,8 +1,12 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cachedBuild } from '../../bin/build.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { BIN, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { BIN, CLI, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
 
 /** The CLI on the embedded store, as a new user runs it, and against an external database. */
 describe('kairos CLI', () => {
@@ -113,6 +117,9 @@ describe('kairos CLI', () => {
       expect(help.code).toBe(0);
       expect(help.stdout).toContain('kairos users create --account ID --email E --password-stdin');
       expect(help.stdout).not.toContain('keys revoke');
+      const users = await runCli(['users', '--help'], env);
+      expect(users.stdout).toContain('kairos users list [--account ID]');
+      expect(users.stdout).toContain('kairos users reset-password EMAIL --password-stdin');
       const mail = await runCli(['mail', '--help'], env);
       expect(mail.stdout).toContain('kairos mail list');
       expect(mail.stdout).toContain('kairos mail show ID');
@@ -151,6 +158,10 @@ describe('kairos CLI', () => {
         ).stdout,
       );
       expect(acc.account.rate_limit_per_hour).toBe(5000);
+      // Without --json, it says how to make someone who can sign in to the console.
+      const human = await runCli(['accounts', 'create', '--name', 'Human'], env);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stdout).toMatch(/kairos users create --account [0-9a-f-]{36} --email E --password-stdin/);
       const user = await runCli(
         [
           'users',
@@ -171,6 +182,53 @@ describe('kairos CLI', () => {
         body: { email: 'cli@example.com', password: 'a long enough password' },
       });
       expect(login.status).toBe(201);
+      const session = ((await login.json()) as { token: string }).token;
+
+      // The account's users, as the operator sees them (no password hash).
+      const users = await runCli(['users', 'list', '--account', acc.account.id, '--json'], env);
+      expect(users.code, users.stderr).toBe(0);
+      const listed = JSON.parse(users.stdout).users as { email: string; account_id: string }[];
+      expect(listed.map((u) => u.email)).toEqual(['cli@example.com']);
+      expect(users.stdout).not.toMatch(/password|\$argon|\$scrypt/);
+      const everyone = await runCli(['users', 'list'], env);
+      expect(everyone.code, everyone.stderr).toBe(0);
+      expect(everyone.stdout).toContain(`cli@example.com`);
+      expect(everyone.stdout).toContain(acc.account.id);
+
+      // A forgotten password: the operator sets a new one; the old one and its sessions stop working.
+      const reset = await runCli(
+        ['users', 'reset-password', 'CLI@example.com', '--password-stdin', '--json'],
+        env,
+        'another long password\n',
+      );
+      expect(reset.code, reset.stderr).toBe(0);
+      expect(JSON.parse(reset.stdout)).toMatchObject({
+        user: { email: 'cli@example.com' },
+        sessions_revoked: 1,
+      });
+      const old = await t.call('POST', '/v1/sessions', {
+        body: { email: 'cli@example.com', password: 'a long enough password' },
+      });
+      expect(old.status).toBe(401);
+      const fresh = await t.call('POST', '/v1/sessions', {
+        body: { email: 'cli@example.com', password: 'another long password' },
+      });
+      expect(fresh.status).toBe(201);
+      expect((await t.call('GET', '/v1/me', { token: session })).status).toBe(401);
+      const short = await runCli(
+        ['users', 'reset-password', 'cli@example.com', '--password-stdin', '--json'],
+        env,
+        'short\n',
+      );
+      expect(short.code).toBe(1);
+      expect(JSON.parse(short.stdout).error.errors).toHaveProperty('password');
+      const nobody = await runCli(
+        ['users', 'reset-password', 'nobody@example.com', '--password-stdin', '--json'],
+        env,
+        'another long password\n',
+      );
+      expect(nobody.code).toBe(1);
+      expect(JSON.parse(nobody.stdout).error.message).toContain('kairos users list');
 
       const pk = await runCli(
         [
@@ -254,6 +312,76 @@ describe('kairos CLI', () => {
       const unknown = await runCli(['frobnicate'], env);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toContain('Usage: kairos');
+    });
+  });
+
+  describe('the server log', () => {
+    it("is for people with KAIROS_LOG_FORMAT=pretty (a terminal's default): text lines, the setup link boxed", {
+      timeout: 90_000,
+    }, async () => {
+      const database = await createTestDatabase(); // no account yet: the server logs a setup link
+      const child = spawn(process.execPath, [CLI, 'serve'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: database.url,
+          KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
+          PORT: '0',
+          KAIROS_LOG_FORMAT: 'pretty',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (out += c));
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no "Kairos is listening" line:\n${out}`)), 60_000);
+          child.stdout.on('data', () => {
+            if (/INFO {2}Kairos is listening/.test(out)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          child.once('exit', () => reject(new Error(`exited:\n${out}`)));
+        });
+        const link = /│ (http:\/\/\S+\/console\/setup\?token=[\w-]+) │/.exec(out)?.[1];
+        expect(link, out).toBeDefined();
+        expect(out).toContain(`┌${'─'.repeat(link!.length + 2)}┐\n│ ${link} │\n└`);
+        expect(out).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}No account yet: open http/m);
+        expect(out).not.toMatch(/^\{"level"/m);
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+        await database.drop();
+      }
+    });
+  });
+
+  describe("bin/kairos.js's build of the sources", () => {
+    const root = join(REPO, '.test-data', `cached-build-${process.pid}`);
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    it('is made once, used while the sources are unchanged, and made again when one changes', async () => {
+      rmSync(root, { recursive: true, force: true });
+      mkdirSync(join(root, 'src', 'web'), { recursive: true });
+      writeFileSync(join(root, 'src', 'main.ts'), "export const v: string = 'one';\n");
+      writeFileSync(join(root, 'src', 'web', 'page.ts'), 'export {};\n'); // browser code: not built
+      const entry = await cachedBuild(root);
+      expect(entry).toBe(join(root, '.kairos-build', 'main.js'));
+      expect(readFileSync(entry!, 'utf8')).toContain('"one"');
+      expect(existsSync(join(root, '.kairos-build', 'web'))).toBe(false);
+      const made = statSync(entry!).mtimeMs;
+      expect(await cachedBuild(root)).toBe(entry);
+      expect(statSync(entry!).mtimeMs).toBe(made);
+      writeFileSync(join(root, 'src', 'main.ts'), "export const v: string = 'two!';\n");
+      expect(await cachedBuild(root)).toBe(entry);
+      expect(readFileSync(entry!, 'utf8')).toContain('"two!"');
+      writeFileSync(join(root, 'src', 'other.ts'), 'export const w = 1;\n');
+      mkdirSync(join(root, '.kairos-build-999999999')); // a build whose process was killed
+      await cachedBuild(root);
+      expect(existsSync(join(root, '.kairos-build-999999999'))).toBe(false);
+      expect(existsSync(join(root, '.kairos-build', 'other.js'))).toBe(true);
     });
   });
 });

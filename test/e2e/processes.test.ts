@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processAlive } from '../../src/db/embedded.js';
+import { freePort, processAlive } from '../../src/db/embedded.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { CLI, REPO, type ServerProcess, spawnServer } from '../helpers/process.js';
 
@@ -204,4 +204,52 @@ describe('kairos serve --processes 2 on the embedded store', () => {
       await s.stop('SIGKILL');
     }
   }, 60_000);
+});
+
+describe('npm start', () => {
+  const dataDir = join(REPO, '.test-data', `npm-start-${process.pid}`);
+  beforeAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("stops the server and its embedded PostgreSQL when npm's own process is killed (`npm start &`, then `kill $!`)", async () => {
+    const port = await freePort();
+    // npm runs the script through `sh -c`, and on SIGTERM signals that shell, not the server under it.
+    const npm = spawn('npm', ['start'], {
+      cwd: REPO,
+      env: { ...process.env, PORT: String(port), KAIROS_DATA_DIR: dataDir, KAIROS_WORKERS: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    npm.stdout.on('data', (c) => (out += c));
+    npm.stderr.on('data', (c) => (out += c));
+    const pidFile = join(dataDir, 'pg', 'postmaster.pid');
+    let postmaster = 0;
+    let server = 0;
+    try {
+      await until('the server to listen', () => /Kairos is listening/.test(out), 60_000);
+      expect((await request(`http://127.0.0.1:${port}`, 'GET', '/healthz')).status).toBe(200);
+      postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+      expect(processAlive(postmaster)).toBe(true);
+      // The server is the postmaster's parent: killed at the end if the test fails.
+      server = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(postmaster)], { encoding: 'utf8' }));
+      npm.kill('SIGTERM');
+      let closed = false;
+      const began = Date.now();
+      while (!closed && Date.now() - began < 15_000) {
+        closed = await request(`http://127.0.0.1:${port}`, 'GET', '/healthz').then(
+          () => false,
+          () => true,
+        );
+        if (!closed) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(closed).toBe(true);
+      await until('the embedded PostgreSQL to stop', () => !processAlive(postmaster), 15_000);
+      expect(existsSync(pidFile)).toBe(false);
+      await until('the server process to exit', () => !processAlive(server), 5000);
+    } finally {
+      npm.kill('SIGKILL');
+      if (server && processAlive(server)) process.kill(server, 'SIGKILL');
+      if (postmaster && processAlive(postmaster)) process.kill(postmaster, 'SIGKILL');
+    }
+  }, 90_000);
 });

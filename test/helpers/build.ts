@@ -1,13 +1,13 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { transpile } from '../../bin/build.js';
 import { processAlive } from '../../src/db/embedded.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 
 /**
  * The server's sources transpiled once for a test run, for the `kairos` processes the tests start
- * (test/helpers/process.ts): the same esbuild transform tsx applies module by module, done ahead, so
+ * (test/helpers/process.ts): bin/build.js's transform (tsx's, module by module, done ahead), so
  * each process starts without tsx's loader hooks (about 1.3 s sooner on a 2-core machine; the suite
  * starts dozens). The build is a directory of the repository's root, as `dist/` is, so what the code
  * finds beside itself (`../package.json`, `src/web`) is where it is for a build. Answers the build's
@@ -16,22 +16,8 @@ const REPO = join(import.meta.dirname, '..', '..');
 export async function buildForProcesses(): Promise<{ entry: string; remove(): void }> {
   removeOrphanBuilds(REPO);
   const dir = join(REPO, `.test-build-${process.pid}`);
-  const src = join(REPO, 'src');
-  const entryPoints = readdirSync(src, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts'))
-    .filter((f) => !f.startsWith(`web/`))
-    .map((f) => join(src, f));
   rmSync(dir, { recursive: true, force: true });
-  await build({
-    entryPoints,
-    outdir: dir,
-    outbase: src,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'inline',
-    logLevel: 'error',
-  });
+  await transpile(join(REPO, 'src'), dir, { sourcemap: 'inline' });
   return { entry: join(dir, 'main.js'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -40,6 +40,13 @@ export interface AccountsApi {
     password: string;
     displayName?: string;
   }): Promise<PresentedUser>;
+  /** Users, oldest first: of one account (which must exist), or of every account (operators). */
+  listUsers(accountId?: string): Promise<PresentedUser[]>;
+  /**
+   * Sets the password of the user signing in with `email` (operators: `kairos users reset-password`)
+   * and revokes the user's live sessions.
+   */
+  resetPassword(email: string, password: string): Promise<{ user: PresentedUser; sessions_revoked: number }>;
   /** Signs a user in: a short-lived JWT bound to a revocable session row. */
   createSession(body: SessionBody): Promise<Static<typeof Session>>;
   revokeSession(sessionId: string): Promise<void>;

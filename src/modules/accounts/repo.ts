@@ -95,6 +95,17 @@ export async function findUserIdByEmail(db: Queryable, email: string): Promise<s
   return row?.id;
 }
 
+/** Users, oldest first: of one account, or of every account. */
+export async function listUsers(db: Queryable, accountId?: string): Promise<UserRow[]> {
+  let q = db.selectFrom('users').select(['id', 'account_id', 'email', 'created_at']);
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  return q.orderBy('created_at').orderBy('id').execute();
+}
+
+export async function setPasswordHash(db: Queryable, id: string, passwordHash: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Sessions
 
@@ -105,6 +116,19 @@ export async function insertSession(db: Queryable, row: Insertable<SessionsTable
 /** Sets the session's `revoked_at` (again, if it was revoked already). */
 export async function markSessionRevoked(db: Queryable, id: string, now: Date): Promise<void> {
   await db.updateTable('sessions').set({ revoked_at: now }).where('id', '=', id).execute();
+}
+
+/** Revokes every live session of a user; answers their ids. */
+export async function revokeUserSessions(db: Queryable, userId: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('sessions')
+    .set({ revoked_at: now })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 export async function findSession(

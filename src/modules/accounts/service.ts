@@ -20,7 +20,10 @@ import {
   insertSession,
   insertUser,
   listAccounts,
+  listUsers,
   markSessionRevoked,
+  revokeUserSessions,
+  setPasswordHash,
   updateAccount,
 } from './repo.js';
 import { isEmailAddress } from '../../platform/validation.js';
@@ -193,6 +196,34 @@ export class AccountService implements AccountsApi {
         created_at: now.toISOString(),
       };
     });
+  }
+
+  async listUsers(accountId?: string): Promise<PresentedUser[]> {
+    if (accountId !== undefined) await this.getAccount(accountId);
+    const rows = await listUsers(this.db, accountId);
+    const names = await this.needs.principals.contacts(rows.map((u) => u.id));
+    return rows.map((u) => ({
+      id: u.id,
+      account_id: u.account_id,
+      email: u.email,
+      display_name: names.get(u.id)?.name ?? '',
+      created_at: new Date(u.created_at).toISOString(),
+    }));
+  }
+
+  async resetPassword(email: string, password: string) {
+    if (password.length < 10) throw new ValidationFailed({ password: 'must be at least 10 characters' });
+    const user = await findUserByEmail(this.db, email.trim());
+    if (!user) throw new NotFound(`No user signs in with ${email.trim()}`);
+    const passwordHash = await hashPassword(password);
+    const revoked = await this.db.transaction().execute(async (trx) => {
+      await setPasswordHash(trx, user.id, passwordHash);
+      const ids = await revokeUserSessions(trx, user.id, this.clock.now());
+      for (const id of ids) await announceRevocation(trx, `session:${id}`);
+      return ids;
+    });
+    for (const id of revoked) this.revocations.revoked(`session:${id}`);
+    return { user: await this.getUser(user.id), sessions_revoked: revoked.length };
   }
 
   /** Signs a user in: a short-lived JWT bound to a revocable session row. */
