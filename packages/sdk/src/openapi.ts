@@ -11976,6 +11976,7 @@ export interface operations {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
                      *         ],
+                     *         "sequence": 0,
                      *         "manage_url": "https://kairos.acme-physio.example/b/bm_Yk3xQ9vN2rT7wL5pZ8cF1hJ4dS6gA0mE"
                      *       }
                      *     }
@@ -12024,6 +12025,8 @@ export interface operations {
                             hosts: {
                                 display_name: string;
                             }[];
+                            /** @description The SEQUENCE of the booking's latest calendar invite: 0, one more with each change */
+                            sequence: number;
                             /** Format: uri */
                             manage_url?: string;
                         };
@@ -12404,6 +12407,7 @@ export interface operations {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
                      *         ],
+                     *         "sequence": 0,
                      *         "manage_url": "https://kairos.acme-physio.example/b/bm_Pq7rS2tU9vW4xY6zA1bC3dE5fG8hJ0kL"
                      *       }
                      *     }
@@ -12452,6 +12456,8 @@ export interface operations {
                             hosts: {
                                 display_name: string;
                             }[];
+                            /** @description The SEQUENCE of the booking's latest calendar invite: 0, one more with each change */
+                            sequence: number;
                             /** Format: uri */
                             manage_url?: string;
                         };
@@ -12624,7 +12630,8 @@ export interface operations {
                      *           {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "sequence": 0
                      *       }
                      *     }
                      */
@@ -12672,6 +12679,8 @@ export interface operations {
                             hosts: {
                                 display_name: string;
                             }[];
+                            /** @description The SEQUENCE of the booking's latest calendar invite: 0, one more with each change */
+                            sequence: number;
                             /** Format: uri */
                             manage_url?: string;
                         };
@@ -12813,7 +12822,8 @@ export interface operations {
                      *           {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "sequence": 1
                      *       }
                      *     }
                      */
@@ -12861,6 +12871,8 @@ export interface operations {
                             hosts: {
                                 display_name: string;
                             }[];
+                            /** @description The SEQUENCE of the booking's latest calendar invite: 0, one more with each change */
+                            sequence: number;
                             /** Format: uri */
                             manage_url?: string;
                         };
@@ -13033,7 +13045,8 @@ export interface operations {
                      *           {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "sequence": 1
                      *       }
                      *     }
                      */
@@ -13081,6 +13094,8 @@ export interface operations {
                             hosts: {
                                 display_name: string;
                             }[];
+                            /** @description The SEQUENCE of the booking's latest calendar invite: 0, one more with each change */
+                            sequence: number;
                             /** Format: uri */
                             manage_url?: string;
                         };

@@ -30,6 +30,8 @@ export function presentPublicBooking(b: BookingRow, title: string, hostNames: re
     status: b.status,
     title,
     hosts: hostNames.map((display_name) => ({ display_name })),
+    // The SEQUENCE of the booking's latest invite, for the page's "Add to calendar" file.
+    sequence: b.sequence,
     ...customerView(b),
     ...paymentAndLife(b),
   };

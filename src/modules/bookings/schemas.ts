@@ -239,6 +239,10 @@ export const PublicBooking = Type.Object({
   ...BookingFields,
   title: Type.String(),
   hosts: Type.Array(Type.Object({ display_name: Type.String() })),
+  sequence: Type.Integer({
+    minimum: 0,
+    description: "The SEQUENCE of the booking's latest calendar invite: 0, one more with each change",
+  }),
   manage_url: Type.Optional(Type.String({ format: 'uri' })),
 });
 export const PublicBookingAnswer = Type.Object({ booking: PublicBooking });

@@ -24,10 +24,11 @@ export interface PrincipalProfile extends PrincipalRef {
   schedule: Schedule;
 }
 
-/** A principal's display name and mail address (null: none). */
+/** A principal's display name, mail address (null: none) and the zone its mails speak (its schedule's). */
 export interface PrincipalContact {
   name: string;
   email: string | null;
+  timezone: string;
 }
 
 /** The principal row of a new account or user (hosts are created through the hosts routes). */

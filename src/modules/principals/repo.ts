@@ -130,12 +130,15 @@ async function changeLiveHost(
 export async function findContacts(
   db: Queryable,
   ids: readonly string[],
-): Promise<{ id: string; display_name: string; email: string | null }[]> {
+): Promise<{ id: string; display_name: string; email: string | null; timezone: string }[]> {
   if (ids.length === 0) return [];
+  // The zone a principal reads its mails in: its schedule's, else its own.
   return db
-    .selectFrom('principals')
-    .select(['id', 'display_name', 'email'])
-    .where('id', 'in', [...ids])
+    .selectFrom('principals as p')
+    .leftJoin('schedules as s', 's.principal_id', 'p.id')
+    .select(['p.id', 'p.display_name', 'p.email'])
+    .select(sql<string>`coalesce(s.timezone, p.timezone)`.as('timezone'))
+    .where('p.id', 'in', [...ids])
     .execute();
 }
 

@@ -120,7 +120,7 @@ export class ProposalMails {
     );
     const title = titleOf(l);
     return people.map((x) => {
-      const zone = c.pre.profiles.get(x.id)?.timezone ?? 'UTC';
+      const zone = c.pre.contacts.get(x.id)?.timezone ?? c.pre.profiles.get(x.id)?.timezone ?? 'UTC';
       const lines = [
         `Hello${x.name ? ` ${x.name}` : ''},`,
         '',
