@@ -25,7 +25,7 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
     "change an account's plan or its own limit (enterprise)",
   ],
   'users create': [
-    'users create --account ID --email E --password-stdin',
+    'users create --account ID --email E [--name N] --password-stdin',
     'create a user who can sign in (password read from stdin)',
   ],
   'keys create': [
@@ -338,6 +338,7 @@ async function run(
           accountId,
           email,
           password,
+          ...(values.name !== undefined ? { name: values.name } : {}),
         }),
       );
       print(json, { user }, `User ${user.email} (${user.id}) created in account ${user.account_id}`);

@@ -111,7 +111,7 @@ describe('kairos CLI', () => {
 
       const help = await runCli(['users', 'create', '--help'], env);
       expect(help.code).toBe(0);
-      expect(help.stdout).toContain('kairos users create --account ID --email E --password-stdin');
+      expect(help.stdout).toContain('kairos users create --account ID --email E [--name N] --password-stdin');
       expect(help.stdout).not.toContain('keys revoke');
       const mail = await runCli(['mail', '--help'], env);
       expect(mail.stdout).toContain('kairos mail list');

@@ -38,8 +38,11 @@ export interface AccountsApi {
     accountId: string;
     email: string;
     password: string;
-    displayName?: string;
+    /** The user's own name; without one, others see the account's name (never the e-mail). */
+    name?: string;
   }): Promise<PresentedUser>;
+  /** Sets a user's own name, which is also how others see the user from then on. */
+  renameUser(userId: string, name: string): Promise<PresentedUser>;
   /** Signs a user in: a short-lived JWT bound to a revocable session row. */
   createSession(body: SessionBody): Promise<Static<typeof Session>>;
   revokeSession(sessionId: string): Promise<void>;
@@ -54,5 +57,5 @@ export interface AccountsApi {
 
 export interface AccountsNeeds {
   apiKeys: Pick<ApiKeysApi, 'create' | 'planLimit'>;
-  principals: Pick<PrincipalsApi, 'insertPrincipal' | 'contacts'>;
+  principals: Pick<PrincipalsApi, 'insertPrincipal' | 'contacts' | 'renameUser'>;
 }

@@ -9,7 +9,7 @@
  * `bookingMailRenderer`; the others are written rendered.
  */
 import type { InviteSpec, MailIntent, MailMessage, MailRenderer, RenderedMail } from '../mail/api.js';
-import { describeTime, htmlBody } from '../../lib/mail-text.js';
+import { describeTime, htmlBody, publicName } from '../../lib/mail-text.js';
 import type { BookingRow } from './repo.js';
 
 export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';
@@ -133,12 +133,15 @@ function inviteOf(d: Omit<BookingMailData, 'for'>, zone: string | null): InviteS
     description: b.notes ?? null,
     url: null,
     timezone: zone ?? 'UTC',
+    // The customer reads these names: never an address as a name.
     organizer: organizerHost
-      ? { name: organizerHost.name, email: organizerHost.email as string }
+      ? { name: publicName(organizerHost.name), email: organizerHost.email as string }
       : { name: 'Kairos', email: d.fromAddress },
     attendees: [
       { name: b.customer_name, email: b.customer_email },
-      ...d.hosts.filter((h) => h.email !== null).map((h) => ({ name: h.name, email: h.email as string })),
+      ...d.hosts
+        .filter((h) => h.email !== null)
+        .map((h) => ({ name: publicName(h.name), email: h.email as string })),
     ],
   };
 }
@@ -160,7 +163,7 @@ export function renderBookingMail(d: BookingMailData): RenderedMail {
       '',
       `What: ${title}`,
       `When: ${describeTime(start, end, zone)}`,
-      `With: ${d.hosts.map((h) => h.name).join(', ')}`,
+      `With: ${d.hosts.map((h) => publicName(h.name)).join(', ')}`,
       ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
       ...(kind === 'cancellation' ? [] : ['', `View, reschedule or cancel: ${d.manageUrl}`]),
     ];

@@ -12,6 +12,7 @@ import ical, {
   ICalCalendarMethod,
   ICalEventStatus,
 } from 'ical-generator';
+import { publicName } from '../../lib/mail-text.js';
 import type { InviteSpec } from './api.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it matches
@@ -53,7 +54,11 @@ export function inviteCalendar(spec: InviteSpec, stamp: Date) {
     description: spec.description ?? null,
     url: spec.url ?? null,
     status: cancel ? ICalEventStatus.CANCELLED : ICalEventStatus.CONFIRMED,
-    organizer: { name: paramSafe(spec.organizer.name) ?? spec.organizer.email, email: spec.organizer.email },
+    // Its CN is a name, never the address (which is in its mailto: already).
+    organizer: {
+      name: paramSafe(publicName(spec.organizer.name, 'Organizer')) ?? 'Organizer',
+      email: spec.organizer.email,
+    },
     attendees: spec.attendees.map((a) => ({
       email: a.email,
       name: paramSafe(a.name) ?? null,

@@ -122,6 +122,16 @@ async function changeLiveHost(
     .executeTakeFirst();
 }
 
+/** Sets a user principal's display name. */
+export async function renameUser(db: Queryable, id: string, displayName: string): Promise<void> {
+  await db
+    .updateTable('principals')
+    .set({ display_name: displayName })
+    .where('id', '=', id)
+    .where('kind', '=', 'user')
+    .execute();
+}
+
 /**
  * Names and mail addresses of principals, deleted ones included. A user's principal row carries its
  * sign-in e-mail: the accounts module writes both rows with the same address in one transaction

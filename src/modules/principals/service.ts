@@ -209,6 +209,11 @@ export class PrincipalService implements PrincipalsApi {
     return (await repo.zoneOf(this.db, id)) || 'UTC';
   }
 
+  /** Sets the display name of a user's principal, in the caller's transaction (profiles hold no names). */
+  renameUser(trx: Tx, id: string, displayName: string): Promise<void> {
+    return repo.renameUser(trx, id, displayName);
+  }
+
   /** Inserts the principal row of a new account or user, in the caller's transaction. */
   insertPrincipal(trx: Tx, principal: NewPrincipal): Promise<void> {
     return repo.insertPrincipal(trx, principal);
