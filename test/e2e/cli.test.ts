@@ -159,6 +159,8 @@ describe('kairos CLI', () => {
           acc.account.id,
           '--email',
           'cli@example.com',
+          '--name',
+          'Cleo Li',
           '--password-stdin',
           '--json',
         ],
@@ -166,7 +168,7 @@ describe('kairos CLI', () => {
         'a long enough password\n',
       );
       expect(user.code, user.stderr).toBe(0);
-      expect(JSON.parse(user.stdout).user.email).toBe('cli@example.com');
+      expect(JSON.parse(user.stdout).user).toMatchObject({ email: 'cli@example.com', name: 'Cleo Li' });
       const login = await t.call('POST', '/v1/sessions', {
         body: { email: 'cli@example.com', password: 'a long enough password' },
       });
