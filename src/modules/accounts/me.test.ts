@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import * as m0023 from '../../db/migrations/0023_user_names.js';
 
@@ -66,8 +66,10 @@ describe('migration 0023_user_names', () => {
     });
     // As users without a name were written before it: the principal named by the e-mail.
     await sql`UPDATE principals SET display_name = email WHERE id = ${legacy.id}`.execute(t.ctx.db);
-    await m0023.down(t.ctx.db);
-    await m0023.up(t.ctx.db);
+    // Migrations are written against an untyped database (they run before the tables' types hold).
+    const untyped = t.ctx.db as unknown as Kysely<unknown>;
+    await m0023.down(untyped);
+    await m0023.up(untyped);
     await sql`UPDATE users SET name = 'Nora Named' WHERE id = ${named.id}`.execute(t.ctx.db);
     const contacts = await t.ctx.modules.principals.contacts([legacy.id, named.id]);
     expect(contacts.get(legacy.id)?.name).toBe('Legacy Ltd');

@@ -263,6 +263,7 @@ export class ProposalEffects {
             c.pre.contacts.get(original.id)?.name ?? '',
             c.counterToken!,
             `principal ${original.id}`,
+            c.pre.contacts.get(original.id)?.timezone,
           ),
         ]);
         return;

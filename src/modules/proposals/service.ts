@@ -124,6 +124,7 @@ export class ProposalService implements ProposalsApi {
                 t.name,
                 t.token,
                 `principal ${t.principalId}`,
+                contacts.get(t.principalId)?.timezone,
               ),
         ),
       );
