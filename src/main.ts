@@ -24,8 +24,8 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
     "change an account's plan or its own limit (enterprise)",
   ],
   'users create': [
-    'users create --account ID --email E --password-stdin',
-    'create a user who can sign in to the console (password read from stdin)',
+    'users create --account ID --email E [--name N] --password-stdin',
+    'create a user who can sign in (password read from stdin)',
   ],
   'users list': ['users list [--account ID]', "every user (or the account's): id, account, e-mail"],
   'users reset-password': [
@@ -365,6 +365,7 @@ async function run(
           accountId,
           email,
           password,
+          ...(values.name !== undefined ? { name: values.name } : {}),
         }),
       );
       print(json, { user }, `User ${user.email} (${user.id}) created in account ${user.account_id}`);

@@ -1,7 +1,8 @@
 /**
  * How every module's mails write things (docs/api.md#e-mail-and-pages): times ("Monday, 1 June 2026 at
- * 09:00 – 09:30 (UTC)", in the reader's zone when known, else UTC), the simple HTML body made from the
- * plain-text lines, and the address in MAIL_FROM. Pure: the mail module sends what modules compose.
+ * 09:00 – 09:30 (UTC)", in the reader's zone when known, else UTC), people's names where the public
+ * reads them (never an address), the simple HTML body made from the plain-text lines, and the address
+ * in MAIL_FROM. Pure: the mail module sends what modules compose.
  */
 
 /** Formatters per zone: making one costs ~0.2 ms, using one ~2 µs (a booking mails several times). */
@@ -33,6 +34,18 @@ export function describeTime(start: Date, end: Date | null, zone: string | null)
   const tz = zone ?? 'UTC';
   const f = formattersFor(tz);
   return `${f.start.format(start)}${end ? ` – ${f.end.format(end)}` : ''} (${tz})`;
+}
+
+/** An e-mail address anywhere in a text. */
+const ADDRESS_IN_TEXT = /[^\s@<>"',;]+@[^\s@<>"',;]+/;
+
+/**
+ * A person's name where anyone may read it — public pages, `/v1/public/*` answers, customers' mails
+ * and invites: never an e-mail address. A name that is empty or holds an address gives `fallback`.
+ */
+export function publicName(name: string | null | undefined, fallback = 'Your host'): string {
+  const n = (name ?? '').trim();
+  return n === '' || ADDRESS_IN_TEXT.test(n) ? fallback : n;
 }
 
 /** The address in `MAIL_FROM` (`a@b` out of `Name <a@b>`): who organizes an invite when nobody else can. */

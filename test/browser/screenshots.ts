@@ -98,7 +98,7 @@ async function user(name: string, email: string, calendar: boolean): Promise<{ i
     accountId: acc.account.id,
     email,
     password: 'correct horse battery',
-    displayName: name,
+    name,
   });
   const { session } = await call('POST', '/v1/sessions', null, { email, password: 'correct horse battery' });
   if (calendar) await call('POST', '/v1/calendars/ics', session.token, { url: feedUrl });

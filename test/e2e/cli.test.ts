@@ -115,7 +115,7 @@ describe('kairos CLI', () => {
 
       const help = await runCli(['users', 'create', '--help'], env);
       expect(help.code).toBe(0);
-      expect(help.stdout).toContain('kairos users create --account ID --email E --password-stdin');
+      expect(help.stdout).toContain('kairos users create --account ID --email E [--name N] --password-stdin');
       expect(help.stdout).not.toContain('keys revoke');
       const users = await runCli(['users', '--help'], env);
       expect(users.stdout).toContain('kairos users list [--account ID]');
@@ -170,6 +170,8 @@ describe('kairos CLI', () => {
           acc.account.id,
           '--email',
           'cli@example.com',
+          '--name',
+          'Cleo Li',
           '--password-stdin',
           '--json',
         ],
@@ -177,7 +179,7 @@ describe('kairos CLI', () => {
         'a long enough password\n',
       );
       expect(user.code, user.stderr).toBe(0);
-      expect(JSON.parse(user.stdout).user.email).toBe('cli@example.com');
+      expect(JSON.parse(user.stdout).user).toMatchObject({ email: 'cli@example.com', name: 'Cleo Li' });
       const login = await t.call('POST', '/v1/sessions', {
         body: { email: 'cli@example.com', password: 'a long enough password' },
       });

@@ -168,7 +168,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the signed-in user's own name (how others see the user)
+         * @description A user session only: an API key has no user to name (403). The name is what booking pages, mails and other people's network lists show for the user.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/v1/webhooks": {
@@ -1713,6 +1717,9 @@ export interface components {
             account_id: string;
             /** @description e-mail address (something@domain.tld) */
             email: string;
+            /** @description The user's own name (PATCH /v1/me); null until given */
+            name: string | null;
+            /** @description How others see the user: its name, else its account's name (never its e-mail) */
             display_name: string;
             /**
              * Format: date-time
@@ -2204,6 +2211,8 @@ export interface components {
             hosts: {
                 display_name: string;
             }[];
+            /** @description The SEQUENCE of the booking's latest calendar invite: 0, one more with each change */
+            sequence: number;
             /** Format: uri */
             manage_url?: string;
         };
@@ -4793,6 +4802,7 @@ export interface operations {
                      *           "id": "0190a4b9-0c1d-7e2f-9a3b-4c5d6e7f8a9b",
                      *           "account_id": "0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d",
                      *           "email": "ops@acme-physio.example",
+                     *           "name": "Jordan Ops",
                      *           "display_name": "Jordan Ops",
                      *           "created_at": "2054-05-28T10:05:40.002Z"
                      *         }
@@ -5147,6 +5157,199 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (`retry_after`, Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Jordan Ops"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The signed-in user's own name */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The caller, with the new name */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "principal_id": "0190a4b9-0c1d-7e2f-9a3b-4c5d6e7f8a9b",
+                     *       "credential": "session",
+                     *       "account": {
+                     *         "id": "0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d",
+                     *         "name": "Acme Physiotherapy",
+                     *         "plan": "premium",
+                     *         "rate_limit_per_hour": 1000,
+                     *         "created_at": "2054-05-28T10:02:11.417Z"
+                     *       },
+                     *       "key_id": null,
+                     *       "scopes": [
+                     *         "read",
+                     *         "write"
+                     *       ],
+                     *       "user": {
+                     *         "id": "0190a4b9-0c1d-7e2f-9a3b-4c5d6e7f8a9b",
+                     *         "account_id": "0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d",
+                     *         "email": "ops@acme-physio.example",
+                     *         "name": "Jordan Ops",
+                     *         "display_name": "Jordan Ops",
+                     *         "created_at": "2054-05-28T10:05:40.002Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description UUID
+                         */
+                        principal_id: string;
+                        /** @enum {string} */
+                        credential: "secret" | "publishable" | "session";
+                        account: components["schemas"]["Account"];
+                        key_id: string | null;
+                        scopes: string[];
+                        user: components["schemas"]["User"] | null;
+                    };
+                };
+            };
+            /** @description Validation error (problem+json, `errors` maps fields to messages) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
@@ -13574,6 +13777,7 @@ export interface operations {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
                      *         ],
+                     *         "sequence": 0,
                      *         "manage_url": "https://kairos.acme-physio.example/b/bm_Yk3xQ9vN2rT7wL5pZ8cF1hJ4dS6gA0mE"
                      *       }
                      *     }
@@ -14074,6 +14278,7 @@ export interface operations {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
                      *         ],
+                     *         "sequence": 0,
                      *         "manage_url": "https://kairos.acme-physio.example/b/bm_Pq7rS2tU9vW4xY6zA1bC3dE5fG8hJ0kL"
                      *       }
                      *     }
@@ -14304,7 +14509,8 @@ export interface operations {
                      *           {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "sequence": 0
                      *       }
                      *     }
                      */
@@ -14483,7 +14689,8 @@ export interface operations {
                      *           {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "sequence": 1
                      *       }
                      *     }
                      */
@@ -14702,7 +14909,8 @@ export interface operations {
                      *           {
                      *             "display_name": "Dr. Maya Chen"
                      *           }
-                     *         ]
+                     *         ],
+                     *         "sequence": 1
                      *       }
                      *     }
                      */

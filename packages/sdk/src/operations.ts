@@ -17,6 +17,7 @@ export const operations = {
   createSession: ['POST', '/v1/sessions', 'b'],
   deleteCurrentSession: ['DELETE', '/v1/sessions/current', ''],
   getMe: ['GET', '/v1/me', ''],
+  updateMe: ['PATCH', '/v1/me', 'b'],
   createWebhook: ['POST', '/v1/webhooks', 'bi'],
   listWebhooks: ['GET', '/v1/webhooks', 'qp'],
   getWebhook: ['GET', '/v1/webhooks/{id}', ''],

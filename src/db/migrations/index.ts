@@ -21,6 +21,7 @@ import * as m0019 from './0019_notify_after_commit.js';
 import * as m0020 from './0020_booking_length.js';
 import * as m0021 from './0021_waitlist_waiting.js';
 import * as m0022 from './0022_waitlist_window_ended.js';
+import * as m0023 from './0023_user_names.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0020_booking_length': m0020,
   '0021_waitlist_waiting': m0021,
   '0022_waitlist_window_ended': m0022,
+  '0023_user_names': m0023,
 };

@@ -38,7 +38,8 @@ export interface AccountsApi {
     accountId: string;
     email: string;
     password: string;
-    displayName?: string;
+    /** The user's own name; without one, others see the account's name (never the e-mail). */
+    name?: string;
   }): Promise<PresentedUser>;
   /** Users, oldest first: of one account (which must exist), or of every account (operators). */
   listUsers(accountId?: string): Promise<PresentedUser[]>;
@@ -47,6 +48,8 @@ export interface AccountsApi {
    * and revokes the user's live sessions.
    */
   resetPassword(email: string, password: string): Promise<{ user: PresentedUser; sessions_revoked: number }>;
+  /** Sets a user's own name, which is also how others see the user from then on. */
+  renameUser(userId: string, name: string): Promise<PresentedUser>;
   /** Signs a user in: a short-lived JWT bound to a revocable session row. */
   createSession(body: SessionBody): Promise<Static<typeof Session>>;
   revokeSession(sessionId: string): Promise<void>;
@@ -61,5 +64,5 @@ export interface AccountsApi {
 
 export interface AccountsNeeds {
   apiKeys: Pick<ApiKeysApi, 'create' | 'planLimit'>;
-  principals: Pick<PrincipalsApi, 'insertPrincipal' | 'contacts'>;
+  principals: Pick<PrincipalsApi, 'insertPrincipal' | 'contacts' | 'renameUser'>;
 }

@@ -16,6 +16,7 @@ export interface UserRow {
   id: string;
   account_id: string;
   email: string;
+  name: string | null;
   created_at: Date;
 }
 
@@ -66,7 +67,7 @@ export async function findUserByEmail(
 ): Promise<(UserRow & { password_hash: string }) | undefined> {
   return db
     .selectFrom('users')
-    .select(['id', 'account_id', 'email', 'password_hash', 'created_at'])
+    .select(['id', 'account_id', 'email', 'name', 'password_hash', 'created_at'])
     .where(sql`lower(email)`, '=', email.toLowerCase())
     .executeTakeFirst();
 }
@@ -74,9 +75,15 @@ export async function findUserByEmail(
 export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
   return db
     .selectFrom('users')
-    .select(['id', 'account_id', 'email', 'created_at'])
+    .select(['id', 'account_id', 'email', 'name', 'created_at'])
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** Sets a user's own name; false when there is no such user. */
+export async function setUserName(db: Queryable, id: string, name: string): Promise<boolean> {
+  const r = await db.updateTable('users').set({ name }).where('id', '=', id).executeTakeFirst();
+  return r.numUpdatedRows > 0n;
 }
 
 /** A user's sign-in e-mail, or undefined. */
@@ -97,7 +104,7 @@ export async function findUserIdByEmail(db: Queryable, email: string): Promise<s
 
 /** Users, oldest first: of one account, or of every account. */
 export async function listUsers(db: Queryable, accountId?: string): Promise<UserRow[]> {
-  let q = db.selectFrom('users').select(['id', 'account_id', 'email', 'created_at']);
+  let q = db.selectFrom('users').select(['id', 'account_id', 'email', 'name', 'created_at']);
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
   return q.orderBy('created_at').orderBy('id').execute();
 }

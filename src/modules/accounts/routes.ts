@@ -3,7 +3,7 @@ import { actorOf } from '../../platform/actor.js';
 import { Forbidden } from '../../platform/errors.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { wrap } from '../../platform/schemas.js';
-import { Me, Session, SessionBody } from './schemas.js';
+import { Me, Session, SessionBody, UpdateMeBody } from './schemas.js';
 import type { TypedApp } from '../../platform/routes.js';
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
@@ -18,6 +18,7 @@ const USER = {
   id: '0190a4b9-0c1d-7e2f-9a3b-4c5d6e7f8a9b',
   account_id: ACCOUNT.id,
   email: 'ops@acme-physio.example',
+  name: 'Jordan Ops',
   display_name: 'Jordan Ops',
   created_at: '2054-05-28T10:05:40.002Z',
 };
@@ -107,6 +108,48 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
         key_id: c.keyId,
         scopes: c.scopes,
         user: c.userId ? await accounts.getUser(c.userId) : null,
+      };
+    },
+  );
+
+  app.patch(
+    '/v1/me',
+    {
+      config: { access: 'private' },
+      schema: {
+        operationId: 'updateMe',
+        tags: ['Sessions'],
+        summary: "Change the signed-in user's own name (how others see the user)",
+        description:
+          'A user session only: an API key has no user to name (403). The name is what booking pages, ' +
+          "mails and other people's network lists show for the user.",
+        body: withExample(UpdateMeBody, { name: 'Jordan Ops' }),
+        response: {
+          200: answer('The caller, with the new name', Me, {
+            principal_id: USER.id,
+            credential: 'session',
+            account: ACCOUNT,
+            key_id: null,
+            scopes: ['read', 'write'],
+            user: USER,
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const c = request.caller;
+      if (c.kind !== 'session' || !c.userId)
+        throw new Forbidden('This endpoint requires a user session token');
+      const actor = actorOf(c);
+      const user = await accounts.renameUser(c.userId, request.body.name);
+      const account = c.account ?? (await accounts.getAccount(actor.accountId));
+      return {
+        principal_id: actor.principalId,
+        credential: 'session' as const,
+        account,
+        key_id: c.keyId,
+        scopes: c.scopes,
+        user,
       };
     },
   );

@@ -8,7 +8,12 @@ export const User = named(
     id: Uuid,
     account_id: Uuid,
     email: EmailAddress,
-    display_name: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()], {
+      description: "The user's own name (PATCH /v1/me); null until given",
+    }),
+    display_name: Type.String({
+      description: "How others see the user: its name, else its account's name (never its e-mail)",
+    }),
     created_at: Timestamp,
   }),
 );
@@ -46,3 +51,7 @@ export const Me = Type.Object({
   user: Type.Union([User, Type.Null()]),
 });
 export type SessionBody = Static<typeof SessionBody>;
+export const UpdateMeBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200, description: "The signed-in user's own name" }) },
+  { additionalProperties: false },
+);

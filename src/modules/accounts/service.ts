@@ -24,6 +24,7 @@ import {
   markSessionRevoked,
   revokeUserSessions,
   setPasswordHash,
+  setUserName,
   updateAccount,
 } from './repo.js';
 import { isEmailAddress } from '../../platform/validation.js';
@@ -155,18 +156,24 @@ export class AccountService implements AccountsApi {
     return (await this.needs.principals.contacts([userId])).get(userId)?.name ?? '';
   }
 
+  /**
+   * A user: its sign-in e-mail and its own name. Without a name, others see the account's name — never
+   * the e-mail, which public pages and customers' mails must not show.
+   */
   async createUser(input: {
     accountId: string;
     email: string;
     password: string;
-    displayName?: string;
+    name?: string;
   }): Promise<PresentedUser> {
     const errors: Record<string, string> = {};
     const email = input.email.trim();
     if (!isEmailAddress(email)) errors.email = 'must be a valid e-mail address';
     if (input.password.length < 10) errors.password = 'must be at least 10 characters';
+    const name = input.name === undefined ? null : userName(input.name, errors);
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
-    await this.getAccount(input.accountId);
+    const account = await this.getAccount(input.accountId);
+    const displayName = name ?? account.name;
     const passwordHash = await hashPassword(input.password);
     return this.db.transaction().execute(async (trx) => {
       if (await emailTaken(trx, email)) throw new Conflict('A user with this e-mail already exists');
@@ -176,7 +183,7 @@ export class AccountService implements AccountsApi {
         id,
         kind: 'user',
         account_id: input.accountId,
-        display_name: input.displayName ?? email,
+        display_name: displayName,
         email,
         timezone: 'UTC',
         created_at: now,
@@ -185,6 +192,7 @@ export class AccountService implements AccountsApi {
         id,
         account_id: input.accountId,
         email,
+        name,
         password_hash: passwordHash,
         created_at: now,
       });
@@ -192,7 +200,8 @@ export class AccountService implements AccountsApi {
         id,
         account_id: input.accountId,
         email,
-        display_name: input.displayName ?? email,
+        name,
+        display_name: displayName,
         created_at: now.toISOString(),
       };
     });
@@ -206,6 +215,7 @@ export class AccountService implements AccountsApi {
       id: u.id,
       account_id: u.account_id,
       email: u.email,
+      name: u.name,
       display_name: names.get(u.id)?.name ?? '',
       created_at: new Date(u.created_at).toISOString(),
     }));
@@ -224,6 +234,18 @@ export class AccountService implements AccountsApi {
     });
     for (const id of revoked) this.revocations.revoked(`session:${id}`);
     return { user: await this.getUser(user.id), sessions_revoked: revoked.length };
+  }
+
+  /** Sets a user's own name, and so how others see it (its principal's display name), in one transaction. */
+  async renameUser(userId: string, raw: string): Promise<PresentedUser> {
+    const errors: Record<string, string> = {};
+    const name = userName(raw, errors);
+    if (Object.keys(errors).length) throw new ValidationFailed(errors);
+    await this.db.transaction().execute(async (trx) => {
+      if (!(await setUserName(trx, userId, name))) throw new NotFound('No user with this id');
+      await this.needs.principals.renameUser(trx, userId, name);
+    });
+    return this.getUser(userId);
   }
 
   /** Signs a user in: a short-lived JWT bound to a revocable session row. */
@@ -255,6 +277,7 @@ export class AccountService implements AccountsApi {
         id: user.id,
         account_id: user.account_id,
         email: user.email,
+        name: user.name,
         display_name: await this.displayName(user.id),
         created_at: new Date(user.created_at).toISOString(),
       },
@@ -283,6 +306,7 @@ export class AccountService implements AccountsApi {
       id: u.id,
       account_id: u.account_id,
       email: u.email,
+      name: u.name,
       display_name: await this.displayName(u.id),
       created_at: new Date(u.created_at).toISOString(),
     };
@@ -303,4 +327,13 @@ export class AccountService implements AccountsApi {
       a && { plan: a.plan, rateLimitPerHour: a.rate_limit_per_hour, name: a.name, createdAt: a.created_at }
     );
   }
+}
+
+/** A user's name as given: trimmed, not empty, at most 200 characters, and not an e-mail address. */
+function userName(raw: string, errors: Record<string, string>): string {
+  const name = raw.trim();
+  if (!name) errors.name = 'must not be empty';
+  else if (name.length > 200) errors.name = 'must be at most 200 characters';
+  else if (isEmailAddress(name)) errors.name = 'must be a name, not an e-mail address';
+  return name;
 }

@@ -1,4 +1,4 @@
-/** Table types of the accounts module (migration 0001_platform), merged into the database type. */
+/** Table types of the accounts module (migrations 0001_platform, 0023_user_names), merged into the database type. */
 import type { Timestamp } from '../../db/types.js';
 
 export interface AccountsTable {
@@ -13,6 +13,8 @@ export interface UsersTable {
   id: string;
   account_id: string;
   email: string;
+  /** The user's own name (migration 0023); null until given. */
+  name: string | null;
   password_hash: string;
   created_at: Timestamp;
 }

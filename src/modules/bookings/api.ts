@@ -37,13 +37,24 @@ export interface BookingsNeeds {
 }
 
 /** The bookings an accepted proposal makes (docs/design.md#proposals-and-polls). */
+/** Whom a meeting's booking is with, as its customer fields show it. */
+export interface MeetingCustomer {
+  name: string;
+  email: string;
+  timezone: string | null;
+}
+
 export interface MeetingBookingInput {
   proposalId: string;
   /** Everyone the meeting occupies, each booked in their own account. */
   principals: readonly PrincipalProfile[];
   slot: Interval;
-  /** Who arranged it (the requester), shown as each booking's customer. */
-  customer: { name: string; email: string; timezone: string | null };
+  /**
+   * Each booking's customer, by the principal booked: the other side of the meeting (the requester's
+   * booking: its participants or the poll's voters; a participant's: the requester). Every principal
+   * of `principals` has one.
+   */
+  customers: ReadonlyMap<string, MeetingCustomer>;
   notes: string | null;
   metadata: Record<string, string>;
   /** What the bookings are called: the proposal's title, or a name made from its parties (`meetingTitle`). */

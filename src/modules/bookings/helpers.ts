@@ -83,7 +83,13 @@ export function contactOf(
   calendarWritten: ReadonlySet<string> = new Set(),
 ): Contact {
   const c = contacts.get(id);
-  return { id, name: c?.name ?? '', email: c?.email ?? null, calendarWritten: calendarWritten.has(id) };
+  return {
+    id,
+    name: c?.name ?? '',
+    email: c?.email ?? null,
+    timezone: c?.timezone ?? null,
+    calendarWritten: calendarWritten.has(id),
+  };
 }
 
 /** The occupancy of host `h` for a booking at `slot`: the slot padded with the host's buffers. */

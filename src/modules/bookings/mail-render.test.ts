@@ -111,6 +111,7 @@ describe('booking mails rendered at send', () => {
         id: h,
         name: contacts.get(h)?.name ?? '',
         email: contacts.get(h)?.email ?? null,
+        timezone: contacts.get(h)?.timezone ?? null,
       })),
       manageUrl: booking.manage_url,
       fromAddress: addressOf(MAIL_FROM),

@@ -9,7 +9,7 @@
  * `bookingMailRenderer`; the others are written rendered.
  */
 import type { InviteSpec, MailIntent, MailMessage, MailRenderer, RenderedMail } from '../mail/api.js';
-import { describeTime, htmlBody } from '../../lib/mail-text.js';
+import { describeTime, htmlBody, publicName } from '../../lib/mail-text.js';
 import type { BookingRow } from './repo.js';
 
 export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';
@@ -19,6 +19,8 @@ export interface Contact {
   id: string;
   name: string;
   email: string | null;
+  /** The zone the host reads its mails in (its schedule's); absent in mails written before it was kept: UTC. */
+  timezone?: string | null;
   /**
    * Kairos writes the booking into this host's own calendar (calendar write-through): their mail
    * carries no invite, which their mail client would add as a second event.
@@ -100,6 +102,7 @@ function snapshotOf(input: BookingMailInput): Omit<BookingMailData, 'for'> {
       id: h.id,
       name: h.name,
       email: h.email,
+      timezone: h.timezone ?? null,
       ...(h.calendarWritten ? { calendarWritten: true } : {}),
     })),
     manageUrl: input.manageUrl,
@@ -107,8 +110,17 @@ function snapshotOf(input: BookingMailInput): Omit<BookingMailData, 'for'> {
   };
 }
 
-/** The invite every recipient's mail carries (a host whose calendar Kairos writes gets none). */
-function inviteOf(d: Omit<BookingMailData, 'for'>): InviteSpec {
+/**
+ * The zone a recipient reads the booking in: a host its own (its schedule's), the customer theirs,
+ * else the zone of the host the booking is attributed to (the first).
+ */
+function zoneFor(d: Omit<BookingMailData, 'for'>, recipient: BookingMailData['for']): string | null {
+  if (recipient !== 'customer') return d.hosts[recipient]?.timezone ?? null;
+  return d.booking.customer_timezone ?? d.hosts[0]?.timezone ?? null;
+}
+
+/** The invite every recipient's mail carries (a host whose calendar Kairos writes gets none), in `zone`. */
+function inviteOf(d: Omit<BookingMailData, 'for'>, zone: string | null): InviteSpec {
   const b = d.booking;
   const organizerHost = d.hosts.find((h) => h.email !== null);
   return {
@@ -120,13 +132,16 @@ function inviteOf(d: Omit<BookingMailData, 'for'>): InviteSpec {
     summary: d.title,
     description: b.notes ?? null,
     url: null,
-    timezone: b.customer_timezone,
+    timezone: zone ?? 'UTC',
+    // The customer reads these names: never an address as a name.
     organizer: organizerHost
-      ? { name: organizerHost.name, email: organizerHost.email as string }
+      ? { name: publicName(organizerHost.name), email: organizerHost.email as string }
       : { name: 'Kairos', email: d.fromAddress },
     attendees: [
       { name: b.customer_name, email: b.customer_email },
-      ...d.hosts.filter((h) => h.email !== null).map((h) => ({ name: h.name, email: h.email as string })),
+      ...d.hosts
+        .filter((h) => h.email !== null)
+        .map((h) => ({ name: publicName(h.name), email: h.email as string })),
     ],
   };
 }
@@ -139,6 +154,7 @@ export function renderBookingMail(d: BookingMailData): RenderedMail {
   const { booking: b, kind, title } = d;
   const start = new Date(b.start);
   const end = new Date(b.end);
+  const zone = zoneFor(d, d.for);
   if (d.for === 'customer') {
     const lines = [
       `Hello ${b.customer_name},`,
@@ -146,15 +162,15 @@ export function renderBookingMail(d: BookingMailData): RenderedMail {
       LEADS[kind],
       '',
       `What: ${title}`,
-      `When: ${describeTime(start, end, b.customer_timezone)}`,
-      `With: ${d.hosts.map((h) => h.name).join(', ')}`,
+      `When: ${describeTime(start, end, zone)}`,
+      `With: ${d.hosts.map((h) => publicName(h.name)).join(', ')}`,
       ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
       ...(kind === 'cancellation' ? [] : ['', `View, reschedule or cancel: ${d.manageUrl}`]),
     ];
     return {
       text: lines.join('\n'),
       html: htmlBody(lines, kind === 'cancellation' ? null : d.manageUrl),
-      invite: inviteOf(d),
+      invite: inviteOf(d, zone),
     };
   }
   const h = d.hosts[d.for];
@@ -164,7 +180,7 @@ export function renderBookingMail(d: BookingMailData): RenderedMail {
     '',
     `${kind === 'confirmation' ? 'New booking' : kind === 'reschedule' ? 'Booking rescheduled' : 'Booking cancelled'}: ${title}`,
     '',
-    `When: ${describeTime(start, end, null)}`,
+    `When: ${describeTime(start, end, zone)}`,
     `Customer: ${b.customer_name} <${b.customer_email}>`,
     ...(b.notes ? [`Notes: ${b.notes}`] : []),
     ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
@@ -176,7 +192,7 @@ export function renderBookingMail(d: BookingMailData): RenderedMail {
   return {
     text: lines.join('\n'),
     html: htmlBody(lines, null),
-    invite: h.calendarWritten ? null : inviteOf(d),
+    invite: h.calendarWritten ? null : inviteOf(d, zone),
   };
 }
 
@@ -263,6 +279,8 @@ export interface OfferMailInput {
   end: Date;
   expiresAt: Date;
   claimUrl: string;
+  /** The zone the offer's time is written in (named in the mail). */
+  timezone: string;
 }
 
 export function offerMail(o: OfferMailInput): MailMessage {
@@ -270,7 +288,7 @@ export function offerMail(o: OfferMailInput): MailMessage {
     `Hello ${o.name},`,
     '',
     `A time you were waiting for is free: ${o.title}`,
-    `When: ${describeTime(o.start, o.end, null)}`,
+    `When: ${describeTime(o.start, o.end, o.timezone)}`,
     '',
     `It is held for you until ${o.expiresAt.toISOString()}. Claim it: ${o.claimUrl}`,
   ];

@@ -37,7 +37,9 @@ export async function bookMeeting(
   const rows = m.principals.map((p) => {
     const id = prefixedId('booking', now.getTime());
     const nonce = newManageNonce();
-    return { p, id, nonce, token: manageToken(deps.linkKey, id, nonce) };
+    const customer = m.customers.get(p.id);
+    if (!customer) throw new Error(`meeting booking: no customer for principal ${p.id}`);
+    return { p, id, nonce, token: manageToken(deps.linkKey, id, nonce), customer };
   });
   await repo.insertOccupancy(
     trx,
@@ -55,9 +57,9 @@ export async function bookMeeting(
       status: 'confirmed' as const,
       start_time: new Date(m.slot.start),
       end_time: new Date(m.slot.end),
-      customer_email: m.customer.email,
-      customer_name: m.customer.name,
-      customer_timezone: m.customer.timezone,
+      customer_email: r.customer.email,
+      customer_name: r.customer.name,
+      customer_timezone: r.customer.timezone,
       notes: m.notes,
       answers: '{}',
       metadata: JSON.stringify(m.metadata),

@@ -1,4 +1,5 @@
 /** How bookings and waitlist entries look on the wire (docs/api.md#bookings, #waitlist). */
+import { publicName } from '../../lib/mail-text.js';
 import type { BookingRow, WaitlistRow } from './repo.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
@@ -30,6 +31,8 @@ export function presentPublicBooking(b: BookingRow, title: string, hostNames: re
     status: b.status,
     title,
     hosts: hostNames.map((display_name) => ({ display_name })),
+    // The SEQUENCE of the booking's latest invite, for the page's "Add to calendar" file.
+    sequence: b.sequence,
     ...customerView(b),
     ...paymentAndLife(b),
   };
@@ -98,7 +101,8 @@ export function presentEntry(e: WaitlistRow) {
 
 /** The title of a booking made without a link (docs/api.md#bookings): "Meeting with" its hosts' names. */
 export function meetingWith(names: readonly string[]): string {
-  const named = names.filter((n) => n.trim() !== '');
+  // A title is shown to the customer (page, mails): names only, never an address.
+  const named = names.filter((n) => n.trim() !== '').map((n) => publicName(n));
   if (named.length === 0) return 'Meeting';
   const list = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
   return `Meeting with ${list}`;

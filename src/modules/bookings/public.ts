@@ -8,6 +8,7 @@ import type { Interval } from '../../lib/intervals.js';
 import { onGrid, slotInterval } from '../../lib/slots.js';
 import type { Caller } from '../../platform/auth.js';
 import { NotFound } from '../../platform/errors.js';
+import { publicName } from '../../lib/mail-text.js';
 import { Problems } from '../../platform/validation.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalProfile } from '../principals/api.js';
@@ -61,7 +62,7 @@ export class PublicBookings extends BookingWrites {
         description: link.description,
         duration_minutes: link.defaultDuration,
         durations: link.durations,
-        hosts: link.hostIds.map((id) => ({ display_name: contacts.get(id)?.name ?? '' })),
+        hosts: link.hostIds.map((id) => ({ display_name: publicName(contacts.get(id)?.name) })),
         questions: link.questions,
         price_amount: link.priceAmount,
         price_currency: link.priceCurrency,
@@ -183,7 +184,7 @@ export class PublicBookings extends BookingWrites {
     return presentPublicBooking(
       b,
       titleOf(b, link),
-      b.host_ids.map((h) => contacts.get(h)?.name ?? ''),
+      b.host_ids.map((h) => publicName(contacts.get(h)?.name)),
     );
   }
 }

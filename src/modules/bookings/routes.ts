@@ -83,6 +83,7 @@ const PUBLIC_BOOKING = {
   ...BOOKED,
   title: 'Physiotherapy assessment',
   hosts: [{ display_name: 'Dr. Maya Chen' }],
+  sequence: 0,
 };
 const CANCELLED = {
   status: 'cancelled' as const,
@@ -503,7 +504,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         body: withExample(CancelBody, { reason: 'Feeling better' }),
         response: {
           200: answer('The cancelled booking', PublicBookingAnswer, {
-            booking: { ...PUBLIC_BOOKING, ...CANCELLED },
+            booking: { ...PUBLIC_BOOKING, ...CANCELLED, sequence: 1 },
           }),
         },
       },
@@ -535,6 +536,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
           200: answer('The booking at its new time', PublicBookingAnswer, {
             booking: {
               ...PUBLIC_BOOKING,
+              sequence: 1,
               start_time: '2054-06-11T09:00:00.000Z',
               end_time: '2054-06-11T09:45:00.000Z',
               updated_at: '2054-06-09T08:30:00.000Z',

@@ -237,6 +237,10 @@ export const PublicBooking = named(
     ...BookingFields,
     title: Type.String(),
     hosts: Type.Array(Type.Object({ display_name: Type.String() })),
+    sequence: Type.Integer({
+      minimum: 0,
+      description: "The SEQUENCE of the booking's latest calendar invite: 0, one more with each change",
+    }),
     manage_url: Type.Optional(Type.String({ format: 'uri' })),
   }),
 );

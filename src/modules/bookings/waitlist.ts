@@ -316,6 +316,8 @@ export class WaitlistService {
         end,
         expiresAt,
         claimUrl: `${this.deps.config.baseUrl}/w/${token}`,
+        // The entry keeps no zone of its own: the time as the host it is attributed to reads it.
+        timezone: (profiles.get(freed.principal_id) ?? hosts[0]!).schedule.timezone,
       }),
     ]);
     return hosts.map((h) => h.id);

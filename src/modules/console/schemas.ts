@@ -9,6 +9,8 @@ export const SetupBody = Type.Object(
   {
     token: Type.String({ minLength: 20, maxLength: 200 }),
     account_name: Type.String({ minLength: 1, maxLength: 200 }),
+    /** The owner's own name (optional: without it, others see the account's name). */
+    name: Type.Optional(Type.String({ maxLength: 200 })),
     email: EmailAddress,
     password: Type.String({ minLength: 10, maxLength: 1024 }),
   },

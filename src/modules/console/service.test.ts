@@ -37,8 +37,11 @@ describe('console setup links', () => {
     await expect(service.completeSetup(body('x'.repeat(43)))).rejects.toMatchObject({ status: 410 });
     expect(await service.setupState(live)).toBe('valid');
 
-    const done = await service.completeSetup(body(live));
+    const done = await service.completeSetup({ ...body(live), name: 'Olive Owner' });
     expect(done.key).toMatch(/^svc_sk_/);
+    // The owner is named as the form said: how customers and the network see them.
+    const me = await (await t.call('GET', '/v1/me', { token: done.session.token })).json();
+    expect(me.user).toMatchObject({ name: 'Olive Owner', display_name: 'Olive Owner' });
     expect(await service.setupState(live)).toBe('used');
     // Once an account exists: no new link, and no second setup.
     expect(await service.setupLink()).toBeNull();

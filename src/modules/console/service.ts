@@ -98,6 +98,7 @@ export class ConsoleService {
       accountId: created.account.id,
       email: body.email,
       password: body.password,
+      ...(body.name?.trim() ? { name: body.name } : {}),
     });
     const session = await this.signIn({ email: body.email, password: body.password });
     return { session, key: created.api_key.key, keyPrefix: created.api_key.prefix };

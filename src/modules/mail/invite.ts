@@ -2,7 +2,9 @@
  * Calendar invites (iTIP, RFC 5546) as the text/calendar part of a mail, built with ical-generator.
  * One VEVENT per invite; its UID stays the same over a booking's life and its SEQUENCE rises with each
  * change, so calendar clients update (REQUEST) or remove (CANCEL) the one event they already have.
- * Instants are written in UTC; the display zone goes in X-WR-TIMEZONE.
+ * Instants are written in UTC; the reader's zone goes in X-WR-TIMEZONE, among the calendar's own
+ * properties before its event (clients that read it stop at the first component), and the text ends
+ * with CRLF as every content line must (RFC 5545 §3.1).
  */
 import ical, {
   ICalAttendeeRole,
@@ -10,6 +12,7 @@ import ical, {
   ICalCalendarMethod,
   ICalEventStatus,
 } from 'ical-generator';
+import { publicName } from '../../lib/mail-text.js';
 import type { InviteSpec } from './api.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it matches
@@ -27,7 +30,8 @@ function paramSafe(name: string | null | undefined): string | undefined {
 
 /**
  * The ical-generator calendar of `spec` and its one event. `buildInvite` writes its text; the test
- * compares that with `calendar.toString()`.
+ * compares that with `calendar.toString()` (which writes X-WR-TIMEZONE after the event and no CRLF
+ * after END:VCALENDAR: the two differences buildInvite makes on purpose).
  */
 export function inviteCalendar(spec: InviteSpec, stamp: Date) {
   if (!(spec.end.getTime() > spec.start.getTime())) throw new Error('invite: end must be after start');
@@ -50,7 +54,11 @@ export function inviteCalendar(spec: InviteSpec, stamp: Date) {
     description: spec.description ?? null,
     url: spec.url ?? null,
     status: cancel ? ICalEventStatus.CANCELLED : ICalEventStatus.CONFIRMED,
-    organizer: { name: paramSafe(spec.organizer.name) ?? spec.organizer.email, email: spec.organizer.email },
+    // Its CN is a name, never the address (which is in its mailto: already).
+    organizer: {
+      name: paramSafe(publicName(spec.organizer.name, 'Organizer')) ?? 'Organizer',
+      email: spec.organizer.email,
+    },
     attendees: spec.attendees.map((a) => ({
       email: a.email,
       name: paramSafe(a.name) ?? null,
@@ -66,13 +74,13 @@ export function inviteCalendar(spec: InviteSpec, stamp: Date) {
 export function buildInvite(spec: InviteSpec, opts: { stamp?: Date } = {}): string {
   const { event } = inviteCalendar(spec, opts.stamp ?? new Date());
   const cancel = spec.method === 'CANCEL';
-  // What `calendar.toString()` writes, with the same folding done cheaply (see `fold`); a test keeps
-  // the two equal.
+  // What `calendar.toString()` writes, with the same folding done cheaply (see `fold`), the zone
+  // before the event and a CRLF after the last line; a test keeps the two equal but for those.
   const unfolded =
     'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//kairos//kairos//EN\r\n' +
-    `METHOD:${cancel ? 'CANCEL' : 'REQUEST'}\r\n${event.toString()}` +
+    `METHOD:${cancel ? 'CANCEL' : 'REQUEST'}\r\n` +
     (spec.timezone ? `X-WR-TIMEZONE:${escapeText(spec.timezone)}\r\n` : '') +
-    'END:VCALENDAR';
+    `${event.toString()}END:VCALENDAR\r\n`;
   return fold(unfolded);
 }
 

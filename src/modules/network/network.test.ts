@@ -253,6 +253,13 @@ describe('the network', () => {
     expect(mine.connections).toEqual([
       expect.objectContaining({ principal_id: b.id, relationship_type: 'colleague', connected_at: T0 }),
     ]);
+    // Users who gave no name are listed by their account's name, never their e-mail; then by the name.
+    expect(mine.connections[0].display_name).toBe('Test account');
+    expect((await t.call('PATCH', '/v1/me', { token: b.token, body: { name: 'Bea Brown' } })).status).toBe(
+      200,
+    );
+    const renamed = await (await t.call('GET', '/v1/network', { token: a.token })).json();
+    expect(renamed.connections[0].display_name).toBe('Bea Brown');
     const theirs = await (await t.call('GET', '/v1/network', { token: b.token })).json();
     expect(theirs.connections.map((c: Json) => c.principal_id)).toEqual([a.id]);
     expect(await t.ctx.modules.network.mayPropose(a.id, b.id)).toBe(true);

@@ -8,6 +8,7 @@
  * `booking:propose` both ways and makes each readable to the other. Access is decided from the
  * database on every request: a revocation holds for the very next request in every process.
  */
+import { publicName } from '../../lib/mail-text.js';
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
@@ -401,7 +402,8 @@ export class NetworkService implements NetworkApi {
       });
       if (opts.sendEmail) {
         const inviterName =
-          (await this.needs.principals.contacts([inviter.id])).get(inviter.id)?.name ?? 'Someone';
+          // Read by someone outside the account: a name, never an address.
+          publicName((await this.needs.principals.contacts([inviter.id])).get(inviter.id)?.name, 'Someone');
         await this.needs.mail.enqueue(trx, [this.invitationMail(invitation, inviterName, token)]);
       }
       return { created: inserted, invitation: presentInvitation(invitation, nowMs) };

@@ -6,6 +6,7 @@
  * comes from the public API. The proposals module is built after this one: it answers the `/p/` page
  * through the `proposalLinks` extension point (pages/api.ts).
  */
+import { publicName } from '../../lib/mail-text.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { safeEqual } from '../../platform/crypto.js';
@@ -152,7 +153,7 @@ export class PageService implements PagesApi {
     return {
       kind: 'live',
       data: {
-        inviter_name: inviter?.name || 'Someone',
+        inviter_name: publicName(inviter?.name, 'Someone'),
         invitee_name: inv.inviteeName,
         invitee_email: inv.inviteeEmail,
         relationship_type: inv.relationshipType,

@@ -24,10 +24,11 @@ export interface PrincipalProfile extends PrincipalRef {
   schedule: Schedule;
 }
 
-/** A principal's display name and mail address (null: none). */
+/** A principal's display name, mail address (null: none) and the zone its mails speak (its schedule's). */
 export interface PrincipalContact {
   name: string;
   email: string | null;
+  timezone: string;
 }
 
 /** The principal row of a new account or user (hosts are created through the hosts routes). */
@@ -128,6 +129,8 @@ export interface PrincipalsApi {
    * or an account's contact e-mail, or null), keyed by id; deleted principals too. Not cached.
    */
   contacts(ids: readonly string[]): Promise<Map<string, PrincipalContact>>;
+  /** Sets the display name of a user's principal (the accounts module: a user's name), in `trx`. */
+  renameUser(trx: Tx, id: string, displayName: string): Promise<void>;
   /** Is `principalId` a live host of the account? */
   isManagedHost(accountId: string, principalId: string): Promise<boolean>;
   /** The zone a principal's floating and all-day calendar events are read in (also when deleted); UTC by default. */

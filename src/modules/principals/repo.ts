@@ -122,6 +122,16 @@ async function changeLiveHost(
     .executeTakeFirst();
 }
 
+/** Sets a user principal's display name. */
+export async function renameUser(db: Queryable, id: string, displayName: string): Promise<void> {
+  await db
+    .updateTable('principals')
+    .set({ display_name: displayName })
+    .where('id', '=', id)
+    .where('kind', '=', 'user')
+    .execute();
+}
+
 /**
  * Names and mail addresses of principals, deleted ones included. A user's principal row carries its
  * sign-in e-mail: the accounts module writes both rows with the same address in one transaction
@@ -130,12 +140,15 @@ async function changeLiveHost(
 export async function findContacts(
   db: Queryable,
   ids: readonly string[],
-): Promise<{ id: string; display_name: string; email: string | null }[]> {
+): Promise<{ id: string; display_name: string; email: string | null; timezone: string }[]> {
   if (ids.length === 0) return [];
+  // The zone a principal reads its mails in: its schedule's, else its own.
   return db
-    .selectFrom('principals')
-    .select(['id', 'display_name', 'email'])
-    .where('id', 'in', [...ids])
+    .selectFrom('principals as p')
+    .leftJoin('schedules as s', 's.principal_id', 'p.id')
+    .select(['p.id', 'p.display_name', 'p.email'])
+    .select(sql<string>`coalesce(s.timezone, p.timezone)`.as('timezone'))
+    .where('p.id', 'in', [...ids])
     .execute();
 }
 

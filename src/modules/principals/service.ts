@@ -164,7 +164,11 @@ export class PrincipalService implements PrincipalsApi {
     const contacts = new Map<string, Contact>();
     const profiles = new Map<string, PrincipalProfile>();
     for (const r of await repo.lockWithSchedules(trx, valid)) {
-      contacts.set(r.id, { name: r.display_name, email: r.email });
+      contacts.set(r.id, {
+        name: r.display_name,
+        email: r.email,
+        timezone: r.schedule?.timezone ?? r.timezone,
+      });
       if (r.deleted_at === null) profiles.set(r.id, profileOf(r));
     }
     return { profiles, contacts };
@@ -178,7 +182,7 @@ export class PrincipalService implements PrincipalsApi {
     const valid = [...new Set(ids.map((x) => x.toLowerCase()))].filter(isUuid);
     const out = new Map<string, Contact>();
     for (const r of await repo.findContacts(this.db, valid))
-      out.set(r.id, { name: r.display_name, email: r.email });
+      out.set(r.id, { name: r.display_name, email: r.email, timezone: r.timezone });
     return out;
   }
 
@@ -203,6 +207,11 @@ export class PrincipalService implements PrincipalsApi {
   /** The zone a principal's floating and all-day calendar events are read in (also when deleted); UTC by default. */
   async storedZoneOf(id: string): Promise<string> {
     return (await repo.zoneOf(this.db, id)) || 'UTC';
+  }
+
+  /** Sets the display name of a user's principal, in the caller's transaction (profiles hold no names). */
+  renameUser(trx: Tx, id: string, displayName: string): Promise<void> {
+    return repo.renameUser(trx, id, displayName);
   }
 
   /** Inserts the principal row of a new account or user, in the caller's transaction. */

@@ -11,7 +11,7 @@ import { type Effect, pollWinner, type Transition } from '../../lib/proposals.js
 import type { Clock } from '../../platform/clock.js';
 import { Conflict } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
-import { addressOf } from '../../lib/mail-text.js';
+import { addressOf, publicName } from '../../lib/mail-text.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { ProposalsNeeds } from './api.js';
 import { DEFAULT_HOURS, HOUR } from './input.js';
@@ -177,16 +177,11 @@ export class ProposalEffects {
           const prof = c.pre.profiles.get(id);
           return prof ? [prof] : [];
         });
-        const requester = c.pre.contacts.get(l.p.requester_id);
         const input = {
           proposalId: l.p.id,
           principals,
           slot: { start: slot.start_time.getTime(), end: slot.end_time.getTime() },
-          customer: {
-            name: requester?.name || 'Kairos',
-            email: requester?.email ?? addressOf(this.deps.config.mailFrom),
-            timezone: c.pre.profiles.get(l.p.requester_id)?.timezone ?? null,
-          },
+          customers: meetingCustomers(l, c.pre.contacts, addressOf(this.deps.config.mailFrom)),
           notes: l.p.title ?? l.p.message,
           metadata: l.p.metadata,
           title:
@@ -268,6 +263,7 @@ export class ProposalEffects {
             c.pre.contacts.get(original.id)?.name ?? '',
             c.counterToken!,
             `principal ${original.id}`,
+            c.pre.contacts.get(original.id)?.timezone,
           ),
         ]);
         return;
@@ -329,4 +325,63 @@ export class ProposalEffects {
     const data = { proposal: presentProposal(l), ...extra };
     for (const accountId of accounts) await this.deps.webhooks.emit(trx, { accountId, type, data });
   }
+}
+
+/** A party of a meeting as a booking's customer fields show it. */
+interface Party {
+  name: string;
+  email: string | null;
+  timezone: string | null;
+}
+
+/**
+ * Each booked principal's customer (docs/api.md#proposals-and-polls): the other side of the meeting.
+ * The requester's booking is with its participants (a poll's: the voters of the winning slot, else
+ * every voter), a participant's with the requester. The customer's address is the first of that side
+ * that has one; when none has, the MAIL_FROM address stands in (`fallback`), as nobody can be mailed.
+ */
+export function meetingCustomers(
+  l: Loaded,
+  contacts: ReadonlyMap<string, PrincipalContact>,
+  fallback: string,
+): Map<string, { name: string; email: string; timezone: string | null }> {
+  const ofPrincipal = (id: string): Party => {
+    const c = contacts.get(id);
+    return { name: c?.name ?? '', email: c?.email ?? null, timezone: c?.timezone ?? null };
+  };
+  const ofRow = (x: ParticipantRow): Party =>
+    x.principal_id ? ofPrincipal(x.principal_id) : { name: x.name, email: x.email, timezone: null };
+  const won = l.participants.filter(
+    (x) => x.response === 'voted' && x.voted_slot_id === l.p.selected_slot_id,
+  );
+  const voted = l.participants.filter((x) => x.response === 'voted');
+  const others = (l.p.mode === 'poll' ? (won.length ? won : voted) : l.participants).map(ofRow);
+  const requester = ofPrincipal(l.p.requester_id);
+  const out = new Map<string, { name: string; email: string; timezone: string | null }>();
+  out.set(l.p.requester_id, customerOf(others, fallback));
+  for (const x of l.participants) {
+    if (x.principal_id && x.principal_id !== l.p.requester_id) {
+      out.set(x.principal_id, customerOf([requester], fallback));
+    }
+  }
+  return out;
+}
+
+/** One customer from a side of the meeting: its names (at most three, then "and n others"), its first address. */
+function customerOf(side: readonly Party[], fallback: string) {
+  const names = side.map((p) =>
+    publicName(p.name, p.email ? p.email.slice(0, p.email.indexOf('@')) : 'Guest'),
+  );
+  const shown =
+    names.length === 0
+      ? 'Guest'
+      : names.length <= 3
+        ? names.join(', ')
+        : `${names.slice(0, 2).join(', ')} and ${names.length - 2} others`;
+  const first = side.find((p) => p.email !== null);
+  return {
+    name: shown.slice(0, 200),
+    email: first?.email ?? fallback,
+    timezone: first?.timezone ?? side[0]?.timezone ?? null,
+  };
 }

@@ -40,6 +40,8 @@ export class ProposalMails {
     name: string,
     token: string,
     recipient?: string,
+    /** The recipient's zone (a principal's); an address alone has none known: UTC, named. */
+    zone = 'UTC',
   ): MailMessage {
     const url = this.link(token);
     const poll = l.p.mode === 'poll';
@@ -51,11 +53,11 @@ export class ProposalMails {
         : `${requesterName} proposes a meeting: "${titleOf(l)}".`,
       ...(l.p.message ? ['', l.p.message] : []),
       '',
-      'Times offered (UTC):',
-      ...l.slots.map((s) => `- ${describeTime(s.start_time, s.end_time, 'UTC')}`),
+      `Times offered (${zone}):`,
+      ...l.slots.map((s) => `- ${describeTime(s.start_time, s.end_time, zone)}`),
       '',
       poll ? `Vote: ${url}` : `Accept, propose another time or decline: ${url}`,
-      `The link works until ${describeTime(l.p.expires_at, null, 'UTC')}.`,
+      `The link works until ${describeTime(l.p.expires_at, null, zone)}.`,
     ];
     return {
       kind: poll ? 'proposal.poll_invitation' : 'proposal.invitation',
@@ -120,7 +122,7 @@ export class ProposalMails {
     );
     const title = titleOf(l);
     return people.map((x) => {
-      const zone = c.pre.profiles.get(x.id)?.timezone ?? 'UTC';
+      const zone = c.pre.contacts.get(x.id)?.timezone ?? c.pre.profiles.get(x.id)?.timezone ?? 'UTC';
       const lines = [
         `Hello${x.name ? ` ${x.name}` : ''},`,
         '',

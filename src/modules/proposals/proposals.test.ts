@@ -302,6 +302,9 @@ describe('a standard proposal', () => {
     for (const u of [a, b, c]) {
       const bs = (await bookingsOf(u)).filter((x) => x.start_time === at(48));
       expect(bs, u.email).toHaveLength(1);
+      // Each booking's customer is the other side: the requester's, its participants; theirs, the requester.
+      expect(bs[0].customer_email, u.email).toBe(u === a ? b.email : a.email);
+      expect(bs[0].customer_name, u.email).not.toContain('@');
       expect(bs[0]).toMatchObject({
         status: 'confirmed',
         principal_id: u.id,
@@ -718,7 +721,11 @@ describe('polls', () => {
         tie_count: 1,
       },
     ]);
-    expect((await bookingsOf(a)).filter((x) => x.start_time === at(60))).toHaveLength(1);
+    const pollBookings = (await bookingsOf(a)).filter((x) => x.start_time === at(60));
+    expect(pollBookings).toHaveLength(1);
+    // The requester's booking is with the voters of the winning slot, not a placeholder or itself.
+    expect(pollBookings[0]).toMatchObject({ customer_email: 'ann@voters.test' });
+    expect(pollBookings[0].customer_name).not.toContain('@');
     for (const v of ['ann@voters.test', 'bob@voters.test', 'cat@voters.test', a.email]) {
       const m = await mailsTo(v, /^Decided: Team dinner/);
       expect(m, v).toHaveLength(1);

@@ -9,6 +9,7 @@
  * proposal books once, and each change emits its events once. A magic-link token is marked used in the
  * transaction of the answer it carries, so an answer that fails leaves it usable.
  */
+import { publicName } from '../../lib/mail-text.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Interval } from '../../lib/intervals.js';
 import { type ProposalAction, type Transition, transition } from '../../lib/proposals.js';
@@ -109,7 +110,8 @@ export class ProposalService implements ProposalsApi {
         })),
         emails,
       });
-      const requesterName = contacts.get(requester.id)?.name ?? 'Someone';
+      // Read by invitees outside the account: a name, never an address.
+      const requesterName = publicName(contacts.get(requester.id)?.name, 'Someone');
       await this.needs.mail.enqueue(
         trx,
         built.tokens.map((t) =>
@@ -122,6 +124,7 @@ export class ProposalService implements ProposalsApi {
                 t.name,
                 t.token,
                 `principal ${t.principalId}`,
+                contacts.get(t.principalId)?.timezone,
               ),
         ),
       );

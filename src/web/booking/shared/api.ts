@@ -60,6 +60,8 @@ export interface PublicBooking {
   payment_amount: number | null;
   payment_currency: string | null;
   cancellation_reason: string | null;
+  /** The SEQUENCE of the booking's latest invite: 0, one more with each change. */
+  sequence: number;
   manage_url?: string;
 }
 

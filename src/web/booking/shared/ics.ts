@@ -1,7 +1,8 @@
 /**
  * "Add to calendar": an iCalendar file of the booking, made in the browser (RFC 5545). Its UID is the
  * one the booking's e-mail invites carry (`<booking id>@kairos`), so a calendar that already has the
- * invite updates that event instead of adding a second one.
+ * invite updates that event instead of adding a second one — and its SEQUENCE is the latest invite's, so
+ * after a reschedule the file is not taken for an older version of the event.
  */
 import type { PublicBooking } from './api.js';
 
@@ -42,6 +43,7 @@ export function icsOf(b: PublicBooking, manageUrl: string | undefined): string {
     'CALSCALE:GREGORIAN',
     'BEGIN:VEVENT',
     `UID:${b.id}@kairos`,
+    `SEQUENCE:${b.sequence ?? 0}`,
     `DTSTAMP:${stamp(new Date().toISOString())}`,
     `DTSTART:${stamp(b.start_time)}`,
     `DTEND:${stamp(b.end_time)}`,

@@ -97,6 +97,7 @@ export function Setup(): VNode {
       const r = (await consoleCall('POST', '/console/setup', {
         token,
         account_name: value(form, 'account_name'),
+        name: value(form, 'name'),
         email: value(form, 'email'),
         password: value(form, 'password'),
       })) as { api_key: { key: string } };
@@ -138,6 +139,9 @@ export function Setup(): VNode {
       <${FormError} message=${fail.message} />
       <${Field} id="account_name" label="Business name" error=${fail.fields.account_name}>
         ${(a: Record<string, unknown>) => html`<input ...${a} name="account_name" autocomplete="organization" required />`}
+      <//>
+      <${Field} id="name" label="Your name" hint="How customers and your network see you; never your e-mail." error=${fail.fields.name}>
+        ${(a: Record<string, unknown>) => html`<input ...${a} name="name" autocomplete="name" required />`}
       <//>
       <${Field} id="email" label="Your e-mail" error=${fail.fields.email}>
         ${(a: Record<string, unknown>) => html`<input ...${a} name="email" type="email" autocomplete="username" required />`}
