@@ -10,6 +10,7 @@ import type { Method, OperationId } from './types.js';
 /** Resource → method → operationId: what each method calls. Inputs and results follow the operation. */
 export const RESOURCES = {
   me: 'getMe',
+  updateMe: 'updateMe',
   sessions: { create: 'createSession', deleteCurrent: 'deleteCurrentSession' },
   availability: { slots: 'listAvailableSlots', next: 'getNextAvailableSlot', mutual: 'listMutualSlots' },
   principals: { availability: 'listAvailabilityBlocks' },

@@ -1,5 +1,6 @@
 /** How proposals are shown: to their parties, and behind a magic link (docs/api.md#proposals-and-polls). */
 import type { Selectable } from 'kysely';
+import { publicName } from '../../lib/mail-text.js';
 import type { ProposalParticipantsTable, ProposalSlotsTable, ProposalsTable } from './tables.js';
 
 export type ProposalRow = Selectable<ProposalsTable>;
@@ -68,7 +69,7 @@ export function presentPublic(l: Loaded, requesterName: string, viewer: Particip
     mode: p.mode,
     poll_variant: p.poll_variant,
     status: p.status,
-    requester_name: publicName(requesterName),
+    requester_name: shownName(requesterName),
     title: p.title,
     message: p.message,
     slots: presentSlots(l),
@@ -77,14 +78,14 @@ export function presentPublic(l: Loaded, requesterName: string, viewer: Particip
       name:
         p.poll_variant === 'named' && x.principal_id === null && x.id !== viewer?.id
           ? `Invitee ${i + 1}`
-          : publicName(x.name),
+          : shownName(x.name),
       response: x.response,
     })),
     resolution: p.resolution,
     expires_at: iso(p.expires_at),
     viewer: viewer
       ? {
-          name: publicName(viewer.name),
+          name: shownName(viewer.name),
           response: viewer.response,
           voted_slot_id: viewer.voted_slot_id,
           can_respond: p.status === 'proposed' && viewer.token_used_at === null,
@@ -93,10 +94,13 @@ export function presentPublic(l: Loaded, requesterName: string, viewer: Particip
   };
 }
 
-/** A name as public pages show it: never an address (a user's name may be its sign-in e-mail). */
-export function publicName(name: string): string {
-  const at = name.indexOf('@');
-  return at < 0 ? name : name.slice(0, at);
+/**
+ * A participant's name as public pages show it: never an address (lib/mail-text.ts's publicName); a
+ * name that is one, as an invitee's made from its address, shows the address's local part.
+ */
+function shownName(name: string): string {
+  const local = /^[^@\s<]+(?=@)/.exec(name.trim())?.[0];
+  return publicName(name, local ?? 'Someone');
 }
 
 /** The principals of a proposal: its requester and its principal participants. */

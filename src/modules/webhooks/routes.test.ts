@@ -3,6 +3,7 @@ import { sampleBooking } from '../../../test/helpers/events.js';
 import { eventCatalogue } from '../index.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { decryptSecret } from '../../platform/crypto.js';
+import { inlineComponents } from '../../platform/openapi.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { emitEvent } from './events.js';
 
@@ -274,7 +275,10 @@ describe('OpenAPI document', () => {
     for (const [path, method, status] of expected) {
       expect(doc.paths[path]?.[method]?.responses?.[status], `${method} ${path}`).toBeDefined();
     }
-    const created = doc.paths['/v1/webhooks'].post.responses['201'].content['application/json'].schema;
+    const created = inlineComponents(
+      doc.paths['/v1/webhooks'].post.responses['201'].content['application/json'].schema,
+      doc.components.schemas,
+    ) as { properties: Record<string, unknown> };
     expect(Object.keys(created.properties).sort()).toEqual([
       'created_at',
       'description',
