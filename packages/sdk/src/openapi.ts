@@ -967,7 +967,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/network/{principal_id}": {
+    "/v1/network/{connected_id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -7638,7 +7638,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description CalDAV server or principal URL (https; e.g. https://caldav.icloud.com/) */
+                    /**
+                     * Format: uri
+                     * @description CalDAV server or principal URL (https; e.g. https://caldav.icloud.com/)
+                     */
                     server_url: string;
                     username: string;
                     /** @description an app-specific password */
@@ -7871,7 +7874,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description https or webcal URL of an iCalendar feed (kept encrypted: it is often a secret) */
+                    /**
+                     * Format: uri
+                     * @description https or webcal URL of an iCalendar feed (kept encrypted: it is often a secret)
+                     */
                     url: string;
                     name?: string;
                     /**
@@ -9456,6 +9462,7 @@ export interface operations {
                 buffer?: number;
                 /** @description answer `days` instead of `slots` */
                 group_by_day?: boolean;
+                /** @description the consent to read under (cons_…) */
                 consent_id?: string;
             };
             header?: never;
@@ -9636,6 +9643,7 @@ export interface operations {
                 timezone?: string;
                 /** @description minutes between slot starts, counted from local midnight; default min(duration, 15) */
                 slot_interval?: number;
+                /** @description the consent to read under (cons_…) */
                 consent_id?: string;
             };
             header?: never;
@@ -11900,7 +11908,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description host to book (default: the caller’s own principal) */
+                    /**
+                     * Format: uuid
+                     * @description host to book (default: the caller’s own principal)
+                     */
                     principal_id?: string;
                     booking_link_id?: string;
                     /** @description ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z */
@@ -11909,7 +11920,10 @@ export interface operations {
                     end_time?: string;
                     /** @description minutes (default 30, or the link’s default) */
                     duration_minutes?: number;
-                    /** @description e-mail address */
+                    /**
+                     * Format: email
+                     * @description e-mail address
+                     */
                     customer_email: string;
                     customer_name: string;
                     /**
@@ -11926,9 +11940,15 @@ export interface operations {
                     answers?: {
                         [key: string]: string | boolean;
                     };
-                    /** @description a priced link: where Stripe Checkout returns after payment (default: the link’s page) */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Stripe Checkout returns after payment (default: the link’s page)
+                     */
                     success_url?: string;
-                    /** @description a priced link: where Checkout returns when abandoned */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Checkout returns when abandoned
+                     */
                     cancel_url?: string;
                 };
             };
@@ -13173,13 +13193,7 @@ export interface operations {
                             hosts: {
                                 display_name: string;
                             }[];
-                            questions: {
-                                id: string;
-                                label: string;
-                                type: string;
-                                required: boolean;
-                                options?: string[];
-                            }[];
+                            questions: components["schemas"]["LinkQuestion"][];
                             price_amount: number | null;
                             price_currency: string | null;
                         };
@@ -13508,7 +13522,10 @@ export interface operations {
                     end_time?: string;
                     /** @description minutes (default 30, or the link’s default) */
                     duration_minutes?: number;
-                    /** @description e-mail address */
+                    /**
+                     * Format: email
+                     * @description e-mail address
+                     */
                     customer_email: string;
                     customer_name: string;
                     /**
@@ -13525,9 +13542,15 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @description a priced link: where Stripe Checkout returns after payment (default: the link’s page) */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Stripe Checkout returns after payment (default: the link’s page)
+                     */
                     success_url?: string;
-                    /** @description a priced link: where Checkout returns when abandoned */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Checkout returns when abandoned
+                     */
                     cancel_url?: string;
                 };
             };
@@ -13777,6 +13800,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: email */
                     customer_email: string;
                     customer_name: string;
                     /** @description ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z */
@@ -15048,7 +15072,10 @@ export interface operations {
                     scopes: components["schemas"]["ConsentScope"][];
                     /** @description ISO 8601 instant with an offset, in the future */
                     expires_at?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -15276,6 +15303,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description consent id (cons_…) */
                 id: string;
             };
             cookie?: never;
@@ -15424,6 +15452,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description consent id (cons_…) */
                 id: string;
             };
             cookie?: never;
@@ -15752,7 +15781,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                principal_id: string;
+                /** @description the connected principal (`principal_id` in `GET /v1/network`) */
+                connected_id: string;
             };
             cookie?: never;
         };
@@ -16070,11 +16100,15 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: email */
                     invitee_email: string;
                     invitee_name?: string;
                     relationship_type: components["schemas"]["RelationshipType"];
                     message?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -16329,7 +16363,10 @@ export interface operations {
                     /** @default true */
                     send_emails: boolean;
                     message?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -17148,7 +17185,10 @@ export interface operations {
                     };
                     /** @description default 72 (standard) or 168 (poll; at most until an hour before its first slot) */
                     expires_in_hours?: number;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -17557,6 +17597,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;
@@ -17734,6 +17775,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description thread id (thr_…) */
                 id: string;
             };
             cookie?: never;
@@ -17916,6 +17958,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;
@@ -17941,8 +17984,12 @@ export interface operations {
                     message?: string;
                     token?: string;
                     voter_name?: string;
+                    /** Format: email */
                     voter_email?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -18171,6 +18218,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;
@@ -18401,6 +18449,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;
