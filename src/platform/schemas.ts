@@ -74,10 +74,6 @@ export const Instant = Type.String({
   pattern: ISO_INSTANT_PATTERN,
   description: 'ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z',
 });
-/** An e-mail address a request gives (RFC 5321, `format: email`). */
-export const EmailInput = Type.String({ format: 'email', maxLength: 320 });
-/** An absolute URL a request gives (`format: uri`). */
-export const UrlInput = Type.String({ format: 'uri', maxLength: 2048 });
 /**
  * An e-mail address as the server accepts it (platform/validation.ts `isEmailAddress`: something@domain.tld,
  * no spaces), for answers. Not `format: email`: that rule (RFC 5321) is stricter than the one addresses
