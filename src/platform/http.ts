@@ -201,7 +201,7 @@ export function createPlatform(deps: PlatformDeps): {
      * The methods of each path that is a route without parameters. Such a path takes only its own
      * methods, even where a sibling with a parameter would match it (`/v1/calendars/ics` is not a
      * calendar id for `PATCH /v1/calendars/{id}`, nor `/v1/network/invitations` a principal for `DELETE
-     * /v1/network/{principal_id}`): those requests are 405 with this path's `Allow`.
+     * /v1/network/{connected_id}`): those requests are 405 with this path's `Allow`.
      */
     const staticPaths = new Map<string, Set<HTTPMethod>>();
 

@@ -63,7 +63,7 @@ describe('a method the path does not take', () => {
   });
 
   it('a path that is a route of its own takes only its own methods, not those of a sibling with a parameter', async () => {
-    // PATCH /v1/calendars/{id} and DELETE /v1/network/{principal_id} would match these paths.
+    // PATCH /v1/calendars/{id} and DELETE /v1/network/{connected_id} would match these paths.
     const cases: [string, string, string][] = [
       ['PATCH', '/v1/calendars/ics', 'POST'],
       ['DELETE', '/v1/calendars/ics', 'POST'],

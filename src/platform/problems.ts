@@ -5,6 +5,9 @@ import { UUID_PATTERN } from './ids.js';
 import { HOSTNAME_PATTERN, NON_BLANK_PATTERN } from './schemas.js';
 import { EMAIL_ADDRESS_PATTERN, ISO_INSTANT_PATTERN, TIME_ZONE_FORMAT } from './validation.js';
 
+/** The pattern of a prefixed id (schemas.ts `prefixedIdPattern`: `^cons_[…]{26}$`), its prefix captured. */
+const PREFIXED_ID = /^\^([a-z]+)_\[[^\]]+\]\{26\}\$$/;
+
 /** Retry-After (seconds) on a 503 for an unreachable store: about what a PostgreSQL restart takes. */
 const STORE_RETRY_AFTER_S = 5;
 
@@ -125,6 +128,8 @@ export function validationErrors(issues: AjvIssue[], context: string | undefined
       message = 'must not be empty';
     } else if (issue.keyword === 'format' && issue.params.format === 'uri') {
       message = 'must be an absolute URL, e.g. https://example.com/hooks';
+    } else if (issue.keyword === 'pattern' && PREFIXED_ID.test(String(issue.params.pattern))) {
+      message = `must be an id of the form ${PREFIXED_ID.exec(String(issue.params.pattern))?.[1]}_…`;
     }
     if (!field) field = context === 'body' ? 'body' : (context ?? 'request');
     if (!(field in errors)) errors[field] = message;

@@ -1,5 +1,5 @@
 import { type SchemaOptions, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
-import { EMAIL_ADDRESS_PATTERN, TIME_ZONE_FORMAT } from './validation.js';
+import { EMAIL_ADDRESS_PATTERN, ISO_INSTANT_PATTERN, TIME_ZONE_FORMAT } from './validation.js';
 
 /** Shared schema pieces. */
 
@@ -49,6 +49,31 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
 export function prefixedIdPattern(prefix: string): string {
   return `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`;
 }
+/**
+ * A prefixed id of one kind as a request names it (a path or query parameter, a body field): the shape of
+ * its kind, so a malformed id is 400 `validation-error` like any other malformed parameter, and a
+ * well-formed unknown one is 404.
+ */
+export function PrefixedId(prefix: string, description = `${prefix}_…`) {
+  return Type.String({ pattern: prefixedIdPattern(prefix), description });
+}
+/** A principal id (UUID) as a request names it: `principal_id` in a query string or a body, one shape everywhere. */
+export const PrincipalId = Type.String({ format: 'uuid', description: 'a principal id (UUID)' });
+/** The `principal_id` a request acts for: a host of the caller's account (docs/api.md#hosts). */
+export const ActingFor = Type.String({
+  ...PrincipalId,
+  description: 'act for this host of the account (default: the caller)',
+});
+/**
+ * An instant as requests give one (`from`, `to`, `start_time`, …): any ISO 8601 instant with an offset,
+ * seconds optional (platform/validation.ts `isIsoInstant`). One shape in every query and body.
+ */
+export const Instant = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: ISO_INSTANT_PATTERN,
+  description: 'ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z',
+});
 /**
  * An e-mail address as the server accepts it (platform/validation.ts `isEmailAddress`: something@domain.tld,
  * no spaces), for answers. Not `format: email`: that rule (RFC 5321) is stricter than the one addresses

@@ -971,7 +971,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/network/{principal_id}": {
+    "/v1/network/{connected_id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -7841,7 +7841,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description CalDAV server or principal URL (https; e.g. https://caldav.icloud.com/) */
+                    /**
+                     * Format: uri
+                     * @description CalDAV server or principal URL (https; e.g. https://caldav.icloud.com/)
+                     */
                     server_url: string;
                     username: string;
                     /** @description an app-specific password */
@@ -8074,7 +8077,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description https or webcal URL of an iCalendar feed (kept encrypted: it is often a secret) */
+                    /**
+                     * Format: uri
+                     * @description https or webcal URL of an iCalendar feed (kept encrypted: it is often a secret)
+                     */
                     url: string;
                     name?: string;
                     /**
@@ -9659,6 +9665,7 @@ export interface operations {
                 buffer?: number;
                 /** @description answer `days` instead of `slots` */
                 group_by_day?: boolean;
+                /** @description the consent to read under (cons_…) */
                 consent_id?: string;
             };
             header?: never;
@@ -9839,6 +9846,7 @@ export interface operations {
                 timezone?: string;
                 /** @description minutes between slot starts, counted from local midnight; default min(duration, 15) */
                 slot_interval?: number;
+                /** @description the consent to read under (cons_…) */
                 consent_id?: string;
             };
             header?: never;
@@ -12103,7 +12111,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description host to book (default: the caller’s own principal) */
+                    /**
+                     * Format: uuid
+                     * @description host to book (default: the caller’s own principal)
+                     */
                     principal_id?: string;
                     booking_link_id?: string;
                     /** @description ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z */
@@ -12112,7 +12123,10 @@ export interface operations {
                     end_time?: string;
                     /** @description minutes (default 30, or the link’s default) */
                     duration_minutes?: number;
-                    /** @description e-mail address */
+                    /**
+                     * Format: email
+                     * @description e-mail address
+                     */
                     customer_email: string;
                     customer_name: string;
                     /**
@@ -12129,9 +12143,15 @@ export interface operations {
                     answers?: {
                         [key: string]: string | boolean;
                     };
-                    /** @description a priced link: where Stripe Checkout returns after payment (default: the link’s page) */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Stripe Checkout returns after payment (default: the link’s page)
+                     */
                     success_url?: string;
-                    /** @description a priced link: where Checkout returns when abandoned */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Checkout returns when abandoned
+                     */
                     cancel_url?: string;
                 };
             };
@@ -13376,13 +13396,7 @@ export interface operations {
                             hosts: {
                                 display_name: string;
                             }[];
-                            questions: {
-                                id: string;
-                                label: string;
-                                type: string;
-                                required: boolean;
-                                options?: string[];
-                            }[];
+                            questions: components["schemas"]["LinkQuestion"][];
                             price_amount: number | null;
                             price_currency: string | null;
                         };
@@ -13711,7 +13725,10 @@ export interface operations {
                     end_time?: string;
                     /** @description minutes (default 30, or the link’s default) */
                     duration_minutes?: number;
-                    /** @description e-mail address */
+                    /**
+                     * Format: email
+                     * @description e-mail address
+                     */
                     customer_email: string;
                     customer_name: string;
                     /**
@@ -13728,9 +13745,15 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
-                    /** @description a priced link: where Stripe Checkout returns after payment (default: the link’s page) */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Stripe Checkout returns after payment (default: the link’s page)
+                     */
                     success_url?: string;
-                    /** @description a priced link: where Checkout returns when abandoned */
+                    /**
+                     * Format: uri
+                     * @description a priced link: where Checkout returns when abandoned
+                     */
                     cancel_url?: string;
                 };
             };
@@ -13981,6 +14004,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: email */
                     customer_email: string;
                     customer_name: string;
                     /** @description ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z */
@@ -15256,7 +15280,10 @@ export interface operations {
                     scopes: components["schemas"]["ConsentScope"][];
                     /** @description ISO 8601 instant with an offset, in the future */
                     expires_at?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -15484,6 +15511,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description consent id (cons_…) */
                 id: string;
             };
             cookie?: never;
@@ -15632,6 +15660,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description consent id (cons_…) */
                 id: string;
             };
             cookie?: never;
@@ -15960,7 +15989,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                principal_id: string;
+                /** @description the connected principal (`principal_id` in `GET /v1/network`) */
+                connected_id: string;
             };
             cookie?: never;
         };
@@ -16278,11 +16308,15 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** Format: email */
                     invitee_email: string;
                     invitee_name?: string;
                     relationship_type: components["schemas"]["RelationshipType"];
                     message?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -16537,7 +16571,10 @@ export interface operations {
                     /** @default true */
                     send_emails: boolean;
                     message?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -17356,7 +17393,10 @@ export interface operations {
                     };
                     /** @description default 72 (standard) or 168 (poll; at most until an hour before its first slot) */
                     expires_in_hours?: number;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -17765,6 +17805,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;
@@ -17942,6 +17983,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description thread id (thr_…) */
                 id: string;
             };
             cookie?: never;
@@ -18124,6 +18166,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;
@@ -18149,8 +18192,12 @@ export interface operations {
                     message?: string;
                     token?: string;
                     voter_name?: string;
+                    /** Format: email */
                     voter_email?: string;
-                    /** @description act for this host of the account (default: the caller) */
+                    /**
+                     * Format: uuid
+                     * @description act for this host of the account (default: the caller)
+                     */
                     principal_id?: string;
                 };
             };
@@ -18379,6 +18426,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;
@@ -18609,6 +18657,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description proposal id (prop_…) */
                 id: string;
             };
             cookie?: never;

@@ -69,7 +69,7 @@ export const operations = {
   getConsent: ['GET', '/v1/consents/{id}', ''],
   revokeConsent: ['DELETE', '/v1/consents/{id}', ''],
   listConnections: ['GET', '/v1/network', 'qp'],
-  removeConnection: ['DELETE', '/v1/network/{principal_id}', 'q'],
+  removeConnection: ['DELETE', '/v1/network/{connected_id}', 'q'],
   listInvitations: ['GET', '/v1/network/invitations', 'qp'],
   createInvitation: ['POST', '/v1/network/invitations', 'bi'],
   createInvitations: ['POST', '/v1/network/invitations/bulk', 'bi'],

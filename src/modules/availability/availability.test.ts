@@ -501,7 +501,7 @@ describe('access', () => {
     const window = { from: '2026-03-02T00:00:00Z', to: '2026-03-03T00:00:00Z' };
     const res = await get('/v1/availability/slots', acc.key, {
       business_id: friend,
-      consent_id: 'cons_1',
+      consent_id: 'cons_01jxkb7c8d9e0f1g2h3j4k5m6n',
       ...window,
     });
     expect(res.status).toBe(200);

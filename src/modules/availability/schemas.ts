@@ -1,7 +1,16 @@
 /** TypeBox schemas of the availability endpoints (docs/api.md#availability). */
 import { Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
-import { named, StringEnum, Timestamp, TimeZone, Uuid } from '../../platform/schemas.js';
+import {
+  Instant,
+  named,
+  PrefixedId,
+  PrincipalId,
+  StringEnum,
+  Timestamp,
+  TimeZone,
+  Uuid,
+} from '../../platform/schemas.js';
 
 /** The limits of docs/api.md#availability, shared by the schemas and the service's own checks. */
 /** Longest window one query may cover (docs/api.md#availability). */
@@ -30,14 +39,14 @@ const SlotInterval = Type.Integer({
   maximum: MAX_DURATION_MINUTES,
   description: 'minutes between slot starts, counted from local midnight; default min(duration, 15)',
 });
-const From = Type.String({ format: 'date-time', description: 'window start (ISO 8601 with offset)' });
+const From = Type.String({ ...Instant, description: 'window start (ISO 8601 with offset)' });
 const To = Type.String({
-  format: 'date-time',
+  ...Instant,
   description: `window end (exclusive); at most ${MAX_WINDOW_DAYS} days after from`,
 });
 const Target = {
   business_id: Type.Optional({ ...Uuid, description: 'the principal (account or host) to ask about' }),
-  principal_id: Type.Optional({ ...Uuid, description: 'alias of business_id' }),
+  principal_id: Type.Optional({ ...PrincipalId, description: 'alias of business_id' }),
 };
 
 export const SlotsQuery = Type.Object(
@@ -56,7 +65,7 @@ export const SlotsQuery = Type.Object(
       }),
     ),
     group_by_day: Type.Boolean({ default: false, description: 'answer `days` instead of `slots`' }),
-    consent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    consent_id: Type.Optional(PrefixedId('cons', 'the consent to read under (cons_…)')),
   },
   {
     'x-checks': [
@@ -75,7 +84,7 @@ export const NextQuery = Type.Object(
     days_ahead: Type.Integer({ minimum: 1, maximum: MAX_NEXT_DAYS_AHEAD, default: 14 }),
     timezone: Type.Optional(Zone),
     slot_interval: Type.Optional(SlotInterval),
-    consent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    consent_id: Type.Optional(PrefixedId('cons', 'the consent to read under (cons_…)')),
   },
   {
     'x-checks': ['`business_id` or its alias `principal_id` is required; given both, they are equal'],

@@ -490,11 +490,21 @@ describe('booking links: update and delete', () => {
 });
 
 describe('booking links: access', () => {
-  it('answers 404 for another account’s link, an unknown id and a malformed id', async () => {
+  it('answers 404 for another account’s link and an unknown id, 400 for a malformed id', async () => {
     const acc = await t.account();
     const other = await t.account();
     const link = await created(acc.key);
-    const ids = [link.id, 'link_00000000000000000000000000', 'nope', 'wh_00000000000000000000000000'];
+    for (const id of ['nope', 'wh_00000000000000000000000000']) {
+      for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+        const res = await t.call(method, `/v1/booking-links/${id}`, {
+          token: acc.key,
+          body: method === 'PATCH' ? { title: 'mine now' } : undefined,
+        });
+        expect(res.status, `${method} ${id}`).toBe(400);
+        expect((await res.json()).errors).toEqual({ id: 'must be an id of the form link_…' });
+      }
+    }
+    const ids = [link.id, 'link_00000000000000000000000000'];
     for (const id of ids) {
       const path = `/v1/booking-links/${id}`;
       const token = id === link.id ? other.key : acc.key;

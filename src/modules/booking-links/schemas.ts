@@ -1,7 +1,15 @@
 /** TypeBox schemas of the booking-link routes (docs/api.md#booking-links): validation, OpenAPI and types. */
 import { type Static, Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
-import { named, Pagination, prefixedIdPattern, StringEnum, Timestamp, Uuid } from '../../platform/schemas.js';
+import {
+  named,
+  Pagination,
+  PrefixedId,
+  prefixedIdPattern,
+  StringEnum,
+  Timestamp,
+  Uuid,
+} from '../../platform/schemas.js';
 
 /** The limits of docs/api.md#booking-links, shared by schemas and the service's own checks. */
 export const LINK_LIMITS = {
@@ -171,8 +179,8 @@ export const BookingLinkList = Type.Object({
   pagination: Pagination,
 });
 
-/** Any text: a malformed id is answered like an unknown one (404). */
+/** A malformed id is 400 like every id parameter's; a well-formed unknown one (or another account's) 404. */
 export const LinkParams = Type.Object(
-  { id: Type.String({ maxLength: 100, description: 'booking link id (link_…)' }) },
+  { id: PrefixedId('link', 'booking link id (link_…)') },
   { additionalProperties: false },
 );

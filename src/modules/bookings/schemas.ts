@@ -1,8 +1,17 @@
 /** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
 import { Type } from '@sinclair/typebox';
-import { EmailAddress, named, Pagination, StringEnum, Timestamp, TimeZone } from '../../platform/schemas.js';
+import {
+  EmailAddress,
+  Instant,
+  named,
+  Pagination,
+  PrincipalId,
+  StringEnum,
+  Timestamp,
+  TimeZone,
+} from '../../platform/schemas.js';
 import { BusyAsOf } from '../availability/schemas.js';
-import { ISO_INSTANT_PATTERN } from '../../platform/validation.js';
+import { LinkQuestionSchema } from '../booking-links/schemas.js';
 
 const ID_CHARS = '[0-9a-z]{26}';
 export const BookingId = Type.String({
@@ -11,13 +20,6 @@ export const BookingId = Type.String({
 });
 export const LinkId = Type.String({ pattern: `^link_${ID_CHARS}$`, description: 'booking link id (link_…)' });
 export const EntryId = Type.String({ pattern: `^wl_${ID_CHARS}$`, description: 'waitlist entry id (wl_…)' });
-/** What the services accept (platform/validation.ts `isIsoInstant`): seconds optional, an offset or Z. */
-const Instant = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  pattern: ISO_INSTANT_PATTERN,
-  description: 'ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z',
-});
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const Metadata = Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), {
   description: 'Up to 50 keys of at most 40 characters; string values of at most 500',
@@ -41,7 +43,12 @@ const Customer = {
   start_time: Instant,
   end_time: Type.Optional(Instant),
   duration_minutes: Type.Optional(Duration),
-  customer_email: Type.String({ minLength: 1, maxLength: 320, description: 'e-mail address' }),
+  customer_email: Type.String({
+    format: 'email',
+    minLength: 1,
+    maxLength: 320,
+    description: 'e-mail address',
+  }),
   customer_name: Type.String({ minLength: 1, maxLength: 200 }),
   customer_timezone: Type.Optional(TimeZone),
   notes: Type.Optional(Type.String({ maxLength: 5000 })),
@@ -50,24 +57,26 @@ const Customer = {
 const ReturnUrls = {
   success_url: Type.Optional(
     Type.String({
+      format: 'uri',
       maxLength: 2048,
       description: 'a priced link: where Stripe Checkout returns after payment (default: the link’s page)',
     }),
   ),
   cancel_url: Type.Optional(
-    Type.String({ maxLength: 2048, description: 'a priced link: where Checkout returns when abandoned' }),
+    Type.String({
+      format: 'uri',
+      maxLength: 2048,
+      description: 'a priced link: where Checkout returns when abandoned',
+    }),
   ),
 };
 
 export const CreateBody = Type.Object(
   {
-    principal_id: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 64,
-        description: 'host to book (default: the caller’s own principal)',
-      }),
-    ),
+    principal_id: Type.Optional({
+      ...PrincipalId,
+      description: 'host to book (default: the caller’s own principal)',
+    }),
     booking_link_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     ...Customer,
     metadata: Type.Optional(Metadata),
@@ -117,7 +126,7 @@ export const UpdateBody = Type.Object(
 
 export const ListQuery = Type.Object(
   {
-    principal_id: Type.Optional(Type.String({ maxLength: 64, description: 'a host the bookings occupy' })),
+    principal_id: Type.Optional({ ...PrincipalId, description: 'a host the bookings occupy' }),
     booking_link_id: Type.Optional({ ...LinkId, description: 'bookings made through this booking link' }),
     status: Type.Optional(
       StringEnum(['pending_payment', 'confirmed', 'cancelled', 'expired'], { name: 'BookingStatus' }),
@@ -246,13 +255,6 @@ export const PublicBooking = named(
 );
 export const PublicBookingAnswer = Type.Object({ booking: PublicBooking });
 
-const Question = Type.Object({
-  id: Type.String(),
-  label: Type.String(),
-  type: Type.String(),
-  required: Type.Boolean(),
-  options: Type.Optional(Type.Array(Type.String())),
-});
 export const PublicLinkAnswer = Type.Object({
   booking_link: Type.Object({
     slug: Type.String(),
@@ -261,7 +263,7 @@ export const PublicLinkAnswer = Type.Object({
     duration_minutes: Type.Integer(),
     durations: Type.Array(Type.Integer()),
     hosts: Type.Array(Type.Object({ display_name: Type.String() })),
-    questions: Type.Array(Question),
+    questions: Type.Array(LinkQuestionSchema),
     price_amount: Nullable(Type.Integer()),
     price_currency: Nullable(Type.String()),
   }),
@@ -286,7 +288,7 @@ export const PublicSlots = Type.Object({
 
 export const JoinBody = Type.Object(
   {
-    customer_email: Type.String({ minLength: 1, maxLength: 320 }),
+    customer_email: Type.String({ format: 'email', minLength: 1, maxLength: 320 }),
     customer_name: Type.String({ minLength: 1, maxLength: 200 }),
     preferred_from: Instant,
     preferred_to: Instant,

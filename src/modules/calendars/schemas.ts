@@ -164,6 +164,7 @@ export const PrincipalQuery = Type.Object({ principal_id: PrincipalId }, { addit
 export const CaldavBody = Type.Object(
   {
     server_url: Type.String({
+      format: 'uri',
       minLength: 1,
       maxLength: MAX_OUTBOUND_URL_LENGTH,
       description: 'CalDAV server or principal URL (https; e.g. https://caldav.icloud.com/)',
@@ -178,6 +179,7 @@ export const CaldavBody = Type.Object(
 export const IcsBody = Type.Object(
   {
     url: Type.String({
+      format: 'uri',
       minLength: 1,
       maxLength: MAX_OUTBOUND_URL_LENGTH,
       description: 'https or webcal URL of an iCalendar feed (kept encrypted: it is often a secret)',

@@ -5,7 +5,7 @@
  * `timezone` every time in it is shown in. Nothing is restated: a field the route gains, the tool
  * gains.
  */
-import { TIME_ZONE_FORMAT } from '../../platform/validation.js';
+import { ISO_INSTANT_PATTERN, TIME_ZONE_FORMAT } from '../../platform/validation.js';
 import type { RestTool } from './tools.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -86,7 +86,7 @@ function relabelTimes(schema: unknown): unknown {
 
 function isInstant(schema: JsonSchema | undefined): boolean {
   if (!schema) return false;
-  if (schema.format === 'date-time') return true;
+  if (schema.format === 'date-time' || schema.pattern === ISO_INSTANT_PATTERN) return true;
   if (typeof schema.pattern === 'string' && schema.pattern.includes('[+-]\\d{2}:\\d{2}')) return true;
   const alts = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
   return Array.isArray(alts) && alts.some((a) => isInstant(a));

@@ -19,7 +19,7 @@ import {
   InvitationsQuery,
   InviteBody,
   InviteManyBody,
-  PrincipalParams,
+  ConnectedParams,
   TokenParams,
 } from './schemas.js';
 import type { NetworkService } from './service.js';
@@ -159,14 +159,14 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
   );
 
   app.delete(
-    '/v1/network/:principal_id',
+    '/v1/network/:connected_id',
     {
       config: { access: 'private', problems: { '404': '`not-found`: not connected to this principal' } },
       schema: {
         operationId: 'removeConnection',
         tags: net,
         summary: 'Remove a connection (both ways)',
-        params: PrincipalParams,
+        params: ConnectedParams,
         querystring: DisconnectQuery,
         response: { 204: noContent('Disconnected, both ways') },
       },
@@ -174,7 +174,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
     async (request, reply) => {
       await network.disconnect(
         actorOf(request.caller),
-        request.params.principal_id,
+        request.params.connected_id,
         request.query.principal_id,
       );
       reply.code(204).send(null);

@@ -3,9 +3,12 @@ import { type Static, Type } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../../platform/ids.js';
 import { EMAIL_ADDRESS_PATTERN } from '../../platform/validation.js';
 import {
+  ActingFor as ActingForId,
   EmailAddress,
   named,
   Pagination,
+  PrefixedId,
+  PrincipalId as PrincipalIdParam,
   prefixedIdPattern,
   StringEnum,
   Timestamp,
@@ -23,13 +26,7 @@ const PrincipalId = Type.String({
   maxLength: 64,
   description: 'a principal id (UUID)',
 });
-const ActingFor = Type.Optional(
-  Type.String({
-    minLength: 1,
-    maxLength: 64,
-    description: 'act for this host of the account (default: the caller)',
-  }),
-);
+const ActingFor = Type.Optional(ActingForId);
 
 /** What answers carry (requests are checked by the service, which names the allowed values). */
 const PrincipalUuid = Type.String({ pattern: UUID_PATTERN, description: 'a principal id (UUID)' });
@@ -83,15 +80,24 @@ export const InvitationList = Type.Object({ invitations: Type.Array(Invitation),
 const Relationship = named('RelationshipType', Type.String({ enum: [...RELATIONSHIPS] }));
 
 export const ConsentParams = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 100 }) },
+  { id: PrefixedId('cons', 'consent id (cons_…)') },
   { additionalProperties: false },
 );
 export const TokenParams = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 100 }) },
   { additionalProperties: false },
 );
-export const PrincipalParams = Type.Object(
-  { principal_id: Type.String({ minLength: 1, maxLength: 100 }) },
+/**
+ * The connected principal of `DELETE /v1/network/{connected_id}`: named apart from the `principal_id`
+ * query parameter every network route takes for the principal it acts for.
+ */
+export const ConnectedParams = Type.Object(
+  {
+    connected_id: Type.String({
+      ...PrincipalIdParam,
+      description: 'the connected principal (`principal_id` in `GET /v1/network`)',
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -158,7 +164,7 @@ export const DisconnectQuery = Type.Object({ principal_id: ActingFor }, { additi
 
 export const InviteBody = Type.Object(
   {
-    invitee_email: Type.String({ pattern: EMAIL_ADDRESS_PATTERN, maxLength: 320 }),
+    invitee_email: Type.String({ pattern: EMAIL_ADDRESS_PATTERN, format: 'email', maxLength: 320 }),
     invitee_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     relationship_type: Relationship,
     message: Type.Optional(Type.String({ maxLength: 2000 })),

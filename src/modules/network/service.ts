@@ -356,7 +356,7 @@ export class NetworkService implements NetworkApi {
     };
   }
 
-  /** DELETE /v1/network/{principal_id}: the connection goes, both ways. */
+  /** DELETE /v1/network/{connected_id}: the connection goes, both ways. */
   async disconnect(caller: Actor, other: string, principalId?: string): Promise<void> {
     const me = await this.actor(caller, principalId);
     const id = other.toLowerCase();

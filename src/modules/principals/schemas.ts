@@ -39,7 +39,8 @@ export const Host = named(
 );
 
 /** A host's e-mail address as bodies give it: the server's one e-mail rule, at most 320 characters. */
-const HostEmail = Type.String({ ...EmailAddress, maxLength: 320 });
+/** An address a request gives: `format: email` (RFC 5321) as well as the stored shape. */
+const HostEmail = Type.String({ ...EmailAddress, format: 'email', maxLength: 320 });
 
 export const HostList = Type.Object({ hosts: Type.Array(Host), pagination: Pagination });
 

@@ -12,6 +12,7 @@ import {
   ProposalCreated,
   ProposalList,
   ProposalParams,
+  ThreadParams,
   ProposalsQuery,
   PublicProposalAnswer,
   RESOLVED,
@@ -165,7 +166,7 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         tags,
         operationId: 'getThread',
         summary: 'Every proposal of a thread (a proposal and its counter-proposals), oldest first',
-        params: ProposalParams,
+        params: ThreadParams,
         response: {
           200: answer('The thread’s proposals, oldest first', Thread, {
             thread: { id: PROPOSAL.thread_id, proposals: [PROPOSAL] },

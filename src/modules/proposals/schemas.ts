@@ -2,9 +2,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { ProposalStatus } from '../../lib/proposals.js';
 import {
+  ActingFor as ActingForId,
   EmailAddress,
   named,
   Pagination,
+  PrefixedId,
   prefixedIdPattern,
   Timestamp,
   Uuid,
@@ -149,13 +151,7 @@ export const RESOLVED = {
 
 // ---- requests and the answers of the routes ------------------------------------------------------
 
-const ActingFor = Type.Optional(
-  Type.String({
-    minLength: 1,
-    maxLength: 64,
-    description: 'act for this host of the account (default: the caller)',
-  }),
-);
+const ActingFor = Type.Optional(ActingForId);
 /** What the service accepts (platform/validation.ts `isIsoInstant`): seconds optional, an offset or Z. */
 const Instant = Type.String({
   minLength: 1,
@@ -195,7 +191,11 @@ export const PublicProposal = named(
 export const PublicProposalAnswer = named('PublicProposalAnswer', Type.Object({ proposal: PublicProposal }));
 
 export const ProposalParams = Type.Object(
-  { id: Type.String({ minLength: 1, maxLength: 100 }) },
+  { id: PrefixedId('prop', 'proposal id (prop_…)') },
+  { additionalProperties: false },
+);
+export const ThreadParams = Type.Object(
+  { id: PrefixedId('thr', 'thread id (thr_…)') },
   { additionalProperties: false },
 );
 
@@ -291,7 +291,7 @@ export const RespondBody = Type.Object(
     message: Type.Optional(Type.String({ maxLength: 2000 })),
     token: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     voter_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    voter_email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+    voter_email: Type.Optional(Type.String({ format: 'email', minLength: 3, maxLength: 320 })),
     principal_id: ActingFor,
   },
   {
