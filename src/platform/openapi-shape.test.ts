@@ -22,6 +22,10 @@ describe('the OpenAPI document, as a client generator reads it', () => {
     expect(shapeOf(doc).constUnionPaths).toEqual([]);
   });
 
+  it('writes each closed set once: no set of enum values repeated inline (a generator makes one enum class each)', () => {
+    expect(shapeOf(doc).duplicateEnums).toBe(0);
+  });
+
   it('declares X-Request-Id on every answer, the rate-limit headers on metered ones, Retry-After on 429', () => {
     const missing: string[] = [];
     for (const { method, path, op } of ops) {

@@ -1753,6 +1753,19 @@ export interface components {
              */
             created_at: string;
         };
+        Me: {
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            principal_id: string;
+            /** @enum {string} */
+            credential: "secret" | "publishable" | "session";
+            account: components["schemas"]["Account"];
+            key_id: string | null;
+            scopes: string[];
+            user: components["schemas"]["User"] | null;
+        };
         CreatedWebhook: {
             /** @description webhook id (wh_…) */
             id: string;
@@ -2021,6 +2034,11 @@ export interface components {
         };
         /** @enum {string} */
         BookingStatus: "pending_payment" | "confirmed" | "cancelled" | "expired";
+        /**
+         * @description a paid booking cancelled (or paid too late): its full refund through Stripe
+         * @enum {string}
+         */
+        RefundStatus: "pending" | "succeeded" | "failed";
         Booking: {
             /** @description booking id (booking_…) */
             id: string;
@@ -2047,7 +2065,7 @@ export interface components {
             payment_currency: string | null;
             checkout_url: string | null;
             payment_expires_at: string | null;
-            refund_status: ("pending" | "succeeded" | "failed") | null;
+            refund_status: components["schemas"]["RefundStatus"] | null;
             cancellation_reason: string | null;
             cancelled_at: string | null;
             /**
@@ -2194,7 +2212,7 @@ export interface components {
             payment_currency: string | null;
             checkout_url: string | null;
             payment_expires_at: string | null;
-            refund_status: ("pending" | "succeeded" | "failed") | null;
+            refund_status: components["schemas"]["RefundStatus"] | null;
             cancellation_reason: string | null;
             cancelled_at: string | null;
             /**
@@ -2298,6 +2316,12 @@ export interface components {
             /** @enum {string} */
             code?: "invitation_expired";
         };
+        /** @enum {string} */
+        ProposalMode: "standard" | "poll";
+        /** @enum {string} */
+        PollVariant: "named" | "open";
+        /** @enum {string} */
+        ProposalStatus: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
         ProposalSlot: {
             /** @description slot_… */
             id: string;
@@ -2340,11 +2364,9 @@ export interface components {
             /** @description thr_… */
             thread_id: string;
             parent_id: string | null;
-            /** @enum {string} */
-            mode: "standard" | "poll";
-            poll_variant: ("named" | "open") | null;
-            /** @enum {string} */
-            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
+            mode: components["schemas"]["ProposalMode"];
+            poll_variant: components["schemas"]["PollVariant"] | null;
+            status: components["schemas"]["ProposalStatus"];
             /**
              * Format: uuid
              * @description UUID
@@ -2391,11 +2413,9 @@ export interface components {
         };
         PublicProposal: {
             id: string;
-            /** @enum {string} */
-            mode: "standard" | "poll";
-            poll_variant: ("named" | "open") | null;
-            /** @enum {string} */
-            status: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
+            mode: components["schemas"]["ProposalMode"];
+            poll_variant: components["schemas"]["PollVariant"] | null;
+            status: components["schemas"]["ProposalStatus"];
             requester_name: string;
             title: string | null;
             message: string | null;
@@ -5101,19 +5121,7 @@ export interface operations {
                      *       "user": null
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description UUID
-                         */
-                        principal_id: string;
-                        /** @enum {string} */
-                        credential: "secret" | "publishable" | "session";
-                        account: components["schemas"]["Account"];
-                        key_id: string | null;
-                        scopes: string[];
-                        user: components["schemas"]["User"] | null;
-                    };
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
@@ -5268,19 +5276,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * Format: uuid
-                         * @description UUID
-                         */
-                        principal_id: string;
-                        /** @enum {string} */
-                        credential: "secret" | "publishable" | "session";
-                        account: components["schemas"]["Account"];
-                        key_id: string | null;
-                        scopes: string[];
-                        user: components["schemas"]["User"] | null;
-                    };
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
@@ -17168,7 +17164,7 @@ export interface operations {
         parameters: {
             query?: {
                 role?: "requester" | "participant";
-                status?: "proposed" | "accepted" | "rejected" | "countered" | "cancelled" | "expired";
+                status?: components["schemas"]["ProposalStatus"];
                 limit?: number;
                 cursor?: string;
                 /** @description act for this host of the account (default: the caller) */
@@ -17375,8 +17371,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @enum {string} */
-                    mode: "standard" | "poll";
+                    mode: components["schemas"]["ProposalMode"];
                     participant_ids?: string[];
                     /** @description named poll invitees; none (or absent) makes an open poll */
                     participant_emails?: string[];

@@ -42,14 +42,17 @@ export const Session = named(
     user: User,
   }),
 );
-export const Me = Type.Object({
-  principal_id: Uuid,
-  credential: StringEnum(['secret', 'publishable', 'session']),
-  account: Account,
-  key_id: Type.Union([Uuid, Type.Null()]),
-  scopes: Type.Array(Type.String()),
-  user: Type.Union([User, Type.Null()]),
-});
+export const Me = named(
+  'Me',
+  Type.Object({
+    principal_id: Uuid,
+    credential: StringEnum(['secret', 'publishable', 'session']),
+    account: Account,
+    key_id: Type.Union([Uuid, Type.Null()]),
+    scopes: Type.Array(Type.String()),
+    user: Type.Union([User, Type.Null()]),
+  }),
+);
 export type SessionBody = Static<typeof SessionBody>;
 export const UpdateMeBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200, description: "The signed-in user's own name" }) },

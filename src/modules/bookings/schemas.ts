@@ -171,6 +171,12 @@ const Status = named(
   'BookingStatus',
   StringEnum(['pending_payment', 'confirmed', 'cancelled', 'expired'], { name: 'BookingStatus' }),
 );
+/** A paid booking cancelled (or paid too late): its full refund through Stripe. */
+const RefundStatus = StringEnum(['pending', 'succeeded', 'failed'], {
+  name: 'RefundStatus',
+  description: 'a paid booking cancelled (or paid too late): its full refund through Stripe',
+});
+
 const BookingFields = {
   id: BookingId,
   status: Status,
@@ -185,12 +191,7 @@ const BookingFields = {
   payment_currency: Nullable(Type.String()),
   checkout_url: Nullable(Type.String({ format: 'uri' })),
   payment_expires_at: Nullable(Timestamp),
-  refund_status: Nullable(
-    Type.String({
-      enum: ['pending', 'succeeded', 'failed'],
-      description: 'a paid booking cancelled (or paid too late): its full refund through Stripe',
-    }),
-  ),
+  refund_status: Nullable(RefundStatus),
   cancellation_reason: Nullable(Type.String()),
   cancelled_at: Nullable(Timestamp),
   created_at: Timestamp,

@@ -55,7 +55,7 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         operationId: 'createProposal',
         summary: 'Propose a meeting to principals (standard) or ask a poll (named or open)',
         body: withExample(CreateProposalBody, {
-          mode: 'standard',
+          mode: 'standard' as const,
           participant_ids: ['0190a4b8-1f2e-7c44-8a9d-3e5f7a1b2c3d'],
           title: 'Partnership kick-off',
           message: 'Either time works for us.',
@@ -119,9 +119,9 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
           200: answer('The proposal as its link shows it', PublicProposalAnswer, {
             proposal: {
               id: POLL.id,
-              mode: 'poll',
-              poll_variant: 'open',
-              status: 'proposed',
+              mode: 'poll' as const,
+              poll_variant: 'open' as const,
+              status: 'proposed' as const,
               requester_name: 'Acme Physio',
               title: 'Team dinner',
               message: null,
@@ -289,7 +289,7 @@ export function proposalRoutes(app: TypedApp, proposals: ProposalService): void 
         body: withExample(CancelProposalBody, { reason: 'Postponed to next quarter' }),
         response: {
           200: answer('The cancelled proposal', ProposalAnswer, {
-            proposal: { ...PROPOSAL, status: 'cancelled' },
+            proposal: { ...PROPOSAL, status: 'cancelled' as const },
           }),
         },
       },

@@ -5,6 +5,7 @@ import {
   ActingFor as ActingForId,
   EmailAddress,
   named,
+  StringEnum,
   Pagination,
   PrefixedId,
   prefixedIdPattern,
@@ -19,6 +20,11 @@ export const MAX_EXPIRES_HOURS = 720;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const PROPOSAL_STATUSES = ['proposed', 'accepted', 'rejected', 'countered', 'cancelled', 'expired'];
+const ProposalStatusSchema = StringEnum(PROPOSAL_STATUSES as readonly ProposalStatus[], {
+  name: 'ProposalStatus',
+});
+const ProposalMode = StringEnum(['standard', 'poll'], { name: 'ProposalMode' });
+const PollVariant = StringEnum(['named', 'open'], { name: 'PollVariant' });
 
 export const Slot = named(
   'ProposalSlot',
@@ -54,9 +60,9 @@ export const Proposal = named(
     parent_id: Nullable(
       Type.String({ pattern: prefixedIdPattern('prop'), description: 'the proposal this one counters' }),
     ),
-    mode: Type.String({ enum: ['standard', 'poll'] }),
-    poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
-    status: Type.String({ enum: [...PROPOSAL_STATUSES] }),
+    mode: ProposalMode,
+    poll_variant: Nullable(PollVariant),
+    status: ProposalStatusSchema,
     requester_id: Uuid,
     participants: Type.Array(
       Type.Object({
@@ -101,9 +107,9 @@ export const PROPOSAL = {
   id: 'prop_01jxk9a0b1c2d3e4f5g6h7j8k9',
   thread_id: 'thr_01jxk9a0b1c2d3e4f5g6h7j8k9',
   parent_id: null,
-  mode: 'standard',
+  mode: 'standard' as const,
   poll_variant: null,
-  status: 'accepted',
+  status: 'accepted' as const,
   requester_id: '0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f',
   participants: [
     {
@@ -127,9 +133,9 @@ export const POLL = {
   ...PROPOSAL,
   id: 'prop_01jxk9c0b1c2d3e4f5g6h7j8k9',
   thread_id: 'thr_01jxk9c0b1c2d3e4f5g6h7j8k9',
-  mode: 'poll',
-  poll_variant: 'open',
-  status: 'proposed',
+  mode: 'poll' as const,
+  poll_variant: 'open' as const,
+  status: 'proposed' as const,
   participants: [{ principal_id: null, email: 'ana@example.com', name: 'Ana', response: 'voted' }],
   slots: SLOTS.map((s, i) => ({ ...s, is_selected: false, votes: i === 0 ? 1 : 0 })),
   title: 'Team dinner',
@@ -138,7 +144,7 @@ export const POLL = {
 };
 export const RESOLVED = {
   ...POLL,
-  status: 'accepted',
+  status: 'accepted' as const,
   slots: SLOTS.map((s, i) => ({ ...s, is_selected: i === 0, votes: i === 0 ? 1 : 0 })),
   resolution: {
     winning_slot: { id: SLOTS[0]!.id, start: SLOTS[0]!.start, end: SLOTS[0]!.end },
@@ -170,9 +176,9 @@ export const PublicProposal = named(
   'PublicProposal',
   Type.Object({
     id: Type.String(),
-    mode: Type.String({ enum: ['standard', 'poll'] }),
-    poll_variant: Nullable(Type.String({ enum: ['named', 'open'] })),
-    status: Type.String({ enum: PROPOSAL_STATUSES }),
+    mode: ProposalMode,
+    poll_variant: Nullable(PollVariant),
+    status: ProposalStatusSchema,
     requester_name: Type.String(),
     title: Nullable(Type.String()),
     message: Nullable(Type.String()),
@@ -201,7 +207,7 @@ export const ThreadParams = Type.Object(
 
 export const CreateProposalBody = Type.Object(
   {
-    mode: Type.Unsafe<'standard' | 'poll'>({ type: 'string', enum: ['standard', 'poll'] }),
+    mode: ProposalMode,
     participant_ids: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 10 }),
     ),
@@ -255,7 +261,7 @@ export const ProposalsQuery = Type.Object(
     role: Type.Optional(
       Type.Unsafe<'requester' | 'participant'>({ type: 'string', enum: ['requester', 'participant'] }),
     ),
-    status: Type.Optional(Type.Unsafe<ProposalStatus>({ type: 'string', enum: PROPOSAL_STATUSES })),
+    status: Type.Optional(ProposalStatusSchema),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 512 })),
     principal_id: ActingFor,
