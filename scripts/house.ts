@@ -419,7 +419,10 @@ function main(): void {
     valueApis(root),
   );
   verdict.errors.push(...processWideInTests(root));
-  for (const file of unmapped(listFiles(root, 'src'), readFileSync(join(root, 'docs/architecture.md'), 'utf8'))) {
+  for (const file of unmapped(
+    listFiles(root, 'src'),
+    readFileSync(join(root, 'docs/architecture.md'), 'utf8'),
+  )) {
     verdict.errors.push(
       `${file} is not on the map: name it in docs/architecture.md#files with a line on what it does`,
     );
