@@ -6,6 +6,9 @@
  *   (`selectFrom('t')`, `innerJoin('t as x', …)`, …) or in raw `sql` text (`FROM t`, `JOIN t`, …).
  * - room size: no non-test source file under src/ is over 600 lines (migrations aside).
  * - api.ts holds types only: no values, no value imports or re-exports (docs/architecture.md#the-module-shape).
+ * - the map is whole: every non-test source file under src/platform, src/db, src/lib, src/jobs and
+ *   src/modules is named in docs/architecture.md (`unmapped`), migrations and a module's standard rooms
+ *   aside.
  * - tests leave the test process as they found it: no writes to process.env, no fake timers, stubbed
  *   globals or module mocks (the test files of a worker share one process: vitest.config.ts).
  *
@@ -299,6 +302,50 @@ export function processWideInTests(root: string): string[] {
   return files.flatMap((f) => processWide(f, readFileSync(join(root, f), 'utf8')));
 }
 
+/** The folders whose every file the map names (docs/architecture.md#files). */
+const MAPPED = /^src\/(platform|db|lib|jobs|modules)\//;
+
+/** A module's standard rooms: docs/architecture.md#the-module-shape describes them once for all. */
+const STANDARD_ROOMS = new Set([
+  'module.ts',
+  'api.ts',
+  'schemas.ts',
+  'service.ts',
+  'repo.ts',
+  'routes.ts',
+  'tables.ts',
+  'errors.ts',
+  'events.ts',
+]);
+
+/**
+ * The files of `files` (paths from the root) that the map does not name. A file is named by its path
+ * from `src/` (`platform/dispatch.ts`, `db/purge.ts`, `modules/module.ts`), or, in a module folder,
+ * from `src/modules/` (`bookings/write.ts`, `calendars/providers/google.ts`), not preceded by a
+ * letter, digit, `_` or `-` (so `keys/stats.ts` does not name `api-keys/stats.ts`). Tests,
+ * migrations (the folder is mapped as a whole) and a module folder's standard rooms need no line.
+ */
+export function unmapped(files: readonly string[], map: string): string[] {
+  const named = (path: string): boolean => {
+    for (let at = map.indexOf(path); at >= 0; at = map.indexOf(path, at + 1)) {
+      if (at === 0 || !/[\w-]/.test(map[at - 1]!)) return true;
+    }
+    return false;
+  };
+  return files.filter((file) => {
+    if (!MAPPED.test(file) || !/\.tsx?$/.test(file) || isTest(file)) return false;
+    if (file.startsWith('src/db/migrations/')) return false;
+    const fromSrc = file.slice('src/'.length);
+    const inModule = /^modules\/([^/]+\/.+)$/.exec(fromSrc)?.[1];
+    if (inModule) {
+      const [, room] = inModule.split('/');
+      if (inModule.split('/').length === 2 && STANDARD_ROOMS.has(room!)) return false;
+      return !named(inModule) && !named(fromSrc);
+    }
+    return !named(fromSrc);
+  });
+}
+
 export interface Verdict {
   errors: string[];
   debt: string[];
@@ -372,6 +419,14 @@ function main(): void {
     valueApis(root),
   );
   verdict.errors.push(...processWideInTests(root));
+  for (const file of unmapped(
+    listFiles(root, 'src'),
+    readFileSync(join(root, 'docs/architecture.md'), 'utf8'),
+  )) {
+    verdict.errors.push(
+      `${file} is not on the map: name it in docs/architecture.md#files with a line on what it does`,
+    );
+  }
   if (verdict.debt.length > 0) {
     console.log(`house debt (scripts/house-debt.json), ${verdict.debt.length}:`);
     for (const line of verdict.debt) console.log(`  ${line}`);
@@ -382,7 +437,7 @@ function main(): void {
     process.exitCode = 1;
   } else {
     console.log(
-      `house check: ${owners.size} tables owned; no new side doors, no new room over ${MAX_LINES} lines, no new value in an api.ts, no test changing its whole process`,
+      `house check: ${owners.size} tables owned; no new side doors, no new room over ${MAX_LINES} lines, no new value in an api.ts, no test changing its whole process, every file on the map`,
     );
   }
 }

@@ -170,6 +170,14 @@ function url(env: Env, name: string, dflt: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * The key `kairos mcp --url` sends as Bearer (KAIROS_API_KEY): the stdio bridge loads no other
+ * configuration, since it talks to a server and opens no store.
+ */
+export function bridgeApiKey(env: Env = process.env): string | undefined {
+  return env.KAIROS_API_KEY;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';

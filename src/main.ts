@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type Config, ConfigError, loadConfig, MAX_PROCESSES } from './config.js';
+import { bridgeApiKey, type Config, ConfigError, loadConfig, MAX_PROCESSES } from './config.js';
 import type { Plan } from './modules/api-keys/service.js';
 import { AppError } from './platform/errors.js';
 import { isUuid } from './platform/ids.js';
@@ -222,7 +222,7 @@ async function mcpBridge(url: string | undefined, toolsets: string | undefined):
   } catch {
     throw new UsageError(`--url must be an absolute URL (got ${url})`);
   }
-  const key = process.env.KAIROS_API_KEY;
+  const key = bridgeApiKey();
   if (!key)
     throw new UsageError('KAIROS_API_KEY must hold the API key to send as Bearer (secret or publishable)');
   return await runStdioBridge(url, key, toolsets === undefined ? {} : { toolsets });

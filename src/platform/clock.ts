@@ -1,4 +1,8 @@
-/** The one source of time. Nothing else reads Date.now(), so tests can move time. */
+/**
+ * The one source of time for services, jobs and caches, so tests can move time. Date.now() is read
+ * directly only for real elapsed time (jobs/runner.ts's store-retry deadline, cluster.ts) and as the
+ * default time of platform/ids.ts.
+ */
 export interface Clock {
   now(): Date;
   /** Milliseconds since the epoch; same instant as now(). */
