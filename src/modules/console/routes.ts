@@ -11,6 +11,7 @@
  *   the session's CSRF proof in `X-CSRF-Token` (delivered in the page's HTML).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml } from '../../lib/html.js';
 import { clientBundle } from '../../platform/assets.js';
 import { innerDispatchHeaders } from '../../platform/dispatch.js';
 import { AppError, Forbidden, Unauthorized } from '../../platform/errors.js';
@@ -47,10 +48,6 @@ export function contentSecurityPolicy(): string {
     "base-uri 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function cookieOf(request: FastifyRequest): string | null {

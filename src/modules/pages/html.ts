@@ -5,6 +5,7 @@
  * `frame-ancestors` from the account's allowed domains.
  */
 import type { FastifyReply } from 'fastify';
+import { escapeHtml } from '../../lib/html.js';
 import type { Assets, PageScript } from './assets.js';
 
 const HOSTNAME =
@@ -43,10 +44,6 @@ export function pageHeaders(reply: FastifyReply, ancestors: string, cache: 'no-s
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', cache)
     .type('text/html; charset=utf-8');
-}
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON for a `<script type="application/json">` data block: never closes the element. */
