@@ -14,7 +14,8 @@ import {
   ProviderError,
 } from './caldav.js';
 import { type EventSpec, eventRef } from './events.js';
-import type { HttpFetch, Interval } from './types.js';
+import type { Interval } from '../../../lib/intervals.js';
+import type { HttpFetch } from './types.js';
 import { descendants, parseXml } from './xml.js';
 
 const fetch: HttpFetch = globalThis.fetch;

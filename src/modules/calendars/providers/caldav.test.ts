@@ -6,7 +6,7 @@ import {
   startRadicale,
 } from '../../../../test/emulators/radicale.js';
 import { caldavBusy, caldavDiscover, caldavTime, ProviderError } from './caldav.js';
-import type { Interval } from './types.js';
+import type { Interval } from '../../../lib/intervals.js';
 
 const fetch = globalThis.fetch;
 

@@ -8,13 +8,13 @@ import { isRecord, ProviderError, str } from './errors.js';
 import { type EventSpec, KAIROS_PROPERTY, type WrittenEvent } from './events.js';
 import { type GoogleApiConfig, googleRequest as request } from './google.js';
 import { nextPageTokenUrl, readPages } from './http.js';
+import type { Interval } from '../../../lib/intervals.js';
 import {
   assertWindow,
   type BusyResult,
   busyResultOf,
   type CalendarError,
   type HttpFetch,
-  type Interval,
   isoUtc,
   mapLimit,
   type TitledInterval,

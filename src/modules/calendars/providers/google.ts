@@ -2,13 +2,13 @@
 import type { Clock } from '../../../platform/clock.js';
 import { isRecord, ProviderError, str } from './errors.js';
 import { answerError, fanOutBusy, jsonApi, nextPageTokenUrl, readPages } from './http.js';
+import type { Interval } from '../../../lib/intervals.js';
 import {
   assertWindow,
   type BusyResult,
   type CalendarError,
   DAY_MS,
   type HttpFetch,
-  type Interval,
   isoUtc,
   trimBase,
 } from './types.js';

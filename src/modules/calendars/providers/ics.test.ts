@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
 import { ProviderError } from './errors.js';
 import { fetchIcs, parseIcsBusy, parseIcsEvents } from './ics.js';
-import type { Interval } from './types.js';
+import type { Interval } from '../../../lib/intervals.js';
 
 const cal = (...body: (string | string[])[]): string => vcalendar('\r\n', ...body);
 

@@ -13,11 +13,11 @@ import { type Clock, systemClock } from '../../../platform/clock.js';
 import { networkError, ProviderError, parseRetryAfter } from './errors.js';
 import { codeForStatus } from './http.js';
 import { ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX } from './events.js';
+import type { Interval } from '../../../lib/intervals.js';
 import {
   assertWindow,
   DAY_MS,
   type HttpFetch,
-  type Interval,
   mergeIntervals,
   SECOND_MS,
   clipTitled,

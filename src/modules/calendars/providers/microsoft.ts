@@ -3,13 +3,13 @@ import { DateTime } from 'luxon';
 import type { Clock } from '../../../platform/clock.js';
 import { isRecord, ProviderError, str } from './errors.js';
 import { answerError, fanOutBusy, graphNextLink, jsonApi, readPages } from './http.js';
+import type { Interval } from '../../../lib/intervals.js';
 import {
   assertWindow,
   type BusyResult,
   type CalendarError,
   DAY_MS,
   type HttpFetch,
-  type Interval,
   trimBase,
 } from './types.js';
 import { resolveZoneName } from './zones.js';

@@ -1,16 +1,12 @@
 /** Shared types and helpers for the calendar provider clients. No database, no global state. */
 
+import type { Interval } from '../../../lib/intervals.js';
+
 /**
  * The HTTP function every client uses. Callers inject it (production passes an SSRF-guarded fetch
  * with timeouts; tests pass globalThis.fetch), so nothing here reaches the network on its own.
  */
 export type HttpFetch = (url: string, init?: RequestInit) => Promise<Response>;
-
-/** A half-open UTC interval [start, end) in epoch milliseconds. */
-export interface Interval {
-  start: number;
-  end: number;
-}
 
 /** A busy occurrence with its event's title (readers allowed to see details). */
 export interface TitledInterval extends Interval {
@@ -42,7 +38,7 @@ export function mergeIntervals(intervals: readonly Interval[]): Interval[] {
     .filter((i) => Number.isFinite(i.start) && Number.isFinite(i.end) && i.end > i.start)
     .map((i) => ({ start: i.start, end: i.end }))
     .sort((a, b) => a.start - b.start || a.end - b.end);
-  const out: Interval[] = [];
+  const out: { start: number; end: number }[] = [];
   for (const cur of sorted) {
     const last = out[out.length - 1];
     if (last && cur.start <= last.end) {
