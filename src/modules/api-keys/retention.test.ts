@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { FakeClock } from '../../platform/clock.js';
+import { DAY, HOUR } from '../../lib/time.js';
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 let t: TestApp;
 

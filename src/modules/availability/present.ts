@@ -7,9 +7,8 @@
  */
 import type { Interval } from '../../lib/intervals.js';
 import { toWall } from '../../lib/schedule.js';
+import { DAY, MINUTE } from '../../lib/time.js';
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
 /** Years 0000-9999, where toISOString has the 24-character form. */
 const ISO_MAX = Date.UTC(10000, 0, 1);
 const PAD2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));

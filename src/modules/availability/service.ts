@@ -36,12 +36,11 @@ import type {
 import { AnswerMemo } from './memo.js';
 import { DaySlots } from './days.js';
 import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes, slotsFrame } from './present.js';
+import { DAY, MINUTE } from '../../lib/time.js';
 import {
   checkCommon,
   constraintsWith,
-  DAY,
   EVERYWHERE_FREE,
-  MINUTE,
   NO_BUSY,
   parseWindow,
   profileConstraints,

@@ -17,9 +17,9 @@ import type { InviteSpec, MailApi, MailIntent, MailMessage, RenderedMail } from 
 import { buildInvite, inviteCalendar } from './invite.js';
 import { mailModule } from './module.js';
 import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './service.js';
+import { HOUR } from '../../lib/time.js';
 
 const MAIL_FROM = 'Kairos Test <bookings@kairos.test>';
-const HOUR = 3_600_000;
 
 /** The mail module, composed after the listed ones until src/modules/index.ts lists it. */
 const EXTRA = (MODULES as readonly AnyModule[]).some((m) => m.name === 'mail') ? [] : [mailModule];

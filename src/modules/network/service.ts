@@ -36,9 +36,9 @@ import {
   type InviteManyBody,
   SCOPES,
 } from './schemas.js';
+import { DAY } from '../../lib/time.js';
 
 const INVITATION_DAYS = 7;
-const DAY = 86_400_000;
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 

@@ -7,6 +7,7 @@
 import type { FastifyReply } from 'fastify';
 import { escapeHtml } from '../../lib/html.js';
 import type { Assets, PageScript } from './assets.js';
+import { HOUR } from '../../lib/time.js';
 
 const HOSTNAME =
   /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -51,8 +52,6 @@ function dataBlock(data: unknown): string {
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
   return `<script type="application/json" id="kairos-data">${json}</script>`;
 }
-
-const HOUR = 3_600_000;
 
 /**
  * `<link rel="preload">` of the free times the booking page asks for first, so the browser fetches

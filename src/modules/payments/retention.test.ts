@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { FakeClock } from '../../platform/clock.js';
+import { DAY } from '../../lib/time.js';
 
-const DAY = 86_400_000;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 let t: TestApp;
 

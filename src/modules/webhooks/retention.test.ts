@@ -6,8 +6,8 @@ import { FakeClock } from '../../platform/clock.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { emitEvent } from './events.js';
 import { purgeWebhookRows } from './retention.js';
+import { DAY } from '../../lib/time.js';
 
-const DAY = 86_400_000;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 let t: TestApp;
 let receiver: Receiver;

@@ -3,11 +3,11 @@ import type { Clock } from '../../../platform/clock.js';
 import { isRecord, ProviderError, str } from './errors.js';
 import { answerError, fanOutBusy, jsonApi, nextPageTokenUrl, readPages } from './http.js';
 import type { Interval } from '../../../lib/intervals.js';
+import { DAY } from '../../../lib/time.js';
 import {
   assertWindow,
   type BusyResult,
   type CalendarError,
-  DAY_MS,
   type HttpFetch,
   isoUtc,
   trimBase,
@@ -25,7 +25,7 @@ export const GOOGLE_API_URL = 'https://www.googleapis.com/calendar/v3';
 /** freeBusy accepts at most 50 calendars per query (calendarExpansionMax). */
 export const GOOGLE_MAX_CALENDARS_PER_CALL = 50;
 /** freeBusy answers "The requested time range is too long." beyond about 90 days; stay below. */
-export const GOOGLE_MAX_WINDOW_MS = 89 * DAY_MS;
+export const GOOGLE_MAX_WINDOW_MS = 89 * DAY;
 
 export interface GoogleFreeBusyQuery {
   calendarIds: readonly string[];

@@ -27,11 +27,6 @@ export interface BusyResult {
   events?: TitledInterval[];
 }
 
-export const SECOND_MS = 1000;
-export const MINUTE_MS = 60 * SECOND_MS;
-export const HOUR_MS = 60 * MINUTE_MS;
-export const DAY_MS = 24 * HOUR_MS;
-
 /** Sorts and merges overlapping or touching intervals; drops empty or inverted ones. */
 export function mergeIntervals(intervals: readonly Interval[]): Interval[] {
   const sorted = intervals
