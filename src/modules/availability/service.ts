@@ -35,8 +35,8 @@ import type {
 } from './api.js';
 import { AnswerMemo } from './memo.js';
 import { DaySlots } from './days.js';
-import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes, slotsFrame } from './present.js';
-import { DAY, MINUTE } from '../../lib/time.js';
+import { DAY, isoUtc, MINUTE } from '../../lib/time.js';
+import { linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes, slotsFrame } from './present.js';
 import {
   checkCommon,
   constraintsWith,

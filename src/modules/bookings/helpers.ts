@@ -34,10 +34,6 @@ export function slotUnavailable(reason: SlotRefusal | 'taken' | 'no_host', who?:
   });
 }
 
-export function iso(d: Date | string): string {
-  return new Date(d).toISOString();
-}
-
 /** What a booking is called: as stored when it was made, else (made before titles were stored) its link's. */
 export function titleOf(b: Pick<repo.BookingRow, 'title'>, link: BookingLink | null): string {
   return b.title ?? link?.title ?? 'Booking';

@@ -3,15 +3,8 @@ import type { Clock } from '../../../platform/clock.js';
 import { isRecord, ProviderError, str } from './errors.js';
 import { answerError, fanOutBusy, jsonApi, nextPageTokenUrl, readPages } from './http.js';
 import type { Interval } from '../../../lib/intervals.js';
-import { DAY } from '../../../lib/time.js';
-import {
-  assertWindow,
-  type BusyResult,
-  type CalendarError,
-  type HttpFetch,
-  isoUtc,
-  trimBase,
-} from './types.js';
+import { DAY, isoUtcShort } from '../../../lib/time.js';
+import { assertWindow, type BusyResult, type CalendarError, type HttpFetch, trimBase } from './types.js';
 
 export { ProviderError } from './errors.js';
 
@@ -71,7 +64,11 @@ async function freeBusyCall(
   w: Interval,
   ids: readonly string[],
 ): Promise<BusyResult> {
-  const body = { timeMin: isoUtc(w.start), timeMax: isoUtc(w.end), items: ids.map((id) => ({ id })) };
+  const body = {
+    timeMin: isoUtcShort(w.start),
+    timeMax: isoUtcShort(w.end),
+    items: ids.map((id) => ({ id })),
+  };
   const json = await googleRequest(cfg, fetch, url, accessToken, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -136,8 +136,3 @@ export function trimBase(url: string): string {
   }
   return url.replace(/\/+$/, '');
 }
-
-/** RFC 3339 UTC timestamp without milliseconds noise when they are zero. */
-export function isoUtc(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
-}
