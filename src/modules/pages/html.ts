@@ -6,6 +6,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import { escapeHtml } from '../../lib/html.js';
+import { contentSecurityPolicy, SAME_ORIGIN_ASSETS } from '../../platform/csp.js';
 import type { Assets, PageScript } from './assets.js';
 import { HOUR } from '../../lib/time.js';
 
@@ -24,23 +25,20 @@ export function frameAncestors(domains: readonly string[] | null): string {
   return ["'self'", ...valid.flatMap((d) => [`${d}:*`, `*.${d}:*`])].join(' ');
 }
 
-export function contentSecurityPolicy(ancestors: string): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    `frame-ancestors ${ancestors}`,
-  ].join('; ');
+/** A page's policy: nothing but this server's assets, framed only where `ancestors` allows. */
+export function pagePolicy(ancestors: string): string {
+  return contentSecurityPolicy({
+    'default-src': "'none'",
+    ...SAME_ORIGIN_ASSETS,
+    'base-uri': "'none'",
+    'frame-ancestors': ancestors,
+  });
 }
 
 /** The headers of every page; `store: false` pages (tokens) are never cached. */
 export function pageHeaders(reply: FastifyReply, ancestors: string, cache: 'no-store' | 'no-cache'): void {
   reply
-    .header('content-security-policy', contentSecurityPolicy(ancestors))
+    .header('content-security-policy', pagePolicy(ancestors))
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', cache)
