@@ -28,13 +28,12 @@ import {
   type Row,
   serveOnTempStore,
 } from './lib.js';
+import { DAY, MINUTE } from '../src/lib/time.js';
 
 /** One benchmark result row. */
 export type BenchRow = Row;
 
 const CHILD_ENV = 'KAIROS_BENCH_CHILD';
-const MIN = 60_000;
-const DAY = 86_400_000;
 const ZONE = 'America/New_York';
 /** Busy blocks in 30 days. */
 const BUSY_COUNT = 1000;
@@ -310,9 +309,11 @@ export async function benchAvailability(): Promise<BenchRow[]> {
       const paths = Array.from({ length: count }, (_, i) => {
         const j = (i * 7919) % count;
         const url = new URL(path, ready.url);
-        const from = Date.parse(url.searchParams.get('from')!) + (j % 2000) * 15 * MIN;
+        const from = Date.parse(url.searchParams.get('from')!) + (j % 2000) * 15 * MINUTE;
         const to =
-          Date.parse(url.searchParams.get('to')!) + (j % 2000) * 15 * MIN - Math.floor(j / 2000) * 15 * MIN;
+          Date.parse(url.searchParams.get('to')!) +
+          (j % 2000) * 15 * MINUTE -
+          Math.floor(j / 2000) * 15 * MINUTE;
         url.searchParams.set('from', new Date(from).toISOString());
         url.searchParams.set('to', new Date(to).toISOString());
         return url.pathname + url.search;
@@ -327,7 +328,7 @@ export async function benchAvailability(): Promise<BenchRow[]> {
         const minutes = (i * 7919) % 20_000;
         url.searchParams.set(
           'after',
-          new Date(Date.parse(url.searchParams.get('after')!) + minutes * MIN).toISOString(),
+          new Date(Date.parse(url.searchParams.get('after')!) + minutes * MINUTE).toISOString(),
         );
         return url.pathname + url.search;
       });

@@ -86,11 +86,9 @@ import {
   rssMiB,
   serveOnTempStore,
 } from './lib.js';
+import { DAY, HOUR, MINUTE } from '../src/lib/time.js';
 
 const CHILD_ENV = 'KAIROS_BENCH_BOOKINGS';
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 86_400_000;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP_SECONDS = 2;
 /**
@@ -299,7 +297,7 @@ function weekdaySlots(nowMs: number): number[] {
     const weekday = new Date(day).getUTCDay();
     if (weekday === 0 || weekday === 6) continue;
     for (let k = 0; k < 16; k++) {
-      const start = day + 9 * HOUR + k * 30 * MIN;
+      const start = day + 9 * HOUR + k * 30 * MINUTE;
       if (start >= nowMs && start <= nowMs + MAX_DAYS_AHEAD * DAY) starts.push(start);
     }
   }
@@ -491,7 +489,7 @@ async function serveFloorOn(url: string): Promise<void> {
     app.post('/v1/bookings', async (request, reply) => {
       const b = request.body as FloorBody;
       const start = new Date(b.start_time);
-      const end = new Date(start.getTime() + 30 * MIN);
+      const end = new Date(start.getTime() + 30 * MINUTE);
       const id = await inTransaction(pool, async (client) => {
         await client.query('SELECT id FROM floor_hosts WHERE id = $1 FOR SHARE', [b.principal_id]);
         const { rows } = await client.query<{ id: string }>(
@@ -605,7 +603,7 @@ async function serveWritesFloorOn(url: string): Promise<void> {
     app.post('/v1/bookings', async (request, reply) => {
       const b = request.body as FloorBody;
       const start = new Date(b.start_time);
-      const end = new Date(start.getTime() + 30 * MIN);
+      const end = new Date(start.getTime() + 30 * MINUTE);
       const now = new Date();
       const id = `bkg_${randomUUID()}`;
       const customerMailId = `mail_${randomUUID()}`;
@@ -1225,7 +1223,7 @@ interface BusyStats {
 function bookingStarts(window: Interval, busy: Interval[], count: number): number[] {
   const fits: number[] = [];
   for (const gap of subtract([window], normalize(busy))) {
-    for (let s = gap.start; s + 30 * MIN <= gap.end; s += 30 * MIN) fits.push(s);
+    for (let s = gap.start; s + 30 * MINUTE <= gap.end; s += 30 * MINUTE) fits.push(s);
   }
   if (fits.length < count) throw new Error(`only ${fits.length} half hours are free`);
   return Array.from({ length: count }, (_, i) => fits[Math.floor((i * fits.length) / count)]!);
@@ -1415,7 +1413,10 @@ function shifted(origin: string, path: string): () => string {
     const url = new URL(path, origin);
     const minutes = (i * 7919) % 20_000;
     for (const f of ['from', 'to']) {
-      url.searchParams.set(f, new Date(Date.parse(url.searchParams.get(f)!) + minutes * MIN).toISOString());
+      url.searchParams.set(
+        f,
+        new Date(Date.parse(url.searchParams.get(f)!) + minutes * MINUTE).toISOString(),
+      );
     }
     return url.pathname + url.search;
   });

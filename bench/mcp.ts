@@ -30,9 +30,9 @@ import {
   type Row,
   serveOnTempStore,
 } from './lib.js';
+import { DAY } from '../src/lib/time.js';
 
 const CHILD_ENV = 'KAIROS_BENCH_CHILD';
-const DAY = 86_400_000;
 const ZONE = 'America/New_York';
 const CONNECTIONS = 50;
 const ROUNDS = 3;

@@ -17,12 +17,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { benchDatabase, feedRuntime, fmt, type Row } from './lib.js';
+import { HOUR } from '../src/lib/time.js';
 
 const COUNT = Number(process.env.COUNT ?? 400);
 const VOTES = Number(process.env.VOTES ?? 400);
 const PARTICIPANTS = 50;
 const CONCURRENCY = 20;
-const HOUR = 3_600_000;
 
 interface Timed {
   perSecond: number;

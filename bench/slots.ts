@@ -7,12 +7,11 @@ import { normalize } from '../src/lib/intervals.js';
 import { DEFAULT_SCHEDULE, workingIntervals } from '../src/lib/schedule.js';
 import { computeSlots, firstSlot, type SlotInput } from '../src/lib/slots.js';
 import { randomBusy, type Row } from './lib.js';
+import { DAY, MINUTE } from '../src/lib/time.js';
 
 /** One benchmark result row. */
 export type BenchRow = Row;
 
-const MIN = 60_000;
-const DAY = 86_400_000;
 const ZONE = 'America/New_York';
 const BUSY_COUNT = 1000;
 const WARMUP = 300;
@@ -43,14 +42,14 @@ export async function benchSlots(): Promise<BenchRow[]> {
   const window = { start, end: start + 30 * DAY };
   const input: SlotInput = {
     window,
-    durationMs: 30 * MIN,
-    intervalMs: 15 * MIN,
+    durationMs: 30 * MINUTE,
+    intervalMs: 15 * MINUTE,
     working: workingIntervals(DEFAULT_SCHEDULE(ZONE), window),
     busy: randomBusy(window, BUSY_COUNT),
-    bufferBeforeMs: 5 * MIN,
-    bufferAfterMs: 10 * MIN,
+    bufferBeforeMs: 5 * MINUTE,
+    bufferAfterMs: 10 * MINUTE,
     nowMs: start,
-    minimumNoticeMs: 60 * MIN,
+    minimumNoticeMs: 60 * MINUTE,
     maxDaysAhead: 60,
     alignTimezone: ZONE,
   };

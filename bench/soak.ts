@@ -26,9 +26,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type Receiver, startReceiver } from '../test/helpers/receiver.js';
 import { benchDatabase, REPO, rssMiB, spawnListening } from './lib.js';
+import { DAY, MINUTE } from '../src/lib/time.js';
 
-const MINUTE = 60_000;
-const DAY_MS = 86_400_000;
 const SLOT_MS = 30 * MINUTE;
 
 /** Tables a purge or a cleanup keeps level under steady load (the rest are business records). */
@@ -102,9 +101,8 @@ function pick<T>(list: readonly T[]): T {
 
 /** A random 30-minute slot 2 to 360 days ahead (hosts work around the clock, every day). */
 function randomSlot(): { start_time: string; end_time: string } {
-  const day0 = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-  const start =
-    day0 + (2 + Math.floor(Math.random() * 358)) * DAY_MS + Math.floor(Math.random() * 48) * SLOT_MS;
+  const day0 = Math.floor(Date.now() / DAY) * DAY;
+  const start = day0 + (2 + Math.floor(Math.random() * 358)) * DAY + Math.floor(Math.random() * 48) * SLOT_MS;
   return { start_time: new Date(start).toISOString(), end_time: new Date(start + SLOT_MS).toISOString() };
 }
 
@@ -143,9 +141,9 @@ async function oneRequest(t: Target): Promise<Outcome> {
     const r = Math.random();
     if (r < 0.45) {
       const from = new Date(
-        Math.floor(Date.now() / DAY_MS) * DAY_MS + 2 * DAY_MS + Math.floor(Math.random() * 300) * DAY_MS,
+        Math.floor(Date.now() / DAY) * DAY + 2 * DAY + Math.floor(Math.random() * 300) * DAY,
       );
-      const to = new Date(from.getTime() + 7 * DAY_MS);
+      const to = new Date(from.getTime() + 7 * DAY);
       const q = `from=${from.toISOString()}&to=${to.toISOString()}&timezone=UTC`;
       status = (await call(t, 'GET', `/v1/public/links/${pick(t.slugs)}/availability?${q}`)).status;
     } else if (r < 0.75 || live.length < 20) {
@@ -237,7 +235,7 @@ async function main(): Promise<number> {
     Math.max(MINUTE, Math.round(opts.durationMs / 4 / MINUTE) * MINUTE),
   );
   const purgeEveryMs = Math.max(1000, Math.min(60_000, Math.floor(retentionMs / 4)));
-  const retentionDays = String(retentionMs / DAY_MS);
+  const retentionDays = String(retentionMs / DAY);
   const retentionEnv = {
     KAIROS_EVENT_RETENTION_DAYS: retentionDays,
     KAIROS_DELIVERY_RETENTION_DAYS: retentionDays,

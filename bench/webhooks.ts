@@ -34,6 +34,7 @@ import { closeOutboundDispatchers } from '../src/platform/outbound.js';
 import { type Runtime, startRuntime } from '../src/runtime.js';
 import { sampleBooking } from '../test/helpers/events.js';
 import { load, serveWithAccount } from './lib.js';
+import { DAY } from '../src/lib/time.js';
 
 export interface BenchResult {
   name: string;
@@ -41,7 +42,6 @@ export interface BenchResult {
   unit: string;
 }
 
-const DAY = 86_400_000;
 const HOSTS = 50;
 const CONNECTIONS = 50;
 /** Target ratios and times (docs/performance.md#webhook-deliveries). */

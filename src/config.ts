@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { DAY } from './lib/time.js';
 
 /** Typed configuration. This module is the only reader of process.env. */
 
@@ -132,22 +133,20 @@ function bool(env: Env, name: string, dflt: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got ${JSON.stringify(env[name])})`);
 }
 
-const DAY_MS = 86_400_000;
-
 /**
  * A retention period given in days; fractions are allowed (`0.0035` is about five minutes), so short
  * runs (the soak) can watch retention work. At least one minute, at most ten years.
  */
 function days(env: Env, name: string, dflt: number): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return dflt * DAY_MS;
+  if (raw === undefined || raw === '') return dflt * DAY;
   const n = Number(raw);
-  if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || !Number.isFinite(n) || n * DAY_MS < 60_000 || n > 3650) {
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || !Number.isFinite(n) || n * DAY < 60_000 || n > 3650) {
     throw new ConfigError(
       `${name} must be a number of days from 0.0007 (one minute) to 3650 (got ${JSON.stringify(raw)})`,
     );
   }
-  return Math.round(n * DAY_MS);
+  return Math.round(n * DAY);
 }
 
 /** Parses `1m,5m,30m` (units ms, s, m, h) into milliseconds. */
@@ -288,7 +287,7 @@ function retention(env: Env): RetentionConfig {
   const eventsMs = days(env, 'KAIROS_EVENT_RETENTION_DAYS', 30);
   return {
     eventsMs,
-    deliveriesMs: days(env, 'KAIROS_DELIVERY_RETENTION_DAYS', eventsMs / DAY_MS),
+    deliveriesMs: days(env, 'KAIROS_DELIVERY_RETENTION_DAYS', eventsMs / DAY),
     mailMs: days(env, 'KAIROS_MAIL_RETENTION_DAYS', 30),
     usageMs: days(env, 'KAIROS_USAGE_RETENTION_DAYS', 30),
     expiredMs: days(env, 'KAIROS_EXPIRED_RETENTION_DAYS', 1),

@@ -9,6 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js'
 import { createDb, createPool, type Db } from '../db/store.js';
 import { FakeClock } from '../platform/clock.js';
 import { type Job, JobRunner } from './runner.js';
+import { waitUntil } from '../../test/helpers/promises.js';
 
 const quiet = { warn: () => {}, error: () => {} };
 const QUEUE = 'held-test';
@@ -217,11 +218,6 @@ describe('a job that ends claims again only when jobs may be waiting for its slo
     };
   }
 
-  async function until(done: () => boolean | Promise<boolean>): Promise<void> {
-    for (let i = 0; i < 200 && !(await done()); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(await done()).toBe(true);
-  }
-
   it('a claim that filled the queue: the job ending claims the next, with no timer or NOTIFY', async () => {
     const clock = new FakeClock('2026-06-01T12:00:00Z');
     const queue = 'one-at-a-time';
@@ -245,7 +241,7 @@ describe('a job that ends claims again only when jobs may be waiting for its slo
       .execute();
     await runner.start(null);
     try {
-      await until(() => ran.length === 2);
+      await waitUntil('both jobs to run', () => ran.length === 2, 2000, 10);
       expect(ran).toEqual([2, 1]);
     } finally {
       await runner.stop();
@@ -264,7 +260,12 @@ describe('a job that ends claims again only when jobs may be waiting for its slo
       const before = counted.claims();
       const slot = runner.holdSlot(QUEUE, { p: 'w' })!;
       await runner.startClaimed(QUEUE, await insertJobs([{ p: 'w', n: 4 }], slot, clock.now()));
-      await until(async () => ran.length === 1 && (await jobsLeft()).length === 0);
+      await waitUntil(
+        'the job to run and leave the queue',
+        async () => ran.length === 1 && (await jobsLeft()).length === 0,
+        2000,
+        10,
+      );
       await new Promise((r) => setTimeout(r, 50));
       expect(counted.claims()).toBe(before);
     } finally {

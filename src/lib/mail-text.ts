@@ -4,6 +4,7 @@
  * reads them (never an address), the simple HTML body made from the plain-text lines, and the address
  * in MAIL_FROM. Pure: the mail module sends what modules compose.
  */
+import { escapeHtml } from './html.js';
 
 /** Formatters per zone: making one costs ~0.2 ms, using one ~2 µs (a booking mails several times). */
 const formatters = new Map<string, { start: Intl.DateTimeFormat; end: Intl.DateTimeFormat }>();
@@ -52,19 +53,6 @@ export function publicName(name: string | null | undefined, fallback = 'Your hos
 export function addressOf(from: string): string {
   const m = /<([^>]+)>/.exec(from);
   return (m ? m[1]! : from).trim();
-}
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
 
 /**

@@ -14,9 +14,8 @@ import {
   workingIntervals,
   zoneOffset,
 } from './schedule.js';
+import { DAY, HOUR } from './time.js';
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const t = (iso: string): number => Date.parse(iso);
 const span = (startIso: string, endIso: string): Interval => ({ start: t(startIso), end: t(endIso) });
 const hours = (x: Interval): number => (x.end - x.start) / HOUR;

@@ -8,6 +8,7 @@
  */
 import { IANAZone } from 'luxon';
 import { clip, type Interval, normalize } from './intervals.js';
+import { DAY, MINUTE } from './time.js';
 
 /** A day of the week as used in weekly rules. */
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
@@ -57,8 +58,6 @@ export const SCHEDULE_LIMITS = {
   maxDaysAhead: 365,
 } as const;
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
 /** Probe distance for offset spans; tzdata 2000-2045 has no two transitions within 4 days of each other. */
 const SPAN_STEP = 3 * DAY;
 /** Spans remembered per zone before the cache starts afresh. */

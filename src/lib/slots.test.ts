@@ -13,10 +13,8 @@ import {
   slotInterval,
   slotRange,
 } from './slots.js';
+import { DAY, HOUR, MINUTE } from './time.js';
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
 const t = (iso: string): number => Date.parse(iso);
 const span = (startIso: string, endIso: string): Interval => ({ start: t(startIso), end: t(endIso) });
 const local = (ms: number, zone: string): string =>
@@ -26,7 +24,7 @@ const local = (ms: number, zone: string): string =>
 function input(schedule: Schedule, window: Interval, extra: Partial<SlotInput> = {}): SlotInput {
   return {
     window,
-    durationMs: 30 * MIN,
+    durationMs: 30 * MINUTE,
     working: workingIntervals(schedule, window),
     busy: [],
     bufferBeforeMs: 0,
@@ -58,17 +56,17 @@ describe('computeSlots basics', () => {
   });
 
   it('defaults the interval to min(duration, 15 min) and validates it', () => {
-    expect(slotInterval({ durationMs: 10 * MIN })).toBe(10 * MIN);
-    expect(slotInterval({ durationMs: 60 * MIN })).toBe(15 * MIN);
-    expect(slotInterval({ durationMs: 60 * MIN, intervalMs: 60 * MIN })).toBe(60 * MIN);
+    expect(slotInterval({ durationMs: 10 * MINUTE })).toBe(10 * MINUTE);
+    expect(slotInterval({ durationMs: 60 * MINUTE })).toBe(15 * MINUTE);
+    expect(slotInterval({ durationMs: 60 * MINUTE, intervalMs: 60 * MINUTE })).toBe(60 * MINUTE);
     expect(() => slotInterval({ durationMs: 0 })).toThrow(RangeError);
-    expect(() => slotInterval({ durationMs: 30 * MIN, intervalMs: -1 })).toThrow(RangeError);
+    expect(() => slotInterval({ durationMs: 30 * MINUTE, intervalMs: -1 })).toThrow(RangeError);
   });
 
   it('keeps busy time plus buffers clear: no end within bufferBefore, no start within bufferAfter', () => {
     const busy = [span('2026-06-01T10:00Z', '2026-06-01T11:00Z')];
     const slots = computeSlots(
-      input(utc, monday, { busy, bufferBeforeMs: 15 * MIN, bufferAfterMs: 30 * MIN }),
+      input(utc, monday, { busy, bufferBeforeMs: 15 * MINUTE, bufferAfterMs: 30 * MINUTE }),
     );
     const starts = slots.map((s) => new Date(s.start).toISOString().slice(11, 16));
     expect(starts.slice(0, 4)).toEqual(['09:00', '09:15', '11:30', '11:45']);
@@ -78,7 +76,12 @@ describe('computeSlots basics', () => {
     const week = span('2026-06-01T00:00Z', '2026-06-08T00:00Z');
     const nowMs = t('2026-06-01T08:00Z');
     const slots = computeSlots(
-      input(utc, week, { nowMs, minimumNoticeMs: 2 * HOUR + 5 * MIN, maxDaysAhead: 2, intervalMs: 30 * MIN }),
+      input(utc, week, {
+        nowMs,
+        minimumNoticeMs: 2 * HOUR + 5 * MINUTE,
+        maxDaysAhead: 2,
+        intervalMs: 30 * MINUTE,
+      }),
     );
     expect(slots[0]).toEqual(span('2026-06-01T10:30Z', '2026-06-01T11:00Z'));
     expect(slots.at(-1)).toEqual(span('2026-06-02T16:30Z', '2026-06-02T17:00Z'));
@@ -89,7 +92,7 @@ describe('computeSlots basics', () => {
   it('treats every boundary exactly, to the millisecond', () => {
     const at = (iso: string) => t(`2026-06-01T${iso}Z`);
     const starts = (extra: Partial<SlotInput>) =>
-      computeSlots(input(utc, monday, { intervalMs: 30 * MIN, ...extra })).map((s) => s.start);
+      computeSlots(input(utc, monday, { intervalMs: 30 * MINUTE, ...extra })).map((s) => s.start);
     // Notice: a slot may start exactly at now + notice, not a millisecond earlier.
     expect(starts({ nowMs: at('08:00'), minimumNoticeMs: 2 * HOUR })[0]).toBe(at('10:00'));
     expect(starts({ nowMs: at('08:00') + 1, minimumNoticeMs: 2 * HOUR })[0]).toBe(at('10:30'));
@@ -99,11 +102,15 @@ describe('computeSlots basics', () => {
     expect(starts({ nowMs: nowMs - 1, maxDaysAhead: 1 }).at(-1)).toBe(at('09:30'));
     // Buffers: touching the padded busy block is fine, overlapping it by 1 ms is not.
     const busy = (s: string, e: string, shift = 0) => [{ start: at(s) + shift, end: at(e) + shift }];
-    expect(starts({ busy: busy('12:00', '12:30'), bufferAfterMs: 30 * MIN })).toContain(at('13:00'));
-    expect(starts({ busy: busy('12:00', '12:30', 1), bufferAfterMs: 30 * MIN })).not.toContain(at('13:00'));
-    expect(starts({ busy: busy('12:00', '12:30', 1), bufferAfterMs: 30 * MIN })).toContain(at('13:30'));
-    expect(starts({ busy: busy('12:00', '12:30'), bufferBeforeMs: 30 * MIN })).toContain(at('11:00'));
-    expect(starts({ busy: busy('12:00', '12:30', -1), bufferBeforeMs: 30 * MIN })).not.toContain(at('11:00'));
+    expect(starts({ busy: busy('12:00', '12:30'), bufferAfterMs: 30 * MINUTE })).toContain(at('13:00'));
+    expect(starts({ busy: busy('12:00', '12:30', 1), bufferAfterMs: 30 * MINUTE })).not.toContain(
+      at('13:00'),
+    );
+    expect(starts({ busy: busy('12:00', '12:30', 1), bufferAfterMs: 30 * MINUTE })).toContain(at('13:30'));
+    expect(starts({ busy: busy('12:00', '12:30'), bufferBeforeMs: 30 * MINUTE })).toContain(at('11:00'));
+    expect(starts({ busy: busy('12:00', '12:30', -1), bufferBeforeMs: 30 * MINUTE })).not.toContain(
+      at('11:00'),
+    );
     // A free interval starting just past a grid point waits for the next grid point.
     expect(starts({ busy: [{ start: at('08:00'), end: at('10:00') + 500 }] })[0]).toBe(at('10:30'));
   });
@@ -128,9 +135,9 @@ describe('computeSlots basics', () => {
       span('2026-06-01T11:00Z', '2026-06-01T11:20Z'),
       span('2026-06-01T11:10Z', '2026-06-01T11:30Z'),
     ];
-    const slots = computeSlots({ ...input(utc, monday), working, busy, durationMs: 60 * MIN });
+    const slots = computeSlots({ ...input(utc, monday), working, busy, durationMs: 60 * MINUTE });
     expect(slots).toEqual([span('2026-06-01T11:30Z', '2026-06-01T12:30Z')]);
-    const shorter = computeSlots({ ...input(utc, monday), working, busy, intervalMs: 15 * MIN });
+    const shorter = computeSlots({ ...input(utc, monday), working, busy, intervalMs: 15 * MINUTE });
     expect(shorter.map((s) => new Date(s.start).toISOString().slice(11, 16))).toEqual([
       '11:30',
       '11:45',
@@ -159,7 +166,7 @@ describe('computeSlots grid alignment', () => {
   it('counts a 45-minute step from local midnight (New York)', () => {
     const s = DEFAULT_SCHEDULE('America/New_York');
     const slots = computeSlots(
-      input(s, span('2026-06-01T00:00Z', '2026-06-02T00:00Z'), { intervalMs: 45 * MIN }),
+      input(s, span('2026-06-01T00:00Z', '2026-06-02T00:00Z'), { intervalMs: 45 * MINUTE }),
     );
     expect(slots.slice(0, 4).map((x) => local(x.start, s.timezone).slice(11))).toEqual([
       '09:00',
@@ -173,8 +180,8 @@ describe('computeSlots grid alignment', () => {
     const s = withRules('UTC', WEEKDAYS.map(allDay));
     const slots = computeSlots(
       input(s, span('2026-06-01T00:00Z', '2026-06-03T00:00Z'), {
-        durationMs: 50 * MIN,
-        intervalMs: 50 * MIN,
+        durationMs: 50 * MINUTE,
+        intervalMs: 50 * MINUTE,
       }),
     );
     expect(slots).toHaveLength(56);
@@ -185,10 +192,10 @@ describe('computeSlots grid alignment', () => {
   it('does not depend on the window start for the same instants', () => {
     const s = DEFAULT_SCHEDULE('Asia/Kolkata');
     const a = computeSlots(
-      input(s, span('2026-06-01T00:00Z', '2026-06-03T00:00Z'), { intervalMs: 20 * MIN }),
+      input(s, span('2026-06-01T00:00Z', '2026-06-03T00:00Z'), { intervalMs: 20 * MINUTE }),
     );
     const b = computeSlots(
-      input(s, span('2026-06-01T05:07Z', '2026-06-03T00:00Z'), { intervalMs: 20 * MIN }),
+      input(s, span('2026-06-01T05:07Z', '2026-06-03T00:00Z'), { intervalMs: 20 * MINUTE }),
     );
     expect(b).toEqual(a.filter((x) => x.start >= t('2026-06-01T05:07Z')));
   });
@@ -238,7 +245,9 @@ describe('computeSlots across DST', () => {
       ['2026-10-25', '2026-10-25T09:00Z'],
     ] as const) {
       const start = t(`${date}T00:00Z`) - 2 * HOUR;
-      const slots = computeSlots(input(s, { start, end: start + DAY + 4 * HOUR }, { intervalMs: 30 * MIN }));
+      const slots = computeSlots(
+        input(s, { start, end: start + DAY + 4 * HOUR }, { intervalMs: 30 * MINUTE }),
+      );
       expect(slots).toHaveLength(16);
       expect(slots[0]!.start).toBe(t(first));
       expect(local(slots.at(-1)!.end, s.timezone)).toBe(`${date} 17:00`);
@@ -296,7 +305,7 @@ describe('mutualSlots', () => {
     const ny = principal(DEFAULT_SCHEDULE('America/New_York'), {
       busy: [span('2026-06-01T13:30Z', '2026-06-01T14:00Z')],
     });
-    const query = { window, durationMs: 30 * MIN, nowMs: window.start, alignTimezone: 'Europe/London' };
+    const query = { window, durationMs: 30 * MINUTE, nowMs: window.start, alignTimezone: 'Europe/London' };
     const slots = mutualSlots([london, ny], query);
     expect(slots.map((x) => new Date(x.start).toISOString().slice(11, 16))).toEqual([
       '13:00',
@@ -315,7 +324,7 @@ describe('mutualSlots', () => {
   it("applies each principal's own notice", () => {
     const a = principal(DEFAULT_SCHEDULE('UTC'));
     const b = principal(DEFAULT_SCHEDULE('UTC'), { minimumNoticeMs: 16 * HOUR });
-    const query = { window, durationMs: 30 * MIN, nowMs: window.start, alignTimezone: 'UTC' };
+    const query = { window, durationMs: 30 * MINUTE, nowMs: window.start, alignTimezone: 'UTC' };
     const slots = mutualSlots([a, b], query);
     expect(slots[0]).toEqual(span('2026-06-01T16:00Z', '2026-06-01T16:30Z'));
     expect(slots).toHaveLength(3);
@@ -377,7 +386,7 @@ const caseArb: fc.Arbitrary<Case> = fc
       fc.tuple(
         fc.integer({ min: -18 * 12, max: 84 * 12 }),
         fc.integer({ min: -2, max: 48 }),
-        fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5 * MIN })),
+        fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5 * MINUTE })),
       ),
       { maxLength: 12 },
     ),
@@ -386,7 +395,7 @@ const caseArb: fc.Arbitrary<Case> = fc
     before: fc.integer({ min: 0, max: 12 }).map((q) => q * 5),
     after: fc.integer({ min: 0, max: 12 }).map((q) => q * 5),
     nowShift: fc.integer({ min: -24 * 4, max: 12 * 4 }).map((q) => q * 15),
-    nowJitter: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 15 * MIN })),
+    nowJitter: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 15 * MINUTE })),
     noticeMin: fc.oneof(
       fc.constant(0),
       fc.integer({ min: 0, max: 12 * 4 }).map((q) => q * 15),
@@ -395,24 +404,24 @@ const caseArb: fc.Arbitrary<Case> = fc
   })
   .map((c) => {
     const base = t(`2026-${c.day}T00:00Z`);
-    const start = base + c.startShift * 5 * MIN;
+    const start = base + c.startShift * 5 * MINUTE;
     const window = { start, end: start + c.lengthHours * HOUR };
     const schedule = withRules(c.zone, c.weekly);
     return {
       schedule,
       input: {
         window,
-        durationMs: c.durationMin * MIN,
-        intervalMs: c.intervalMin === undefined ? undefined : c.intervalMin * MIN,
+        durationMs: c.durationMin * MINUTE,
+        intervalMs: c.intervalMin === undefined ? undefined : c.intervalMin * MINUTE,
         working: workingIntervals(schedule, window),
         busy: c.busy.map(([s, len, jitter]) => ({
-          start: base + s * 5 * MIN + jitter,
-          end: base + (s + len) * 5 * MIN + jitter,
+          start: base + s * 5 * MINUTE + jitter,
+          end: base + (s + len) * 5 * MINUTE + jitter,
         })),
-        bufferBeforeMs: c.before * MIN,
-        bufferAfterMs: c.after * MIN,
-        nowMs: base + c.nowShift * MIN - c.nowJitter,
-        minimumNoticeMs: c.noticeMin * MIN,
+        bufferBeforeMs: c.before * MINUTE,
+        bufferAfterMs: c.after * MINUTE,
+        nowMs: base + c.nowShift * MINUTE - c.nowJitter,
+        minimumNoticeMs: c.noticeMin * MINUTE,
         maxDaysAhead: c.maxDaysAhead,
         alignTimezone: c.zone,
       },
@@ -464,7 +473,7 @@ function ruleMinutes(schedule: Schedule): Interval[][] {
 function insideRule(byDay: Interval[][], zone: string, slot: Interval): boolean {
   const a = DateTime.fromMillis(slot.start, { zone });
   const startMin = a.hour * 60 + a.minute;
-  const endMin = startMin + Math.round((slot.end - slot.start) / MIN);
+  const endMin = startMin + Math.round((slot.end - slot.start) / MINUTE);
   const covers = (day: number, s: number, e: number) => byDay[day]!.some((r) => r.start <= s && e <= r.end);
   if (endMin <= 1440) return covers(a.weekday - 1, startMin, endMin);
   return covers(a.weekday - 1, startMin, 1440) && covers(a.weekday % 7, 0, endMin - 1440);

@@ -8,6 +8,7 @@
  */
 import { clip, expand, type Interval, intersectAll, normalize, subtract } from './intervals.js';
 import { localDayBounds } from './schedule.js';
+import { DAY, MINUTE } from './time.js';
 
 /** One principal's constraints on slots. */
 export interface PrincipalAvailability {
@@ -49,8 +50,6 @@ export interface SlotQuery {
 /** Input of computeSlots: one principal plus the query. */
 export type SlotInput = PrincipalAvailability & SlotQuery;
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
 const DEFAULT_MAX_INTERVAL = 15 * MINUTE;
 
 /** All bookable slots of one principal, sorted by start. */

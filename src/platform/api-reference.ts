@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { contentSecurityPolicy } from './csp.js';
 
 export const REFERENCE_TITLE = 'Kairos API reference';
 
@@ -62,18 +63,18 @@ function page(nonce: string, scriptUrl: string, specUrl: string): string {
  * The page's Content-Security-Policy: scripts from this origin plus the nonce'd inline one, inline
  * styles, requests (the document, "try it") to this origin and the API's base URL only.
  */
-function contentSecurityPolicy(nonce: string, apiOrigin: string): string {
-  return [
-    "default-src 'none'",
-    `script-src 'self' 'nonce-${nonce}'`,
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    `connect-src 'self' ${apiOrigin}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+function referencePolicy(nonce: string, apiOrigin: string): string {
+  return contentSecurityPolicy({
+    'default-src': "'none'",
+    'script-src': `'self' 'nonce-${nonce}'`,
+    'style-src': "'self' 'unsafe-inline'",
+    'img-src': "'self' data:",
+    'font-src': "'self' data:",
+    'connect-src': `'self' ${apiOrigin}`,
+    'base-uri': "'none'",
+    'form-action': "'none'",
+    'frame-ancestors': "'none'",
+  });
 }
 
 /**
@@ -90,7 +91,7 @@ export function registerApiReference(app: FastifyInstance, opts: { specUrl: stri
     const nonce = randomBytes(18).toString('base64');
     reply
       .type('text/html; charset=utf-8')
-      .header('content-security-policy', contentSecurityPolicy(nonce, apiOrigin))
+      .header('content-security-policy', referencePolicy(nonce, apiOrigin))
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
       .header('cache-control', 'no-store');

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.js';
 import { purgeInBatches } from '../db/purge.js';
 import { FakeClock } from './clock.js';
+import { HOUR } from '../lib/time.js';
 
-const HOUR = 3_600_000;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 let t: TestApp;
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/store.js';
 import type { Clock } from './clock.js';
+import { HOUR } from '../lib/time.js';
 
 interface Counter {
   keyId: string;
@@ -12,8 +13,6 @@ interface Counter {
   s5xx: number;
   lastUsedAt: number;
 }
-
-const HOUR = 3_600_000;
 
 /**
  * Per-key request counts for GET /v1/api-keys/{id}/stats, kept in hourly buckets. Counted in memory and

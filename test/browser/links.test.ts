@@ -13,6 +13,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
 import { chromiumAvailable, launchChromium, openPage, seriousViolations } from '../helpers/browser.js';
+import { HOUR } from '../../src/lib/time.js';
 
 const run = chromiumAvailable();
 
@@ -24,7 +25,6 @@ let feed: Server;
 let feedUrl: string;
 let site: Server;
 let sitePort: number;
-const HOUR = 3_600_000;
 const ALWAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((day) => ({
   day,
   start: '00:00',

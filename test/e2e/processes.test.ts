@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, processAlive } from '../../src/db/embedded.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { CLI, REPO, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { waitUntil } from '../helpers/promises.js';
 
 /** `kairos serve --processes 2`: one primary, two worker processes sharing one port. */
 
@@ -22,14 +23,6 @@ function workersOf(primary: number): { pid: number; args: string }[] {
     .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
     .filter((m): m is RegExpExecArray => m !== null && m[2]!.includes(`${CLI} serve`))
     .map((m) => ({ pid: Number(m[1]), args: m[2]! }));
-}
-
-async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 interface Answer {
@@ -113,20 +106,20 @@ describe('kairos serve --processes 2 on an external store', () => {
           (m) => Number(m[1]),
         ),
       );
-    await until('request logs from both workers', () => servedBy().size === 2, 5000);
+    await waitUntil('request logs from both workers', () => servedBy().size === 2, 5000);
     expect([...servedBy()].sort()).toEqual(workers.map((w) => w.pid).sort());
   });
 
   it('replaces a worker killed with SIGKILL while the other keeps answering', async () => {
     const [victim, survivor] = workersOf(s.child.pid!);
     process.kill(victim!.pid, 'SIGKILL');
-    await until('the primary to notice', () => s.output().includes('exited unexpectedly'));
+    await waitUntil('the primary to notice', () => s.output().includes('exited unexpectedly'), 15_000);
     // While the replacement starts, every request is answered (by the survivor).
     const during = await Promise.all(
       Array.from({ length: 50 }, () => request(s.url, 'GET', '/v1/me', { token: key })),
     );
     expect(during.filter((a) => a.status !== 200)).toEqual([]);
-    await until('the replacement', () => s.output().includes('replacement worker process ready'), 30_000);
+    await waitUntil('the replacement', () => s.output().includes('replacement worker process ready'), 30_000);
     const now = workersOf(s.child.pid!).map((w) => w.pid);
     expect(now).toHaveLength(2);
     expect(now).toContain(survivor!.pid);
@@ -154,7 +147,7 @@ describe('kairos serve --processes 2 on an external store', () => {
         },
       }),
     );
-    await until('the workers to hold every request', () => received === 10);
+    await waitUntil('the workers to hold every request', () => received === 10, 15_000);
     const exited = s.stop('SIGTERM');
     sigterm();
     const answers = await Promise.all(inflight);
@@ -226,7 +219,7 @@ describe('npm start', () => {
     let postmaster = 0;
     let server = 0;
     try {
-      await until('the server to listen', () => /Kairos is listening/.test(out), 60_000);
+      await waitUntil('the server to listen', () => /Kairos is listening/.test(out), 60_000);
       expect((await request(`http://127.0.0.1:${port}`, 'GET', '/healthz')).status).toBe(200);
       postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
       expect(processAlive(postmaster)).toBe(true);
@@ -243,9 +236,9 @@ describe('npm start', () => {
         if (!closed) await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(closed).toBe(true);
-      await until('the embedded PostgreSQL to stop', () => !processAlive(postmaster), 15_000);
+      await waitUntil('the embedded PostgreSQL to stop', () => !processAlive(postmaster), 15_000);
       expect(existsSync(pidFile)).toBe(false);
-      await until('the server process to exit', () => !processAlive(server), 5000);
+      await waitUntil('the server process to exit', () => !processAlive(server), 5000);
     } finally {
       npm.kill('SIGKILL');
       if (server && processAlive(server)) process.kill(server, 'SIGKILL');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
 import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { callServer, type ServerProcess, useTwoServers } from '../helpers/process.js';
+import { HOUR } from '../../src/lib/time.js';
 
 /**
  * Proposals across two `kairos serve` processes on one database: the triggers of one change, sent to
@@ -22,7 +23,6 @@ let a: ServerProcess;
 let b: ServerProcess;
 useTwoServers((s) => ({ t, a, b } = s), { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' });
 
-const HOUR = 3_600_000;
 const slotAt = (hours: number) => {
   const start = new Date(Math.ceil((Date.now() + hours * HOUR) / HOUR) * HOUR);
   return { start: start.toISOString(), end: new Date(start.getTime() + 30 * 60_000).toISOString() };

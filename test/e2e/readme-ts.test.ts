@@ -19,6 +19,7 @@ import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { REPO, runCli, spawnServer } from '../helpers/process.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { weekdaySlots } from '../helpers/slots.js';
+import { orFalse, waitUntil } from '../helpers/promises.js';
 
 const dir = join(REPO, '.test-data', `readme-ts-${process.pid}`);
 const SDK_ENTRY = join(REPO, 'packages', 'sdk', 'src', 'index.ts');
@@ -79,17 +80,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/** Resolves once `probe` does; polls it, since a block says nothing when it is ready. */
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('the README TypeScript blocks', () => {
@@ -232,12 +222,22 @@ describe('the README TypeScript blocks', () => {
           writeFileSync(file, code.replaceAll("'@kairos/sdk'", JSON.stringify(SDK_ENTRY)));
           const receiving = start(file, { ...env, PORT: String(port), WEBHOOK_SECRET: secret! });
           try {
-            await until(async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST' })).status);
+            await waitUntil(
+              'the receiver to listen',
+              orFalse(async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST' })).status > 0),
+              20_000,
+              50,
+            );
             const { booking } = await kairos.bookings.create({
               ...customer,
               start_time: slots.next().value!,
             });
-            await until(async () => (receiving.stdout().includes(`booked ${booking.id}`) ? true : undefined));
+            await waitUntil(
+              'the receiver to print the booking',
+              () => receiving.stdout().includes(`booked ${booking.id}`),
+              20_000,
+              50,
+            );
           } finally {
             receiving.child.kill();
           }

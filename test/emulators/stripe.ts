@@ -45,6 +45,7 @@
  * cryptoProvider, receivedAt)` takes `receivedAt` in MILLISECONDS (it floors receivedAt / 1000).
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { escapeHtml } from '../../src/lib/html.js';
 import { type EmuRequest, type EmuResponse, html, startHttpServer } from './http.js';
 
 /** The API version of stripe@23.1.0 (`Stripe.API_VERSION`), stamped on events by default. */
@@ -509,10 +510,6 @@ function stableStringify(v: unknown): string {
       .join(',')}}`;
   }
   return JSON.stringify(v);
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 // Parameter names the `stripe` package's types know for these endpoints (API 2026-10-28.endive).

@@ -3,6 +3,7 @@ import type { Json, TestApp } from '../helpers/app.js';
 import { callServer, type ServerProcess, useTwoServers } from '../helpers/process.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { weekdaySlots } from '../helpers/slots.js';
+import { waitUntil } from '../helpers/promises.js';
 
 /**
  * kill -9 of one of two `kairos serve` processes during mixed load (bookings, reschedules, cancels,
@@ -36,14 +37,6 @@ interface Outcome {
   booking: string | null;
   /** 0: no answer (the process died under it). */
   status: number;
-}
-
-async function until(what: string, ok: () => Promise<boolean>, ms: number): Promise<void> {
-  const since = Date.now();
-  while (!(await ok())) {
-    if (Date.now() - since > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 describe('kill -9 of a serving process under mixed load', () => {
@@ -177,7 +170,7 @@ describe('kill -9 of a serving process under mixed load', () => {
       expect(mismatched).toEqual([]);
 
       // The survivor finishes what the dead process had claimed: every mail leaves, every event arrives.
-      await until(
+      await waitUntil(
         'every mail sent or logged',
         async () => {
           const pending = await t.ctx.db
@@ -188,13 +181,15 @@ describe('kill -9 of a serving process under mixed load', () => {
           return pending.length === 0;
         },
         60_000,
+        250,
       );
       const eventIds = new Set(events.map((e) => e.id));
-      await until(
+      await waitUntil(
         'every event delivered',
         async () =>
           new Set(receiver.received.map((r) => String(r.headers['webhook-id']))).size >= eventIds.size,
         60_000,
+        250,
       );
       const copies = new Map<string, Set<string>>();
       for (const r of receiver.received) {

@@ -7,6 +7,7 @@ import { type EmbeddedServer, startEmbedded } from '../../src/db/embedded.js';
 import type { Json } from '../helpers/app.js';
 import { callServer, REPO, runCli, type ServerProcess, spawnTwo } from '../helpers/process.js';
 import { weekdaySlots } from '../helpers/slots.js';
+import { orFalse, waitUntil } from '../helpers/promises.js';
 
 /**
  * PostgreSQL restarts while two `kairos serve` processes take bookings (docs/operations.md, Store
@@ -87,15 +88,6 @@ async function timed(base: string, method: string, path: string, token?: string,
   return answer;
 }
 
-/** Waits until `ok` holds, polling every 200 ms for up to `ms`. */
-async function until(ok: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const since = Date.now();
-  while (!(await ok().catch(() => false))) {
-    if (Date.now() - since > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 beforeAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
   store = await startEmbedded({ dataDir, log: quiet, ephemeral: true });
@@ -145,22 +137,25 @@ describe('PostgreSQL restarted under load', () => {
     };
     const load = Promise.all(Array.from({ length: 8 }, (_, i) => worker(i)));
 
-    await until(async () => created.length >= 20, 20_000, 'bookings before the restart');
+    await waitUntil('bookings before the restart', () => created.length >= 20, 20_000, 200);
     const before = answers.length;
     await restartStore(3_000);
     const restartedAt = answers.length;
     // Both processes book again by themselves.
     for (const server of [a, b]) {
-      await until(
-        async () =>
-          (await timed(server.url, 'GET', `/v1/hosts/${hostId}`, key)).status === 200 &&
-          answers.slice(restartedAt).some((x) => x.status === 201),
-        30_000,
+      await waitUntil(
         'serving after the restart',
+        orFalse(
+          async () =>
+            (await timed(server.url, 'GET', `/v1/hosts/${hostId}`, key)).status === 200 &&
+            answers.slice(restartedAt).some((x) => x.status === 201),
+        ),
+        30_000,
+        200,
       );
     }
     const afterRecovery = answers.length;
-    await until(async () => answers.length >= afterRecovery + 20, 20_000, 'bookings after the restart');
+    await waitUntil('bookings after the restart', () => answers.length >= afterRecovery + 20, 20_000, 200);
     stopLoad = true;
     await load;
 
@@ -188,15 +183,16 @@ describe('PostgreSQL restarted under load', () => {
     expect(events.filter((e) => created.includes(e.id)).length).toBe(created.length);
     expect(events.filter((e) => e.n !== 1)).toEqual([]);
     // Their mails (customer and host) all leave: no job was lost in the outage.
-    await until(
-      async () => {
+    await waitUntil(
+      'every mail sent or logged',
+      orFalse(async () => {
         const [left] = await query<{ n: number }>(
           `SELECT count(*)::int AS n FROM mail_outbox WHERE status = 'pending'`,
         );
         return left!.n === 0;
-      },
+      }),
       30_000,
-      'every mail sent or logged',
+      200,
     );
     const mailed = await query<{ id: string; n: number }>(
       `SELECT subject_id AS id, count(*)::int AS n FROM mail_outbox
@@ -214,12 +210,18 @@ describe('PostgreSQL restarted under load', () => {
     expect((await callServer(b.url, 'GET', '/v1/me', secret)).status).toBe(200); // B now remembers it
 
     await restartStore(1_000);
-    await until(
-      async () => (await callServer(b.url, 'GET', '/v1/me', secret)).status === 200,
-      30_000,
+    await waitUntil(
       'B back',
+      orFalse(async () => (await callServer(b.url, 'GET', '/v1/me', secret)).status === 200),
+      30_000,
+      200,
     );
-    await until(async () => (await callServer(a.url, 'GET', '/v1/me', key)).status === 200, 30_000, 'A back');
+    await waitUntil(
+      'A back',
+      orFalse(async () => (await callServer(a.url, 'GET', '/v1/me', key)).status === 200),
+      30_000,
+      200,
+    );
 
     expect((await callServer(a.url, 'DELETE', `/v1/api-keys/${second.id}`, key)).status).toBe(200);
     const refused = await callServer(b.url, 'GET', '/v1/me', secret);

@@ -1,6 +1,8 @@
 /** ICS text builders for calendar tests, and a local server for a feed. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Interval } from '../../src/lib/intervals.js';
+import { iso } from '../../src/lib/time.js';
 
 /** America/New_York as a VTIMEZONE (DST from the second Sunday of March to the first Sunday of November). */
 export const NY_VTIMEZONE = [
@@ -45,4 +47,9 @@ export async function serveCalendar(ics: string): Promise<{ url: string; close: 
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cal.ics`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** Intervals as [start, end] ISO pairs: what a failed comparison prints readably. */
+export function isoPairs(xs: readonly Interval[]): [string, string][] {
+  return xs.map((x) => [iso(x.start), iso(x.end)]);
 }

@@ -3,10 +3,10 @@
  * counts requests against it waits, when the next window is about to begin, until it has: two
  * requests either side of the hour would count in different windows.
  */
-const HOUR_MS = 3_600_000;
+import { HOUR } from '../../src/lib/time.js';
 
 /** Resolves once at least `marginMs` remain before the next hourly window begins. */
 export async function clearOfHourBoundary(marginMs = 15_000): Promise<void> {
-  const left = HOUR_MS - (Date.now() % HOUR_MS);
+  const left = HOUR - (Date.now() % HOUR);
   if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
 }

@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
-import { FakeClock } from '../../platform/clock.js';
+import { describe, expect, it } from 'vitest';
+import { clockedApp } from '../../../test/helpers/clocked-app.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import { HOUR } from '../../lib/time.js';
 
-const HOUR = 3_600_000;
-const clock = new FakeClock('2026-06-01T12:00:00.000Z');
-let t: TestApp;
-
-beforeAll(async () => {
-  t = await startTestApp({ clock });
-});
-afterAll(async () => {
-  await t.close();
-});
+const { clock, t } = clockedApp();
 
 const signIn = async (email: string): Promise<string> => (await fixtures.signIn(t, email)).token;
 

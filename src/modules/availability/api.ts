@@ -9,11 +9,11 @@ import type { Caller } from '../../platform/auth.js';
 import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
 import type { SlotsQuery } from './schemas.js';
 
+export type { Interval } from '../../lib/intervals.js';
 export type {
   BusyAnswer,
   BusyOptions,
   BusySource,
-  Interval,
   TitledInterval,
   WholeBusy,
 } from './busy-source.js';

@@ -1,8 +1,4 @@
-/** Half-open UTC interval in epoch milliseconds. */
-export interface Interval {
-  start: number;
-  end: number;
-}
+import type { Interval } from '../../lib/intervals.js';
 
 export interface BusyAnswer {
   /**

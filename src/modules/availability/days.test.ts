@@ -11,10 +11,8 @@ import {
 import { computeSlots, slotRange } from '../../lib/slots.js';
 import { type DayQuestion, DaySlots } from './days.js';
 import { slotsBytes, slotsFrame } from './present.js';
+import { DAY, HOUR, MINUTE } from '../../lib/time.js';
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
 const ZONES = ['UTC', 'America/New_York', 'Europe/Berlin', 'Asia/Kolkata', 'Australia/Lord_Howe'];
 /** Days around the 2026 DST changes of those zones, and ordinary ones. */
 const DAYS = [
@@ -41,7 +39,7 @@ function weekdayHours(key: string, calendar = everywhere([])): DayQuestion {
     booking: everywhere([]),
     bufferBeforeMs: 0,
     bufferAfterMs: 0,
-    durationMs: 30 * MIN,
+    durationMs: 30 * MINUTE,
     intervalMs: undefined,
     alignTimezone: 'UTC',
   };
@@ -86,7 +84,7 @@ const stateArb = fc
   })
   .map((c) => {
     const base = Date.parse(`${c.day}T00:00:00Z`);
-    const at = (fives: number) => base + fives * 5 * MIN;
+    const at = (fives: number) => base + fives * 5 * MINUTE;
     const list = (xs: [number, number][]) =>
       normalize(xs.map(([s, n]) => ({ start: at(s), end: at(s + n) })));
     const schedule: Schedule = { ...DEFAULT_SCHEDULE(c.zone), weekly: c.hours };
@@ -104,26 +102,26 @@ describe('slots remembered by day', () => {
           schedule: s.schedule,
           calendar: everywhere(s.busy),
           booking: everywhere(s.occupied),
-          bufferBeforeMs: s.before * MIN,
-          bufferAfterMs: s.after * MIN,
-          durationMs: s.durationMin * MIN,
-          intervalMs: s.intervalMin === undefined ? undefined : s.intervalMin * MIN,
+          bufferBeforeMs: s.before * MINUTE,
+          bufferAfterMs: s.after * MINUTE,
+          durationMs: s.durationMin * MINUTE,
+          intervalMs: s.intervalMin === undefined ? undefined : s.intervalMin * MINUTE,
           alignTimezone: s.zone,
         };
         for (const x of s.questions) {
           const window = {
-            start: s.base + x.startMin * MIN,
-            end: s.base + x.startMin * MIN + x.lengthHours * HOUR,
+            start: s.base + x.startMin * MINUTE,
+            end: s.base + x.startMin * MINUTE + x.lengthHours * HOUR,
           };
           const constraints = {
             bufferBeforeMs: q.bufferBeforeMs,
             bufferAfterMs: q.bufferAfterMs,
-            minimumNoticeMs: x.noticeMin * MIN,
+            minimumNoticeMs: x.noticeMin * MINUTE,
             maxDaysAhead: x.maxDaysAhead,
           };
           const query = {
             window,
-            nowMs: s.base + x.nowMin * MIN,
+            nowMs: s.base + x.nowMin * MINUTE,
             durationMs: q.durationMs,
             intervalMs: q.intervalMs,
             alignTimezone: s.zone,

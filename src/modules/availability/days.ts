@@ -22,7 +22,8 @@ import type { Schedule } from '../../lib/schedule.js';
 import { freeIntervals, gridSlots, slotInterval } from '../../lib/slots.js';
 import type { WholeBusy } from './busy-source.js';
 import { renderSlot } from './present.js';
-import { DAY, workingFor } from './rules.js';
+import { DAY } from '../../lib/time.js';
+import { workingFor } from './rules.js';
 
 /** One principal state: whose slots, under which constraints, from which busy lists. */
 export interface DayQuestion {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoUtc, presentSlots, type SlotsResult, slotsJson } from './present.js';
+import { isoUtc } from '../../lib/time.js';
+import { presentSlots, type SlotsResult, slotsJson } from './present.js';
 
 describe('isoUtc', () => {
   it('equals Date#toISOString', () => {

@@ -2,9 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SCHEDULE, type Schedule, workingIntervals } from '../../lib/schedule.js';
 import { withConsent, workingFor } from './rules.js';
-
-const MINUTE = 60_000;
-const DAY = 86_400_000;
+import { DAY, MINUTE } from '../../lib/time.js';
 
 describe('workingFor', () => {
   it('is workingIntervals of the window, whatever wide window it was computed from', () => {

@@ -11,9 +11,7 @@ import { isTimeZone, type Problems } from '../../platform/validation.js';
 import type { PrincipalProfile } from '../principals/api.js';
 import type { BookingLimits, TitledInterval, WholeBusy } from './api.js';
 import { MAX_DURATION_MINUTES, MIN_DURATION_MINUTES, type MutualQuery, type SlotsQuery } from './schemas.js';
-
-export const MINUTE = 60_000;
-export const DAY = 86_400_000;
+import { DAY, MINUTE } from '../../lib/time.js';
 
 /** The principal asked about: `business_id`, or its alias `principal_id` (one is required). */
 export type TargetParams = Pick<Static<typeof SlotsQuery>, 'business_id' | 'principal_id'>;

@@ -35,13 +35,12 @@ import type {
 } from './api.js';
 import { AnswerMemo } from './memo.js';
 import { DaySlots } from './days.js';
-import { isoUtc, linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes, slotsFrame } from './present.js';
+import { DAY, isoUtc, MINUTE } from '../../lib/time.js';
+import { linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes, slotsFrame } from './present.js';
 import {
   checkCommon,
   constraintsWith,
-  DAY,
   EVERYWHERE_FREE,
-  MINUTE,
   NO_BUSY,
   parseWindow,
   profileConstraints,

@@ -15,6 +15,7 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import { emulatorEnv } from '../../../test/helpers/emulator-env.js';
 
 const H = 3_600_000;
 const D = 24 * H;
@@ -82,17 +83,7 @@ beforeAll(async () => {
   t = await startTestApp({
     clock,
     env: {
-      GOOGLE_CLIENT_ID: google.clientId,
-      GOOGLE_CLIENT_SECRET: google.clientSecret,
-      GOOGLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
-      GOOGLE_TOKEN_URL: `${google.url}/token`,
-      GOOGLE_REVOKE_URL: `${google.url}/revoke`,
-      GOOGLE_CALENDAR_API_URL: google.apiUrl,
-      MICROSOFT_CLIENT_ID: microsoft.clientId,
-      MICROSOFT_CLIENT_SECRET: microsoft.clientSecret,
-      MICROSOFT_AUTHORIZE_URL: `${microsoft.url}/common/oauth2/v2.0/authorize`,
-      MICROSOFT_TOKEN_URL: `${microsoft.url}/common/oauth2/v2.0/token`,
-      MICROSOFT_GRAPH_URL: microsoft.graphUrl,
+      ...emulatorEnv(google, microsoft),
       KAIROS_BUSY_CACHE_TTL_SECONDS: String(TTL_S),
       KAIROS_PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS),
       KAIROS_ALLOW_PRIVATE_NETWORK: 'true',

@@ -11,6 +11,7 @@ import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
 import { newHost, postBooking } from '../../../test/helpers/fixtures.js';
+import { waitUntil } from '../../../test/helpers/promises.js';
 
 // Monday 1 June 2026; the feed is empty, so only working hours (Mon–Fri 09–17 UTC) and bookings decide.
 const clock = new FakeClock('2026-06-01T06:00:00.000Z');
@@ -71,16 +72,6 @@ async function slots(app: TestApp, principal: string): Promise<{ text: string; s
   return { text, starts: (JSON.parse(text) as Json).slots.map((s: Json) => s.start.slice(11, 16)) };
 }
 
-/** Polls until `ok` holds (NOTIFY reaches the other process asynchronously), for at most 3 s. */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 3000;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 async function answers(app: TestApp, outcome: 'remembered' | 'computed'): Promise<number> {
   const text = await (await fetch(`${app.url}/metrics`)).text();
   const line = text
@@ -99,9 +90,15 @@ describe('bookings as busy time', () => {
     const booking = (await res.json()).booking;
     // The booking process sees it at once (it drops its own copy before answering).
     expect((await slots(a, h)).starts).not.toContain('10:00');
-    const inB = await until(
-      () => slots(b, h),
-      (s) => !s.starts.includes('10:00'),
+    let inB = await slots(b, h);
+    // NOTIFY reaches the other process asynchronously.
+    await waitUntil(
+      'B to see the booking',
+      async () => {
+        inB = await slots(b, h);
+        return !inB.starts.includes('10:00');
+      },
+      3000,
     );
     expect(inB.starts).not.toContain('09:45');
     expect(inB.starts).toContain('09:30');
@@ -139,9 +136,15 @@ describe('bookings as busy time', () => {
     );
 
     expect((await a.call('DELETE', `/v1/bookings/${booking.id}`, { token: account.key })).status).toBe(200);
-    const freed = await until(
-      () => slots(b, h),
-      (s) => s.starts.includes('10:00'),
+    let freed = await slots(b, h);
+    // NOTIFY reaches the other process asynchronously.
+    await waitUntil(
+      'B to see the slot freed',
+      async () => {
+        freed = await slots(b, h);
+        return freed.starts.includes('10:00');
+      },
+      3000,
     );
     expect(freed.starts).toContain('10:00');
   });
@@ -184,9 +187,15 @@ describe('bookings as busy time', () => {
     expect((await slots(b, h)).text).toBe(first.text);
     expect(await answers(b, 'remembered')).toBe(remembered + 2);
     expect((await book(a, h, '09:00')).status).toBe(201);
-    const changed = await until(
-      () => slots(b, h),
-      (s) => s.text !== first.text,
+    let changed = await slots(b, h);
+    // NOTIFY reaches the other process asynchronously.
+    await waitUntil(
+      'B to see the new booking',
+      async () => {
+        changed = await slots(b, h);
+        return changed.text !== first.text;
+      },
+      3000,
     );
     expect(changed.starts).not.toContain('09:00');
   });

@@ -13,9 +13,9 @@ import { clip, type Interval, normalize } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import type { BusyAnswer, BusyOptions, BusySource, WholeBusy } from '../availability/api.js';
 import { occupancyAfter } from './repo.js';
+import { DAY } from '../../lib/time.js';
 
 export const BOOKING_BUSY_CHANNEL = 'kairos_booking_busy';
-const DAY = 86_400_000;
 /** Occupancy that ended longer ago than this is not kept in memory (older windows are read directly). */
 const KEEP_PAST_MS = 7 * DAY;
 const CLIPPED_PER_PRINCIPAL = 8;

@@ -13,9 +13,7 @@ import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { Contact } from './mails.js';
 import type * as repo from './repo.js';
 import type { PublicCreateBody } from './schemas.js';
-
-export const MINUTE = 60_000;
-export const DAY = 86_400_000;
+import { MINUTE } from '../../lib/time.js';
 
 /** Where Stripe sends the customer back (default: the link's page). */
 export type ReturnUrls = Pick<Static<typeof PublicCreateBody>, 'success_url' | 'cancel_url'>;
@@ -34,10 +32,6 @@ export function slotUnavailable(reason: SlotRefusal | 'taken' | 'no_host', who?:
     code: 'slot_unavailable',
     reason,
   });
-}
-
-export function iso(d: Date | string): string {
-  return new Date(d).toISOString();
 }
 
 /** What a booking is called: as stored when it was made, else (made before titles were stored) its link's. */

@@ -6,8 +6,8 @@
  */
 import { isIsoInstant, isStrictEmailAddress, isTimeZone, type Problems } from '../../platform/validation.js';
 import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
+import { MINUTE } from '../../lib/time.js';
 
-const MINUTE = 60_000;
 export const MIN_BOOKING_MINUTES = 5;
 export const MAX_BOOKING_MINUTES = 1440;
 export const DEFAULT_DURATION_MINUTES = 30;

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type StripeEmulator, startStripeEmulator } from '../../../test/emulators/stripe.js';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { FakeClock } from '../../platform/clock.js';
+import { MINUTE } from '../../lib/time.js';
 
 // Monday 2 March 2026, 06:00 UTC; hosts work Mon–Fri 09:00–17:00 UTC.
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
-const MIN = 60_000;
 const customer = { customer_email: 'ada@example.com', customer_name: 'Ada Lovelace' };
 
 let stripe: StripeEmulator;
@@ -228,10 +228,10 @@ describe('a priced link', () => {
     });
     expect(join.status).toBe(201);
     const b = await hold(s, '2026-03-03T14:00:00Z');
-    clock.advance(29 * MIN);
+    clock.advance(29 * MINUTE);
     await drain();
     expect((await get(s, b.id)).status).toBe('pending_payment');
-    clock.advance(2 * MIN);
+    clock.advance(2 * MINUTE);
     await drain();
     await stripe.settle();
     expect((await get(s, b.id)).status).toBe('expired');
@@ -245,7 +245,7 @@ describe('a priced link', () => {
     const s = await pricedLink();
     const b = await hold(s, '2026-03-03T15:00:00Z');
     const session = sessionOf(b.id);
-    clock.advance(31 * MIN);
+    clock.advance(31 * MINUTE);
     stripe.failNext(3, 503); // Stripe unreachable when the hold ends: released without expiring the session
     await drain();
     expect((await get(s, b.id)).status).toBe('expired');

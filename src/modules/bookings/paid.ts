@@ -27,12 +27,12 @@ import type { BookingBusySource } from './busy.js';
 import { latePaymentMail } from './mails.js';
 import { presentBooking } from './present.js';
 import * as repo from './repo.js';
+import { MINUTE } from '../../lib/time.js';
 
 export const PAYMENT_HOLD_QUEUE = 'bookings.payment-hold';
 export const REFUND_QUEUE = 'bookings.refund';
 /** Refund attempts before `refund_status: failed` (backoff 2 s … 1 h: about half a day in all). */
 export const MAX_REFUND_ATTEMPTS = 20;
-const MINUTE = 60_000;
 
 /** A priced link's booking: who is paid, how much, until when the time is held. */
 export interface PaidHold {

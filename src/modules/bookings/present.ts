@@ -1,8 +1,7 @@
 /** How bookings and waitlist entries look on the wire (docs/api.md#bookings, #waitlist). */
 import { publicName } from '../../lib/mail-text.js';
 import type { BookingRow, WaitlistRow } from './repo.js';
-
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+import { isoOrNull } from '../../lib/time.js';
 
 /** The `booking` object of the authenticated API and of booking events. */
 export function presentBooking(b: BookingRow) {
@@ -41,8 +40,8 @@ export function presentPublicBooking(b: BookingRow, title: string, hostNames: re
 /** Time and what the customer gave: the same in both views. */
 function customerView(b: BookingRow) {
   return {
-    start_time: iso(b.start_time) as string,
-    end_time: iso(b.end_time) as string,
+    start_time: isoOrNull(b.start_time) as string,
+    end_time: isoOrNull(b.end_time) as string,
     customer_email: b.customer_email,
     customer_name: b.customer_name,
     customer_timezone: b.customer_timezone,
@@ -58,12 +57,12 @@ function paymentAndLife(b: BookingRow) {
     payment_amount: b.payment_amount,
     payment_currency: b.payment_currency,
     checkout_url: pending ? b.checkout_url : null,
-    payment_expires_at: pending ? iso(b.payment_expires_at) : null,
+    payment_expires_at: pending ? isoOrNull(b.payment_expires_at) : null,
     refund_status: b.refund_status,
     cancellation_reason: b.cancellation_reason,
-    cancelled_at: iso(b.cancelled_at),
-    created_at: iso(b.created_at) as string,
-    updated_at: iso(b.updated_at) as string,
+    cancelled_at: isoOrNull(b.cancelled_at),
+    created_at: isoOrNull(b.created_at) as string,
+    updated_at: isoOrNull(b.updated_at) as string,
   };
 }
 
@@ -72,9 +71,9 @@ export function presentPublicEntry(e: WaitlistRow) {
   return {
     id: e.id,
     status: e.status,
-    preferred_from: iso(e.preferred_from) as string,
-    preferred_to: iso(e.preferred_to) as string,
-    created_at: iso(e.created_at) as string,
+    preferred_from: isoOrNull(e.preferred_from) as string,
+    preferred_to: isoOrNull(e.preferred_to) as string,
+    created_at: isoOrNull(e.created_at) as string,
   };
 }
 
@@ -89,13 +88,13 @@ export function presentEntry(e: WaitlistRow) {
     offer:
       e.status === 'offered' && e.offer_start && e.offer_end && e.offer_expires_at
         ? {
-            start_time: iso(e.offer_start) as string,
-            end_time: iso(e.offer_end) as string,
-            expires_at: iso(e.offer_expires_at) as string,
+            start_time: isoOrNull(e.offer_start) as string,
+            end_time: isoOrNull(e.offer_end) as string,
+            expires_at: isoOrNull(e.offer_expires_at) as string,
           }
         : null,
     booking_id: e.booking_id,
-    updated_at: iso(e.updated_at) as string,
+    updated_at: isoOrNull(e.updated_at) as string,
   };
 }
 

@@ -32,9 +32,8 @@ import { WAITLIST_OFFER_QUEUE } from './write.js';
 import { isTokenShape, newClaimToken, tokenHash } from './tokens.js';
 import type { ListQuery } from '../../platform/schemas.js';
 import { Problems } from '../../platform/validation.js';
+import { DAY, MINUTE } from '../../lib/time.js';
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
 const MAX_WINDOW_DAYS = 90;
 /** Waiting entries whose window ended, marked expired per statement by the reaper. */
 const ENDED_BATCH = 500;

@@ -23,11 +23,10 @@ import type { Platform } from '../module.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import type { BookingBusySource } from './busy.js';
+import { iso, MINUTE } from '../../lib/time.js';
 import {
   contactOf,
-  iso,
   limitsOf,
-  MINUTE,
   meetingOf,
   occupancyOf,
   type ReturnUrls,

@@ -4,6 +4,7 @@
  * page for clients that do not accept HTML.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml } from '../../lib/html.js';
 import { AppError } from '../../platform/errors.js';
 import type { BrowserOutcome } from './service.js';
 
@@ -11,10 +12,6 @@ import type { BrowserOutcome } from './service.js';
 export const PAGE_EXAMPLE =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Calendar connected</title></head>' +
   '<body><h1>Calendar connected</h1><p>Your calendar is connected. You can close this page.</p></body></html>';
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 export function renderPage(outcome: Extract<BrowserOutcome, { kind: 'page' }>): string {
   const links = (outcome.links ?? [])

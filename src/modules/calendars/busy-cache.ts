@@ -52,15 +52,15 @@ import {
   touchConnection,
   writeCache,
 } from './repo.js';
+import { DAY } from '../../lib/time.js';
 
 export const REFRESH_QUEUE = 'calendar-busy-refresh';
 /** NOTIFY channel of changes to principals' busy reads (migration 0005_calendar_busy_notify). */
 export const BUSY_CHANNEL = 'kairos_busy';
-const DAY_MS = 86_400_000;
 /** Stale busy time is served at most this long after it was fetched; then 503. */
-export const MAX_STALE_MS = DAY_MS;
+export const MAX_STALE_MS = DAY;
 /** Connections read within this period are kept warm by the background refresh. */
-export const HOT_MS = DAY_MS;
+export const HOT_MS = DAY;
 /** `last_used_at` is written at most this often per connection. */
 const TOUCH_MS = 10 * 60_000;
 /** Backoff after a failure without Retry-After: 15 s, doubling, at most 15 minutes. */
@@ -81,8 +81,8 @@ export interface SyncOutcome {
 
 /** The rolling window one cache entry covers: yesterday 00:00 UTC to 64 days after today 00:00 UTC. */
 export function cacheWindow(nowMs: number): Interval {
-  const day = Math.floor(nowMs / DAY_MS) * DAY_MS;
-  return { start: day - DAY_MS, end: day + 64 * DAY_MS };
+  const day = Math.floor(nowMs / DAY) * DAY;
+  return { start: day - DAY, end: day + 64 * DAY };
 }
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {
@@ -244,7 +244,7 @@ export class CalendarBusySource implements BusySource {
         {
           name: 'calendar-oauth-flow-cleanup',
           everyMs: 3_600_000,
-          run: () => deleteOldFlows(this.db, new Date(this.clock.nowMs() - DAY_MS)),
+          run: () => deleteOldFlows(this.db, new Date(this.clock.nowMs() - DAY)),
         },
       ],
     };

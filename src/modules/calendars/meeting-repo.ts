@@ -3,12 +3,12 @@
  * and the destinations read from `calendars` and `calendar_connections` (tables.ts). The rest of the
  * module's SQL is in repo.ts; the two are split by job to keep each room small.
  */
-import { type Insertable, sql, type Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import { part, type SqlPart, statement } from '../../db/parts.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { MeetingSpec } from './api.js';
 import type { ConnectionRow } from './repo.js';
-import type { CalendarMeetingEventsTable, MeetingEventStatus, ProviderName } from './tables.js';
+import type { CalendarMeetingEventsTable } from './tables.js';
 
 export interface MeetingRow {
   key: string;
@@ -23,17 +23,18 @@ export interface MeetingRow {
   version: number;
 }
 
-export interface EventRow {
-  principal_id: string;
-  connection_id: string | null;
-  provider: ProviderName;
-  calendar_external_id: string;
-  external_id: string | null;
-  etag: string | null;
-  status: MeetingEventStatus;
-  written_version: number;
-  attempts: number;
-}
+export type EventRow = Pick<
+  Selectable<CalendarMeetingEventsTable>,
+  | 'principal_id'
+  | 'connection_id'
+  | 'provider'
+  | 'calendar_external_id'
+  | 'external_id'
+  | 'etag'
+  | 'status'
+  | 'written_version'
+  | 'attempts'
+>;
 
 /**
  * Stores (or changes) a meeting in one statement, unless none of its principals has a writable

@@ -12,6 +12,7 @@ import { FakeClock } from '../../platform/clock.js';
 import type { AppError } from '../../platform/errors.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
 import type { CalendarService } from './service.js';
+import { emulatorEnv } from '../../../test/helpers/emulator-env.js';
 
 /** The calendars service behind the module's API (its busy source and provider gateway are internal). */
 const calendarsOf = (app: { ctx: { modules: { calendars: unknown } } }) =>
@@ -35,17 +36,7 @@ beforeAll(async () => {
   t = await startTestApp({
     clock,
     env: {
-      GOOGLE_CLIENT_ID: google.clientId,
-      GOOGLE_CLIENT_SECRET: google.clientSecret,
-      GOOGLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
-      GOOGLE_TOKEN_URL: `${google.url}/token`,
-      GOOGLE_REVOKE_URL: `${google.url}/revoke`,
-      GOOGLE_CALENDAR_API_URL: google.apiUrl,
-      MICROSOFT_CLIENT_ID: microsoft.clientId,
-      MICROSOFT_CLIENT_SECRET: microsoft.clientSecret,
-      MICROSOFT_AUTHORIZE_URL: `${microsoft.url}/common/oauth2/v2.0/authorize`,
-      MICROSOFT_TOKEN_URL: `${microsoft.url}/common/oauth2/v2.0/token`,
-      MICROSOFT_GRAPH_URL: microsoft.graphUrl,
+      ...emulatorEnv(google, microsoft),
       KAIROS_BUSY_CACHE_TTL_SECONDS: String(TTL_S),
     },
   });

@@ -19,6 +19,7 @@ import { FakeClock } from '../../platform/clock.js';
 import type { MeetingSpec } from './api.js';
 import { MeetingWriter, WRITE_QUEUE } from './meetings.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import { emulatorEnv } from '../../../test/helpers/emulator-env.js';
 
 // Monday 2 March 2026, 06:00 UTC; hosts work Mon–Fri 09:00–17:00 in their zone (UTC here).
 const T0 = '2026-03-02T06:00:00.000Z';
@@ -41,17 +42,7 @@ beforeAll(async () => {
     clock,
     env: {
       KAIROS_ALLOW_PRIVATE_NETWORK: 'true',
-      GOOGLE_CLIENT_ID: google.clientId,
-      GOOGLE_CLIENT_SECRET: google.clientSecret,
-      GOOGLE_AUTHORIZE_URL: `${google.url}/o/oauth2/v2/auth`,
-      GOOGLE_TOKEN_URL: `${google.url}/token`,
-      GOOGLE_REVOKE_URL: `${google.url}/revoke`,
-      GOOGLE_CALENDAR_API_URL: google.apiUrl,
-      MICROSOFT_CLIENT_ID: microsoft.clientId,
-      MICROSOFT_CLIENT_SECRET: microsoft.clientSecret,
-      MICROSOFT_AUTHORIZE_URL: `${microsoft.url}/common/oauth2/v2.0/authorize`,
-      MICROSOFT_TOKEN_URL: `${microsoft.url}/common/oauth2/v2.0/token`,
-      MICROSOFT_GRAPH_URL: microsoft.graphUrl,
+      ...emulatorEnv(google, microsoft),
     },
   });
   account = await t.account();

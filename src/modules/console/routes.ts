@@ -11,7 +11,9 @@
  *   the session's CSRF proof in `X-CSRF-Token` (delivered in the page's HTML).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml } from '../../lib/html.js';
 import { clientBundle } from '../../platform/assets.js';
+import { contentSecurityPolicy, SAME_ORIGIN_ASSETS } from '../../platform/csp.js';
 import { innerDispatchHeaders } from '../../platform/dispatch.js';
 import { AppError, Forbidden, Unauthorized } from '../../platform/errors.js';
 import type { TypedApp } from '../../platform/routes.js';
@@ -35,22 +37,15 @@ const PAGES: Record<string, { title: string; signedIn: boolean }> = {
   '/console/setup': { title: 'Set up Kairos', signedIn: false },
 };
 
-export function contentSecurityPolicy(): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** The console's policy: this server's assets only, no plugins, never framed. */
+export function consolePolicy(): string {
+  return contentSecurityPolicy({
+    'default-src': "'self'",
+    ...SAME_ORIGIN_ASSETS,
+    'object-src': "'none'",
+    'base-uri': "'none'",
+    'frame-ancestors': "'none'",
+  });
 }
 
 function cookieOf(request: FastifyRequest): string | null {
@@ -178,7 +173,7 @@ export function consoleRoutes(
       // Before the first account, sign-in cannot work: the page says how to get the setup link instead.
       if (data.user === null && !(await service.hasAccount())) data = { ...data, no_account: true };
       reply
-        .header('content-security-policy', contentSecurityPolicy())
+        .header('content-security-policy', consolePolicy())
         .header('referrer-policy', 'no-referrer')
         .header('x-content-type-options', 'nosniff')
         .header('cache-control', 'no-store')

@@ -11,6 +11,7 @@ import { AppError, Conflict } from '../../platform/errors.js';
 import type { ConsoleNeeds } from './api.js';
 import { ConsoleRepo } from './repo.js';
 import type { SetupBody, SignInBody } from './schemas.js';
+import { HOUR } from '../../lib/time.js';
 
 /** How long a setup link works. */
 export const SETUP_TTL_MS = 24 * 3_600_000;
@@ -21,8 +22,6 @@ export const SETUP_TTL_MS = 24 * 3_600_000;
  * far below this; a script driving the console's proxy instead of using a key does not.
  */
 export const CONSOLE_REQUESTS_PER_HOUR = 2_000;
-
-const HOUR_MS = 3_600_000;
 
 export interface SignedIn {
   token: string;
@@ -137,7 +136,7 @@ export class ConsoleService {
   /** Takes one of the session's console requests this hour; false when none is left. */
   take(sessionId: string): boolean {
     const now = this.clock.nowMs();
-    const start = now - (now % HOUR_MS);
+    const start = now - (now % HOUR);
     const w = this.windows.get(sessionId);
     if (!w || w.start !== start) {
       if (this.windows.size > 10_000) this.sweep(start);

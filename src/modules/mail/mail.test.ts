@@ -11,14 +11,15 @@ import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { enqueue } from '../../jobs/runner.js';
 import { type AnyModule, MODULES } from '../index.js';
 import { FakeClock } from '../../platform/clock.js';
-import { describeTime, escapeHtml } from '../../lib/mail-text.js';
+import { escapeHtml } from '../../lib/html.js';
+import { describeTime } from '../../lib/mail-text.js';
 import type { InviteSpec, MailApi, MailIntent, MailMessage, RenderedMail } from './api.js';
 import { buildInvite, inviteCalendar } from './invite.js';
 import { mailModule } from './module.js';
 import { MAX_SEND_ATTEMPTS, MailOutbox, SEND_QUEUE } from './service.js';
+import { HOUR } from '../../lib/time.js';
 
 const MAIL_FROM = 'Kairos Test <bookings@kairos.test>';
-const HOUR = 3_600_000;
 
 /** The mail module, composed after the listed ones until src/modules/index.ts lists it. */
 const EXTRA = (MODULES as readonly AnyModule[]).some((m) => m.name === 'mail') ? [] : [mailModule];

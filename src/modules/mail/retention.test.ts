@@ -1,17 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
-import { FakeClock } from '../../platform/clock.js';
+import { describe, expect, it } from 'vitest';
+import { clockedApp } from '../../../test/helpers/clocked-app.js';
+import { DAY } from '../../lib/time.js';
 
-const DAY = 86_400_000;
-const clock = new FakeClock('2026-06-01T12:00:00.000Z');
-let t: TestApp;
-
-beforeAll(async () => {
-  t = await startTestApp({ clock });
-});
-afterAll(async () => {
-  await t.close();
-});
+const { clock, t } = clockedApp();
 
 type Status = 'pending' | 'sent' | 'logged' | 'failed' | 'skipped';
 

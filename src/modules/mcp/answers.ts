@@ -4,6 +4,7 @@
  */
 import { IANAZone } from 'luxon';
 import type { RestTool } from './tools.js';
+import { DAY } from '../../lib/time.js';
 
 /** An instant as the API writes it (or as an agent may pass it): date, time, then Z or an offset. */
 const INSTANT = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -11,7 +12,6 @@ const INSTANT = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-
 const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
 
 const QUARTER_MS = 15 * 60_000;
-const DAY_MS = 86_400_000;
 /** 10000-01-01T00:00:00Z: past it (and before 1970) `toISOString` writes other shapes; those take the slow way. */
 const FAST_END_MS = 253_402_300_800_000;
 
@@ -50,12 +50,12 @@ function zoneOffsets(zone: string): ZoneOffsets {
  */
 export function offsetAt(zone: string, ms: number): number {
   const z = zoneOffsets(zone);
-  const day = Math.floor(ms / DAY_MS);
+  const day = Math.floor(ms / DAY);
   if (day === z.lastDay) return z.lastOffset;
   let off = z.days.get(day);
   if (off === undefined) {
-    const first = z.zone.offset(day * DAY_MS);
-    off = first === z.zone.offset(day * DAY_MS + DAY_MS - QUARTER_MS) ? first : Number.NaN;
+    const first = z.zone.offset(day * DAY);
+    off = first === z.zone.offset(day * DAY + DAY - QUARTER_MS) ? first : Number.NaN;
     z.days.set(day, off);
   }
   if (!Number.isNaN(off)) {
@@ -82,7 +82,7 @@ const suffixes = new Map<number, string>();
 function dateOf(day: number): string {
   let d = dates.get(day);
   if (d === undefined) {
-    d = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    d = new Date(day * DAY).toISOString().slice(0, 10);
     if (dates.size > 20_000) dates.clear();
     dates.set(day, d);
   }
@@ -126,8 +126,8 @@ export function isoInZone(ms: number, zone: string): string {
   if (!(local >= 0 && local < FAST_END_MS && Number.isInteger(local) && Number.isInteger(off))) {
     return isoInZoneSlow(ms, off);
   }
-  const day = Math.floor(local / DAY_MS);
-  let rest = local - day * DAY_MS;
+  const day = Math.floor(local / DAY);
+  let rest = local - day * DAY;
   const h = Math.floor(rest / 3_600_000);
   rest -= h * 3_600_000;
   const m = Math.floor(rest / 60_000);

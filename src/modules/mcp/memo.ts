@@ -17,7 +17,7 @@ const MAX_ENTRIES = 512;
 /** Larger answers are rare (long lists) and seldom asked twice. */
 const MAX_TEXT = 500_000;
 
-export class AnswerMemo<T> {
+export class ToolResultMemo<T> {
   /** `tool\nzone asked for` → the route's answer text → the result. */
   private readonly byTool = new Map<string, Map<string, T>>();
   private chars = 0;

@@ -17,7 +17,7 @@ import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } f
 import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
 import { dispatch } from './dispatch.js';
 import { compactInput, compactOutput } from './compact.js';
-import { AnswerMemo } from './memo.js';
+import { ToolResultMemo } from './memo.js';
 import {
   type CheckConsentInput,
   CheckConsentInput as CheckConsentInputSchema,
@@ -146,7 +146,7 @@ export class McpService {
   );
 
   /** Rendered answers of REST tools by the route's answer text (memo.ts). */
-  private readonly answers = new AnswerMemo<ToolResult>();
+  private readonly answers = new ToolResultMemo<ToolResult>();
   /**
    * Rendered answers by the answer object a module's API gave (a remembered one is the same object
    * until what it was computed from changes), then by the zone asked for: no text decoded, no lookup

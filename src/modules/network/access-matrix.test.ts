@@ -15,10 +15,10 @@ import { vcalendar } from '../../../test/helpers/ics.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import { MINUTE } from '../../lib/time.js';
 
 const T0 = '2026-03-02T06:00:00.000Z'; // a Monday
 const clock = new FakeClock(T0);
-const MINUTE = 60_000;
 // Tuesday and Wednesday of the next week: weekdays inside every default schedule's 60-day horizon.
 const FROM = '2026-03-10T00:00:00.000Z';
 const TO = '2026-03-12T00:00:00.000Z';

@@ -11,10 +11,10 @@ import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
 import { expireConsentsQuery, lockActiveConsentQuery } from './repo.js';
+import { DAY } from '../../lib/time.js';
 
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
-const DAY = 86_400_000;
 let t: TestApp;
 let sink: SmtpSink;
 let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;

@@ -36,11 +36,9 @@ import {
   type InviteManyBody,
   SCOPES,
 } from './schemas.js';
+import { DAY, isoOrNull } from '../../lib/time.js';
 
 const INVITATION_DAYS = 7;
-const DAY = 86_400_000;
-
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 /** A consent as the API shows it; an active consent past its end shows `expired`. */
 export function presentConsent(c: ConsentRow, nowMs: number) {
@@ -51,9 +49,9 @@ export function presentConsent(c: ConsentRow, nowMs: number) {
     grantee_id: c.grantee_id,
     scopes: c.scopes,
     status: lapsed ? ('expired' as const) : c.status,
-    expires_at: iso(c.expires_at),
-    created_at: iso(c.created_at) as string,
-    revoked_at: iso(c.revoked_at),
+    expires_at: isoOrNull(c.expires_at),
+    created_at: isoOrNull(c.created_at) as string,
+    revoked_at: isoOrNull(c.revoked_at),
   };
 }
 
@@ -65,8 +63,8 @@ function presentInvitation(i: InvitationRow, nowMs: number) {
     invitee_name: i.invitee_name,
     relationship_type: i.relationship_type,
     status: lapsed ? ('expired' as const) : i.status,
-    expires_at: iso(i.expires_at) as string,
-    created_at: iso(i.created_at) as string,
+    expires_at: isoOrNull(i.expires_at) as string,
+    created_at: isoOrNull(i.created_at) as string,
   };
 }
 
@@ -324,7 +322,7 @@ export class NetworkService implements NetworkApi {
         principal_id: r.principal_id,
         display_name: contacts.get(r.principal_id)?.name ?? '',
         relationship_type: r.relationship_type,
-        connected_at: iso(r.connected_at) as string,
+        connected_at: isoOrNull(r.connected_at) as string,
       })),
       pagination: {
         next_cursor: hasMore && last ? encodeCursor({ at: last.connected_at, id: last.principal_id }) : null,

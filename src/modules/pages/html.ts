@@ -5,7 +5,10 @@
  * `frame-ancestors` from the account's allowed domains.
  */
 import type { FastifyReply } from 'fastify';
+import { escapeHtml } from '../../lib/html.js';
+import { contentSecurityPolicy, SAME_ORIGIN_ASSETS } from '../../platform/csp.js';
 import type { Assets, PageScript } from './assets.js';
+import { HOUR } from '../../lib/time.js';
 
 const HOSTNAME =
   /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -22,31 +25,24 @@ export function frameAncestors(domains: readonly string[] | null): string {
   return ["'self'", ...valid.flatMap((d) => [`${d}:*`, `*.${d}:*`])].join(' ');
 }
 
-export function contentSecurityPolicy(ancestors: string): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    `frame-ancestors ${ancestors}`,
-  ].join('; ');
+/** A page's policy: nothing but this server's assets, framed only where `ancestors` allows. */
+export function pagePolicy(ancestors: string): string {
+  return contentSecurityPolicy({
+    'default-src': "'none'",
+    ...SAME_ORIGIN_ASSETS,
+    'base-uri': "'none'",
+    'frame-ancestors': ancestors,
+  });
 }
 
 /** The headers of every page; `store: false` pages (tokens) are never cached. */
 export function pageHeaders(reply: FastifyReply, ancestors: string, cache: 'no-store' | 'no-cache'): void {
   reply
-    .header('content-security-policy', contentSecurityPolicy(ancestors))
+    .header('content-security-policy', pagePolicy(ancestors))
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', cache)
     .type('text/html; charset=utf-8');
-}
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON for a `<script type="application/json">` data block: never closes the element. */
@@ -54,8 +50,6 @@ function dataBlock(data: unknown): string {
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
   return `<script type="application/json" id="kairos-data">${json}</script>`;
 }
-
-const HOUR = 3_600_000;
 
 /**
  * `<link rel="preload">` of the free times the booking page asks for first, so the browser fetches

@@ -77,7 +77,7 @@ describe('/book/{slug}', () => {
     expect([...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>/g)].map((m) => m[0])).toEqual([
       '<script type="application/json" id="kairos-data">',
     ]);
-    expect(html).toContain('<title>Intro &#60;call&#62; · Book a time</title>');
+    expect(html).toContain('<title>Intro &lt;call&gt; · Book a time</title>');
     expect(html).toContain('"title":"Intro \\u003ccall>"');
     expect(html).toContain('"display_name":"Grace Hopper"');
     for (const secret of [hostId, accountId, 'grace@example.com']) expect(html).not.toContain(secret);

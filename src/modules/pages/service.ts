@@ -14,11 +14,10 @@ import { AppError } from '../../platform/errors.js';
 import type { InvitationView, OfferView } from '../../web/booking/shared/views.js';
 import type { Extensions, Platform } from '../module.js';
 import type { PagesApi, PagesNeeds } from './api.js';
+import { iso } from '../../lib/time.js';
 
 /** A token page: live (with what the page shows first), used or expired (410), or unknown (404). */
 export type TokenPage<T> = { kind: 'unknown' } | { kind: 'gone'; why: string } | { kind: 'live'; data: T };
-
-const iso = (d: Date | string) => new Date(d).toISOString();
 
 export type ManagePage =
   | { kind: 'unknown' }

@@ -7,7 +7,8 @@
 import { DESCRIPTIONS, TITLES } from '../../platform/errors.js';
 import type { TypedApp } from '../../platform/routes.js';
 import { prepareAssets } from './assets.js';
-import { escapeHtml, frameAncestors, page, pageHeaders } from './html.js';
+import { escapeHtml } from '../../lib/html.js';
+import { frameAncestors, page, pageHeaders } from './html.js';
 
 /** The favicon: a clock face on the pages' brand blue. */
 export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d4ed8"/><circle cx="16" cy="16" r="9.5" fill="none" stroke="#fff" stroke-width="3"/><path d="M16 10.5V16l3.5 3" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/></svg>`;

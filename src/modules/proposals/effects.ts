@@ -14,9 +14,10 @@ import { prefixedId } from '../../platform/ids.js';
 import { addressOf, publicName } from '../../lib/mail-text.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { ProposalsNeeds } from './api.js';
-import { DEFAULT_HOURS, HOUR } from './input.js';
+import { HOUR, iso } from '../../lib/time.js';
+import { DEFAULT_HOURS } from './input.js';
 import { type ProposalMails, selectedSlot, titleOf } from './mails.js';
-import { iso, type Loaded, type ParticipantRow, partiesOf, presentProposal } from './present.js';
+import { type Loaded, type ParticipantRow, partiesOf, presentProposal } from './present.js';
 import * as repo from './repo.js';
 import type { Resolution } from './tables.js';
 

@@ -6,10 +6,10 @@ import type { Interval } from '../../lib/intervals.js';
 import { AppError, Conflict, ValidationFailed } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { isEmailAddress, isIsoInstant } from '../../platform/validation.js';
-import { iso, type Loaded } from './present.js';
+import { HOUR, iso } from '../../lib/time.js';
+import type { Loaded } from './present.js';
 import { type CreateProposalBody, MAX_EXPIRES_HOURS, type RespondBody, type SlotIn } from './schemas.js';
 
-export const HOUR = 3_600_000;
 /** Poll slots start at least this far ahead (code `earliest_slot_too_soon`). */
 export const POLL_EARLIEST_MS = 25 * HOUR;
 /** How long a proposal stays open when the request does not say, by mode (hours). */

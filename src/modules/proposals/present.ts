@@ -2,6 +2,7 @@
 import type { Selectable } from 'kysely';
 import { publicName } from '../../lib/mail-text.js';
 import type { ProposalParticipantsTable, ProposalSlotsTable, ProposalsTable } from './tables.js';
+import { iso } from '../../lib/time.js';
 
 export type ProposalRow = Selectable<ProposalsTable>;
 export type SlotRow = Selectable<ProposalSlotsTable>;
@@ -14,7 +15,6 @@ export interface Loaded {
   participants: ParticipantRow[];
 }
 
-export const iso = (d: Date | string): string => new Date(d).toISOString();
 const isoOrNull = (d: Date | string | null): string | null => (d === null ? null : iso(d));
 
 function votesOf(l: Loaded, slotId: string): number {

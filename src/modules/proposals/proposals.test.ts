@@ -14,10 +14,10 @@ import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
 import { findDueQuery } from './repo.js';
+import { HOUR } from '../../lib/time.js';
 
 const T0 = '2026-03-02T06:00:00.000Z';
 const clock = new FakeClock(T0);
-const HOUR = 3_600_000;
 let t: TestApp;
 let sink: SmtpSink;
 let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;

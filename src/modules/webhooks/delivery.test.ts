@@ -9,8 +9,8 @@ import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import type { EmitEventInput } from './api.js';
 import { emitEvent } from './events.js';
 import { claimTargets, dispatchTargets, targetsRead } from './repo.js';
+import { MINUTE } from '../../lib/time.js';
 
-const MINUTE = 60_000;
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
 let t: TestApp;
 let receiver: Receiver;

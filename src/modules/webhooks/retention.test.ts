@@ -1,23 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { startTestApp } from '../../../test/helpers/app.js';
+import { clockedApp } from '../../../test/helpers/clocked-app.js';
 import { sampleBooking } from '../../../test/helpers/events.js';
 import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js';
 import { FakeClock } from '../../platform/clock.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { emitEvent } from './events.js';
 import { purgeWebhookRows } from './retention.js';
+import { DAY } from '../../lib/time.js';
 
-const DAY = 86_400_000;
-const clock = new FakeClock('2026-06-01T12:00:00.000Z');
-let t: TestApp;
+const { clock, t } = clockedApp({ env: { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
 let receiver: Receiver;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  t = await startTestApp({ clock, env: { KAIROS_ALLOW_PRIVATE_NETWORK: 'true' } });
 });
 afterAll(async () => {
-  await t.close();
   await receiver.close();
   await closeOutboundDispatchers();
 });

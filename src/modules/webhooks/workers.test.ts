@@ -11,6 +11,7 @@ import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js'
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { ENDPOINT_CONCURRENCY } from './delivery.js';
 import { emitEvent } from './events.js';
+import { waitUntil } from '../../../test/helpers/promises.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -33,14 +34,6 @@ async function emitMany(t: TestApp, accountId: string, marks: Record<string, unk
     }
     return ids;
   });
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 describe('workers in the API process', () => {

@@ -4,7 +4,7 @@ import {
   radicaleAvailable,
   startRadicale,
 } from '../../../../test/emulators/radicale.js';
-import { vcalendar } from '../../../../test/helpers/ics.js';
+import { isoPairs, vcalendar } from '../../../../test/helpers/ics.js';
 import {
   buildKairosVevent,
   type CaldavCredentials,
@@ -14,14 +14,12 @@ import {
   ProviderError,
 } from './caldav.js';
 import { type EventSpec, eventRef } from './events.js';
-import type { HttpFetch, Interval } from './types.js';
+import type { HttpFetch } from './types.js';
 import { descendants, parseXml } from './xml.js';
 
 const fetch: HttpFetch = globalThis.fetch;
 const NEW = { href: null, etag: null };
 
-const iso = (xs: Interval[]) =>
-  xs.map((x) => [new Date(x.start).toISOString(), new Date(x.end).toISOString()]);
 const window = { start: Date.parse('2026-03-01T00:00:00Z'), end: Date.parse('2026-04-01T00:00:00Z') };
 
 /** A fetch that records `METHOD status [condition]` of every request, to show which path was taken. */
@@ -145,7 +143,7 @@ describe.skipIf(!radicaleAvailable())('CalDAV event write-through against a real
     // Radicale 3.1 ignores <C:expand> and answers the stored objects either way.
     const expanded = await caldavBusy(creds, fetch, [calendar], window);
     expect(expanded.errors).toEqual([]);
-    expect(iso(expanded.busy)).toEqual(foreignOnly);
+    expect(isoPairs(expanded.busy)).toEqual(foreignOnly);
 
     // A server refusing <C:expand> (501) makes caldavBusy ask again without it.
     let refused = 0;
@@ -159,7 +157,7 @@ describe.skipIf(!radicaleAvailable())('CalDAV event write-through against a real
     const plain = await caldavBusy(creds, noExpand, [calendar], window);
     expect(refused).toBe(1);
     expect(plain.errors).toEqual([]);
-    expect(iso(plain.busy)).toEqual(foreignOnly);
+    expect(isoPairs(plain.busy)).toEqual(foreignOnly);
   });
 
   it('an update with the stored ETag moves the event, raises SEQUENCE and answers a new ETag', async () => {

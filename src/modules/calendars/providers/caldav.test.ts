@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
+import { isoPairs, NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
 import {
   type RadicaleServer,
   radicaleAvailable,
   startRadicale,
 } from '../../../../test/emulators/radicale.js';
 import { caldavBusy, caldavDiscover, caldavTime, ProviderError } from './caldav.js';
-import type { Interval } from './types.js';
 
 const fetch = globalThis.fetch;
 
 const cal = (...body: (string | string[])[]): string => vcalendar('\n', ...body);
 
-const iso = (xs: Interval[]) =>
-  xs.map((x) => [new Date(x.start).toISOString(), new Date(x.end).toISOString()]);
 const window = { start: Date.parse('2026-03-01T00:00:00Z'), end: Date.parse('2026-04-01T00:00:00Z') };
 
 describe.skipIf(!radicaleAvailable())('CalDAV against a real Radicale', () => {
@@ -125,7 +122,7 @@ describe.skipIf(!radicaleAvailable())('CalDAV against a real Radicale', () => {
     const creds = { serverUrl: rad.url, username: rad.username, password: rad.password };
     const res = await caldavBusy(creds, fetch, [workUrl], window, { defaultZone: 'America/New_York' });
     expect(res.errors).toEqual([]);
-    expect(iso(res.busy)).toEqual([
+    expect(isoPairs(res.busy)).toEqual([
       ['2026-03-02T15:00:00.000Z', '2026-03-02T16:00:00.000Z'],
       // 8 March: US daylight time starts; 10:00 New York becomes 14:00 UTC. 16 March is excluded.
       ['2026-03-09T14:00:00.000Z', '2026-03-09T15:00:00.000Z'],
@@ -152,7 +149,7 @@ describe.skipIf(!radicaleAvailable())('CalDAV against a real Radicale', () => {
     const res = await caldavBusy(creds, fetch, [workUrl, personalUrl], window, {
       defaultZone: 'America/New_York',
     });
-    expect(iso(res.busy)).toContainEqual(['2026-03-10T04:00:00.000Z', '2026-03-11T04:00:00.000Z']);
+    expect(isoPairs(res.busy)).toContainEqual(['2026-03-10T04:00:00.000Z', '2026-03-11T04:00:00.000Z']);
     expect(res.busy).toHaveLength(5);
   });
 

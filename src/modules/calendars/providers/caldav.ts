@@ -16,12 +16,12 @@ import { networkError, ProviderError } from './errors.js';
 import { answerError, codeForStatus } from './http.js';
 import { type EventSpec, ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX, type WrittenEvent } from './events.js';
 import { parseIcsEvents } from './ics.js';
+import type { Interval } from '../../../lib/intervals.js';
 import {
   assertWindow,
   type BusyResult,
   type CalendarError,
   type HttpFetch,
-  type Interval,
   mapLimit,
   mergeIntervals,
   type TitledInterval,

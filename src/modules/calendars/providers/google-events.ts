@@ -8,14 +8,14 @@ import { isRecord, ProviderError, str } from './errors.js';
 import { type EventSpec, KAIROS_PROPERTY, type WrittenEvent } from './events.js';
 import { type GoogleApiConfig, googleRequest as request } from './google.js';
 import { nextPageTokenUrl, readPages } from './http.js';
+import type { Interval } from '../../../lib/intervals.js';
+import { isoUtcShort } from '../../../lib/time.js';
 import {
   assertWindow,
   type BusyResult,
   busyResultOf,
   type CalendarError,
   type HttpFetch,
-  type Interval,
-  isoUtc,
   mapLimit,
   type TitledInterval,
   trimBase,
@@ -146,8 +146,8 @@ async function calendarBusy(
 ): Promise<TitledInterval[]> {
   const busy: TitledInterval[] = [];
   const first = new URL(eventsUrl(cfg, calendarId));
-  first.searchParams.set('timeMin', isoUtc(window.start));
-  first.searchParams.set('timeMax', isoUtc(window.end));
+  first.searchParams.set('timeMin', isoUtcShort(window.start));
+  first.searchParams.set('timeMax', isoUtcShort(window.end));
   first.searchParams.set('singleEvents', 'true');
   first.searchParams.set('maxResults', String(PAGE_SIZE));
   first.searchParams.set('showDeleted', 'false');
@@ -208,8 +208,8 @@ function eventBody(spec: EventSpec, patch: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = { summary: spec.title };
   if (spec.description !== null || patch) body.description = spec.description ?? '';
   if (spec.location !== null || patch) body.location = spec.location ?? '';
-  body.start = { dateTime: isoUtc(spec.start), timeZone: spec.timeZone };
-  body.end = { dateTime: isoUtc(spec.end), timeZone: spec.timeZone };
+  body.start = { dateTime: isoUtcShort(spec.start), timeZone: spec.timeZone };
+  body.end = { dateTime: isoUtcShort(spec.end), timeZone: spec.timeZone };
   body.attendees = spec.attendees.map((a) =>
     a.name === null ? { email: a.email } : { email: a.email, displayName: a.name },
   );

@@ -19,10 +19,10 @@ import {
   revokeToken,
   type TokenSet,
 } from './oauth.js';
+import { DAY } from '../../../lib/time.js';
 
 const REDIRECT = 'http://127.0.0.1:4000/v1/calendars/google/callback';
 const fetch = globalThis.fetch;
-const DAY = 86_400_000;
 
 describe('Google OAuth + Calendar API against the emulator', () => {
   let emu: GoogleEmulator;

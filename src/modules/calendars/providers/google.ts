@@ -2,16 +2,9 @@
 import type { Clock } from '../../../platform/clock.js';
 import { isRecord, ProviderError, str } from './errors.js';
 import { answerError, fanOutBusy, jsonApi, nextPageTokenUrl, readPages } from './http.js';
-import {
-  assertWindow,
-  type BusyResult,
-  type CalendarError,
-  DAY_MS,
-  type HttpFetch,
-  type Interval,
-  isoUtc,
-  trimBase,
-} from './types.js';
+import type { Interval } from '../../../lib/intervals.js';
+import { DAY, isoUtcShort } from '../../../lib/time.js';
+import { assertWindow, type BusyResult, type CalendarError, type HttpFetch, trimBase } from './types.js';
 
 export { ProviderError } from './errors.js';
 
@@ -25,7 +18,7 @@ export const GOOGLE_API_URL = 'https://www.googleapis.com/calendar/v3';
 /** freeBusy accepts at most 50 calendars per query (calendarExpansionMax). */
 export const GOOGLE_MAX_CALENDARS_PER_CALL = 50;
 /** freeBusy answers "The requested time range is too long." beyond about 90 days; stay below. */
-export const GOOGLE_MAX_WINDOW_MS = 89 * DAY_MS;
+export const GOOGLE_MAX_WINDOW_MS = 89 * DAY;
 
 export interface GoogleFreeBusyQuery {
   calendarIds: readonly string[];
@@ -71,7 +64,11 @@ async function freeBusyCall(
   w: Interval,
   ids: readonly string[],
 ): Promise<BusyResult> {
-  const body = { timeMin: isoUtc(w.start), timeMax: isoUtc(w.end), items: ids.map((id) => ({ id })) };
+  const body = {
+    timeMin: isoUtcShort(w.start),
+    timeMax: isoUtcShort(w.end),
+    items: ids.map((id) => ({ id })),
+  };
   const json = await googleRequest(cfg, fetch, url, accessToken, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

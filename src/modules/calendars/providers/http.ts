@@ -12,13 +12,13 @@ import {
   parseRetryAfter,
   str,
 } from './errors.js';
+import type { Interval } from '../../../lib/intervals.js';
 import {
   type BusyResult,
   type CalendarError,
   chunk,
   clipIntervals,
   type HttpFetch,
-  type Interval,
   mapLimit,
   mergeIntervals,
   splitWindow,

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
+import { isoPairs, NY_VTIMEZONE, vcalendar } from '../../../../test/helpers/ics.js';
 import { ProviderError } from './errors.js';
 import { fetchIcs, parseIcsBusy, parseIcsEvents } from './ics.js';
-import type { Interval } from './types.js';
+import type { Interval } from '../../../lib/intervals.js';
 
 const cal = (...body: (string | string[])[]): string => vcalendar('\r\n', ...body);
 
@@ -13,8 +13,6 @@ function vevent(...props: string[]): string[] {
 }
 
 const w = (start: string, end: string): Interval => ({ start: Date.parse(start), end: Date.parse(end) });
-const iso = (xs: Interval[]): [string, string][] =>
-  xs.map((x) => [new Date(x.start).toISOString(), new Date(x.end).toISOString()]);
 
 describe('parseIcsEvents', () => {
   it('answers every occurrence with its SUMMARY, an override with its own, unmerged and clipped', () => {
@@ -58,7 +56,7 @@ describe('parseIcsBusy', () => {
       ),
     );
     const busy = parseIcsBusy(text, w('2026-02-01T00:00:00Z', '2026-05-01T00:00:00Z'), 'UTC');
-    expect(iso(busy)).toEqual([
+    expect(isoPairs(busy)).toEqual([
       ['2026-02-23T15:00:00.000Z', '2026-02-23T16:00:00.000Z'],
       ['2026-03-02T15:00:00.000Z', '2026-03-02T16:00:00.000Z'],
       // DST starts 8 March 2026: 10:00 New York is now 14:00 UTC.
@@ -78,7 +76,7 @@ describe('parseIcsBusy', () => {
       ),
     );
     const busy = parseIcsBusy(text, w('2026-10-01T00:00:00Z', '2026-12-01T00:00:00Z'), 'Europe/Berlin');
-    expect(iso(busy)).toEqual([
+    expect(isoPairs(busy)).toEqual([
       ['2026-10-26T13:00:00.000Z', '2026-10-26T13:30:00.000Z'],
       // DST ends 1 November 2026: 09:00 EST is 14:00 UTC.
       ['2026-11-02T14:00:00.000Z', '2026-11-02T14:30:00.000Z'],
@@ -96,7 +94,7 @@ describe('parseIcsBusy', () => {
         'DTEND;TZID=Custom Eastern:20260706T090000',
       ),
     );
-    expect(iso(parseIcsBusy(text, w('2026-07-01T00:00:00Z', '2026-08-01T00:00:00Z'), 'UTC'))).toEqual([
+    expect(isoPairs(parseIcsBusy(text, w('2026-07-01T00:00:00Z', '2026-08-01T00:00:00Z'), 'UTC'))).toEqual([
       ['2026-07-06T12:00:00.000Z', '2026-07-06T13:00:00.000Z'],
     ]);
   });
@@ -159,7 +157,7 @@ describe('parseIcsBusy', () => {
       ),
     );
     const busy = parseIcsBusy(text, w('2026-06-01T00:00:00Z', '2026-06-08T00:00:00Z'), 'UTC');
-    expect(iso(busy)).toEqual([
+    expect(isoPairs(busy)).toEqual([
       ['2026-06-01T09:00:00.000Z', '2026-06-01T10:00:00.000Z'],
       ['2026-06-02T09:00:00.000Z', '2026-06-02T10:00:00.000Z'],
       ['2026-06-03T15:00:00.000Z', '2026-06-03T16:00:00.000Z'],
@@ -176,7 +174,7 @@ describe('parseIcsBusy', () => {
       vevent('UID:oneday', 'DTSTART;VALUE=DATE:20260615'),
     );
     const busy = parseIcsBusy(text, w('2026-06-01T00:00:00Z', '2026-07-01T00:00:00Z'), 'Europe/Berlin');
-    expect(iso(busy)).toEqual([
+    expect(isoPairs(busy)).toEqual([
       ['2026-06-09T22:00:00.000Z', '2026-06-11T22:00:00.000Z'],
       ['2026-06-14T22:00:00.000Z', '2026-06-15T22:00:00.000Z'],
     ]);
@@ -193,13 +191,13 @@ describe('parseIcsBusy', () => {
     );
     const busy = parseIcsBusy(text, w('2026-03-01T00:00:00Z', '2026-03-31T00:00:00Z'), 'America/New_York');
     // 7 March 05:00Z → 8 March 05:00Z; 8 March is 23 hours long (05:00Z → 04:00Z on 9 March).
-    expect(iso(busy)).toEqual([['2026-03-07T05:00:00.000Z', '2026-03-09T04:00:00.000Z']]);
+    expect(isoPairs(busy)).toEqual([['2026-03-07T05:00:00.000Z', '2026-03-09T04:00:00.000Z']]);
   });
 
   it('reads floating times in the default zone', () => {
     const text = cal(vevent('UID:floating', 'DTSTART:20260610T090000', 'DTEND:20260610T100000'));
     const busy = parseIcsBusy(text, w('2026-06-01T00:00:00Z', '2026-07-01T00:00:00Z'), 'America/Los_Angeles');
-    expect(iso(busy)).toEqual([['2026-06-10T16:00:00.000Z', '2026-06-10T17:00:00.000Z']]);
+    expect(isoPairs(busy)).toEqual([['2026-06-10T16:00:00.000Z', '2026-06-10T17:00:00.000Z']]);
   });
 
   it('ignores TRANSP:TRANSPARENT and STATUS:CANCELLED events, counts TENTATIVE', () => {
@@ -210,7 +208,7 @@ describe('parseIcsBusy', () => {
       vevent('UID:x', 'DTSTART:20260610T130000Z', 'DTEND:20260610T140000Z', 'STATUS:TENTATIVE'),
     );
     const busy = parseIcsBusy(text, w('2026-01-01T00:00:00Z', '2026-12-31T00:00:00Z'), 'UTC');
-    expect(iso(busy)).toEqual([['2026-06-10T13:00:00.000Z', '2026-06-10T14:00:00.000Z']]);
+    expect(isoPairs(busy)).toEqual([['2026-06-10T13:00:00.000Z', '2026-06-10T14:00:00.000Z']]);
   });
 
   it("skips Kairos's own events (X-KAIROS-MEETING or a UID ending in @kairos) but counts the others", () => {
@@ -244,7 +242,7 @@ describe('parseIcsBusy', () => {
       vevent('UID:kairos-lookalike@kairos.example', 'DTSTART:20260610T170000Z', 'DTEND:20260610T180000Z'),
     );
     const busy = parseIcsBusy(text, w('2026-06-01T00:00:00Z', '2026-07-01T00:00:00Z'), 'UTC');
-    expect(iso(busy)).toEqual([
+    expect(isoPairs(busy)).toEqual([
       ['2026-06-10T15:00:00.000Z', '2026-06-10T16:00:00.000Z'],
       ['2026-06-10T17:00:00.000Z', '2026-06-10T18:00:00.000Z'],
     ]);
@@ -262,7 +260,7 @@ describe('parseIcsBusy', () => {
       ),
     );
     const busy = parseIcsBusy(text, w('2026-06-01T22:00:00Z', '2026-06-30T00:00:00Z'), 'UTC');
-    expect(iso(busy)).toEqual([
+    expect(isoPairs(busy)).toEqual([
       ['2026-06-01T22:00:00.000Z', '2026-06-01T23:00:00.000Z'],
       ['2026-06-03T21:00:00.000Z', '2026-06-03T23:00:00.000Z'],
       ['2026-06-10T10:00:00.000Z', '2026-06-10T12:00:00.000Z'],

@@ -13,16 +13,9 @@ import { type Clock, systemClock } from '../../../platform/clock.js';
 import { networkError, ProviderError, parseRetryAfter } from './errors.js';
 import { codeForStatus } from './http.js';
 import { ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX } from './events.js';
-import {
-  assertWindow,
-  DAY_MS,
-  type HttpFetch,
-  type Interval,
-  mergeIntervals,
-  SECOND_MS,
-  clipTitled,
-  type TitledInterval,
-} from './types.js';
+import type { Interval } from '../../../lib/intervals.js';
+import { DAY, SECOND } from '../../../lib/time.js';
+import { assertWindow, type HttpFetch, mergeIntervals, clipTitled, type TitledInterval } from './types.js';
 import { resolveZoneName } from './zones.js';
 
 type Time = InstanceType<typeof ICAL.Time>;
@@ -187,8 +180,7 @@ function spanOf(ctx: Ctx, ev: Component, start: Time, startZone: Zone): Span {
   if (end && endProp) {
     if (start.isDate) {
       const days = Math.round(
-        (Date.UTC(end.year, end.month - 1, end.day) - Date.UTC(start.year, start.month - 1, start.day)) /
-          DAY_MS,
+        (Date.UTC(end.year, end.month - 1, end.day) - Date.UTC(start.year, start.month - 1, start.day)) / DAY,
       );
       return days > 0 ? { kind: 'nominal', days, ms: 0 } : { kind: 'nominal', days: 1, ms: 0 };
     }
@@ -199,7 +191,7 @@ function spanOf(ctx: Ctx, ev: Component, start: Time, startZone: Zone): Span {
   if (dur instanceof ICAL.Duration) {
     const sign = dur.isNegative ? -1 : 1;
     const days = sign * (dur.weeks * 7 + dur.days);
-    const ms = sign * (dur.hours * 3600 + dur.minutes * 60 + dur.seconds) * SECOND_MS;
+    const ms = sign * (dur.hours * 3600 + dur.minutes * 60 + dur.seconds) * SECOND;
     if (days < 0 || ms < 0 || (days === 0 && ms === 0)) return { kind: 'none' };
     return days > 0 ? { kind: 'nominal', days, ms } : { kind: 'exact', ms };
   }
@@ -218,7 +210,7 @@ function endOf(t: Time, zone: Zone, startMs: number, span: Span): number {
 /** Longest plausible length of one occurrence, to look back before the window for overlaps. */
 function spanUpperBound(span: Span): number {
   if (span.kind === 'exact') return span.ms;
-  if (span.kind === 'nominal') return span.days * DAY_MS + span.ms + 2 * 3_600_000;
+  if (span.kind === 'nominal') return span.days * DAY + span.ms + 2 * 3_600_000;
   return 0;
 }
 
@@ -345,7 +337,7 @@ function expandRule(
   const period = FAST_FORWARD_SECONDS[recur.freq];
   if (period && recur.count === null && !recur.parts.BYSETPOS) {
     const stepSeconds = period * Math.max(1, recur.interval);
-    const step = stepSeconds * SECOND_MS;
+    const step = stepSeconds * SECOND;
     const dtMs = toMs(dtstart, zone);
     let k = Math.floor((lookback - step - dtMs) / step);
     for (let tries = 0; k > 0 && tries < 4; tries++) {

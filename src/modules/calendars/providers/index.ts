@@ -52,7 +52,7 @@ export {
   type BusyResult,
   type CalendarError,
   type HttpFetch,
-  type Interval,
   mergeIntervals,
 } from './types.js';
+export type { Interval } from '../../../lib/intervals.js';
 export { resolveZoneName } from './zones.js';

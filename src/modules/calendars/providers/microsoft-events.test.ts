@@ -4,9 +4,9 @@ import { caught } from '../../../../test/helpers/promises.js';
 import { type EventSpec, GRAPH_KAIROS_PROPERTY_ID } from './events.js';
 import { microsoftFreeBusy, microsoftListCalendars, ProviderError } from './microsoft.js';
 import { graphCreateEvent, graphDeleteEvent, graphEventsBusy, graphUpdateEvent } from './microsoft-events.js';
+import { HOUR } from '../../../lib/time.js';
 
 const fetch = globalThis.fetch;
-const HOUR = 3_600_000;
 const T0 = Date.parse('2026-06-01T09:00:00Z');
 const USER = 'user@example.com';
 

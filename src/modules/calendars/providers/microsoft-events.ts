@@ -21,13 +21,13 @@ import {
   graphRequest as graphCall,
   parseGraphDateTime,
 } from './microsoft.js';
+import type { Interval } from '../../../lib/intervals.js';
 import {
   assertWindow,
   type BusyResult,
   busyResultOf,
   type CalendarError,
   type HttpFetch,
-  type Interval,
   mapLimit,
   type TitledInterval,
   trimBase,

@@ -18,11 +18,10 @@ import {
   refreshToken,
   type TokenSet,
 } from './oauth.js';
+import { DAY, HOUR } from '../../../lib/time.js';
 
 const REDIRECT = 'http://127.0.0.1:4000/v1/calendars/microsoft/callback';
 const fetch = globalThis.fetch;
-const DAY = 86_400_000;
-const HOUR = 3_600_000;
 
 describe('Microsoft identity platform + Graph against the emulator', () => {
   let emu: MicrosoftEmulator;

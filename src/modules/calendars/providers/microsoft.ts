@@ -3,15 +3,9 @@ import { DateTime } from 'luxon';
 import type { Clock } from '../../../platform/clock.js';
 import { isRecord, ProviderError, str } from './errors.js';
 import { answerError, fanOutBusy, graphNextLink, jsonApi, readPages } from './http.js';
-import {
-  assertWindow,
-  type BusyResult,
-  type CalendarError,
-  DAY_MS,
-  type HttpFetch,
-  type Interval,
-  trimBase,
-} from './types.js';
+import type { Interval } from '../../../lib/intervals.js';
+import { DAY } from '../../../lib/time.js';
+import { assertWindow, type BusyResult, type CalendarError, type HttpFetch, trimBase } from './types.js';
 import { resolveZoneName } from './zones.js';
 
 export { ProviderError } from './errors.js';
@@ -24,7 +18,7 @@ export interface GraphConfig {
 
 export const GRAPH_URL = 'https://graph.microsoft.com/v1.0';
 /** getSchedule: the window must be shorter than 42 days ... */
-export const GRAPH_MAX_WINDOW_MS = 41 * DAY_MS;
+export const GRAPH_MAX_WINDOW_MS = 41 * DAY;
 /** ... and at most 20 schedules (mailboxes) per call. */
 export const GRAPH_MAX_SCHEDULES_PER_CALL = 20;
 

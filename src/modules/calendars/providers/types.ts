@@ -1,16 +1,12 @@
 /** Shared types and helpers for the calendar provider clients. No database, no global state. */
 
+import type { Interval } from '../../../lib/intervals.js';
+
 /**
  * The HTTP function every client uses. Callers inject it (production passes an SSRF-guarded fetch
  * with timeouts; tests pass globalThis.fetch), so nothing here reaches the network on its own.
  */
 export type HttpFetch = (url: string, init?: RequestInit) => Promise<Response>;
-
-/** A half-open UTC interval [start, end) in epoch milliseconds. */
-export interface Interval {
-  start: number;
-  end: number;
-}
 
 /** A busy occurrence with its event's title (readers allowed to see details). */
 export interface TitledInterval extends Interval {
@@ -31,18 +27,13 @@ export interface BusyResult {
   events?: TitledInterval[];
 }
 
-export const SECOND_MS = 1000;
-export const MINUTE_MS = 60 * SECOND_MS;
-export const HOUR_MS = 60 * MINUTE_MS;
-export const DAY_MS = 24 * HOUR_MS;
-
 /** Sorts and merges overlapping or touching intervals; drops empty or inverted ones. */
 export function mergeIntervals(intervals: readonly Interval[]): Interval[] {
   const sorted = intervals
     .filter((i) => Number.isFinite(i.start) && Number.isFinite(i.end) && i.end > i.start)
     .map((i) => ({ start: i.start, end: i.end }))
     .sort((a, b) => a.start - b.start || a.end - b.end);
-  const out: Interval[] = [];
+  const out: { start: number; end: number }[] = [];
   for (const cur of sorted) {
     const last = out[out.length - 1];
     if (last && cur.start <= last.end) {
@@ -144,9 +135,4 @@ export function trimBase(url: string): string {
     throw new TypeError(`unsupported URL scheme: ${parsed.protocol}`);
   }
   return url.replace(/\/+$/, '');
-}
-
-/** RFC 3339 UTC timestamp without milliseconds noise when they are zero. */
-export function isoUtc(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
 }
