@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedBuild } from '../../bin/build.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
-import { BIN, CLI, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
+import { BIN, REPO, runCli, type ServerProcess, spawnServer } from '../helpers/process.js';
 
 /** The CLI on the embedded store, as a new user runs it, and against an external database. */
 describe('kairos CLI', () => {
@@ -322,39 +321,24 @@ describe('kairos CLI', () => {
       timeout: 90_000,
     }, async () => {
       const database = await createTestDatabase(); // no account yet: the server logs a setup link
-      const child = spawn(process.execPath, [CLI, 'serve'], {
-        env: {
-          ...process.env,
+      const server = await spawnServer(
+        {
           DATABASE_URL: database.url,
           KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
-          PORT: '0',
           KAIROS_LOG_FORMAT: 'pretty',
+          LOG_LEVEL: 'info',
         },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout.on('data', (c) => (out += c));
-      child.stderr.on('data', (c) => (out += c));
-      const exited = new Promise((resolve) => child.once('exit', resolve));
+        60_000,
+      );
       try {
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`no "Kairos is listening" line:\n${out}`)), 60_000);
-          child.stdout.on('data', () => {
-            if (/INFO {2}Kairos is listening/.test(out)) {
-              clearTimeout(timer);
-              resolve();
-            }
-          });
-          child.once('exit', () => reject(new Error(`exited:\n${out}`)));
-        });
+        const out = server.output();
         const link = /│ (http:\/\/\S+\/console\/setup\?token=[\w-]+) │/.exec(out)?.[1];
         expect(link, out).toBeDefined();
         expect(out).toContain(`┌${'─'.repeat(link!.length + 2)}┐\n│ ${link} │\n└`);
         expect(out).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}No account yet: open http/m);
         expect(out).not.toMatch(/^\{"level"/m);
       } finally {
-        child.kill('SIGTERM');
-        await exited;
+        await server.stop();
         await database.drop();
       }
     });

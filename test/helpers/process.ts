@@ -51,7 +51,11 @@ export async function spawnServer(
     }, timeoutMs);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*Kairos is listening/.exec(out);
+      // A JSON line (`"url":"…"` before the message) or a line for people (KAIROS_LOG_FORMAT=pretty:
+      // the message, then `url=…`).
+      const m =
+        /"url":"(http:\/\/127\.0\.0\.1:\d+)".*Kairos is listening/.exec(out) ??
+        /Kairos is listening.*\burl=(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m?.[1]) {
         clearTimeout(timer);
         resolve(m[1]);
