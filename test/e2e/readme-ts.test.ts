@@ -10,10 +10,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Kairos } from '../../packages/sdk/src/index.js';
+import { freePort } from '../../src/db/embedded.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { REPO, runCli, spawnServer } from '../helpers/process.js';
@@ -72,14 +72,6 @@ function start(
     }),
   );
   return { child, done, stdout: () => stdout };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('the README TypeScript blocks', () => {

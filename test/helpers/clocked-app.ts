@@ -3,15 +3,19 @@ import { FakeClock } from '../../src/platform/clock.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
 
 /**
- * One test app for a whole file, on a FakeClock at 2026-06-01T12:00Z (retention tests move it):
- * started before the file's tests, closed after them. `t` stands for the app once it has started, so
- * tests write `t.ctx…` as with an app of their own.
+ * One test app for a whole file, on a FakeClock at `at` (default 2026-06-01T12:00Z; retention tests
+ * move it): started before the file's tests, closed after them. `t` stands for the app once it has
+ * started, so tests write `t.ctx…` as with an app of their own.
  */
-export function clockedApp(opts: Omit<TestAppOptions, 'clock'> = {}): { clock: FakeClock; t: TestApp } {
-  const clock = new FakeClock('2026-06-01T12:00:00.000Z');
+export function clockedApp(opts: Omit<TestAppOptions, 'clock'> & { at?: string } = {}): {
+  clock: FakeClock;
+  t: TestApp;
+} {
+  const { at = '2026-06-01T12:00:00.000Z', ...appOpts } = opts;
+  const clock = new FakeClock(at);
   let app: TestApp | undefined;
   beforeAll(async () => {
-    app = await startTestApp({ ...opts, clock });
+    app = await startTestApp({ ...appOpts, clock });
   });
   afterAll(async () => {
     await app?.close();

@@ -3,20 +3,13 @@
  * slot grid — steps of min(duration, 15 min) from each local midnight in the host's zone — and not
  * merely a free time. The private `POST /v1/bookings` is not a link route and keeps any free start.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import type { Json } from '../../../test/helpers/app.js';
+import { clockedApp } from '../../../test/helpers/clocked-app.js';
 import { newHost } from '../../../test/helpers/fixtures.js';
-import { FakeClock } from '../../platform/clock.js';
 
 // Monday 2 March 2026, 06:00 UTC.
-const clock = new FakeClock('2026-03-02T06:00:00.000Z');
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ clock });
-});
-afterAll(async () => {
-  await t?.close();
-});
+const { t } = clockedApp({ at: '2026-03-02T06:00:00.000Z' });
 
 const customer = { customer_email: 'ada@example.com', customer_name: 'Ada Lovelace' };
 let links = 0;
