@@ -8,6 +8,7 @@ import {
   intersectAll,
   isNormalized,
   normalize,
+  normalizedCopy,
   subtract,
   totalLength,
   union,
@@ -74,6 +75,24 @@ describe('normalize', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('normalizedCopy', () => {
+  it('keeps only the spans, merged, dropping titles and non-finite bounds', () => {
+    const titled = [
+      { start: 5, end: 9, title: 'Dentist' },
+      { start: 1, end: 3, title: 'Standup' },
+      { start: 3, end: 4, title: 'Coffee' },
+      { start: Number.NaN, end: 4, title: 'broken' },
+      { start: 0, end: Number.POSITIVE_INFINITY, title: 'forever' },
+    ];
+    const out = normalizedCopy(titled);
+    expect(out).toEqual([
+      { start: 1, end: 4 },
+      { start: 5, end: 9 },
+    ]);
+    for (const x of out) expect(Object.keys(x)).toEqual(['start', 'end']);
   });
 });
 

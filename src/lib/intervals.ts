@@ -46,6 +46,18 @@ export function normalize(list: readonly Interval[]): Interval[] {
   return mergeSorted(list, valid);
 }
 
+/**
+ * Plain normalized copies of interval-shaped values, as providers hand them over: extra members
+ * (an event's title) and non-finite bounds dropped, so nothing but the span is kept or cached.
+ */
+export function normalizedCopy(list: readonly Interval[]): Interval[] {
+  const plain: Interval[] = [];
+  for (const x of list) {
+    if (Number.isFinite(x.start) && Number.isFinite(x.end)) plain.push({ start: x.start, end: x.end });
+  }
+  return normalize(plain);
+}
+
 /** Union of two normalized lists, normalized. Linear. */
 export function union(a: readonly Interval[], b: readonly Interval[]): Interval[] {
   if (a.length === 0) return b.slice();

@@ -31,11 +31,11 @@ import type { Db, Tx } from '../../db/store.js';
 import { enqueue, enqueueMany, type Job } from '../../jobs/runner.js';
 import type { JobContribution, ScheduleContribution } from '../module.js';
 import type { BusyAnswer, BusyOptions, BusySource, Interval, TitledInterval } from '../availability/api.js';
-import { clip, normalize, union } from '../../lib/intervals.js';
+import { clip, normalize, normalizedCopy, union } from '../../lib/intervals.js';
 import type { Clock } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import { CalendarReadError, ConnectionLost, type ProviderGateway } from './gateway.js';
-import { mergeIntervals, OAuthError, ProviderError } from './providers/index.js';
+import { OAuthError, ProviderError } from './providers/index.js';
 import {
   type BusyReadRow,
   busyReadRows,
@@ -456,7 +456,7 @@ export class CalendarBusySource implements BusySource {
     const now = this.clock.now();
     try {
       const res = await this.gateway.busy({ ...conn, time_zone: zone }, selected, window);
-      const intervals = mergeIntervals(res.intervals);
+      const intervals = normalizedCopy(res.intervals);
       if (store) {
         const tuples = intervals.map((i): [number, number] => [i.start, i.end]);
         await writeCache(this.db, connectionId, window, { keys, intervals: tuples }, now);

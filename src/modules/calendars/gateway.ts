@@ -30,7 +30,8 @@ import {
 import { caldavDeleteEvent, caldavPutEvent } from './providers/caldav.js';
 import type { EventSpec, WrittenEvent } from './providers/events.js';
 import { parseIcsEvents } from './providers/ics.js';
-import { type BusyResult, mergeIntervals, type TitledInterval } from './providers/types.js';
+import type { BusyResult, TitledInterval } from './providers/types.js';
+import { normalizedCopy } from '../../lib/intervals.js';
 import {
   googleDeleteEvent,
   googleEventsBusy,
@@ -258,7 +259,7 @@ export class ProviderGateway {
         if (creds.kind !== 'ics') throw new Error('stored credentials do not match the provider');
         const text = await this.lostOnUnauthorized(conn, () => this.readIcs(creds.url));
         const events = parseIcsEvents(text, window, conn.time_zone);
-        result = { busy: mergeIntervals(events), errors: [], ...(withTitles ? { events } : {}) };
+        result = { busy: normalizedCopy(events), errors: [], ...(withTitles ? { events } : {}) };
         break;
       }
     }

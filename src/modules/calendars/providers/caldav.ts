@@ -16,14 +16,13 @@ import { networkError, ProviderError } from './errors.js';
 import { answerError, codeForStatus } from './http.js';
 import { type EventSpec, ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX, type WrittenEvent } from './events.js';
 import { parseIcsEvents } from './ics.js';
-import type { Interval } from '../../../lib/intervals.js';
+import { type Interval, normalizedCopy } from '../../../lib/intervals.js';
 import {
   assertWindow,
   type BusyResult,
   type CalendarError,
   type HttpFetch,
   mapLimit,
-  mergeIntervals,
   type TitledInterval,
 } from './types.js';
 import { child, children, descendants, escapeXml, parseXml, type XmlElement } from './xml.js';
@@ -159,7 +158,7 @@ export async function caldavBusy(
     // The other objects still count; the caller sees that some data was skipped.
     if (unreadable > 0) errors.push({ calendarId: calendarUrl, reason: `unreadable_objects:${unreadable}` });
   });
-  return { busy: mergeIntervals(busy), errors, ...(opts.withTitles ? { events: busy } : {}) };
+  return { busy: normalizedCopy(busy), errors, ...(opts.withTitles ? { events: busy } : {}) };
 }
 
 /** What a PUT is conditioned on: create only, replace a known version, or replace whatever is there. */

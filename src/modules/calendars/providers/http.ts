@@ -12,15 +12,13 @@ import {
   parseRetryAfter,
   str,
 } from './errors.js';
-import type { Interval } from '../../../lib/intervals.js';
+import { clip, type Interval, normalizedCopy } from '../../../lib/intervals.js';
 import {
   type BusyResult,
   type CalendarError,
   chunk,
-  clipIntervals,
   type HttpFetch,
   mapLimit,
-  mergeIntervals,
   splitWindow,
 } from './types.js';
 
@@ -132,7 +130,7 @@ export async function fanOutBusy(
     busy.push(...r.busy);
     for (const e of r.errors) if (!errors.has(e.calendarId)) errors.set(e.calendarId, e);
   }
-  return { busy: mergeIntervals(clipIntervals(busy, window)), errors: [...errors.values()] };
+  return { busy: clip(normalizedCopy(busy), window), errors: [...errors.values()] };
 }
 
 /**

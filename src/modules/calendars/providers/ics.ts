@@ -13,9 +13,9 @@ import { type Clock, systemClock } from '../../../platform/clock.js';
 import { networkError, ProviderError, parseRetryAfter } from './errors.js';
 import { codeForStatus } from './http.js';
 import { ICAL_KAIROS_PROPERTY, KAIROS_UID_SUFFIX } from './events.js';
-import type { Interval } from '../../../lib/intervals.js';
+import { type Interval, normalizedCopy } from '../../../lib/intervals.js';
 import { DAY, SECOND } from '../../../lib/time.js';
-import { assertWindow, type HttpFetch, mergeIntervals, clipTitled, type TitledInterval } from './types.js';
+import { assertWindow, type HttpFetch, clipTitled, type TitledInterval } from './types.js';
 import { resolveZoneName } from './zones.js';
 
 type Time = InstanceType<typeof ICAL.Time>;
@@ -48,7 +48,7 @@ interface Ctx {
  * meeting is already busy time as a booking. ICS feeds go through here too; skipping there is fine.
  */
 export function parseIcsBusy(icsText: string, window: Interval, defaultZone: string): Interval[] {
-  return mergeIntervals(parseIcsEvents(icsText, window, defaultZone));
+  return normalizedCopy(parseIcsEvents(icsText, window, defaultZone));
 }
 
 /**

@@ -48,11 +48,10 @@ export {
   revokeToken,
   type TokenSet,
 } from './oauth.js';
-export {
-  type BusyResult,
-  type CalendarError,
-  type HttpFetch,
-  mergeIntervals,
+export type {
+  BusyResult,
+  CalendarError,
+  HttpFetch,
 } from './types.js';
 export type { Interval } from '../../../lib/intervals.js';
 export { resolveZoneName } from './zones.js';

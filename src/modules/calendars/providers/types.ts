@@ -1,6 +1,6 @@
 /** Shared types and helpers for the calendar provider clients. No database, no global state. */
 
-import type { Interval } from '../../../lib/intervals.js';
+import { clip, type Interval, normalizedCopy } from '../../../lib/intervals.js';
 
 /**
  * The HTTP function every client uses. Callers inject it (production passes an SSRF-guarded fetch
@@ -25,35 +25,6 @@ export interface BusyResult {
   errors: CalendarError[];
   /** With `withTitles`: every busy occurrence with its title (clipped, unmerged). */
   events?: TitledInterval[];
-}
-
-/** Sorts and merges overlapping or touching intervals; drops empty or inverted ones. */
-export function mergeIntervals(intervals: readonly Interval[]): Interval[] {
-  const sorted = intervals
-    .filter((i) => Number.isFinite(i.start) && Number.isFinite(i.end) && i.end > i.start)
-    .map((i) => ({ start: i.start, end: i.end }))
-    .sort((a, b) => a.start - b.start || a.end - b.end);
-  const out: { start: number; end: number }[] = [];
-  for (const cur of sorted) {
-    const last = out[out.length - 1];
-    if (last && cur.start <= last.end) {
-      if (cur.end > last.end) last.end = cur.end;
-    } else {
-      out.push(cur);
-    }
-  }
-  return out;
-}
-
-/** Clips intervals to the window and drops those outside it. */
-export function clipIntervals(intervals: readonly Interval[], window: Interval): Interval[] {
-  const out: Interval[] = [];
-  for (const i of intervals) {
-    const start = Math.max(i.start, window.start);
-    const end = Math.min(i.end, window.end);
-    if (end > start) out.push({ start, end });
-  }
-  return out;
 }
 
 /** Titled occurrences clipped to the window (empty ones dropped), sorted by start; never merged. */
@@ -82,7 +53,7 @@ export function busyResultOf(
     if (Array.isArray(r)) busy.push(...r);
     else errors.push(r);
   }
-  const result: BusyResult = { busy: mergeIntervals(clipIntervals(busy, window)), errors };
+  const result: BusyResult = { busy: clip(normalizedCopy(busy), window), errors };
   if (withTitles) result.events = clipTitled(busy, window);
   return result;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProviderError, parseRetryAfter } from './errors.js';
-import { chunk, mergeIntervals, splitWindow } from './types.js';
+import { normalizedCopy } from '../../../lib/intervals.js';
+import { chunk, splitWindow } from './types.js';
 import { child, descendants, parseXml, XmlError } from './xml.js';
 
 describe('parseXml', () => {
@@ -32,7 +33,7 @@ describe('parseXml', () => {
 describe('interval helpers and errors', () => {
   it('merges, splits and chunks', () => {
     expect(
-      mergeIntervals([
+      normalizedCopy([
         { start: 5, end: 7 },
         { start: 1, end: 3 },
         { start: 3, end: 4 },
