@@ -9,8 +9,7 @@
 import type { ParsedMail } from 'mailparser';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { HOUR } from '../../src/lib/time.js';
-import type { FakeClock } from '../../src/platform/clock.js';
-import type { Json, TestApp } from './app.js';
+import type { Json } from './app.js';
 import { clockedApp } from './clocked-app.js';
 import * as fixtures from './fixtures.js';
 import { serveCalendar, vcalendar } from './ics.js';
@@ -181,8 +180,8 @@ export function proposalsApp() {
   }
 
   return {
-    clock: clock as FakeClock,
-    t: t as TestApp,
+    clock,
+    t,
     /** The SMTP sink (once started). */
     get sink(): SmtpSink {
       return theSink();
