@@ -106,6 +106,15 @@ export function proposalsApp() {
     return (await res.json()).consent.id;
   }
 
+  /** A requester (its calendar connected) and `participants` users who each let it propose to them. */
+  async function requesterAnd(participants: number): Promise<User[]> {
+    const requester = await user({ calendar: true });
+    const others: User[] = [];
+    for (let i = 0; i < participants; i++) others.push(await user());
+    for (const other of others) await allow(other, requester);
+    return [requester, ...others];
+  }
+
   /** A fresh session (sessions last an hour: tests that move the clock sign in again). */
   async function signIn(u: User): Promise<void> {
     u.token = (await fixtures.signIn(t, u.email)).token;
@@ -193,6 +202,7 @@ export function proposalsApp() {
     },
     user,
     allow,
+    requesterAnd,
     signIn,
     propose,
     proposed,

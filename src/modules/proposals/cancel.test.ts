@@ -6,13 +6,12 @@ import { describe, expect, it } from 'vitest';
 import type { Json } from '../../../test/helpers/app.js';
 import { at, proposalsApp, slot, tokenOf } from '../../../test/helpers/proposals.js';
 
-const { t, user, allow, proposed, respond, eventsAbout, mailedToken, mailsTo, bookingsOf } = proposalsApp();
+const { t, user, requesterAnd, proposed, respond, eventsAbout, mailedToken, mailsTo, bookingsOf } =
+  proposalsApp();
 
 describe('a standard proposal', () => {
   it('accepted, is cancelled by a party: every booking cancelled, proposal.cancelled, a CANCEL invite; a second cancel is 409', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
-    await allow(b, a);
+    const [a, b] = await requesterAnd(1);
     const { proposal } = await proposed(a, {
       mode: 'standard',
       participant_ids: [b.id],
@@ -48,11 +47,7 @@ describe('a standard proposal', () => {
   });
 
   it('open, is withdrawn by its requester with cancel: cancelled, proposal.cancelled to every party, a mail to each participant, no answer afterwards; a participant’s cancel is 403 requester_only', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
-    const c = await user();
-    await allow(b, a);
-    await allow(c, a);
+    const [a, b, c] = await requesterAnd(2);
     const { proposal } = await proposed(a, {
       mode: 'standard',
       participant_ids: [b.id, c.id],

@@ -9,8 +9,20 @@ import { type Receiver, startReceiver } from '../../../test/helpers/receiver.js'
 import { HOUR } from '../../lib/time.js';
 import { findDueQuery } from './repo.js';
 
-const { t, clock, user, allow, signIn, proposed, respond, eventsAbout, mailedToken, mailsTo, bookingsOf } =
-  proposalsApp();
+const {
+  t,
+  clock,
+  user,
+  allow,
+  requesterAnd,
+  signIn,
+  proposed,
+  respond,
+  eventsAbout,
+  mailedToken,
+  mailsTo,
+  bookingsOf,
+} = proposalsApp();
 let receiver: Receiver;
 beforeAll(async () => {
   receiver = await startReceiver();
@@ -21,9 +33,7 @@ afterAll(async () => {
 
 describe('a standard proposal', () => {
   it('expires at expires_at by the reaper: proposal.expired to every party, a mail to the requester', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
-    await allow(b, a);
+    const [a, b] = await requesterAnd(1);
     const { proposal } = await proposed(a, {
       mode: 'standard',
       participant_ids: [b.id],

@@ -8,15 +8,11 @@ import type { Json } from '../../../test/helpers/app.js';
 import { at, proposalsApp, slot } from '../../../test/helpers/proposals.js';
 
 const p = proposalsApp();
-const { t, user, allow, proposed, respond, mailedToken, mailsTo, bookingsOf } = p;
+const { t, user, requesterAnd, proposed, respond, mailedToken, mailsTo, bookingsOf } = p;
 
 describe('a standard proposal', () => {
   it('is accepted when everyone accepts: the first accept fixes the slot, a different slot is 409 slot_mismatch, a magic link answers once; everyone is booked (the bookings named by the proposal’s title) and mailed an invite', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
-    const c = await user();
-    await allow(b, a);
-    await allow(c, a);
+    const [a, b, c] = await requesterAnd(2);
     const { proposal } = await proposed(a, {
       mode: 'standard',
       participant_ids: [b.id, c.id],
@@ -113,10 +109,8 @@ describe('a standard proposal', () => {
   });
 
   it('cannot be answered by its requester (403 organizer_cannot_respond) or by anyone outside it (404); without credential or token it is 401', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
+    const [a, b] = await requesterAnd(1);
     const stranger = await user();
-    await allow(b, a);
     const { proposal } = await proposed(a, { mode: 'standard', participant_ids: [b.id], slots: [slot(48)] });
     const own = await respond(proposal.id, { action: 'accept' }, a.token);
     expect(own.status).toBe(403);
@@ -133,10 +127,8 @@ describe('a standard proposal', () => {
   });
 
   it('is answered with an explicit principal_id by a party acting for it (booked); naming the requester is 403, a stranger naming a party 404', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
+    const [a, b] = await requesterAnd(1);
     const stranger = await user();
-    await allow(b, a);
     const { proposal } = await proposed(a, { mode: 'standard', participant_ids: [b.id], slots: [slot(48)] });
     const requester = await respond(proposal.id, { action: 'accept', principal_id: a.id }, b.token);
     expect(requester.status).toBe(403);
@@ -159,11 +151,7 @@ describe('a standard proposal', () => {
   });
 
   it('is rejected by one reject (proposal.rejected, a mail to the requester); anything after is 409 with the HTTP status in status and the state in proposal_status', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
-    const c = await user();
-    await allow(b, a);
-    await allow(c, a);
+    const [a, b, c] = await requesterAnd(2);
     const { proposal } = await proposed(a, {
       mode: 'standard',
       participant_ids: [b.id, c.id],
@@ -198,9 +186,7 @@ describe('a standard proposal', () => {
   });
 
   it('is countered: countered, and a new proposal from the counterer to the requester in the same thread (proposal.countered, proposal.created)', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
-    await allow(b, a);
+    const [a, b] = await requesterAnd(1);
     const { proposal } = await proposed(a, {
       mode: 'standard',
       participant_ids: [b.id],
@@ -255,9 +241,7 @@ describe('a standard proposal', () => {
   });
 
   it('cannot be accepted when someone’s time was taken meanwhile: 409 slot_unavailable, nothing stored, the token still usable', async () => {
-    const a = await user({ calendar: true });
-    const b = await user();
-    await allow(b, a);
+    const [a, b] = await requesterAnd(1);
     const { proposal: p1 } = await proposed(a, {
       mode: 'standard',
       participant_ids: [b.id],
