@@ -14,6 +14,7 @@ import {
   type Frame,
   type Page,
 } from 'playwright-core';
+import type { TestApp } from './app.js';
 
 export const CHROMIUM = process.env.KAIROS_CHROMIUM ?? '/usr/lib/chromium/chromium';
 export const CHROMIUM_INSTALL_HINT = `Chromium is required for the browser tests but ${CHROMIUM} does not exist. Install it with \`sudo apt-get install -y chromium\` (Debian), or set KAIROS_CHROMIUM to a Chromium binary.`;
@@ -79,4 +80,41 @@ export async function openPage(
   });
   page.on('pageerror', (e) => csp.push(`page error: ${e.message}`));
   return { context, page, csp };
+}
+
+/** The console's first account and its owner, as the console tests make them through the setup link. */
+export const CONSOLE_OWNER = {
+  account: 'Acme Physio',
+  email: 'owner@acme.example',
+  password: 'correct horse battery staple',
+} as const;
+
+/**
+ * The console's first account, its owner (CONSOLE_OWNER) and first secret key, made as the setup page
+ * makes them: a new setup link, then POST /console/setup. Returns the key.
+ */
+export async function setUpConsoleOwner(app: Pick<TestApp, 'url' | 'ctx'>): Promise<string> {
+  const setupPath = (await app.ctx.modules.console.setupLink()) as string;
+  const res = await fetch(`${app.url}/console/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: app.url },
+    body: JSON.stringify({
+      token: new URL(setupPath, app.url).searchParams.get('token'),
+      account_name: CONSOLE_OWNER.account,
+      name: '',
+      email: CONSOLE_OWNER.email,
+      password: CONSOLE_OWNER.password,
+    }),
+  });
+  if (res.status !== 201) throw new Error(`console setup answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { api_key: { key: string } }).api_key.key;
+}
+
+/** Signs the console's owner in on the sign-in page and waits for the overview. */
+export async function signInToConsole(page: Page, base: string): Promise<void> {
+  await page.goto(`${base}/console/sign-in`);
+  await page.getByLabel('E-mail').fill(CONSOLE_OWNER.email);
+  await page.getByLabel('Password').fill(CONSOLE_OWNER.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${base}/console`);
 }
