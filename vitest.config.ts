@@ -15,6 +15,9 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     testTimeout: 30_000,
+    // expect.poll waits for a signal; its 1 s default is a guess that a loaded 2-core machine misses
+    // (a page's badge after a background job). Passing polls end as soon as they hold.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 60_000,
     reporters: ['default'],
   },
