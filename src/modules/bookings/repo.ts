@@ -3,7 +3,7 @@ import { type Insertable, type Selectable, sql } from 'kysely';
 import { part, rowsInsert, type SqlPart, statement } from '../../db/parts.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { WriteBatch } from '../../jobs/runner.js';
-import { MAX_BOOKING_MINUTES } from './input.js';
+import { MAX_BOOKING_MINUTES } from './schemas.js';
 import type { BookingsTable, BookingStatus, WaitlistEntriesTable } from './tables.js';
 import './tables.js';
 

@@ -1,8 +1,13 @@
-/** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
+/**
+ * TypeBox schemas of the booking routes (validation, OpenAPI and types in one). Every static limit of
+ * a booking's fields lives here, once; the code checks only what depends on a link or on stored state
+ * (input.ts).
+ */
 import { Type } from '@sinclair/typebox';
 import {
   EmailAddress,
   Instant,
+  NON_BLANK_PATTERN,
   named,
   Pagination,
   PrincipalId,
@@ -21,9 +26,22 @@ export const BookingId = Type.String({
 export const LinkId = Type.String({ pattern: `^link_${ID_CHARS}$`, description: 'booking link id (link_…)' });
 export const EntryId = Type.String({ pattern: `^wl_${ID_CHARS}$`, description: 'waitlist entry id (wl_…)' });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-const Metadata = Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), {
-  description: 'Up to 50 keys of at most 40 characters; string values of at most 500',
-  maxProperties: 50,
+
+/** How long a booking may last, in minutes (also an end_time's distance from start_time, input.ts). */
+export const MIN_BOOKING_MINUTES = 5;
+export const MAX_BOOKING_MINUTES = 1440;
+export const METADATA_MAX_KEYS = 50;
+export const METADATA_KEY_MAX = 40;
+export const METADATA_VALUE_MAX = 500;
+export const NAME_MAX = 200;
+export const NOTES_MAX = 5000;
+
+// A record's key schema becomes a pattern of `patternProperties`, which does not limit the key's
+// length: `propertyNames` does.
+const Metadata = Type.Record(Type.String(), Type.String({ maxLength: METADATA_VALUE_MAX }), {
+  description: `Up to ${METADATA_MAX_KEYS} keys of 1 to ${METADATA_KEY_MAX} characters; string values of at most ${METADATA_VALUE_MAX}`,
+  maxProperties: METADATA_MAX_KEYS,
+  propertyNames: { minLength: 1, maxLength: METADATA_KEY_MAX },
 });
 const Answers = Type.Record(
   Type.String({ maxLength: 40 }),
@@ -34,8 +52,8 @@ const Answers = Type.Record(
   },
 );
 const Duration = Type.Integer({
-  minimum: 1,
-  maximum: 1440,
+  minimum: MIN_BOOKING_MINUTES,
+  maximum: MAX_BOOKING_MINUTES,
   description: 'minutes (default 30, or the link’s default)',
 });
 
@@ -49,9 +67,9 @@ const Customer = {
     maxLength: 320,
     description: 'e-mail address',
   }),
-  customer_name: Type.String({ minLength: 1, maxLength: 200 }),
+  customer_name: Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: NON_BLANK_PATTERN }),
   customer_timezone: Type.Optional(TimeZone),
-  notes: Type.Optional(Type.String({ maxLength: 5000 })),
+  notes: Type.Optional(Type.String({ maxLength: NOTES_MAX })),
 };
 
 const ReturnUrls = {
@@ -114,7 +132,7 @@ export const UpdateBody = Type.Object(
   {
     start_time: Type.Optional(Instant),
     end_time: Type.Optional(Instant),
-    notes: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+    notes: Type.Optional(Nullable(Type.String({ maxLength: NOTES_MAX }))),
     metadata: Type.Optional(Metadata),
   },
   {
@@ -290,10 +308,10 @@ export const PublicSlots = Type.Object({
 export const JoinBody = Type.Object(
   {
     customer_email: Type.String({ format: 'email', minLength: 1, maxLength: 320 }),
-    customer_name: Type.String({ minLength: 1, maxLength: 200 }),
+    customer_name: Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: NON_BLANK_PATTERN }),
     preferred_from: Instant,
     preferred_to: Instant,
-    notes: Type.Optional(Type.String({ maxLength: 5000 })),
+    notes: Type.Optional(Type.String({ maxLength: NOTES_MAX })),
   },
   {
     'x-checks': [
