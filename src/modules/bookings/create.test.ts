@@ -122,7 +122,11 @@ describe('POST /v1/bookings', () => {
         { ...customer, start_time: '2026-03-03T10:00:00Z', customer_timezone: 'Mars/Base' },
         'customer_timezone',
       ],
+      [{ ...customer, start_time: '2026-03-03T10:00:00Z', duration_minutes: 4 }, 'duration_minutes'],
+      [{ ...customer, customer_name: '   ', start_time: '2026-03-03T10:00:00Z' }, 'customer_name'],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', metadata: { a: 'x'.repeat(501) } }, 'metadata.a'],
+      [{ ...customer, start_time: '2026-03-03T10:00:00Z', metadata: { ['k'.repeat(41)]: 'v' } }, 'metadata'],
+      [{ ...customer, start_time: '2026-03-03T10:00:00Z', metadata: { '': 'v' } }, 'metadata'],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', principal_id: 'nope' }, 'principal_id'],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', booking_link_id: 'link_x' }, 'booking_link_id'],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', colour: 'red' }, 'colour'],
@@ -130,7 +134,9 @@ describe('POST /v1/bookings', () => {
     for (const [body, field] of cases) {
       const res = await t.call('POST', '/v1/bookings', { token: acc.key, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
       const problem = await res.json();
+      expect(problem.type, JSON.stringify(problem)).toMatch(/\/errors\/validation-error$/);
       expect(Object.keys(problem.errors ?? {}).join(','), JSON.stringify(problem)).toContain(field);
     }
     const count = await t.ctx.db

@@ -10,7 +10,7 @@ import type { Interval } from '../../lib/intervals.js';
 import { MINUTE } from '../../lib/time.js';
 import { isIsoInstant, isStrictEmailAddress, type Problems } from '../../platform/validation.js';
 import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
-import { MAX_BOOKING_MINUTES, MIN_BOOKING_MINUTES, type PublicCreateBody } from './schemas.js';
+import { BOOKING_LIMITS, type PublicCreateBody } from './schemas.js';
 
 export const DEFAULT_DURATION_MINUTES = 30;
 const PHONE = /^\+?[0-9 ().-]{5,32}$/;
@@ -67,13 +67,9 @@ export function interval(
  * schema's duration range; records an end_time problem otherwise.
  */
 export function wholeBookingMinutes(minutes: number, p: Problems): boolean {
-  if (Number.isInteger(minutes) && minutes >= MIN_BOOKING_MINUTES && minutes <= MAX_BOOKING_MINUTES) {
-    return true;
-  }
-  p.add(
-    'end_time',
-    `the booking must last a whole number of minutes from ${MIN_BOOKING_MINUTES} to ${MAX_BOOKING_MINUTES}`,
-  );
+  const { minMinutes, maxMinutes } = BOOKING_LIMITS;
+  if (Number.isInteger(minutes) && minutes >= minMinutes && minutes <= maxMinutes) return true;
+  p.add('end_time', `the booking must last a whole number of minutes from ${minMinutes} to ${maxMinutes}`);
   return false;
 }
 
@@ -133,8 +129,7 @@ export function answers(
       continue;
     }
     const s = v.trim();
-    if (s.length > 5000) p.add(field, 'must be at most 5000 characters');
-    else if (q.type === 'email' && !isStrictEmailAddress(s)) p.add(field, 'must be a valid e-mail address');
+    if (q.type === 'email' && !isStrictEmailAddress(s)) p.add(field, 'must be a valid e-mail address');
     else if (q.type === 'phone' && !PHONE.test(s)) p.add(field, 'must be a phone number');
     else if (q.type === 'select' && !(q.options ?? []).includes(s)) {
       p.add(field, `must be one of: ${(q.options ?? []).join(', ')}`);

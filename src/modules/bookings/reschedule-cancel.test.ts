@@ -10,12 +10,9 @@ const { t } = bookingsApp();
 describe('reschedule and cancel', () => {
   it('moves a booking (booking.updated, rising SEQUENCE), refuses a taken time, cancels once', async () => {
     const acc = await t.account();
-    const book = async (start: string) =>
-      (
-        await (
-          await t.call('POST', '/v1/bookings', { token: acc.key, body: { ...customer, start_time: start } })
-        ).json()
-      ).booking;
+    const post = (start: string) =>
+      t.call('POST', '/v1/bookings', { token: acc.key, body: { ...customer, start_time: start } });
+    const book = async (start: string) => (await (await post(start)).json()).booking;
     const a = await book('2026-03-03T09:00:00Z');
     const b = await book('2026-03-03T10:00:00Z');
     const moved = await t.call('PATCH', `/v1/bookings/${a.id}`, {
@@ -36,14 +33,7 @@ describe('reschedule and cancel', () => {
     });
     expect(taken.status).toBe(409);
     // Its old time is free again.
-    expect(
-      (
-        await t.call('POST', '/v1/bookings', {
-          token: acc.key,
-          body: { ...customer, start_time: '2026-03-03T09:00:00Z' },
-        })
-      ).status,
-    ).toBe(201);
+    expect((await post('2026-03-03T09:00:00Z')).status).toBe(201);
     const notes = await t.call('PATCH', `/v1/bookings/${b.id}`, {
       token: acc.key,
       body: { notes: 'bring slides' },
@@ -66,14 +56,7 @@ describe('reschedule and cancel', () => {
       .execute();
     expect(methods.map((m) => m.ics_method)).toEqual(['REQUEST', 'CANCEL']);
     // The cancelled time can be booked again; a cancelled booking cannot be moved.
-    expect(
-      (
-        await t.call('POST', '/v1/bookings', {
-          token: acc.key,
-          body: { ...customer, start_time: '2026-03-03T10:00:00Z' },
-        })
-      ).status,
-    ).toBe(201);
+    expect((await post('2026-03-03T10:00:00Z')).status).toBe(201);
     const dead = await t.call('PATCH', `/v1/bookings/${b.id}`, {
       token: acc.key,
       body: { start_time: '2026-03-03T15:00:00Z' },

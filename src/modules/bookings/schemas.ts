@@ -27,33 +27,41 @@ export const LinkId = Type.String({ pattern: `^link_${ID_CHARS}$`, description: 
 export const EntryId = Type.String({ pattern: `^wl_${ID_CHARS}$`, description: 'waitlist entry id (wl_…)' });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
-/** How long a booking may last, in minutes (also an end_time's distance from start_time, input.ts). */
-export const MIN_BOOKING_MINUTES = 5;
-export const MAX_BOOKING_MINUTES = 1440;
-export const METADATA_MAX_KEYS = 50;
-export const METADATA_KEY_MAX = 40;
-export const METADATA_VALUE_MAX = 500;
-export const NAME_MAX = 200;
-export const NOTES_MAX = 5000;
+/**
+ * The static limits of docs/api.md#bookings, owned by these schemas. A booking's length in minutes
+ * bounds duration_minutes here, and an end_time's distance from start_time in input.ts.
+ */
+export const BOOKING_LIMITS = {
+  minMinutes: 5,
+  maxMinutes: 1440,
+  metadataKeys: 50,
+  metadataKeyLength: 40,
+  metadataValueLength: 500,
+  name: 200,
+  notes: 5000,
+  answer: 5000,
+  reason: 1000,
+} as const;
+const L = BOOKING_LIMITS;
 
 // A record's key schema becomes a pattern of `patternProperties`, which does not limit the key's
 // length: `propertyNames` does.
-const Metadata = Type.Record(Type.String(), Type.String({ maxLength: METADATA_VALUE_MAX }), {
-  description: `Up to ${METADATA_MAX_KEYS} keys of 1 to ${METADATA_KEY_MAX} characters; string values of at most ${METADATA_VALUE_MAX}`,
-  maxProperties: METADATA_MAX_KEYS,
-  propertyNames: { minLength: 1, maxLength: METADATA_KEY_MAX },
+const Metadata = Type.Record(Type.String(), Type.String({ maxLength: L.metadataValueLength }), {
+  description: `Up to ${L.metadataKeys} keys of 1 to ${L.metadataKeyLength} characters; string values of at most ${L.metadataValueLength}`,
+  maxProperties: L.metadataKeys,
+  propertyNames: { minLength: 1, maxLength: L.metadataKeyLength },
 });
 const Answers = Type.Record(
   Type.String({ maxLength: 40 }),
-  Type.Union([Type.String({ maxLength: 5000 }), Type.Boolean()]),
+  Type.Union([Type.String({ maxLength: L.answer }), Type.Boolean()]),
   {
     description: 'Question id → answer (a string, or a boolean for checkboxes)',
     maxProperties: 20,
   },
 );
 const Duration = Type.Integer({
-  minimum: MIN_BOOKING_MINUTES,
-  maximum: MAX_BOOKING_MINUTES,
+  minimum: L.minMinutes,
+  maximum: L.maxMinutes,
   description: 'minutes (default 30, or the link’s default)',
 });
 
@@ -67,9 +75,9 @@ const Customer = {
     maxLength: 320,
     description: 'e-mail address',
   }),
-  customer_name: Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: NON_BLANK_PATTERN }),
+  customer_name: Type.String({ minLength: 1, maxLength: L.name, pattern: NON_BLANK_PATTERN }),
   customer_timezone: Type.Optional(TimeZone),
-  notes: Type.Optional(Type.String({ maxLength: NOTES_MAX })),
+  notes: Type.Optional(Type.String({ maxLength: L.notes })),
 };
 
 const ReturnUrls = {
@@ -132,7 +140,7 @@ export const UpdateBody = Type.Object(
   {
     start_time: Type.Optional(Instant),
     end_time: Type.Optional(Instant),
-    notes: Type.Optional(Nullable(Type.String({ maxLength: NOTES_MAX }))),
+    notes: Type.Optional(Nullable(Type.String({ maxLength: L.notes }))),
     metadata: Type.Optional(Metadata),
   },
   {
@@ -158,11 +166,11 @@ export const ListQuery = Type.Object(
 );
 
 export const CancelQuery = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { reason: Type.Optional(Type.String({ maxLength: L.reason })) },
   { additionalProperties: false },
 );
 export const CancelBody = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { reason: Type.Optional(Type.String({ maxLength: L.reason })) },
   { additionalProperties: false },
 );
 export const RescheduleBody = Type.Object({ start_time: Instant }, { additionalProperties: false });
@@ -308,10 +316,10 @@ export const PublicSlots = Type.Object({
 export const JoinBody = Type.Object(
   {
     customer_email: Type.String({ format: 'email', minLength: 1, maxLength: 320 }),
-    customer_name: Type.String({ minLength: 1, maxLength: NAME_MAX, pattern: NON_BLANK_PATTERN }),
+    customer_name: Type.String({ minLength: 1, maxLength: L.name, pattern: NON_BLANK_PATTERN }),
     preferred_from: Instant,
     preferred_to: Instant,
-    notes: Type.Optional(Type.String({ maxLength: NOTES_MAX })),
+    notes: Type.Optional(Type.String({ maxLength: L.notes })),
   },
   {
     'x-checks': [
