@@ -1,6 +1,7 @@
 /**
- * The pure helpers of the bookings' use cases (write.ts, public.ts, service.ts): refusals, titles, the
- * calendar meeting of a booking, occupancy padded with buffers, return-URL checks. No I/O.
+ * The pure helpers of the bookings' use cases (write.ts, public.ts, service.ts, notices.ts): refusals,
+ * titles, the calendar meeting of a booking, occupancy padded with buffers, live hosts, return-URL
+ * checks; and what the use cases take from the platform. No I/O.
  */
 import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
