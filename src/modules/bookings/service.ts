@@ -35,7 +35,7 @@ export class BookingService implements BookingsApi {
 
   constructor(
     platform: Pick<BookingsPlatform, 'db' | 'clock' | 'keys'>,
-    private readonly needs: Pick<BookingsNeeds, 'bookingLinks' | 'principals' | 'calendars' | 'webhooks'>,
+    private readonly needs: BookingsNeeds,
     private readonly busy: Pick<BookingBusySource, 'changed'>,
     private readonly writes: BookingWrites,
     private readonly publicSurface: PublicBookings,
