@@ -12131,7 +12131,7 @@ export interface operations {
                      */
                     customer_timezone?: string;
                     notes?: string;
-                    /** @description Up to 50 keys of at most 40 characters; string values of at most 500 */
+                    /** @description Up to 50 keys of 1 to 40 characters; string values of at most 500 */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -12759,7 +12759,7 @@ export interface operations {
                     /** @description ISO 8601 instant with an offset, e.g. 2054-06-10T14:00:00Z */
                     end_time?: string;
                     notes?: string | null;
-                    /** @description Up to 50 keys of at most 40 characters; string values of at most 500 */
+                    /** @description Up to 50 keys of 1 to 40 characters; string values of at most 500 */
                     metadata?: {
                         [key: string]: string;
                     };
@@ -13737,7 +13737,7 @@ export interface operations {
                     answers?: {
                         [key: string]: string | boolean;
                     };
-                    /** @description Up to 50 keys of at most 40 characters; string values of at most 500 */
+                    /** @description Up to 50 keys of 1 to 40 characters; string values of at most 500 */
                     metadata?: {
                         [key: string]: string;
                     };

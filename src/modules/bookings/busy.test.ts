@@ -72,6 +72,19 @@ async function slots(app: TestApp, principal: string): Promise<{ text: string; s
   return { text, starts: (JSON.parse(text) as Json).slots.map((s: Json) => s.start.slice(11, 16)) };
 }
 
+/**
+ * Resolves once process b has taken in every change committed so far: notifications reach it in
+ * commit order, so once it sees a booking made now (of a host of its own), it has seen all before.
+ */
+async function seenByB(): Promise<void> {
+  const marker = await host();
+  expect((await book(a, marker, '16:00')).status).toBe(201);
+  await waitUntil(
+    'B to see the marker booking',
+    async () => !(await slots(b, marker)).starts.includes('16:00'),
+  );
+}
+
 async function answers(app: TestApp, outcome: 'remembered' | 'computed'): Promise<number> {
   const text = await (await fetch(`${app.url}/metrics`)).text();
   const line = text
@@ -172,9 +185,9 @@ describe('bookings as busy time', () => {
 
   it('keeps remembered answers while no booking changes, and recomputes once one does', async () => {
     const h = await host();
-    // Making the host (its calendar, its schedule) is announced to process b by NOTIFY; let those
-    // arrive before b's memory is measured, as after the other host's booking below.
-    await new Promise((r) => setTimeout(r, 200));
+    // Making the host (its calendar, its schedule) is announced to process b by NOTIFY; those arrive
+    // before b's memory is measured (as after the other host's booking below).
+    await seenByB();
     const first = await slots(b, h);
     expect((await slots(b, h)).text).toBe(first.text);
     const remembered = await answers(b, 'remembered');
@@ -183,9 +196,13 @@ describe('bookings as busy time', () => {
     // A booking of another host changes nothing here.
     const other = await host();
     expect((await book(a, other, '09:00')).status).toBe(201);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitUntil(
+      'B to see the other host’s booking',
+      async () => !(await slots(b, other)).starts.includes('09:00'),
+    );
+    const before = await answers(b, 'remembered');
     expect((await slots(b, h)).text).toBe(first.text);
-    expect(await answers(b, 'remembered')).toBe(remembered + 2);
+    expect(await answers(b, 'remembered')).toBe(before + 1);
     expect((await book(a, h, '09:00')).status).toBe(201);
     let changed = await slots(b, h);
     // NOTIFY reaches the other process asynchronously.

@@ -1,6 +1,7 @@
 /**
- * The pure helpers of the bookings' use cases (write.ts, public.ts, service.ts): refusals, titles, the
- * calendar meeting of a booking, occupancy padded with buffers, return-URL checks. No I/O.
+ * The pure helpers of the bookings' use cases (write.ts, public.ts, service.ts, notices.ts): refusals,
+ * titles, the calendar meeting of a booking, occupancy padded with buffers, live hosts, return-URL
+ * checks; and what the use cases take from the platform. No I/O.
  */
 import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
@@ -10,10 +11,17 @@ import type { BookingLimits, SlotRefusal } from '../availability/api.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { MeetingSpec } from '../calendars/api.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
+import type { Config } from '../../config.js';
+import type { Platform } from '../module.js';
 import type { Contact } from './mails.js';
 import type * as repo from './repo.js';
 import type { PublicCreateBody } from './schemas.js';
 import { MINUTE } from '../../lib/time.js';
+
+/** What the bookings' use cases take from the platform. */
+export type BookingsPlatform = Pick<Platform, 'db' | 'clock' | 'keys' | 'log'> & {
+  config: Pick<Config, 'baseUrl' | 'mailFrom' | 'stripe'>;
+};
 
 /** Where Stripe sends the customer back (default: the link's page). */
 export type ReturnUrls = Pick<Static<typeof PublicCreateBody>, 'success_url' | 'cancel_url'>;
@@ -94,6 +102,16 @@ export function occupancyOf(ownerId: string, h: PrincipalProfile, slot: Interval
     start: new Date(slot.start - h.schedule.buffer_before_minutes * MINUTE),
     end: new Date(slot.end + h.schedule.buffer_after_minutes * MINUTE),
   };
+}
+
+/** The live principals among `ids`, in that order (a deleted one is missing from `profiles`). */
+export function liveHosts(
+  ids: readonly string[],
+  profiles: ReadonlyMap<string, PrincipalProfile>,
+): PrincipalProfile[] {
+  return ids
+    .map((id) => profiles.get(id.toLowerCase()))
+    .filter((p): p is PrincipalProfile => p !== undefined);
 }
 
 /** `success_url` / `cancel_url`: absolute http(s) URLs when given. */

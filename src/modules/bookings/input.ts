@@ -1,19 +1,18 @@
 /**
- * Checks of booking input beyond the JSON schemas (docs/api.md#bookings): instants with offsets, end
- * after start, durations, e-mail (the strict variant: anonymous bookers type these), names, metadata
- * limits, answers to a link's questions. Problems are collected per field (platform/validation.ts
- * `Problems`) and thrown together as one 400.
+ * Checks of booking input that the route schemas (schemas.ts, which own every static limit: lengths,
+ * e-mail and zone formats, metadata, the duration's range) cannot make: instants parsed to ms, end after
+ * start, a duration the link offers, answers to a link's questions, and what a creating request asks
+ * for as the write path takes it. Problems are collected per field (platform/validation.ts `Problems`)
+ * and thrown together as one 400.
  */
-import { isIsoInstant, isStrictEmailAddress, isTimeZone, type Problems } from '../../platform/validation.js';
-import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
+import type { Static } from '@sinclair/typebox';
+import type { Interval } from '../../lib/intervals.js';
 import { MINUTE } from '../../lib/time.js';
+import { isIsoInstant, isStrictEmailAddress, type Problems } from '../../platform/validation.js';
+import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
+import { BOOKING_LIMITS, type PublicCreateBody } from './schemas.js';
 
-export const MIN_BOOKING_MINUTES = 5;
-export const MAX_BOOKING_MINUTES = 1440;
 export const DEFAULT_DURATION_MINUTES = 30;
-export const METADATA_MAX_KEYS = 50;
-export const METADATA_KEY_MAX = 40;
-export const METADATA_VALUE_MAX = 500;
 const PHONE = /^\+?[0-9 ().-]{5,32}$/;
 
 /** An ISO 8601 instant with an offset (or Z), in ms; records a problem otherwise. */
@@ -25,43 +24,6 @@ export function instant(value: string | undefined, field: string, p: Problems): 
     return undefined;
   }
   return ms;
-}
-
-export function email(value: string, field: string, p: Problems): string {
-  const v = value.trim();
-  if (v.length > 320 || !isStrictEmailAddress(v)) p.add(field, 'must be a valid e-mail address');
-  return v;
-}
-
-export function text(value: string, field: string, p: Problems, max: number, required = true): string {
-  const v = value.trim();
-  if (required && v === '') p.add(field, 'must not be empty');
-  if (v.length > max) p.add(field, `must be at most ${max} characters`);
-  return v;
-}
-
-export function zone(value: string | undefined, field: string, p: Problems): string | null {
-  if (value === undefined) return null;
-  if (!isTimeZone(value)) p.add(field, 'must be a valid IANA time zone');
-  return value;
-}
-
-export function metadata(value: Record<string, unknown> | undefined, p: Problems): Record<string, string> {
-  if (value === undefined) return {};
-  const keys = Object.keys(value);
-  if (keys.length > METADATA_MAX_KEYS) p.add('metadata', `must have at most ${METADATA_MAX_KEYS} keys`);
-  const out: Record<string, string> = {};
-  for (const k of keys) {
-    const v = value[k];
-    if (k.length === 0 || k.length > METADATA_KEY_MAX) {
-      p.add(`metadata.${k.slice(0, 60)}`, `keys must be 1 to ${METADATA_KEY_MAX} characters`);
-    } else if (typeof v !== 'string') {
-      p.add(`metadata.${k}`, 'must be a string');
-    } else if (v.length > METADATA_VALUE_MAX) {
-      p.add(`metadata.${k}`, `must be at most ${METADATA_VALUE_MAX} characters`);
-    } else out[k] = v;
-  }
-  return out;
 }
 
 /**
@@ -91,18 +53,49 @@ export function interval(
     minutes = body.duration_minutes ?? link?.defaultDuration ?? DEFAULT_DURATION_MINUTES;
   }
   const field = end !== undefined ? 'end_time' : 'duration_minutes';
-  if (!(Number.isInteger(minutes) && minutes >= MIN_BOOKING_MINUTES && minutes <= MAX_BOOKING_MINUTES)) {
-    p.add(
-      field,
-      `the booking must last a whole number of minutes from ${MIN_BOOKING_MINUTES} to ${MAX_BOOKING_MINUTES}`,
-    );
-    return undefined;
-  }
+  // duration_minutes is in range by the schema; an end_time's distance is known only here.
+  if (end !== undefined && !wholeBookingMinutes(minutes, p)) return undefined;
   if (link && !link.durations.includes(minutes)) {
     p.add(field, `this booking link offers ${link.durations.join(', ')} minutes`);
     return undefined;
   }
   return { start, end: start + minutes * MINUTE };
+}
+
+/**
+ * Whether `minutes` (an end_time's distance from start_time) is a booking's length: whole, within the
+ * schema's duration range; records an end_time problem otherwise.
+ */
+export function wholeBookingMinutes(minutes: number, p: Problems): boolean {
+  const { minMinutes, maxMinutes } = BOOKING_LIMITS;
+  if (Number.isInteger(minutes) && minutes >= minMinutes && minutes <= maxMinutes) return true;
+  p.add('end_time', `the booking must last a whole number of minutes from ${minMinutes} to ${maxMinutes}`);
+  return false;
+}
+
+/**
+ * What a creating request asks for, after the surface-specific parts (who, which link): the slot, the
+ * customer and what they wrote, trimmed (the schema limited their lengths), and the answers to the
+ * link's questions.
+ */
+export function bookingFields(body: Static<typeof PublicCreateBody>, link: BookingLink | null, p: Problems) {
+  const slot = interval(body, link, p);
+  const customer = {
+    email: body.customer_email.trim(),
+    name: body.customer_name.trim(),
+    timezone: body.customer_timezone ?? null,
+  };
+  const notes = body.notes?.trim() || null;
+  const metadata: Record<string, string> = body.metadata ?? {};
+  const given = link
+    ? answers(body.answers, link.questions, p)
+    : (() => {
+        if (body.answers !== undefined && Object.keys(body.answers).length > 0) {
+          p.add('answers', 'are only taken for bookings through a booking link');
+        }
+        return {};
+      })();
+  return { slot: slot as Interval, customer, notes, metadata, answers: given };
 }
 
 /** Answers to a link's questions: required ones present, each of its type, no unknown ones. */
@@ -136,8 +129,7 @@ export function answers(
       continue;
     }
     const s = v.trim();
-    if (s.length > 5000) p.add(field, 'must be at most 5000 characters');
-    else if (q.type === 'email' && !isStrictEmailAddress(s)) p.add(field, 'must be a valid e-mail address');
+    if (q.type === 'email' && !isStrictEmailAddress(s)) p.add(field, 'must be a valid e-mail address');
     else if (q.type === 'phone' && !PHONE.test(s)) p.add(field, 'must be a phone number');
     else if (q.type === 'select' && !(q.options ?? []).includes(s)) {
       p.add(field, `must be one of: ${(q.options ?? []).join(', ')}`);

@@ -6,8 +6,12 @@ import { BookingBusySource } from './busy.js';
 import { bookingEvents } from './events.js';
 import { bookingMailRenderer } from './mails.js';
 import { bookingRoutes } from './routes.js';
+import { BookingNotices } from './notices.js';
+import { PaidBookings } from './paid.js';
+import { PublicBookings } from './public.js';
 import { BookingService } from './service.js';
 import { WaitlistService } from './waitlist.js';
+import { BookingWrites } from './write.js';
 
 /**
  * Bookings (authenticated and public), the attendee's self-service, the waitlist. Contributes the
@@ -20,7 +24,22 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
   create({ platform, needs }) {
     const { db, clock, config } = platform;
     const busy = new BookingBusySource(db, clock);
-    const bookings = new BookingService(platform, needs, busy);
+    // Collaborators, each built on those it holds: no one calls back into its holder.
+    const notices = new BookingNotices(platform, needs);
+    const paid = new PaidBookings({
+      db,
+      clock,
+      config,
+      payments: needs.payments,
+      mail: needs.mail,
+      webhooks: needs.webhooks,
+      busy,
+      log: platform.log,
+      notices,
+    });
+    const writes = new BookingWrites(platform, needs, busy, paid, notices);
+    const publicBookings = new PublicBookings(platform, needs, writes);
+    const bookings = new BookingService(platform, needs, busy, writes, publicBookings);
     const waitlist = new WaitlistService({
       db,
       clock,
@@ -29,19 +48,20 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       links: needs.bookingLinks,
       mail: needs.mail,
       busy,
-      bookings,
+      writes,
+      publicBookings,
     });
     const { jobs, schedules } = waitlist.work();
     const api: BookingsApi = bookings;
     return {
       api,
-      routes: (app) => bookingRoutes(app, bookings, waitlist),
-      jobs: [...jobs, ...bookings.paid.queues()],
+      routes: (app) => bookingRoutes(app, bookings, publicBookings, waitlist),
+      jobs: [...jobs, ...paid.queues()],
       schedules,
       listen: [(notifier) => busy.listen(notifier)],
       contributes: {
         busySources: [busy],
-        stripeEvents: [bookings.paid.stripeEvents],
+        stripeEvents: [paid.stripeEvents],
         mailRenderers: [bookingMailRenderer],
       },
     };

@@ -21,10 +21,10 @@ import { enqueue, type Job } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { Payee, Stripe, StripeEventHandler } from '../payments/api.js';
-import type { PrincipalContact } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import type { BookingBusySource } from './busy.js';
 import { latePaymentMail } from './mails.js';
+import type { Announcement, BookingNotices } from './notices.js';
 import { presentBooking } from './present.js';
 import * as repo from './repo.js';
 import { MINUTE } from '../../lib/time.js';
@@ -42,35 +42,17 @@ export interface PaidHold {
   expiresAt: Date;
 }
 
-/**
- * What confirming a booking needs that is read outside its transaction: its link, its hosts'
- * contacts, and its hosts' occupancy at its time as their buffers are now.
- */
-export interface Announcement {
-  link: BookingLink | null;
-  contacts: Map<string, PrincipalContact>;
-  occupancy: repo.OccupancyRow[];
-}
-
-/** What a paid booking needs from the booking service it belongs to. */
-export interface BookingWriter {
-  /** Reads (outside any transaction) what confirming the booking needs. */
-  announcementOf(b: repo.BookingRow): Promise<Announcement>;
-  /** Confirmation mails and the hosts' calendars of a booking that just became confirmed. */
-  announceConfirmed(trx: Tx, b: repo.BookingRow, a: Announcement): Promise<void>;
-  offerFreedTime(trx: Tx, b: repo.BookingRow): Promise<void>;
-}
-
 export interface PaidBookingsDeps {
   db: Db;
   clock: Clock;
   config: Pick<Config, 'baseUrl' | 'stripe'>;
   payments: BookingsNeeds['payments'];
-  principals: Pick<BookingsNeeds['principals'], 'contacts'>;
   mail: BookingsNeeds['mail'];
   webhooks: BookingsNeeds['webhooks'];
   busy: Pick<BookingBusySource, 'changed'>;
   log: { error(obj: object, msg: string): void };
+  /** A confirmed booking's mails, calendar meeting and freed-time offers (the write path's too). */
+  notices: Pick<BookingNotices, 'announcementOf' | 'announce' | 'offerFreedTime'>;
 }
 
 interface BookingPayload {
@@ -81,10 +63,7 @@ const PAID_TYPES = ['checkout.session.completed', 'checkout.session.async_paymen
 const UNPAID_TYPES = ['checkout.session.expired', 'checkout.session.async_payment_failed'];
 
 export class PaidBookings {
-  constructor(
-    private readonly deps: PaidBookingsDeps,
-    private readonly writer: BookingWriter,
-  ) {}
+  constructor(private readonly deps: PaidBookingsDeps) {}
 
   /** The hold of a booking on `link`, or null when the link is free. 422 when payments cannot be taken. */
   async holdFor(link: BookingLink | null): Promise<PaidHold | null> {
@@ -189,7 +168,7 @@ export class PaidBookings {
   /** What confirming the booking needs, read before its transaction (null: no such booking). */
   private async prepare(bookingId: string): Promise<Announcement | null> {
     const b = await repo.bookingById(this.deps.db, bookingId);
-    return b ? this.writer.announcementOf(b) : null;
+    return b ? this.deps.notices.announcementOf(b) : null;
   }
 
   /**
@@ -234,7 +213,7 @@ export class PaidBookings {
         type: 'booking.confirmed',
         data: { booking },
       });
-      await this.writer.announceConfirmed(trx, row, prepared);
+      await this.deps.notices.announce(trx, row, prepared.link, prepared.contacts);
       return retaken ? row.host_ids : [];
     }
     // Paid too late: the time went to someone else, or the booking was cancelled. Refund it.
@@ -268,7 +247,7 @@ export class PaidBookings {
       checkout_url: null,
       updated_at: now,
     });
-    if (opts.offer) await this.writer.offerFreedTime(trx, row);
+    if (opts.offer) await this.deps.notices.offerFreedTime(trx, row);
     return released;
   }
 
@@ -311,7 +290,7 @@ export class PaidBookings {
         const state = await this.deps.payments.expireCheckout(b.stripe_session_id, b.stripe_account_id);
         if (state.paid) {
           const sessionId = b.stripe_session_id;
-          const prepared = await this.writer.announcementOf(b);
+          const prepared = await this.deps.notices.announcementOf(b);
           const changed = await withTransaction(this.deps.db, (trx) =>
             this.confirmPaid(trx, b.id, sessionId, state.paymentIntent, prepared),
           );

@@ -1,9 +1,11 @@
 /**
  * The public booking surface (docs/api.md#public-booking-surface): a link's page and its free time,
  * booking without an account, and the attendee's self-service by token. Writes go through the one
- * write path (write.ts).
+ * write path (write.ts), which this surface holds.
  */
 import type { Static } from '@sinclair/typebox';
+import type { Db } from '../../db/store.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Interval } from '../../lib/intervals.js';
 import { onGrid, slotInterval } from '../../lib/slots.js';
 import type { Caller } from '../../platform/auth.js';
@@ -11,7 +13,8 @@ import { NotFound } from '../../platform/errors.js';
 import { publicName } from '../../lib/mail-text.js';
 import { Problems } from '../../platform/validation.js';
 import type { BookingLink } from '../booking-links/api.js';
-import type { PrincipalProfile } from '../principals/api.js';
+import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
+import type { BookingsNeeds } from './api.js';
 import { DAY } from '../../lib/time.js';
 import { limitsOf, returnUrls, titleOf } from './helpers.js';
 import * as input from './input.js';
@@ -19,7 +22,7 @@ import { presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
 import type { PublicCreateBody } from './schemas.js';
 import { isTokenShape, tokenHash } from './tokens.js';
-import { BookingWrites } from './write.js';
+import type { BookingWrites, Written } from './write.js';
 
 /**
  * Whether a link offers a slot starting where `slot` does, as far as the grid decides (the link's
@@ -39,7 +42,19 @@ function offeredStart(slot: Interval, link: BookingLink, hosts: readonly Princip
 /** A self-service link keeps working this long after its booking ended (then 404). */
 const MANAGE_LINK_AFTER_END_MS = 30 * DAY;
 
-export class PublicBookings extends BookingWrites {
+export class PublicBookings {
+  private readonly db: Db;
+  private readonly clock: Clock;
+
+  constructor(
+    platform: { db: Db; clock: Clock },
+    private readonly needs: Pick<BookingsNeeds, 'bookingLinks' | 'principals' | 'availability'>,
+    private readonly writes: BookingWrites,
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+  }
+
   /**
    * The live, active link behind a slug as `caller` may see it: anonymous callers and other keys see
    * every active link; a publishable key only its own account's. Anything else is 404.
@@ -89,9 +104,9 @@ export class PublicBookings extends BookingWrites {
     if (!link.durations.includes(duration)) {
       p.add('duration_minutes', `this booking link offers ${link.durations.join(', ')} minutes`);
     }
-    const timezone = input.zone(q.timezone, 'timezone', p);
+    const timezone = q.timezone ?? null;
     p.throwIfAny();
-    const hosts = await this.hostsOf(link.hostIds);
+    const hosts = await this.writes.hostsOf(link.hostIds);
     if (hosts.length === 0) {
       return JSON.stringify({
         duration_minutes: duration,
@@ -116,8 +131,8 @@ export class PublicBookings extends BookingWrites {
     const link = await this.publicLink(caller, slug);
     const p = new Problems();
     returnUrls(body, p);
-    const fields = this.fields(body, link, p);
-    const hosts = await this.hostsOf(link.hostIds);
+    const fields = input.bookingFields(body, link, p);
+    const hosts = await this.writes.hostsOf(link.hostIds);
     if (fields.slot !== undefined && !offeredStart(fields.slot, link, hosts)) {
       const step = slotInterval({ durationMs: fields.slot.end - fields.slot.start }) / 60_000;
       p.add(
@@ -126,9 +141,9 @@ export class PublicBookings extends BookingWrites {
       );
     }
     p.throwIfAny();
-    this.notPast(fields.slot);
-    const hold = await this.paid.holdFor(link);
-    const created = await this.book({
+    this.writes.notPast(fields.slot);
+    const hold = await this.writes.paid.holdFor(link);
+    const created = await this.writes.book({
       accountId: link.accountId,
       link,
       hosts,
@@ -136,12 +151,17 @@ export class PublicBookings extends BookingWrites {
       ...fields,
       paid: hold,
     });
-    return this.publicCreated(await this.checkout(created, link, hold, body));
+    return this.publicCreated(await this.writes.checkout(created, link, hold, body), link);
   }
 
-  /** The creation answer of the public surface: the attendee's view and, once, the self-service link. */
-  async publicCreated(created: { row: repo.BookingRow; manageUrl: string }) {
-    return { booking: { ...(await this.publicBooking(created.row)), manage_url: created.manageUrl } };
+  /**
+   * The creation answer of the public surface: the attendee's view and, once, the self-service link.
+   * From the link and the hosts' contacts the write held: nothing is read again.
+   */
+  publicCreated(created: Written, link: BookingLink) {
+    return {
+      booking: { ...publicView(created.row, link, created.contacts), manage_url: created.manageUrl },
+    };
   }
 
   /** The booking behind a self-service token, while its link works; else 404. */
@@ -161,8 +181,8 @@ export class PublicBookings extends BookingWrites {
   /** POST /v1/public/bookings/{token}/cancel */
   async publicCancel(token: string, reason: string | undefined) {
     const b = await this.byToken(token);
-    if (repo.LIVE_STATUSES.includes(b.status)) this.notStarted(b);
-    return { booking: await this.publicBooking(await this.cancelBooking(b, reason)) };
+    if (repo.LIVE_STATUSES.includes(b.status)) this.writes.notStarted(b);
+    return { booking: await this.publicBooking(await this.writes.cancelBooking(b, reason)) };
   }
 
   /** POST /v1/public/bookings/{token}/reschedule: the same length at a new start. */
@@ -171,9 +191,13 @@ export class PublicBookings extends BookingWrites {
     const p = new Problems();
     const start = input.instant(startTime, 'start_time', p);
     p.throwIfAny();
-    this.notStarted(b);
+    this.writes.notStarted(b);
     const length = new Date(b.end_time).getTime() - new Date(b.start_time).getTime();
-    const moved = await this.reschedule(b, { start: start as number, end: (start as number) + length }, {});
+    const moved = await this.writes.reschedule(
+      b,
+      { start: start as number, end: (start as number) + length },
+      {},
+    );
     return { booking: await this.publicBooking(moved) };
   }
 
@@ -181,11 +205,15 @@ export class PublicBookings extends BookingWrites {
     const link = b.booking_link_id
       ? await this.needs.bookingLinks.get(b.account_id, b.booking_link_id)
       : null;
-    const contacts = await this.needs.principals.contacts(b.host_ids);
-    return presentPublicBooking(
-      b,
-      titleOf(b, link),
-      b.host_ids.map((h) => publicName(contacts.get(h)?.name)),
-    );
+    return publicView(b, link, await this.needs.principals.contacts(b.host_ids));
   }
+}
+
+/** A booking as its attendee sees it: its title and its hosts' public names, no ids or e-mails. */
+function publicView(b: repo.BookingRow, link: BookingLink | null, contacts: Map<string, PrincipalContact>) {
+  return presentPublicBooking(
+    b,
+    titleOf(b, link),
+    b.host_ids.map((h) => publicName(contacts.get(h)?.name)),
+  );
 }

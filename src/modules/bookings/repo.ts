@@ -3,7 +3,7 @@ import { type Insertable, type Selectable, sql } from 'kysely';
 import { part, rowsInsert, type SqlPart, statement } from '../../db/parts.js';
 import type { Db, Tx } from '../../db/store.js';
 import type { WriteBatch } from '../../jobs/runner.js';
-import { MAX_BOOKING_MINUTES } from './input.js';
+import { BOOKING_LIMITS } from './schemas.js';
 import type { BookingsTable, BookingStatus, WaitlistEntriesTable } from './tables.js';
 import './tables.js';
 
@@ -384,12 +384,12 @@ export function listBookingsQuery(db: Queryable, f: ListFilter) {
   }
   if (f.bookingLinkId) q = q.where('booking_link_id', '=', f.bookingLinkId);
   if (f.status) q = q.where('status', '=', f.status);
-  // A booking lasts at most MAX_BOOKING_MINUTES (migration 0020 says so too): one ending after
+  // A booking lasts at most BOOKING_LIMITS.maxMinutes (migration 0020 says so too): one ending after
   // `from` started at most that long before it, so the index scan starts there, not at the first.
   if (f.from)
     q = q
       .where('end_time', '>', f.from)
-      .where('start_time', '>', new Date(f.from.getTime() - MAX_BOOKING_MINUTES * 60_000));
+      .where('start_time', '>', new Date(f.from.getTime() - BOOKING_LIMITS.maxMinutes * 60_000));
   if (f.to) q = q.where('start_time', '<', f.to);
   if (f.after) q = q.where(sql<boolean>`(start_time, id) > (${f.after.at}, ${f.after.id})`);
   return q

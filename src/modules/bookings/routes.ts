@@ -34,6 +34,7 @@ import {
   TokenParams,
   UpdateBody,
 } from './schemas.js';
+import type { PublicBookings } from './public.js';
 import type { BookingService } from './service.js';
 
 /** The example booking, also read from here by test helpers (its home is schemas.ts). */
@@ -109,7 +110,12 @@ const WAITLIST_ENTRY = {
   updated_at: '2054-06-08T12:40:00.000Z',
 };
 
-export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist: WaitlistService): void {
+export function bookingRoutes(
+  app: TypedApp,
+  bookings: BookingService,
+  publicBookings: PublicBookings,
+  waitlist: WaitlistService,
+): void {
   const tags = ['Bookings'];
 
   app.post(
@@ -323,7 +329,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         },
       },
     },
-    async (request) => bookings.publicLinkView(request.caller, request.params.slug),
+    async (request) => publicBookings.publicLinkView(request.caller, request.params.slug),
   );
 
   app.get(
@@ -353,7 +359,11 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
       },
     },
     async (request, reply) => {
-      const json = await bookings.publicAvailability(request.caller, request.params.slug, request.query);
+      const json = await publicBookings.publicAvailability(
+        request.caller,
+        request.params.slug,
+        request.query,
+      );
       // Pre-rendered JSON text (availability/present.ts), exactly the PublicSlots shape.
       return reply
         .type('application/json; charset=utf-8')
@@ -387,7 +397,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
     },
     async (request, reply) => {
       reply.code(201);
-      return bookings.createPublic(request.caller, request.params.slug, request.body);
+      return publicBookings.createPublic(request.caller, request.params.slug, request.body);
     },
   );
 
@@ -484,7 +494,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         response: { 200: answer('The booking', PublicBookingAnswer, { booking: PUBLIC_BOOKING }) },
       },
     },
-    async (request) => bookings.publicView(request.params.token),
+    async (request) => publicBookings.publicView(request.params.token),
   );
 
   app.post(
@@ -509,7 +519,7 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         },
       },
     },
-    async (request) => bookings.publicCancel(request.params.token, request.body?.reason),
+    async (request) => publicBookings.publicCancel(request.params.token, request.body?.reason),
   );
 
   app.post(
@@ -545,6 +555,6 @@ export function bookingRoutes(app: TypedApp, bookings: BookingService, waitlist:
         },
       },
     },
-    async (request) => bookings.publicReschedule(request.params.token, request.body.start_time),
+    async (request) => publicBookings.publicReschedule(request.params.token, request.body.start_time),
   );
 }

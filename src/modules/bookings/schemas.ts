@@ -1,8 +1,13 @@
-/** TypeBox schemas of the booking routes (validation, OpenAPI and types in one). */
+/**
+ * TypeBox schemas of the booking routes (validation, OpenAPI and types in one). Every static limit of
+ * a booking's fields lives here, once; the code checks only what depends on a link or on stored state
+ * (input.ts).
+ */
 import { Type } from '@sinclair/typebox';
 import {
   EmailAddress,
   Instant,
+  NON_BLANK_PATTERN,
   named,
   Pagination,
   PrincipalId,
@@ -21,21 +26,42 @@ export const BookingId = Type.String({
 export const LinkId = Type.String({ pattern: `^link_${ID_CHARS}$`, description: 'booking link id (link_…)' });
 export const EntryId = Type.String({ pattern: `^wl_${ID_CHARS}$`, description: 'waitlist entry id (wl_…)' });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-const Metadata = Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), {
-  description: 'Up to 50 keys of at most 40 characters; string values of at most 500',
-  maxProperties: 50,
+
+/**
+ * The static limits of docs/api.md#bookings, owned by these schemas. A booking's length in minutes
+ * bounds duration_minutes here, and an end_time's distance from start_time in input.ts.
+ */
+export const BOOKING_LIMITS = {
+  minMinutes: 5,
+  maxMinutes: 1440,
+  metadataKeys: 50,
+  metadataKeyLength: 40,
+  metadataValueLength: 500,
+  name: 200,
+  notes: 5000,
+  answer: 5000,
+  reason: 1000,
+} as const;
+const L = BOOKING_LIMITS;
+
+// A record's key schema becomes a pattern of `patternProperties`, which does not limit the key's
+// length: `propertyNames` does.
+const Metadata = Type.Record(Type.String(), Type.String({ maxLength: L.metadataValueLength }), {
+  description: `Up to ${L.metadataKeys} keys of 1 to ${L.metadataKeyLength} characters; string values of at most ${L.metadataValueLength}`,
+  maxProperties: L.metadataKeys,
+  propertyNames: { minLength: 1, maxLength: L.metadataKeyLength },
 });
 const Answers = Type.Record(
   Type.String({ maxLength: 40 }),
-  Type.Union([Type.String({ maxLength: 5000 }), Type.Boolean()]),
+  Type.Union([Type.String({ maxLength: L.answer }), Type.Boolean()]),
   {
     description: 'Question id → answer (a string, or a boolean for checkboxes)',
     maxProperties: 20,
   },
 );
 const Duration = Type.Integer({
-  minimum: 1,
-  maximum: 1440,
+  minimum: L.minMinutes,
+  maximum: L.maxMinutes,
   description: 'minutes (default 30, or the link’s default)',
 });
 
@@ -49,9 +75,9 @@ const Customer = {
     maxLength: 320,
     description: 'e-mail address',
   }),
-  customer_name: Type.String({ minLength: 1, maxLength: 200 }),
+  customer_name: Type.String({ minLength: 1, maxLength: L.name, pattern: NON_BLANK_PATTERN }),
   customer_timezone: Type.Optional(TimeZone),
-  notes: Type.Optional(Type.String({ maxLength: 5000 })),
+  notes: Type.Optional(Type.String({ maxLength: L.notes })),
 };
 
 const ReturnUrls = {
@@ -114,7 +140,7 @@ export const UpdateBody = Type.Object(
   {
     start_time: Type.Optional(Instant),
     end_time: Type.Optional(Instant),
-    notes: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+    notes: Type.Optional(Nullable(Type.String({ maxLength: L.notes }))),
     metadata: Type.Optional(Metadata),
   },
   {
@@ -140,11 +166,11 @@ export const ListQuery = Type.Object(
 );
 
 export const CancelQuery = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { reason: Type.Optional(Type.String({ maxLength: L.reason })) },
   { additionalProperties: false },
 );
 export const CancelBody = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { reason: Type.Optional(Type.String({ maxLength: L.reason })) },
   { additionalProperties: false },
 );
 export const RescheduleBody = Type.Object({ start_time: Instant }, { additionalProperties: false });
@@ -290,10 +316,10 @@ export const PublicSlots = Type.Object({
 export const JoinBody = Type.Object(
   {
     customer_email: Type.String({ format: 'email', minLength: 1, maxLength: 320 }),
-    customer_name: Type.String({ minLength: 1, maxLength: 200 }),
+    customer_name: Type.String({ minLength: 1, maxLength: L.name, pattern: NON_BLANK_PATTERN }),
     preferred_from: Instant,
     preferred_to: Instant,
-    notes: Type.Optional(Type.String({ maxLength: 5000 })),
+    notes: Type.Optional(Type.String({ maxLength: L.notes })),
   },
   {
     'x-checks': [

@@ -1,32 +1,50 @@
 /**
  * Bookings (docs/api.md#bookings, #public-booking-surface; docs/design.md#bookings): the
- * authenticated API and what other modules call (`BookingsApi`). The write path is write.ts, the public
- * surface public.ts; this class is both, plus the use cases below.
+ * authenticated API and what other modules call (`BookingsApi`). It holds the one write path
+ * (write.ts) and the public surface (public.ts), and answers for both to other modules.
  */
 import type { Static } from '@sinclair/typebox';
-import { withTransaction } from '../../db/store.js';
-import type { Tx } from '../../db/store.js';
+import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Interval } from '../../lib/intervals.js';
+import { MINUTE } from '../../lib/time.js';
 import type { Actor } from '../../platform/actor.js';
+import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
 import { Forbidden, NotFound } from '../../platform/errors.js';
 import { isPrefixedId, isUuid } from '../../platform/ids.js';
 import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import { Problems } from '../../platform/validation.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalProfile } from '../principals/api.js';
-import type { BookingsApi, MeetingBooked, MeetingBookingInput, WaitlistClaim } from './api.js';
-import { isTokenShape, tokenHash } from './tokens.js';
-import { MINUTE } from '../../lib/time.js';
-import { occupancyOf, returnUrls } from './helpers.js';
+import type { BookingsApi, BookingsNeeds, MeetingBooked, MeetingBookingInput, WaitlistClaim } from './api.js';
+import type { BookingBusySource } from './busy.js';
+import { type BookingsPlatform, occupancyOf, returnUrls } from './helpers.js';
 import * as input from './input.js';
 import { bookMeeting, cancelMeeting } from './meetings.js';
 import { meetingWith, presentBooking } from './present.js';
-import { PublicBookings } from './public.js';
+import type { PublicBookings } from './public.js';
 import * as repo from './repo.js';
 import type { CreateBody, ListQuery, UpdateBody } from './schemas.js';
-import type { Assignment } from './write.js';
+import { isTokenShape, tokenHash } from './tokens.js';
+import type { Assignment, BookingWrites } from './write.js';
 
-export class BookingService extends PublicBookings implements BookingsApi {
+export class BookingService implements BookingsApi {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly linkKey: Buffer;
+
+  constructor(
+    platform: Pick<BookingsPlatform, 'db' | 'clock' | 'keys'>,
+    private readonly needs: BookingsNeeds,
+    private readonly busy: Pick<BookingBusySource, 'changed'>,
+    private readonly writes: BookingWrites,
+    private readonly publicSurface: PublicBookings,
+  ) {
+    this.db = platform.db;
+    this.clock = platform.clock;
+    this.linkKey = platform.keys.linkKey;
+  }
+
   /** POST /v1/bookings */
   async create(actor: Actor, body: Static<typeof CreateBody>) {
     const p = new Problems();
@@ -43,17 +61,17 @@ export class BookingService extends PublicBookings implements BookingsApi {
       p.add('principal_id', 'must be one of the booking link’s hosts');
     }
     returnUrls(body, p);
-    const fields = this.fields(body, link, p);
+    const fields = input.bookingFields(body, link, p);
     p.throwIfAny();
-    this.notPast(fields.slot);
-    const hold = await this.paid.holdFor(link);
+    this.writes.notPast(fields.slot);
+    const hold = await this.writes.paid.holdFor(link);
 
     let hosts: PrincipalProfile[];
     let assignment: Assignment;
     if (link) {
       const pinned = body.principal_id?.toLowerCase();
       assignment = pinned !== undefined && link.assignment !== 'collective' ? 'single' : link.assignment;
-      hosts = await this.hostsOf(
+      hosts = await this.writes.hostsOf(
         pinned !== undefined && link.assignment !== 'collective' ? [pinned] : link.hostIds,
       );
     } else {
@@ -63,8 +81,8 @@ export class BookingService extends PublicBookings implements BookingsApi {
       hosts = [profile];
       assignment = 'single';
     }
-    const created = await this.checkout(
-      await this.book({ accountId: actor.accountId, link, hosts, assignment, ...fields, paid: hold }),
+    const created = await this.writes.checkout(
+      await this.writes.book({ accountId: actor.accountId, link, hosts, assignment, ...fields, paid: hold }),
       link,
       hold,
       body,
@@ -115,11 +133,9 @@ export class BookingService extends PublicBookings implements BookingsApi {
   async update(accountId: string, id: string, body: Static<typeof UpdateBody>) {
     const b = await this.owned(accountId, id);
     const p = new Problems();
-    const notes =
-      body.notes === undefined || body.notes === null
-        ? body.notes
-        : input.text(body.notes, 'notes', p, 5000, false);
-    const metadata = body.metadata === undefined ? undefined : input.metadata(body.metadata, p);
+    // Lengths and metadata limits are the route schema's (schemas.ts UpdateBody).
+    const notes = typeof body.notes === 'string' ? body.notes.trim() : body.notes;
+    const metadata = body.metadata;
     let slot: Interval | undefined;
     if (body.start_time !== undefined || body.end_time !== undefined) {
       const start = input.instant(body.start_time ?? new Date(b.start_time).toISOString(), 'start_time', p);
@@ -130,20 +146,8 @@ export class BookingService extends PublicBookings implements BookingsApi {
             ? undefined
             : start + (new Date(b.end_time).getTime() - new Date(b.start_time).getTime());
       if (start !== undefined && end !== undefined) {
-        const minutes = (end - start) / MINUTE;
         if (end <= start) p.add('end_time', 'must be after start_time');
-        else if (
-          !(
-            Number.isInteger(minutes) &&
-            minutes >= input.MIN_BOOKING_MINUTES &&
-            minutes <= input.MAX_BOOKING_MINUTES
-          )
-        ) {
-          p.add(
-            'end_time',
-            `the booking must last a whole number of minutes from ${input.MIN_BOOKING_MINUTES} to ${input.MAX_BOOKING_MINUTES}`,
-          );
-        } else slot = { start, end };
+        else if (input.wholeBookingMinutes((end - start) / MINUTE, p)) slot = { start, end };
       }
     }
     p.throwIfAny();
@@ -151,7 +155,7 @@ export class BookingService extends PublicBookings implements BookingsApi {
       slot &&
       (slot.start !== new Date(b.start_time).getTime() || slot.end !== new Date(b.end_time).getTime())
     ) {
-      const moved = await this.reschedule(b, slot, { notes, metadata });
+      const moved = await this.writes.reschedule(b, slot, { notes, metadata });
       return { booking: presentBooking(moved) };
     }
     if (notes === undefined && metadata === undefined) return { booking: presentBooking(b) };
@@ -168,7 +172,7 @@ export class BookingService extends PublicBookings implements BookingsApi {
   /** DELETE /v1/bookings/{id}?reason= */
   async cancel(accountId: string, id: string, reason: string | undefined) {
     const b = await this.owned(accountId, id);
-    return { booking: presentBooking(await this.cancelBooking(b, reason)) };
+    return { booking: presentBooking(await this.writes.cancelBooking(b, reason)) };
   }
 
   // ---- bookings of accepted proposals (meetings.ts) ----------------------------------------------
@@ -208,6 +212,20 @@ export class BookingService extends PublicBookings implements BookingsApi {
         : undefined;
     if (!row) throw new NotFound('No booking with this id');
     return row;
+  }
+
+  // ---- the public surface, as other modules ask it (public.ts) -----------------------------------
+
+  publicLink(caller: Caller, slug: string): Promise<BookingLink> {
+    return this.publicSurface.publicLink(caller, slug);
+  }
+
+  publicLinkView(caller: Caller, slug: string) {
+    return this.publicSurface.publicLinkView(caller, slug);
+  }
+
+  byToken(token: string): Promise<repo.BookingRow> {
+    return this.publicSurface.byToken(token);
   }
 
   // ---- what the pages ask (pages/service.ts) ------------------------------------------------------

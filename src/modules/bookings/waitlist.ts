@@ -27,8 +27,9 @@ import { presentEntry, presentPublicEntry } from './present.js';
 import * as repo from './repo.js';
 import type { ClaimBody, JoinBody } from './schemas.js';
 import { occupancyOf } from './helpers.js';
-import type { BookingService } from './service.js';
-import { WAITLIST_OFFER_QUEUE } from './write.js';
+import type { PublicBookings } from './public.js';
+import { WAITLIST_OFFER_QUEUE } from './notices.js';
+import type { BookingWrites } from './write.js';
 import { isTokenShape, newClaimToken, tokenHash } from './tokens.js';
 import type { ListQuery } from '../../platform/schemas.js';
 import { Problems } from '../../platform/validation.js';
@@ -56,7 +57,8 @@ export interface WaitlistDeps {
   links: Pick<BookingsNeeds['bookingLinks'], 'get'>;
   mail: BookingsNeeds['mail'];
   busy: Pick<BookingBusySource, 'changed'>;
-  bookings: BookingService;
+  writes: BookingWrites;
+  publicBookings: Pick<PublicBookings, 'publicLink' | 'publicCreated'>;
 }
 
 export class WaitlistService {
@@ -64,11 +66,12 @@ export class WaitlistService {
 
   /** POST /v1/public/links/{slug}/waitlist */
   async join(caller: Caller, slug: string, body: Static<typeof JoinBody>) {
-    const link = await this.deps.bookings.publicLink(caller, slug);
+    const link = await this.deps.publicBookings.publicLink(caller, slug);
     const p = new Problems();
-    const email = input.email(body.customer_email, 'customer_email', p);
-    const name = input.text(body.customer_name, 'customer_name', p, 200);
-    const notes = body.notes === undefined ? null : input.text(body.notes, 'notes', p, 5000, false) || null;
+    // Formats and lengths are the route schema's (schemas.ts JoinBody).
+    const email = body.customer_email.trim();
+    const name = body.customer_name.trim();
+    const notes = body.notes?.trim() || null;
     const from = input.instant(body.preferred_from, 'preferred_from', p);
     const to = input.instant(body.preferred_to, 'preferred_to', p);
     if (from !== undefined && to !== undefined) {
@@ -171,9 +174,9 @@ export class WaitlistService {
     const answers = input.answers(body.answers, link.questions, p);
     p.throwIfAny();
     // A priced link's claim is a booking like any other: held until paid.
-    const hold = await this.deps.bookings.paid.holdFor(link);
+    const hold = await this.deps.writes.paid.holdFor(link);
     // The hold's rows go in the same transaction that writes the booking's: the time never becomes free.
-    const created = await this.deps.bookings.book({
+    const created = await this.deps.writes.book({
       accountId: e.account_id,
       link,
       hosts,
@@ -202,7 +205,10 @@ export class WaitlistService {
         });
       },
     });
-    return this.deps.bookings.publicCreated(await this.deps.bookings.checkout(created, link, hold, {}));
+    return this.deps.publicBookings.publicCreated(
+      await this.deps.writes.checkout(created, link, hold, {}),
+      link,
+    );
   }
 
   /** Background work: offers of freed time, and the reaper of holds not claimed in time. */

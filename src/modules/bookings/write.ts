@@ -5,49 +5,36 @@
  * buffers; the exclusion constraint of migration 0008 refuses any overlap (SQLSTATE 23P01 → 409), so
  * no check-then-insert decides a race. Hours, notice, horizon and calendar busy time are checked first
  * (availability.refusal); the booking row, its occupancy, its event and its mails commit together.
- * Rescheduling and cancelling go through here too. The public surface (public.ts) and the
- * authenticated API (service.ts) build on this class.
+ * Rescheduling and cancelling go through here too. The public surface (public.ts), the authenticated
+ * API (service.ts) and the waitlist's claims (waitlist.ts) each hold this one writer; it holds what
+ * tells others (notices.ts) and what a priced booking adds (paid.ts).
  */
-import type { Static } from '@sinclair/typebox';
-import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
-import { enqueue, WriteBatch } from '../../jobs/runner.js';
+import { WriteBatch } from '../../jobs/runner.js';
 import type { Interval } from '../../lib/intervals.js';
+import { iso, MINUTE } from '../../lib/time.js';
 import { Conflict, Unprocessable, ValidationFailed } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
-import { Problems } from '../../platform/validation.js';
 import type { BookingLimits, SlotRefusal } from '../availability/api.js';
 import type { BookingLink } from '../booking-links/api.js';
-import { addressOf } from '../../lib/mail-text.js';
-import type { Platform } from '../module.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import type { BookingBusySource } from './busy.js';
-import { iso, MINUTE } from '../../lib/time.js';
 import {
+  type BookingsPlatform,
   contactOf,
   limitsOf,
+  liveHosts,
   meetingOf,
   occupancyOf,
   type ReturnUrls,
   slotUnavailable,
-  titleOf,
 } from './helpers.js';
-import * as input from './input.js';
-import { type BookingMailKind, bookingMailIntents, type Contact } from './mails.js';
-import { type Announcement, type BookingWriter, type PaidHold, PaidBookings } from './paid.js';
+import type { BookingNotices } from './notices.js';
+import type { PaidBookings, PaidHold } from './paid.js';
 import { meetingWith, presentBooking } from './present.js';
 import * as repo from './repo.js';
-import type { PublicCreateBody } from './schemas.js';
 import { manageToken, newManageNonce, tokenHash } from './tokens.js';
-
-/** Queue of waitlist offers for freed time (waitlist.ts). */
-export const WAITLIST_OFFER_QUEUE = 'waitlist-offer';
-
-/** What the bookings' use cases take from the platform. */
-export type BookingsPlatform = Pick<Platform, 'db' | 'clock' | 'keys' | 'log'> & {
-  config: Pick<Config, 'baseUrl' | 'mailFrom' | 'stripe'>;
-};
 
 export type Assignment = 'single' | 'round_robin' | 'collective';
 
@@ -74,56 +61,45 @@ export interface Plan {
   paid?: PaidHold | null;
 }
 
-export class BookingWrites implements BookingWriter {
-  readonly paid: PaidBookings;
-  protected readonly db: Db;
-  protected readonly clock: BookingsPlatform['clock'];
-  protected readonly config: BookingsPlatform['config'];
-  protected readonly linkKey: Buffer;
+/** A written booking: its row, its self-service link (shown once) and its hosts' contacts. */
+export interface Written {
+  row: repo.BookingRow;
+  manageUrl: string;
+  contacts: Map<string, PrincipalContact>;
+}
+
+export class BookingWrites {
+  private readonly db: Db;
+  private readonly clock: BookingsPlatform['clock'];
+  private readonly linkKey: Buffer;
 
   constructor(
-    platform: BookingsPlatform,
-    protected readonly needs: BookingsNeeds,
-    protected readonly busy: Pick<BookingBusySource, 'changed'>,
+    platform: Pick<BookingsPlatform, 'db' | 'clock' | 'keys'>,
+    private readonly needs: Omit<BookingsNeeds, 'mail' | 'payments'>,
+    private readonly busy: Pick<BookingBusySource, 'changed'>,
+    readonly paid: PaidBookings,
+    private readonly notices: BookingNotices,
   ) {
     this.db = platform.db;
     this.clock = platform.clock;
-    this.config = platform.config;
     this.linkKey = platform.keys.linkKey;
-    this.paid = new PaidBookings(
-      {
-        db: platform.db,
-        clock: platform.clock,
-        config: platform.config,
-        payments: needs.payments,
-        principals: needs.principals,
-        mail: needs.mail,
-        webhooks: needs.webhooks,
-        busy,
-        log: platform.log,
-      },
-      this,
-    );
   }
 
   /** For a held paid booking: its Checkout Session (paid.ts); a free booking passes through. */
   async checkout(
-    created: { row: repo.BookingRow; manageUrl: string },
+    created: Written,
     link: BookingLink | null,
     hold: PaidHold | null,
     urls: ReturnUrls,
-  ): Promise<{ row: repo.BookingRow; manageUrl: string }> {
+  ): Promise<Written> {
     if (!hold || !link) return created;
-    return {
-      row: await this.paid.startCheckout(created.row, link, hold, urls),
-      manageUrl: created.manageUrl,
-    };
+    return { ...created, row: await this.paid.startCheckout(created.row, link, hold, urls) };
   }
 
   // ---- the one write path ------------------------------------------------------------------------
 
   /** Checks every host, then writes booking, occupancy, event and mails in one transaction. */
-  async book(plan: Plan): Promise<{ row: repo.BookingRow; manageUrl: string }> {
+  async book(plan: Plan): Promise<Written> {
     const { link, slot } = plan;
     if (plan.hosts.length === 0) throw slotUnavailable('no_host');
     const limits = limitsOf(link);
@@ -150,6 +126,7 @@ export class BookingWrites implements BookingWriter {
     const token = manageToken(this.linkKey, id, nonce);
     let everyHost = plan.assignment === 'collective' ? candidates : null;
     let occupied: string[] = [];
+    let contacts = new Map<string, PrincipalContact>();
     // Read before the transaction: inside it, a second pooled connection could wait behind its locks.
     const knownContacts = plan.skipChecks
       ? await this.needs.principals.contacts(candidates.map((h) => h.id))
@@ -157,7 +134,6 @@ export class BookingWrites implements BookingWriter {
     try {
       const row = await withTransaction(this.db, async (trx) => {
         await plan.before?.(trx);
-        let contacts: Map<string, PrincipalContact>;
         if (plan.skipChecks) {
           contacts = knownContacts ?? new Map();
         } else {
@@ -245,56 +221,19 @@ export class BookingWrites implements BookingWriter {
             },
             batch,
           );
-          await this.announce(trx, booking, link, contacts, token, batch);
+          await this.notices.announce(trx, booking, link, contacts, token, batch);
           await batch.run(trx);
         }
         await plan.alsoIn?.(trx, booking);
         return booking;
       });
-      return { row, manageUrl: this.manageUrl(token) };
+      return { row, manageUrl: this.notices.manageUrl(token), contacts };
     } catch (err) {
       if (repo.isExclusionViolation(err)) throw slotUnavailable('taken');
       throw err;
     } finally {
       this.busy.changed(occupied);
     }
-  }
-
-  /** Confirmation mails and the hosts' calendars of a confirmed booking (in its transaction). */
-  protected async announce(
-    trx: Tx,
-    booking: repo.BookingRow,
-    link: BookingLink | null,
-    contacts: Map<string, PrincipalContact>,
-    token?: string,
-    batch?: WriteBatch,
-  ): Promise<void> {
-    const written = await this.needs.calendars.writeMeeting(trx, meetingOf(booking, link), batch);
-    await this.mailAbout(
-      trx,
-      'confirmation',
-      booking,
-      link,
-      booking.host_ids.map((h) => contactOf(contacts, h, written)),
-      token,
-      batch,
-    );
-  }
-
-  /** What confirming a paid booking needs (paid.ts), read before its transaction. */
-  async announcementOf(b: repo.BookingRow): Promise<Announcement> {
-    const [link, contacts, hosts] = await Promise.all([
-      b.booking_link_id ? this.needs.bookingLinks.get(b.account_id, b.booking_link_id) : null,
-      this.needs.principals.contacts(b.host_ids),
-      this.hostsOf(b.host_ids),
-    ]);
-    const slot = { start: new Date(b.start_time).getTime(), end: new Date(b.end_time).getTime() };
-    return { link, contacts, occupancy: hosts.map((h) => occupancyOf(b.id, h, slot)) };
-  }
-
-  /** A paid booking just became confirmed (paid.ts): its mails and calendar events. */
-  async announceConfirmed(trx: Tx, b: repo.BookingRow, a: Announcement): Promise<void> {
-    await this.announce(trx, b, a.link, a.contacts);
   }
 
   /**
@@ -306,7 +245,7 @@ export class BookingWrites implements BookingWriter {
    * Calendar busy time is not repeated: it is a copy
    * of a provider's data, as fresh inside the transaction as before it.
    */
-  protected async recheck(
+  private async recheck(
     trx: Tx,
     hosts: readonly PrincipalProfile[],
     slot: Interval,
@@ -333,7 +272,7 @@ export class BookingWrites implements BookingWriter {
   }
 
   /** Moves a live booking to `slot` for the same hosts: same checks, 409 when taken, `booking.updated`. */
-  protected async reschedule(
+  async reschedule(
     b: repo.BookingRow,
     slot: Interval,
     also: { notes?: string | null; metadata?: Record<string, string> },
@@ -391,7 +330,7 @@ export class BookingWrites implements BookingWriter {
           },
         });
         const written = await this.needs.calendars.writeMeeting(trx, meetingOf(row, link));
-        await this.mailAbout(
+        await this.notices.mailAbout(
           trx,
           'reschedule',
           row,
@@ -414,9 +353,8 @@ export class BookingWrites implements BookingWriter {
    */
   async cancelBooking(b: repo.BookingRow, reason: string | undefined): Promise<repo.BookingRow> {
     if (!repo.LIVE_STATUSES.includes(b.status)) return b;
-    const p = new Problems();
-    const why = reason === undefined ? null : input.text(reason, 'reason', p, 1000, false) || null;
-    p.throwIfAny();
+    // Its length is the route schema's (schemas.ts CancelQuery, CancelBody).
+    const why = reason?.trim() || null;
     const link = b.booking_link_id
       ? await this.needs.bookingLinks.get(b.account_id, b.booking_link_id)
       : null;
@@ -450,7 +388,7 @@ export class BookingWrites implements BookingWriter {
             data: { booking: presentBooking(cancelled) },
           });
           const written = await this.needs.calendars.removeMeeting(trx, cancelled.id);
-          await this.mailAbout(
+          await this.notices.mailAbout(
             trx,
             'cancellation',
             cancelled,
@@ -458,7 +396,7 @@ export class BookingWrites implements BookingWriter {
             b.host_ids.map((h) => contactOf(contacts, h, written)),
           );
         }
-        await this.offerFreedTime(trx, cancelled);
+        await this.notices.offerFreedTime(trx, cancelled);
         return cancelled;
       });
     } finally {
@@ -468,48 +406,9 @@ export class BookingWrites implements BookingWriter {
     return row;
   }
 
-  /** Queues the waitlist offer of a booking's freed time (a link booking, not yet started). */
-  async offerFreedTime(trx: Tx, b: repo.BookingRow): Promise<void> {
-    if (b.booking_link_id === null || new Date(b.start_time).getTime() <= this.clock.nowMs()) return;
-    await enqueue(
-      trx,
-      WAITLIST_OFFER_QUEUE,
-      {
-        link_id: b.booking_link_id,
-        account_id: b.account_id,
-        principal_id: b.principal_id,
-        host_ids: b.host_ids,
-        start: iso(b.start_time),
-        end: iso(b.end_time),
-      },
-      this.clock.now(),
-    );
-  }
-
   // ---- helpers of the use cases ---------------------------------------------------------------------
 
-  /** What a creating request asks for, after the surface-specific parts (who, which link). */
-  protected fields(body: Static<typeof PublicCreateBody>, link: BookingLink | null, p: Problems) {
-    const slot = input.interval(body, link, p);
-    const customer = {
-      email: input.email(body.customer_email, 'customer_email', p),
-      name: input.text(body.customer_name, 'customer_name', p, 200),
-      timezone: input.zone(body.customer_timezone, 'customer_timezone', p),
-    };
-    const notes = body.notes === undefined ? null : input.text(body.notes, 'notes', p, 5000, false) || null;
-    const metadata = input.metadata(body.metadata, p);
-    const answers = link
-      ? input.answers(body.answers, link.questions, p)
-      : (() => {
-          if (body.answers !== undefined && Object.keys(body.answers).length > 0) {
-            p.add('answers', 'are only taken for bookings through a booking link');
-          }
-          return {};
-        })();
-    return { slot: slot as Interval, customer, notes, metadata, answers };
-  }
-
-  protected notPast(slot: Interval): void {
+  notPast(slot: Interval): void {
     if (slot.start < this.clock.nowMs()) {
       throw new Unprocessable('start_time is in the past; choose a time in the future', {
         code: 'start_in_past',
@@ -517,22 +416,19 @@ export class BookingWrites implements BookingWriter {
     }
   }
 
-  protected notStarted(b: repo.BookingRow): void {
+  notStarted(b: repo.BookingRow): void {
     if (new Date(b.start_time).getTime() <= this.clock.nowMs()) {
       throw new Unprocessable('The booking has already started', { code: 'booking_started' });
     }
   }
 
   /** Live hosts among `ids`, in that order (a deleted host is skipped). */
-  protected async hostsOf(ids: readonly string[]): Promise<PrincipalProfile[]> {
-    const profiles = await this.needs.principals.profiles(ids);
-    return ids
-      .map((id) => profiles.get(id.toLowerCase()))
-      .filter((p): p is PrincipalProfile => p !== undefined);
+  async hostsOf(ids: readonly string[]): Promise<PrincipalProfile[]> {
+    return liveHosts(ids, await this.needs.principals.profiles(ids));
   }
 
   /** Round robin: fewest live bookings of the link around the slot first, then least recently booked. */
-  protected async roundRobinOrder(link: BookingLink, hosts: PrincipalProfile[], slot: Interval) {
+  private async roundRobinOrder(link: BookingLink, hosts: PrincipalProfile[], slot: Interval) {
     const load = await repo.roundRobinLoad(
       this.db,
       link.id,
@@ -545,34 +441,5 @@ export class BookingWrites implements BookingWriter {
       const lb = load.get(b.id) ?? { count: 0, last: 0 };
       return la.count - lb.count || la.last - lb.last || (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0);
     });
-  }
-
-  protected manageUrl(token: string): string {
-    return `${this.config.baseUrl}/b/${token}`;
-  }
-
-  protected async mailAbout(
-    trx: Tx,
-    kind: BookingMailKind,
-    booking: repo.BookingRow,
-    link: BookingLink | null,
-    hosts: Contact[],
-    token?: string,
-    batch?: WriteBatch,
-  ): Promise<void> {
-    const manage = token ?? manageToken(this.linkKey, booking.id, booking.manage_nonce);
-    // Intents: the mails are rendered by the mail worker after commit (mails.ts, bookingMailRenderer).
-    await this.needs.mail.enqueue(
-      trx,
-      bookingMailIntents({
-        kind,
-        booking,
-        title: titleOf(booking, link),
-        hosts,
-        manageUrl: this.manageUrl(manage),
-        fromAddress: addressOf(this.config.mailFrom),
-      }),
-      batch,
-    );
   }
 }
