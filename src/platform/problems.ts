@@ -74,6 +74,8 @@ function fieldPath(instancePath: string, extra?: string): string {
 export type AjvIssue = {
   instancePath?: string;
   keyword: string;
+  /** Set by Ajv on an issue found in an object's key (`propertyNames`), not in its value. */
+  propertyName?: string;
   message?: string;
   params: Record<string, unknown>;
 };
@@ -103,6 +105,11 @@ export function validationErrors(issues: AjvIssue[], context: string | undefined
     } else if (issue.keyword === 'required') {
       field = fieldPath(issue.instancePath ?? '', String(issue.params.missingProperty));
       message = 'is required';
+    } else if (issue.keyword === 'propertyNames' || issue.propertyName !== undefined) {
+      // The key itself is wrong: name it (cut short, it may be the long one) as the field.
+      const key = String(issue.propertyName ?? issue.params.propertyName ?? '');
+      field = fieldPath(issue.instancePath ?? '', key.slice(0, 60));
+      message = issue.keyword === 'propertyNames' ? 'is not an allowed key' : `key ${message}`;
     } else if (issue.keyword === 'additionalProperties') {
       field = fieldPath(issue.instancePath ?? '', String(issue.params.additionalProperty));
       message = 'is not a known field';

@@ -125,7 +125,10 @@ describe('POST /v1/bookings', () => {
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', duration_minutes: 4 }, 'duration_minutes'],
       [{ ...customer, customer_name: '   ', start_time: '2026-03-03T10:00:00Z' }, 'customer_name'],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', metadata: { a: 'x'.repeat(501) } }, 'metadata.a'],
-      [{ ...customer, start_time: '2026-03-03T10:00:00Z', metadata: { ['k'.repeat(41)]: 'v' } }, 'metadata'],
+      [
+        { ...customer, start_time: '2026-03-03T10:00:00Z', metadata: { ['k'.repeat(41)]: 'v' } },
+        `metadata.${'k'.repeat(41)}`,
+      ],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', metadata: { '': 'v' } }, 'metadata'],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', principal_id: 'nope' }, 'principal_id'],
       [{ ...customer, start_time: '2026-03-03T10:00:00Z', booking_link_id: 'link_x' }, 'booking_link_id'],
