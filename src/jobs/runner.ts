@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Notifier } from '../db/notify.js';
-import type { Db, Tx } from '../db/store.js';
+import type { Db } from '../db/store.js';
 import { storeUnavailability } from '../db/unavailable.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';

@@ -312,7 +312,8 @@ export class WebhookDeliverer {
       this.jobs.finishingMany(items.map((i) => i.job)),
     );
     // Another run of this job (its lease had lapsed) recorded first, or a manual retry took over.
-    for (const id of superseded) this.log.error({ delivery: id }, 'webhook attempt result dropped: superseded');
+    for (const id of superseded)
+      this.log.error({ delivery: id }, 'webhook attempt result dropped: superseded');
     return items.map(() => null);
   }
 }

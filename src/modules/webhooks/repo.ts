@@ -124,7 +124,7 @@ export async function deleteWebhook(db: Queryable, accountId: string, id: string
 
 /**
  * Whether any subscription of the account could want an event of `type` (active, listing the type):
- * without one an event's dispatch job is not even enqueued (emitEvent). dispatchTargets, which runs
+ * without one an event's dispatch job is not even enqueued (emitEvent). claimTargets, which runs
  * later, decides the rest (creation time, the principal a subscription belongs to).
  */
 export function anySubscriptionFor(accountId: string, type: string): SqlPart {
@@ -322,7 +322,9 @@ export interface Outcome {
   manual: boolean;
   /** The attempt made; null when none was (the subscription was paused while the job waited). */
   attempt:
-    | (Pick<AttemptRow, 'at' | 'response_status' | 'duration_ms' | 'error' | 'response_body'> & { ok: boolean })
+    | (Pick<AttemptRow, 'at' | 'response_status' | 'duration_ms' | 'error' | 'response_body'> & {
+        ok: boolean;
+      })
     | null;
   /** The job of the next automatic attempt, enqueued (its token the delivery's) if there is one. */
   retry: { token: string; payload: unknown };

@@ -14,7 +14,6 @@ import { emitEvent } from './events.js';
 import { waitUntil } from '../../../test/helpers/promises.js';
 import { webhookWorkDone } from '../../../test/helpers/deliverer.js';
 
-
 async function subscribe(t: TestApp, token: string, url: string): Promise<string> {
   const res = await t.call('POST', '/v1/webhooks', { token, body: { url, events: ['booking.created'] } });
   expect(res.status).toBe(201);
