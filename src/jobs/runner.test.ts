@@ -26,17 +26,18 @@ afterAll(async () => {
   await database.drop();
 });
 
-/** Inserts jobs of QUEUE claimed by `claim`'s worker (or unclaimed with `claim` null); the jobs. */
+/** Inserts jobs of `queue` claimed by `claim`'s worker (or unclaimed with `claim` null); the jobs. */
 async function insertJobs(
   payloads: object[],
   claim: { workerId: string; lockedUntil: Date } | null,
   now: Date,
+  queue = QUEUE,
 ): Promise<Job[]> {
   const rows = await db
     .insertInto('jobs')
     .values(
       payloads.map((p) => ({
-        queue: QUEUE,
+        queue,
         payload: JSON.stringify(p),
         run_at: now,
         attempts: claim ? 1 : 0,
@@ -47,7 +48,7 @@ async function insertJobs(
     )
     .returning(['id', 'payload'])
     .execute();
-  return rows.map((r) => ({ id: String(r.id), queue: QUEUE, payload: r.payload, attempts: 1 }));
+  return rows.map((r) => ({ id: String(r.id), queue, payload: r.payload, attempts: 1 }));
 }
 
 async function jobsLeft(): Promise<{ locked_by: string | null; attempts: number }[]> {
@@ -101,18 +102,12 @@ describe('a queue that reads beside its claim (claimWith)', () => {
       },
       { claimWith: (payload) => sql`json_build_object('twice', (${payload} ->> 'n')::int * 2)` },
     );
-    await db
-      .insertInto('jobs')
-      .values(
-        [1, 2, 3].map((n) => ({
-          queue,
-          payload: JSON.stringify({ n }),
-          run_at: clock.now(),
-          attempts: 0,
-          created_at: clock.now(),
-        })),
-      )
-      .execute();
+    await insertJobs(
+      [1, 2, 3].map((n) => ({ n })),
+      null,
+      clock.now(),
+      queue,
+    );
     await runner.drain();
     expect(seen.sort()).toEqual([
       [1, { twice: 2 }],
@@ -130,18 +125,7 @@ describe('a queue that reads beside its claim (claimWith)', () => {
       partition: { key: 'p', concurrency: 1 },
       claimWith: (payload) => sql`${payload} ->> 'p'`,
     });
-    await db
-      .insertInto('jobs')
-      .values(
-        ['a', 'b'].map((p) => ({
-          queue,
-          payload: JSON.stringify({ p }),
-          run_at: clock.now(),
-          attempts: 0,
-          created_at: clock.now(),
-        })),
-      )
-      .execute();
+    await insertJobs([{ p: 'a' }, { p: 'b' }], null, clock.now(), queue);
     await runner.drain();
     expect(seen.sort()).toEqual(['a', 'b']);
   });
