@@ -27,7 +27,7 @@
  * time (a lone job is a batch of one), so one bad row fails only its own job.
  */
 import type { Db, Tx } from '../../db/store.js';
-import type { Job } from '../../jobs/runner.js';
+import type { BatchedWrite, Job } from '../../jobs/runner.js';
 import { Batcher } from '../../lib/batcher.js';
 import type { Config } from '../../config.js';
 import type { JobContribution, Platform } from '../module.js';
@@ -119,7 +119,7 @@ export async function makeDeliveries(
   db: Db | Tx,
   targets: readonly Pick<NewDelivery, 'webhook_id' | 'event_id' | 'event_type'>[],
   now: Date,
-  end: Parameters<typeof insertDeliveries>[5] = null,
+  end: BatchedWrite | null = null,
 ): Promise<{ rows: NewDelivery[]; made: string[] }> {
   const jobs = new Map<string, AttemptPayload>();
   const rows = targets.map((target): NewDelivery => {
