@@ -61,47 +61,31 @@ export async function enqueueMany(
   return rows.rows.map((r) => String(r.id));
 }
 
-/** Jobs a statement enqueues already claimed by this process (JobRunner.holdSlot), by key. */
-export interface ClaimedAs {
-  workerId: string;
-  lockedUntil: Date;
-  /** The keys (of jobsForRows' `payloads`) whose jobs are inserted claimed. */
-  keys: readonly string[];
-}
-
 /**
  * A part of one statement (a data-modifying CTE named `name`) that enqueues jobs of `queue` only for
  * the rows another CTE of that statement answered: `payloads` maps a key to its job's payload, and
- * `from` names the CTE whose `id` column holds the keys (an INSERT … ON CONFLICT DO NOTHING RETURNING
- * id answers only the rows it made). The jobs of `claimed.keys` are inserted claimed by that worker,
- * their attempt counted, for it to run them once the statement commits (JobRunner.startClaimed);
- * `claimedRows` selects them (id, payload). `wakeUp` selects the queue's NOTIFY when a job that is not
- * claimed was added (the others need nobody woken). One round trip for rows and their jobs, as
- * WriteBatch does for rows nobody reads back.
+ * `from` names the CTE whose `id` column holds the keys and whose `run_at` column says when each job
+ * is due (an INSERT … ON CONFLICT DO NOTHING RETURNING answers only the rows it made, an UPDATE …
+ * RETURNING only those it changed). `wakeUp` selects the queue's NOTIFY when a job was added. One
+ * round trip for rows and their jobs, as WriteBatch does for rows nobody reads back.
  */
 export function jobsForRows(
   name: string,
   from: string,
   queue: string,
   payloads: ReadonlyMap<string, unknown>,
-  runAt: Date,
-  claimed: ClaimedAs | null = null,
-): { part: RawBuilder<unknown>; wakeUp: RawBuilder<unknown>; claimedRows: RawBuilder<unknown> } {
+): { part: RawBuilder<unknown>; wakeUp: RawBuilder<unknown> } {
   const keys = [...payloads.keys()];
   const values = keys.map((k) => JSON.stringify(payloads.get(k)));
-  const mine = sql`p.key = ANY(${claimed?.keys ?? []}::text[])`;
   return {
     part: sql`${sql.id(name)} AS (
-      INSERT INTO jobs (queue, payload, run_at, attempts, created_at, locked_by, locked_until)
-      SELECT ${queue}::text, p.payload, ${runAt}::timestamptz, CASE WHEN ${mine} THEN 1 ELSE 0 END,
-        ${runAt}::timestamptz, CASE WHEN ${mine} THEN ${claimed?.workerId ?? null}::text END,
-        CASE WHEN ${mine} THEN ${claimed?.lockedUntil ?? null}::timestamptz END
+      INSERT INTO jobs (queue, payload, run_at, attempts, created_at)
+      SELECT ${queue}::text, p.payload, f.run_at, 0, f.run_at
       FROM ${sql.id(from)} AS f
       JOIN unnest(${keys}::text[], ${values}::jsonb[]) AS p(key, payload) ON p.key = f.id
-      RETURNING id, payload, locked_by)`,
+      RETURNING id)`,
     wakeUp: sql`SELECT kairos_notify(${JOBS_CHANNEL}, ${queue}) AS woken
-      FROM (SELECT 1 FROM ${sql.id(name)} WHERE locked_by IS NULL LIMIT 1) AS added`,
-    claimedRows: sql`SELECT id, payload FROM ${sql.id(name)} WHERE locked_by IS NOT NULL`,
+      FROM (SELECT 1 FROM ${sql.id(name)} LIMIT 1) AS added`,
   };
 }
 
@@ -269,6 +253,8 @@ export interface PartitionedClaim {
   now: Date;
   leaseMs: number;
   workerId: string;
+  /** Read beside each claimed job (RegisterOptions.claimWith). */
+  read?: ClaimRead;
 }
 
 /**
@@ -285,6 +271,7 @@ export async function claimPartitionedJobs(
     queue: string;
     payload: unknown;
     attempts: number;
+    read: unknown;
     scanned: number;
   }>`
         WITH due AS (
@@ -310,10 +297,18 @@ export async function claimPartitionedJobs(
           FROM locked WHERE jobs.id = locked.id
           RETURNING jobs.id, jobs.queue, jobs.payload, jobs.attempts
         )
-        SELECT claimed.*, (SELECT count(*) FROM due) AS scanned FROM claimed
+        SELECT claimed.*, ${c.read ? c.read(sql`claimed.payload`) : sql`NULL`} AS read,
+          (SELECT count(*) FROM due) AS scanned
+        FROM claimed
       `.execute(db);
   return {
-    jobs: rows.map((r) => ({ id: String(r.id), queue: r.queue, payload: r.payload, attempts: r.attempts })),
+    jobs: rows.map((r) => ({
+      id: String(r.id),
+      queue: r.queue,
+      payload: r.payload,
+      attempts: r.attempts,
+      ...(c.read ? { read: r.read } : {}),
+    })),
     scanned: Number(rows[0]?.scanned ?? 0),
   };
 }
@@ -339,13 +334,7 @@ export async function finishJob(trx: Tx | Db, id: string, workerId: string): Pro
   await jobsEnd(trx, [id], workerId).execute();
 }
 
-/** Deletes several jobs `workerId` holds, in one statement (finishJob for a batch). */
-export async function finishJobs(trx: Tx | Db, ids: readonly string[], workerId: string): Promise<void> {
-  if (ids.length === 0) return;
-  await jobsEnd(trx, ids, workerId).execute();
-}
-
-/** The DELETE of jobs `workerId` holds (finishJob, finishJobs; a handler's CTE through JobRunner.finishingMany). */
+/** The DELETE of jobs `workerId` holds (finishJob; a handler's CTE through JobRunner.finishingMany). */
 export function jobsEnd(db: QueryCreator<DB>, ids: readonly string[], workerId: string) {
   return db.deleteFrom('jobs').where('id', 'in', ids).where('locked_by', '=', workerId);
 }

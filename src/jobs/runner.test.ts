@@ -1,6 +1,6 @@
 /**
- * Jobs a handler enqueues already claimed by its own process (JobRunner.holdSlot, startClaimed): the
- * slots they take, who runs them, and what happens to them when that process stops or dies first.
+ * The runner's claims: a dead process's job runs elsewhere once its lease lapses, a claim reads beside
+ * its jobs (claimWith), and a job that ends claims again only when jobs may be waiting for its slot.
  */
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -26,17 +26,18 @@ afterAll(async () => {
   await database.drop();
 });
 
-/** Inserts jobs of QUEUE claimed as holdSlot's answer says (or unclaimed with `claim` null); their ids. */
+/** Inserts jobs of `queue` claimed by `claim`'s worker (or unclaimed with `claim` null); the jobs. */
 async function insertJobs(
   payloads: object[],
   claim: { workerId: string; lockedUntil: Date } | null,
   now: Date,
+  queue = QUEUE,
 ): Promise<Job[]> {
   const rows = await db
     .insertInto('jobs')
     .values(
       payloads.map((p) => ({
-        queue: QUEUE,
+        queue,
         payload: JSON.stringify(p),
         run_at: now,
         attempts: claim ? 1 : 0,
@@ -47,7 +48,7 @@ async function insertJobs(
     )
     .returning(['id', 'payload'])
     .execute();
-  return rows.map((r) => ({ id: String(r.id), queue: QUEUE, payload: r.payload, attempts: 1 }));
+  return rows.map((r) => ({ id: String(r.id), queue, payload: r.payload, attempts: 1 }));
 }
 
 async function jobsLeft(): Promise<{ locked_by: string | null; attempts: number }[]> {
@@ -67,73 +68,7 @@ function runnerOf(clock: FakeClock, ran: unknown[], leaseMs = 10_000): JobRunner
   return runner;
 }
 
-describe('jobs enqueued already claimed by their own process', () => {
-  it('holds at most the queue’s and each partition’s free slots; a released slot is free again', async () => {
-    const clock = new FakeClock('2026-06-01T12:00:00Z');
-    const runner = runnerOf(clock, []);
-    await runner.start(null);
-    try {
-      expect(runner.holdSlot(QUEUE, { p: 'a' })).toEqual({
-        workerId: expect.any(String),
-        lockedUntil: new Date('2026-06-01T12:00:10Z'),
-      });
-      expect(runner.holdSlot(QUEUE, { p: 'a' })).not.toBeNull();
-      // Partition a is full (2); the queue has one slot left, which b takes.
-      expect(runner.holdSlot(QUEUE, { p: 'a' })).toBeNull();
-      expect(runner.holdSlot(QUEUE, { p: 'b' })).not.toBeNull();
-      expect(runner.holdSlot(QUEUE, { p: 'c' })).toBeNull();
-      runner.releaseSlot(QUEUE, { p: 'a' });
-      expect(runner.holdSlot(QUEUE, { p: 'c' })).not.toBeNull();
-      // A queue this process does not run has no slot to hold.
-      expect(runner.holdSlot('not-registered', { p: 'a' })).toBeNull();
-    } finally {
-      await runner.stop();
-    }
-    // Nor does a stopped runner.
-    expect(runner.holdSlot(QUEUE, { p: 'z' })).toBeNull();
-  });
-
-  it('runs its claimed jobs without claiming them; another runner cannot take them meanwhile', async () => {
-    const clock = new FakeClock('2026-06-01T12:00:00Z');
-    const ranA: unknown[] = [];
-    const ranB: unknown[] = [];
-    const a = runnerOf(clock, ranA);
-    const b = runnerOf(clock, ranB);
-    await a.start(null);
-    try {
-      const slot = a.holdSlot(QUEUE, { p: 'x' })!;
-      const jobs = await insertJobs([{ p: 'x', n: 1 }], slot, clock.now());
-      // B looks for due work before A starts its job: the claimed job is not B's to take.
-      await b.drain();
-      expect(ranB).toEqual([]);
-      await a.startClaimed(QUEUE, jobs);
-      await a.drain();
-      expect(ranA).toEqual([{ p: 'x', n: 1 }]);
-      expect(await jobsLeft()).toEqual([]);
-    } finally {
-      await a.stop();
-    }
-  });
-
-  it('a runner that stopped before starting them hands them back at once, and another runs them', async () => {
-    const clock = new FakeClock('2026-06-01T12:00:00Z');
-    const ranA: unknown[] = [];
-    const ranB: unknown[] = [];
-    const a = runnerOf(clock, ranA);
-    const b = runnerOf(clock, ranB);
-    await a.start(null);
-    const slot = a.holdSlot(QUEUE, { p: 'y' })!;
-    const jobs = await insertJobs([{ p: 'y', n: 2 }], slot, clock.now());
-    await a.stop();
-    await a.startClaimed(QUEUE, jobs);
-    expect(ranA).toEqual([]);
-    // Unclaimed, and the claim it never used not counted.
-    expect(await jobsLeft()).toEqual([{ locked_by: null, attempts: 0 }]);
-    await b.drain();
-    expect(ranB).toEqual([{ p: 'y', n: 2 }]);
-    expect(await jobsLeft()).toEqual([]);
-  });
-
+describe('a claimed job', () => {
   it('a job whose process died before starting it runs elsewhere once its lease lapses', async () => {
     const clock = new FakeClock('2026-06-01T12:00:00Z');
     const ranB: unknown[] = [];
@@ -167,18 +102,12 @@ describe('a queue that reads beside its claim (claimWith)', () => {
       },
       { claimWith: (payload) => sql`json_build_object('twice', (${payload} ->> 'n')::int * 2)` },
     );
-    await db
-      .insertInto('jobs')
-      .values(
-        [1, 2, 3].map((n) => ({
-          queue,
-          payload: JSON.stringify({ n }),
-          run_at: clock.now(),
-          attempts: 0,
-          created_at: clock.now(),
-        })),
-      )
-      .execute();
+    await insertJobs(
+      [1, 2, 3].map((n) => ({ n })),
+      null,
+      clock.now(),
+      queue,
+    );
     await runner.drain();
     expect(seen.sort()).toEqual([
       [1, { twice: 2 }],
@@ -187,14 +116,18 @@ describe('a queue that reads beside its claim (claimWith)', () => {
     ]);
   });
 
-  it('is refused on a partitioned queue, whose claim is another statement', () => {
-    const runner = new JobRunner(db, new FakeClock('2026-06-01T12:00:00Z'), quiet);
-    expect(() =>
-      runner.register('x', async () => {}, {
-        partition: { key: 'p', concurrency: 1 },
-        claimWith: (payload) => payload,
-      }),
-    ).toThrow(/claimWith and partition/);
+  it('reads beside the claim of a partitioned queue too', async () => {
+    const clock = new FakeClock('2026-06-01T12:00:00Z');
+    const queue = 'read-partitioned';
+    const seen: unknown[] = [];
+    const runner = new JobRunner(db, clock, quiet);
+    runner.register(queue, async (job) => void seen.push(job.read), {
+      partition: { key: 'p', concurrency: 1 },
+      claimWith: (payload) => sql`${payload} ->> 'p'`,
+    });
+    await insertJobs([{ p: 'a' }, { p: 'b' }], null, clock.now(), queue);
+    await runner.drain();
+    expect(seen.sort()).toEqual(['a', 'b']);
   });
 });
 
@@ -248,26 +181,27 @@ describe('a job that ends claims again only when jobs may be waiting for its slo
     }
   });
 
-  it('a job started claimed, the timer computed since the last claim: it ends without a claim', async () => {
+  it('a job whose claim was followed by the timer: it ends without a claim', async () => {
     const clock = new FakeClock('2026-06-01T12:00:00Z');
     const ran: unknown[] = [];
-    const runner = runnerOf(clock, ran);
-    await runner.start(null);
+    // No notifier, and a timer a minute away: nothing but the ending job could claim.
+    const runner = new JobRunner(db, clock, quiet, { idleMs: 60_000 });
+    runner.register(QUEUE, async (job) => void ran.push(job.payload), { concurrency: 3 });
+    await insertJobs([{ p: 'w', n: 4 }], null, clock.now());
     const counted = countClaims();
     try {
-      // The start's pump has claimed (nothing) and computed the timer.
-      await runner.drain();
-      const before = counted.claims();
-      const slot = runner.holdSlot(QUEUE, { p: 'w' })!;
-      await runner.startClaimed(QUEUE, await insertJobs([{ p: 'w', n: 4 }], slot, clock.now()));
+      // One pump claims the job (fewer than the queue's free slots) and computes the timer, before
+      // the job's end (a round trip later) frees its slot.
+      await runner.start(null);
       await waitUntil(
         'the job to run and leave the queue',
         async () => ran.length === 1 && (await jobsLeft()).length === 0,
         2000,
         10,
       );
-      await new Promise((r) => setTimeout(r, 50));
-      expect(counted.claims()).toBe(before);
+      // The runner idle (the job's end and any pump it woke are over): only the first claim was made.
+      await runner.settle();
+      expect(counted.claims()).toBe(1);
     } finally {
       counted.stop();
       await runner.stop();

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Notifier } from '../db/notify.js';
-import type { Db, Tx } from '../db/store.js';
+import type { Db } from '../db/store.js';
 import { storeUnavailability } from '../db/unavailable.js';
 import type { Clock } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
@@ -11,7 +11,6 @@ import {
   claimPartitionedJobs,
   claimScheduleTick,
   finishJob,
-  finishJobs,
   hasDueJob,
   JOBS_CHANNEL,
   type Job,
@@ -26,7 +25,6 @@ import {
 // The SQL lives in queries.ts; what other files import from here stays importable from here.
 export {
   type BatchedWrite,
-  type ClaimedAs,
   type ClaimRead,
   enqueue,
   enqueueMany,
@@ -64,7 +62,7 @@ export interface RegisterOptions {
   /**
    * Read beside each job in the statement that claims it: a SQL expression of the job's payload, whose
    * value reaches the handler as `job.read` (a round trip fewer for a handler that would read it
-   * first). Not with `partition`. A handler must still cope without it: a job can reach it otherwise.
+   * first). Every job of such a queue reaches its handler through a claim, so with its `read`.
    */
   claimWith?: ClaimRead;
 }
@@ -133,7 +131,7 @@ export class JobRunner {
   private pumping: Promise<void> | null = null;
   private again = false;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Jobs their handler already deleted in its own transaction (finishIn). */
+  /** Jobs their handler already deleted in the statement of its last write (finishingMany). */
   private readonly finished = new Set<string>();
 
   constructor(
@@ -144,7 +142,6 @@ export class JobRunner {
   ) {}
 
   register<P>(queue: string, handler: JobHandler<P>, opts: RegisterOptions = {}): void {
-    if (opts.partition && opts.claimWith) throw new Error(`queue ${queue}: claimWith and partition together`);
     this.queues.set(queue, {
       name: queue,
       handler: handler as JobHandler,
@@ -183,29 +180,11 @@ export class JobRunner {
   }
 
   /**
-   * Deletes a running job inside its handler's own transaction, so that the job ends exactly when
-   * (and only if) the handler's work commits; the runner then skips its own delete.
-   */
-  async finishIn(trx: Tx, job: Job): Promise<void> {
-    await finishJob(trx, job.id, this.workerId);
-    this.finished.add(job.id);
-  }
-
-  /** finishIn for several running jobs whose work one transaction does (one statement). */
-  async finishManyIn(trx: Tx, jobs: readonly Job[]): Promise<void> {
-    await finishJobs(
-      trx,
-      jobs.map((j) => j.id),
-      this.workerId,
-    );
-    for (const job of jobs) this.finished.add(job.id);
-  }
-
-  /**
    * The DELETE that ends running jobs, for their handlers to send inside the statement of their last
    * write (a data-modifying CTE, one round trip, no transaction needed): the jobs end exactly when
-   * that write is made, and the runner skips its own delete. A handler whose statement fails must
-   * throw, as for any failure (the job is then kept and retried).
+   * that write is made, and the runner skips its own delete. The one way a handler ends its own jobs;
+   * a handler that does not call it has its job ended by the runner once it returns. A handler whose
+   * statement fails must throw, as for any failure (the job is then kept and retried).
    */
   finishingMany(jobs: readonly Job[]): BatchedWrite {
     const ids = jobs.map((j) => j.id);
@@ -267,8 +246,11 @@ export class JobRunner {
     }
   }
 
-  /** Waits until no pump runs and no job is in flight (a finishing job wakes another pump). */
-  private async settle(): Promise<void> {
+  /**
+   * Waits until no pump runs and no job is in flight (a finishing job wakes another pump): for tests,
+   * the signal that whatever the runner was going to do by itself has been done.
+   */
+  async settle(): Promise<void> {
     while (this.pumping || this.inFlight.size > 0) {
       if (this.pumping) await this.pumping;
       if (this.inFlight.size > 0) await Promise.all(this.inFlight);
@@ -303,11 +285,9 @@ export class JobRunner {
     }
   }
 
-  /**
-   * Runs a claimed job. `held`: its slot is already counted (holdSlot); otherwise it is taken now.
-   */
-  private start1(q: Queue, job: Job, partition?: string, held = false): void {
-    if (!held) this.takeSlot(q, partition);
+  /** Runs a claimed job in a slot of its queue (and of its partition). */
+  private start1(q: Queue, job: Job, partition?: string): void {
+    this.takeSlot(q, partition);
     q.ids.add(job.id);
     const p = this.execute(q, job).finally(() => {
       q.ids.delete(job.id);
@@ -354,50 +334,6 @@ export class JobRunner {
   }
 
   /**
-   * Holds a slot of `queue` for a job with `payload` that a handler of this process enqueues already
-   * claimed (jobsForRows with `claimed`: the worker and lease answered here) and runs itself once
-   * that has committed (startClaimed), sparing the job a wake-up and a claim. While held, the slot
-   * counts as running, so claims meanwhile cannot take it (nor the partition's room). Null: no room,
-   * the queue does not run here, or the runner is stopping; enqueue the job unclaimed then. A held
-   * slot whose job was not made must be given back (releaseSlot).
-   */
-  holdSlot(queue: string, payload: unknown): { workerId: string; lockedUntil: Date } | null {
-    const q = this.queues.get(queue);
-    if (!this.running || !q || q.running >= q.concurrency) return null;
-    const partition = this.partitionOf(q, payload);
-    if (partition !== undefined && this.partitionFull(q, partition)) return null;
-    this.takeSlot(q, partition);
-    return { workerId: this.workerId, lockedUntil: new Date(this.clock.nowMs() + q.leaseMs) };
-  }
-
-  /** Gives back a slot holdSlot held for `payload`'s job, which was not made (or not committed). */
-  releaseSlot(queue: string, payload: unknown): void {
-    const q = this.queues.get(queue);
-    if (!q) return;
-    this.freeSlot(q, this.partitionOf(q, payload));
-    this.wake([q.name]);
-  }
-
-  /**
-   * Runs committed jobs that were enqueued claimed by this process into slots holdSlot held. A runner
-   * that stopped meanwhile hands them back unrun instead, for a claim to take at once.
-   */
-  async startClaimed(queue: string, jobs: readonly Job[]): Promise<void> {
-    const q = this.queues.get(queue);
-    if (!q || jobs.length === 0) return;
-    if (!this.running) {
-      for (const job of jobs) this.freeSlot(q, this.partitionOf(q, job.payload));
-      await releaseClaims(
-        this.db,
-        jobs.map((j) => j.id),
-        this.workerId,
-      );
-      return;
-    }
-    for (const job of jobs) this.start1(q, job, this.partitionOf(q, job.payload), true);
-  }
-
-  /**
    * Claims for a partitioned queue. The claim itself takes at most each partition's room (its limit
    * minus what runs here), and leaves full partitions out. The candidates are the oldest due jobs
    * (a bounded scan); when one partition filled up and so may have hidden others, it claims again
@@ -424,6 +360,7 @@ export class JobRunner {
         now,
         leaseMs: q.leaseMs,
         workerId: this.workerId,
+        read: q.claimWith ?? undefined,
       });
       const handBack: string[] = [];
       for (const job of jobs) {

@@ -28,16 +28,8 @@ export interface Platform {
   keys: DerivedKeys;
   metrics: Metrics;
   usage: UsageRecorder;
-  /**
-   * The job runner, for handlers that finish their job in their own transaction (`finishIn`, or
-   * `finishManyIn` for a batch of them) or in the statement of their last write
-   * (`finishingMany`), and for those that enqueue jobs already claimed and run them once committed
-   * (`holdSlot`, `releaseSlot`, `startClaimed`).
-   */
-  jobs: Pick<
-    JobRunner,
-    'finishIn' | 'finishManyIn' | 'finishingMany' | 'holdSlot' | 'releaseSlot' | 'startClaimed'
-  >;
+  /** The job runner, for handlers that end their jobs in the statement of their last write. */
+  jobs: Pick<JobRunner, 'finishingMany'>;
   /** Tells this process's credential cache about a revocation, before the revoking request answers. */
   revocations: RevocationListener;
   log: { error(obj: object, msg: string): void };

@@ -1,5 +1,5 @@
 /**
- * Several attempts in flight to one endpoint, batched claims, contexts and records: each event is
+ * Several attempts in flight to one endpoint, batched claims (with their contexts) and records: each event is
  * still delivered exactly once, signed, whether one runner or two share the database.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { sampleBooking } from '../../../test/helpers/events.js';
 import type { JobRunner } from '../../jobs/runner.js';
-import { delivererRunner } from '../../../test/helpers/deliverer.js';
+import { delivererRunner, webhookWorkDone } from '../../../test/helpers/deliverer.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { ENDPOINT_CONCURRENCY } from './delivery.js';
 import { emitEvent } from './events.js';
@@ -145,7 +145,8 @@ describe('several deliveries in flight to one endpoint', () => {
     const hook = await subscribe(t, acc.key, receiver.url);
     const ids = await emitMany(t, acc.id, 300);
     await receiver.waitFor(ids.length, 60_000);
-    await sleep(500); // a duplicate would show up
+    // Every job ended and the runner idle: whatever would be sent again has been.
+    await webhookWorkDone(t, [t.ctx.jobs]);
     expectOncePerEventSigned(receiver.got, ids, hook.secret);
     expect(receiver.open.max).toBeGreaterThan(1);
     expect(receiver.open.max).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
@@ -184,7 +185,8 @@ describe('two job runners claiming batches from one database', () => {
     const hook = await subscribe(t, acc.key, receiver.url);
     const ids = await emitMany(t, acc.id, 1000);
     await receiver.waitFor(ids.length, 90_000);
-    await sleep(1_000); // a duplicate would show up
+    // Every job ended and both runners idle: whatever would be sent again has been.
+    await webhookWorkDone(t, runners);
     expectOncePerEventSigned(receiver.got, ids, hook.secret);
     await expectRecordedOnce(t, hook.id, ids.length);
     // Both claimed jobs (dispatches and attempts): the claims really competed.

@@ -8,7 +8,7 @@ import { FakeClock } from '../../platform/clock.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import type { EmitEventInput } from './api.js';
 import { emitEvent } from './events.js';
-import { claimTargets, dispatchTargets, targetsRead } from './repo.js';
+import { claimTargets, targetsRead } from './repo.js';
 import { MINUTE } from '../../lib/time.js';
 
 const clock = new FakeClock('2026-06-01T12:00:00.000Z');
@@ -321,17 +321,40 @@ describe('delivery of an event', () => {
     expect(await eventsOf(organiserHook)).toEqual([resolved.id, booking.id].sort());
     expect(await eventsOf(colleagueHook)).toEqual([booking.id]);
 
-    // The claim of a dispatch job reads the same targets as dispatchTargets, a rotated secret's end too.
+    // The claim of a dispatch job reads its targets: the subscriptions receiving the event, with what a
+    // first attempt sends, a rotated secret's end too.
     const rotated = await t.call('POST', `/v1/webhooks/${accountHook}/rotate-secret`, { token: acc.key });
     expect(rotated.status).toBe(200);
-    for (const event of [resolved, booking]) {
+    const hooks = await t.ctx.db.selectFrom('webhooks').selectAll().execute();
+    for (const [event, receivers] of [
+      [resolved, [accountHook, organiserHook]],
+      [booking, [accountHook, organiserHook, colleagueHook]],
+    ] as const) {
       const { rows } = await sql<{ read: unknown }>`
         SELECT ${claimTargets(sql`${JSON.stringify({ event_id: event.id })}::jsonb`)} AS read`.execute(
         t.ctx.db,
       );
-      const read = targetsRead(rows[0]!.read);
-      expect(read).toEqual(await dispatchTargets(t.ctx.db, [event.id]));
-      expect(read!.some((r) => r.previous_secret_expires_at instanceof Date)).toBe(true);
+      const stored = await t.ctx.db
+        .selectFrom('events')
+        .select('envelope')
+        .where('id', '=', event.id)
+        .executeTakeFirstOrThrow();
+      expect(targetsRead(rows[0]!.read)).toEqual(
+        [...receivers].sort().map((id) => {
+          const w = hooks.find((h) => h.id === id)!;
+          return {
+            event_id: event.id,
+            event_type: event.type,
+            envelope: stored.envelope,
+            webhook_id: id,
+            url: w.url,
+            secret_enc: w.secret_enc,
+            previous_secret_enc: w.previous_secret_enc,
+            previous_secret_expires_at: w.previous_secret_expires_at,
+          };
+        }),
+      );
+      expect(targetsRead(rows[0]!.read).some((r) => r.previous_secret_expires_at instanceof Date)).toBe(true);
     }
   });
 

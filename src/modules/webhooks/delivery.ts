@@ -3,50 +3,48 @@
  *
  * - `webhook-dispatch` (one job per event, enqueued by emitEvent in the emitting transaction) turns
  *   the committed event into one delivery per matching active subscription, and enqueues the first
- *   attempt of each, in one statement (re-running it creates nothing twice). The first attempts this
- *   process has room for are enqueued claimed by it and started at once (JobRunner.holdSlot).
+ *   attempt of each, in one statement that also ends the dispatch job (re-running it creates nothing
+ *   twice). makeDeliveries is the one way deliveries are made (a test send makes its one that way too).
  * - `webhook-attempt` (one job per attempt) POSTs the stored envelope bytes with fresh signature
- *   headers, records the attempt, and in the same transaction either ends the delivery (2xx →
- *   succeeded; last scheduled attempt or a manual one → failed) or enqueues the next attempt at
- *   retry-schedule[n] after the failed one (docs/api.md#signatures-and-retries: +1 min, +5 min, +30 min).
+ *   headers, then records the outcome in one statement (repo.ts recordOutcomes): the attempt row, the
+ *   delivery's next state (2xx → succeeded; last scheduled attempt or a manual one → failed), the next
+ *   attempt's job at retry-schedule[n] after the failed one (docs/api.md#signatures-and-retries: +1 min,
+ *   +5 min, +30 min; settings.retryScheduleMs, from the configuration: deliverySettings), and the end
+ *   of the job.
  *
- * Claims are SKIP LOCKED leases renewed while the attempt runs, so each attempt is made by exactly
- * one worker of any number of processes, and an attempt cut short by a crash is made again once the
- * dead process's lease lapses (about ATTEMPT_LEASE_MS). A delivery names the one job it expects
- * (`pending_job`); a job that is stale (its delivery paused, retried or already recorded) does nothing.
+ * Each job's claim reads what its handler needs in the same statement (RegisterOptions.claimWith): a
+ * dispatch its event's targets (claimTargets), an attempt its delivery, subscription and event in one
+ * join (claimContext). Claims are SKIP LOCKED leases renewed while the job runs, so each attempt is
+ * made by exactly one worker of any number of processes, and an attempt cut short by a crash is made
+ * again once the dead process's lease lapses (about ATTEMPT_LEASE_MS). A delivery names the one job it
+ * expects (`pending_job`); a job that is stale (its delivery paused, retried or already recorded)
+ * makes no request, and its outcome applies only while the delivery still expects it.
  *
  * The runner claims due jobs in batches (one statement each), and several attempts to one endpoint
  * run at once (ENDPOINT_CONCURRENCY), so deliveries need not arrive in the order of their events.
- * What the jobs running at once in this process ask of the store is batched (batcher.ts): their
- * dispatches in one statement (the claim that took them read their targets: claimTargets), their
- * attempts' contexts in one SELECT (a first attempt started by its dispatch needs none), and their
- * outcomes in one transaction (one UPDATE of the deliveries, one INSERT of the attempts, one DELETE
- * of the jobs). An outcome the batch could not apply (its delivery changed meanwhile, or the batch
- * failed) is recorded on its own as before.
+ * The statements of the jobs running at once in this process are batched (lib/batcher.ts): their
+ * dispatches in one statement, their outcomes in one. A batch that failed is tried again one job at a
+ * time (a lone job is a batch of one), so one bad row fails only its own job.
  */
-import type { Db } from '../../db/store.js';
-import { withTransaction } from '../../db/store.js';
-import { enqueueMany, type Job } from '../../jobs/runner.js';
+import type { Db, Tx } from '../../db/store.js';
+import type { BatchedWrite, Job } from '../../jobs/runner.js';
+import { Batcher } from '../../lib/batcher.js';
+import type { Config } from '../../config.js';
 import type { JobContribution, Platform } from '../module.js';
 import type { Clock } from '../../platform/clock.js';
 import { decryptSecret, randomToken } from '../../platform/crypto.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { OutboundPolicy } from '../../platform/outbound.js';
 import { type AttemptResult, attemptDelivery } from './attempt.js';
-import { Batcher } from './batcher.js';
 import { ATTEMPT_QUEUE, DISPATCH_QUEUE } from './events.js';
 import {
   type AttemptContext,
-  attemptContexts,
-  type DeliveryRow,
-  type NewDelivery,
-  type DeliveryState,
+  claimContext,
   claimTargets,
-  dispatchTargets,
-  insertDeliveriesWithAttempts,
-  lockDelivery,
-  type OutcomeInput,
-  recordOutcome,
+  contextRead,
+  insertDeliveries,
+  type NewDelivery,
+  type Outcome,
   recordOutcomes,
   targetsRead,
 } from './repo.js';
@@ -56,16 +54,16 @@ import { buildDeliveryHeaders } from './signing.js';
 export const ATTEMPT_CONCURRENCY = 512;
 /**
  * Attempt jobs of one subscription running at once in one process: most of an attempt's time under
- * load is spent waiting for the store (the claim, the context, the record), so one endpoint needs
- * many of them to keep up with a busy account's events. A slow receiver holds at most these (half).
+ * load is spent waiting for the store (the claim, the record), so one endpoint needs many of them to
+ * keep up with a busy account's events. A slow receiver holds at most these (half).
  */
 export const ENDPOINT_JOBS = 256;
 /** Requests in flight to one subscription's URL at once from one process: what a receiver sees. */
 export const ENDPOINT_CONCURRENCY = 32;
 /** Dispatch jobs running at once in one process (their fan-outs are batched). */
 const DISPATCH_CONCURRENCY = 256;
-/** Most items one batched statement or transaction takes. */
-const BATCH_MAX = 128;
+/** Most items one batched statement takes, and such statements under way at once. */
+const BATCHING = { maxBatch: 128, maxInFlight: 2 };
 /** Claim lease of dispatch and attempt jobs; renewed while they run, so it only bounds crash recovery. */
 export const ATTEMPT_LEASE_MS = 10_000;
 
@@ -74,6 +72,17 @@ export interface DeliverySettings {
   retryScheduleMs: number[];
   timeoutMs: number;
   policy: OutboundPolicy;
+}
+
+/** The deliverer's settings, from the configuration (KAIROS_WEBHOOK_RETRY_SCHEDULE and the others). */
+export function deliverySettings(
+  config: Pick<Config, 'webhookRetryScheduleMs' | 'webhookTimeoutMs' | 'allowPrivateNetwork'>,
+): DeliverySettings {
+  return {
+    retryScheduleMs: config.webhookRetryScheduleMs,
+    timeoutMs: config.webhookTimeoutMs,
+    policy: { allowPrivateNetwork: config.allowPrivateNetwork },
+  };
 }
 
 interface DispatchPayload {
@@ -101,6 +110,33 @@ export function attemptJob(delivery: { id: string; webhook_id: string }, manual:
   return { token, payload };
 }
 
+/**
+ * Makes pending deliveries of `targets` at `now`, each with its first attempt's job, and ends `end`'s
+ * jobs, in one statement (repo.ts insertDeliveries): the one way a delivery is made. Answers the ids
+ * of the deliveries made (a target that has one already gets none).
+ */
+export async function makeDeliveries(
+  db: Db | Tx,
+  targets: readonly Pick<NewDelivery, 'webhook_id' | 'event_id' | 'event_type'>[],
+  now: Date,
+  end: BatchedWrite | null = null,
+): Promise<{ rows: NewDelivery[]; made: string[] }> {
+  const jobs = new Map<string, AttemptPayload>();
+  const rows = targets.map((target): NewDelivery => {
+    const id = prefixedId('whd', now.getTime());
+    const first = attemptJob({ id, webhook_id: target.webhook_id }, false);
+    jobs.set(id, first.payload);
+    return {
+      id,
+      webhook_id: target.webhook_id,
+      event_id: target.event_id,
+      event_type: target.event_type,
+      pending_job: first.token,
+    };
+  });
+  return { rows, made: await insertDeliveries(db, rows, ATTEMPT_QUEUE, jobs, now, end) };
+}
+
 interface Log {
   error(obj: object, msg: string): void;
 }
@@ -108,36 +144,18 @@ interface Log {
 /** A finished attempt (`result` null: none was made), waiting to be recorded. */
 interface Finished {
   job: Job<AttemptPayload>;
-  seen: DeliveryState;
   startedMs: number;
   result: AttemptResult | null;
 }
 
-type NextState = Pick<
-  DeliveryRow,
-  'status' | 'attempt_count' | 'next_attempt_at' | 'pending_job' | 'updated_at'
->;
-
 export class WebhookDeliverer {
-  private readonly dispatches = new Batcher<Job<DispatchPayload>, null>((jobs) => this.dispatchMany(jobs), {
-    max: BATCH_MAX,
-    parallel: 2,
-  });
-  private readonly contexts = new Batcher<string, AttemptContext | null>(
-    async (ids) => {
-      const byId = new Map((await attemptContexts(this.db, ids)).map((c) => [c.id, c]));
-      return ids.map((id) => byId.get(id) ?? null);
-    },
-    { max: BATCH_MAX, parallel: 2 },
+  private readonly dispatches = new Batcher<Job<DispatchPayload>, null>(
+    (jobs) => this.dispatchMany(jobs),
+    BATCHING,
   );
-  /** What the first attempts a dispatch starts itself send, by delivery id, until they start. */
-  private readonly firstContexts = new Map<string, AttemptContext>();
+  private readonly outcomes = new Batcher<Finished, null>((items) => this.recordMany(items), BATCHING);
   /** Per subscription: requests in flight, and the attempts waiting for one of them to end. */
   private readonly sending = new Map<string, { running: number; waiting: (() => void)[] }>();
-  private readonly outcomes = new Batcher<Finished, boolean>((items) => this.recordMany(items), {
-    max: BATCH_MAX,
-    parallel: 2,
-  });
 
   constructor(
     private readonly jobs: Platform['jobs'],
@@ -158,7 +176,6 @@ export class WebhookDeliverer {
           concurrency: DISPATCH_CONCURRENCY,
           leaseMs: ATTEMPT_LEASE_MS,
           extendLease: true,
-          // The claim reads the targets too: one round trip fewer between an event and its request.
           claimWith: claimTargets,
         },
       },
@@ -170,6 +187,7 @@ export class WebhookDeliverer {
           leaseMs: ATTEMPT_LEASE_MS,
           extendLease: true,
           partition: { key: 'webhook_id', concurrency: ENDPOINT_JOBS },
+          claimWith: claimContext,
         },
       },
     ];
@@ -178,124 +196,60 @@ export class WebhookDeliverer {
   /** Fans a committed event out into deliveries and their first attempts, with the others running. */
   private async dispatch(job: Job<DispatchPayload>): Promise<void> {
     // A failed batch may have failed for another job's sake: this one alone, once more.
-    await this.dispatches.submit(job).catch((err: unknown) => {
+    await this.dispatches.ask(job).catch((err: unknown) => {
       this.log.error({ err, job: job.id }, 'webhook dispatch batch failed; dispatching alone');
       return this.dispatchMany([job]);
     });
   }
 
   /**
-   * Fans committed events out into deliveries and their first attempts: the targets the claim read
-   * (or one read of them), one statement that makes the deliveries and their attempt jobs and ends the
-   * dispatch jobs. The first attempts this process has room for are enqueued claimed by it and started
-   * here at once, with what they send as read here (JobRunner.holdSlot): no wake-up, no claim and no
-   * read of their context between an event and its first attempt.
+   * Fans committed events out into deliveries and their first attempts: the targets each claim read,
+   * then one statement that makes the deliveries and their attempt jobs and ends the dispatch jobs.
    */
-  private async dispatchMany(batch: Job<DispatchPayload>[]): Promise<null[]> {
-    // Read by the claim (claimTargets); a job that came otherwise has them read here.
-    const read = batch.map((job) => targetsRead(job.read));
-    const targets = read.every((t) => t !== null)
-      ? read.flat()
-      : await dispatchTargets(
-          this.db,
-          batch.map((job) => job.payload.event_id),
-        );
-    const now = this.clock.now();
-    const jobs = new Map<string, AttemptPayload>();
-    // First attempts with a slot held, by delivery id (the slot is given back unless the job is made).
-    const held = new Map<string, { payload: AttemptPayload; ctx: AttemptContext }>();
-    let claimAs = null as { workerId: string; lockedUntil: Date } | null;
-    const rows: NewDelivery[] = targets.map((target) => {
-      const id = prefixedId('whd', now.getTime());
-      const first = attemptJob({ id, webhook_id: target.webhook_id }, false);
-      jobs.set(id, first.payload);
-      const slot = this.jobs.holdSlot(ATTEMPT_QUEUE, first.payload);
-      if (slot) {
-        claimAs = slot;
-        const ctx: AttemptContext = {
-          ...target,
-          id,
-          status: 'pending',
-          pending_job: first.token,
-          attempt_count: 0,
-          active: true,
-        };
-        held.set(id, { payload: first.payload, ctx });
-      }
-      return {
-        id,
-        webhook_id: target.webhook_id,
-        event_id: target.event_id,
-        event_type: target.event_type,
-        pending_job: first.token,
-      };
-    });
-    let started: Job[] = [];
-    try {
-      // A delivery that exists already (this job ran before and its end was lost) is not made again,
-      // nor its first attempt.
-      started = await insertDeliveriesWithAttempts(
-        this.db,
-        rows,
-        ATTEMPT_QUEUE,
-        jobs,
-        now,
-        this.jobs.finishingMany(batch),
-        claimAs && { ...claimAs, keys: [...held.keys()] },
-      );
-    } finally {
-      const made = new Set(started.map((job) => (job.payload as AttemptPayload).delivery_id));
-      for (const [id, h] of held) {
-        if (made.has(id)) this.firstContexts.set(id, h.ctx);
-        else this.jobs.releaseSlot(ATTEMPT_QUEUE, h.payload);
-      }
-    }
-    try {
-      await this.jobs.startClaimed(ATTEMPT_QUEUE, started);
-    } finally {
-      // A started attempt took its context at once; a runner that stopped started none.
-      for (const id of held.keys()) this.firstContexts.delete(id);
-    }
+  private async dispatchMany(batch: readonly Job<DispatchPayload>[]): Promise<null[]> {
+    const targets = batch.flatMap((job) => targetsRead(job.read));
+    // A delivery that exists already (this job ran before and its end was lost) is not made again,
+    // nor its first attempt.
+    await makeDeliveries(this.db, targets, this.clock.now(), this.jobs.finishingMany(batch));
     return batch.map(() => null);
   }
 
   /** Makes one attempt of a delivery and records it; schedules the next one or ends the delivery. */
   private async attempt(job: Job<AttemptPayload>): Promise<void> {
-    // A first attempt started by its dispatch has its context already; any other run reads it.
-    const first = this.firstContexts.get(job.payload.delivery_id);
-    const ctx = first ?? (await this.contexts.submit(job.payload.delivery_id));
-    // Stale: the delivery was deleted, ended, paused, or expects another job.
+    const ctx = contextRead(job.read);
+    // Stale: the delivery was deleted, ended, paused, or expects another job. The runner ends it.
     if (ctx?.status !== 'pending' || ctx.pending_job !== job.payload.token) return;
-    const state: DeliveryState = { status: ctx.status, attempt_count: ctx.attempt_count };
     if (!ctx.active) {
       // Paused while this job waited (its pause raced the fan-out): end it like the pause does.
-      await this.record(job, state, this.clock.nowMs(), null);
+      await this.record({ job, startedMs: this.clock.nowMs(), result: null });
       return;
     }
-    const { startedMs, result } = await this.endpointSlot(ctx.webhook_id, async () => {
-      // Signed when sent: waiting for a slot must not age the signature's timestamp.
-      const startedMs = this.clock.nowMs();
-      const secrets = [decryptSecret(this.encryptionKey, ctx.secret_enc)];
-      const previousUntil = ctx.previous_secret_expires_at;
-      if (ctx.previous_secret_enc && previousUntil && previousUntil.getTime() > startedMs) {
-        secrets.push(decryptSecret(this.encryptionKey, ctx.previous_secret_enc));
-      }
-      const headers = buildDeliveryHeaders({
-        eventId: ctx.event_id,
-        body: ctx.envelope,
-        secrets,
-        nowMs: startedMs,
-      });
-      const result = await attemptDelivery({
-        url: ctx.url,
-        body: ctx.envelope,
-        headers,
-        timeoutMs: this.settings.timeoutMs,
-        policy: this.settings.policy,
-      });
-      return { startedMs, result };
+    const finished = await this.endpointSlot(ctx.webhook_id, () => this.send(job, ctx));
+    await this.record(finished);
+  }
+
+  /** The request of an attempt, signed when sent: waiting for a slot must not age its timestamp. */
+  private async send(job: Job<AttemptPayload>, ctx: AttemptContext): Promise<Finished> {
+    const startedMs = this.clock.nowMs();
+    const secrets = [decryptSecret(this.encryptionKey, ctx.secret_enc)];
+    const previousUntil = ctx.previous_secret_expires_at;
+    if (ctx.previous_secret_enc && previousUntil && previousUntil.getTime() > startedMs) {
+      secrets.push(decryptSecret(this.encryptionKey, ctx.previous_secret_enc));
+    }
+    const headers = buildDeliveryHeaders({
+      eventId: ctx.event_id,
+      body: ctx.envelope,
+      secrets,
+      nowMs: startedMs,
     });
-    await this.record(job, state, startedMs, result);
+    const result = await attemptDelivery({
+      url: ctx.url,
+      body: ctx.envelope,
+      headers,
+      timeoutMs: this.settings.timeoutMs,
+      policy: this.settings.policy,
+    });
+    return { job, startedMs, result };
   }
 
   /** Runs `send` once fewer than ENDPOINT_CONCURRENCY requests to the subscription are in flight. */
@@ -318,160 +272,48 @@ export class WebhookDeliverer {
     }
   }
 
-  /**
-   * The delivery's state after an attempt (`result` null: none was made). 2xx ends it; a failed
-   * automatic attempt of a pending delivery is followed by the next one of the schedule, counted
-   * from now (the end of the failed attempt); otherwise it is failed.
-   */
-  private outcome(
-    state: DeliveryState,
-    delivery: { id: string; webhook_id: string },
-    manual: boolean,
-    result: AttemptResult | null,
-    now: Date,
-  ): { next: NextState; retry: AttemptPayload | null } {
-    const count = state.attempt_count + (result ? 1 : 0);
-    const ended = (status: 'succeeded' | 'failed') => ({
-      next: { status, attempt_count: count, next_attempt_at: null, pending_job: null, updated_at: now },
-      retry: null,
-    });
-    if (result?.ok) return ended('succeeded');
-    const delay = this.settings.retryScheduleMs[count - 1];
-    if (!result || manual || state.status !== 'pending' || delay === undefined) return ended('failed');
-    const retry = attemptJob(delivery, false);
-    return {
-      next: {
-        status: 'pending',
-        attempt_count: count,
-        next_attempt_at: new Date(now.getTime() + delay),
-        pending_job: retry.token,
-        updated_at: now,
-      },
-      retry: retry.payload,
-    };
-  }
-
-  /**
-   * Records the attempt and the delivery's next state, and ends this job: in a batch with the
-   * attempts finishing meanwhile, or (the batch could not apply it) on its own.
-   */
-  private async record(
-    job: Job<AttemptPayload>,
-    seen: DeliveryState,
-    startedMs: number,
-    result: AttemptResult | null,
-  ): Promise<void> {
-    const applied = await this.outcomes.submit({ job, seen, startedMs, result }).catch((err: unknown) => {
+  /** Records an attempt's outcome and ends its job, with the attempts finishing meanwhile. */
+  private async record(finished: Finished): Promise<void> {
+    await this.outcomes.ask(finished).catch((err: unknown) => {
       // A deadlock with a pause, or one bad row: each outcome of the batch is recorded alone.
       this.log.error(
-        { err, delivery: job.payload.delivery_id },
+        { err, delivery: finished.job.payload.delivery_id },
         'webhook outcome batch failed; recording alone',
       );
-      return false;
-    });
-    if (!applied) await this.recordOne(job, seen, startedMs, result);
-  }
-
-  /**
-   * Records finished attempts in one transaction, each only if its delivery is as it was read before
-   * the attempt (recordOutcomes); answers which were. Their retries are enqueued and their jobs ended.
-   */
-  private async recordMany(items: Finished[]): Promise<boolean[]> {
-    return withTransaction(this.db, async (trx) => {
-      const now = this.clock.now();
-      const planned = items.map((item) => {
-        const { delivery_id: deliveryId, webhook_id, token, manual } = item.job.payload;
-        const { next, retry } = this.outcome(
-          item.seen,
-          { id: deliveryId, webhook_id },
-          manual,
-          item.result,
-          now,
-        );
-        const input: OutcomeInput = {
-          deliveryId,
-          token,
-          expected: item.seen,
-          next,
-          attempt:
-            item.result &&
-            this.attemptRow(deliveryId, next.attempt_count, manual, item.startedMs, item.result),
-        };
-        return { item, input, retry };
-      });
-      const applied = await recordOutcomes(
-        trx,
-        planned.map((p) => p.input),
-      );
-      const done = planned.filter((p) => applied.has(p.input.deliveryId));
-      await enqueueMany(
-        trx,
-        ATTEMPT_QUEUE,
-        done.flatMap((p) => (p.retry ? [{ payload: p.retry, runAt: p.input.next.next_attempt_at! }] : [])),
-      );
-      await this.jobs.finishManyIn(
-        trx,
-        done.map((p) => p.item.job),
-      );
-      return items.map((item) => applied.has(item.job.payload.delivery_id));
+      return this.recordMany([finished]);
     });
   }
 
-  private attemptRow(
-    deliveryId: string,
-    number: number,
-    manual: boolean,
-    startedMs: number,
-    result: AttemptResult,
-  ) {
-    return {
-      delivery_id: deliveryId,
-      number,
-      manual,
-      at: new Date(startedMs),
-      response_status: result.response_status,
-      duration_ms: result.duration_ms,
-      error: result.error,
-      response_body: result.response_body,
-    };
-  }
-
-  /** Records the attempt and the delivery's next state, and ends this job, in one transaction. */
-  private async recordOne(
-    job: Job<AttemptPayload>,
-    seen: DeliveryState,
-    startedMs: number,
-    result: AttemptResult | null,
-  ): Promise<void> {
-    const { delivery_id: deliveryId, webhook_id, token, manual } = job.payload;
-    await withTransaction(this.db, async (trx) => {
-      let expected = seen;
-      // First optimistically against what was read before the attempt; if the delivery changed
-      // meanwhile (paused, or another run of this job), once more under a lock.
-      for (let pass = 0; pass < 2; pass++) {
-        const now = this.clock.now();
-        const { next, retry } = this.outcome(expected, { id: deliveryId, webhook_id }, manual, result, now);
-        const applied = await recordOutcome(trx, {
-          deliveryId,
-          token,
-          expected,
-          next,
-          attempt: result && this.attemptRow(deliveryId, next.attempt_count, manual, startedMs, result),
-        });
-        if (applied) {
-          if (retry)
-            await enqueueMany(trx, ATTEMPT_QUEUE, [{ payload: retry, runAt: next.next_attempt_at! }]);
-          break;
-        }
-        const fresh = await lockDelivery(trx, deliveryId);
-        if (fresh?.pending_job !== token) {
-          // Deleted, or another run of this job (its lease had lapsed) recorded first.
-          if (fresh) this.log.error({ delivery: deliveryId }, 'webhook attempt result dropped: superseded');
-          break;
-        }
-        expected = { status: fresh.status, attempt_count: fresh.attempt_count };
-      }
-      await this.jobs.finishIn(trx, job);
+  /** Records finished attempts and ends their jobs, in one statement (repo.ts recordOutcomes). */
+  private async recordMany(items: readonly Finished[]): Promise<null[]> {
+    const outcomes = items.map(({ job, startedMs, result }): Outcome => {
+      const { delivery_id: deliveryId, token, manual } = job.payload;
+      return {
+        deliveryId,
+        token,
+        manual,
+        attempt: result && {
+          ok: result.ok,
+          at: new Date(startedMs),
+          response_status: result.response_status,
+          duration_ms: result.duration_ms,
+          error: result.error,
+          response_body: result.response_body,
+        },
+        retry: attemptJob({ id: deliveryId, webhook_id: job.payload.webhook_id }, false),
+      };
     });
+    const superseded = await recordOutcomes(
+      this.db,
+      outcomes,
+      ATTEMPT_QUEUE,
+      this.settings.retryScheduleMs,
+      this.clock.now(),
+      this.jobs.finishingMany(items.map((i) => i.job)),
+    );
+    // Another run of this job (its lease had lapsed) recorded first, or a manual retry took over.
+    for (const id of superseded)
+      this.log.error({ delivery: id }, 'webhook attempt result dropped: superseded');
+    return items.map(() => null);
   }
 }

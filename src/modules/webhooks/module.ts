@@ -1,6 +1,6 @@
 import { defineModule } from '../module.js';
 import type { WebhooksApi, WebhooksNeeds } from './api.js';
-import { WebhookDeliverer } from './delivery.js';
+import { deliverySettings, WebhookDeliverer } from './delivery.js';
 import { TEST_EVENT_TYPE, TestEventPayload } from './events.js';
 import { webhookRetentionSchedule } from './retention.js';
 import { webhookRoutes } from './routes.js';
@@ -13,7 +13,6 @@ export const webhooksModule = defineModule<WebhooksNeeds>()({
   events: { [TEST_EVENT_TYPE]: TestEventPayload },
   create({ platform, events }) {
     const { config, db, clock, keys, log } = platform;
-    const policy = { allowPrivateNetwork: config.allowPrivateNetwork };
     // Every declared type but the test event, which only POST /v1/webhooks/{id}/test sends.
     const types = [...events.keys()].filter((t) => t !== TEST_EVENT_TYPE);
     const service = new WebhookService(platform, types);
@@ -22,7 +21,7 @@ export const webhooksModule = defineModule<WebhooksNeeds>()({
       db,
       clock,
       keys.encryptionKey,
-      { retryScheduleMs: config.webhookRetryScheduleMs, timeoutMs: config.webhookTimeoutMs, policy },
+      deliverySettings(config),
       log,
     );
     const api: WebhooksApi = service;

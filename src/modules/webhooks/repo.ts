@@ -1,23 +1,9 @@
 /** SQL of the webhooks module: subscriptions, events, deliveries, attempts. */
-import {
-  type Insertable,
-  type QueryCreator,
-  type RawBuilder,
-  type Selectable,
-  sql,
-  type Updateable,
-} from 'kysely';
+import { type Insertable, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import { part, rowsInsert, type SqlPart, statement } from '../../db/parts.js';
 import { purgeInBatches } from '../../db/purge.js';
-import {
-  type BatchedWrite,
-  type ClaimedAs,
-  type ClaimRead,
-  type Job,
-  jobsForRows,
-} from '../../jobs/runner.js';
+import { type BatchedWrite, type ClaimRead, jobsForRows } from '../../jobs/runner.js';
 import type { Db, Tx } from '../../db/store.js';
-import type { DB } from '../../db/types.js';
 import type { Clock } from '../../platform/clock.js';
 import { prefixedId } from '../../platform/ids.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
@@ -138,7 +124,7 @@ export async function deleteWebhook(db: Queryable, accountId: string, id: string
 
 /**
  * Whether any subscription of the account could want an event of `type` (active, listing the type):
- * without one an event's dispatch job is not even enqueued (emitEvent). dispatchTargets, which runs
+ * without one an event's dispatch job is not even enqueued (emitEvent). claimTargets, which runs
  * later, decides the rest (creation time, the principal a subscription belongs to).
  */
 export function anySubscriptionFor(accountId: string, type: string): SqlPart {
@@ -147,7 +133,7 @@ export function anySubscriptionFor(accountId: string, type: string): SqlPart {
     WHERE w.account_id = ${accountId}::uuid AND w.active AND ${type}::text = ANY(w.events))`;
 }
 
-/** An event and a subscription that receives it, with what a first attempt sends (dispatchTargets). */
+/** An event and a subscription that receives it (claimTargets). */
 export interface DispatchTarget {
   event_id: string;
   event_type: string;
@@ -173,23 +159,10 @@ function targetsOf(which: RawBuilder<unknown>): RawBuilder<unknown> {
 }
 
 /**
- * The events and the subscriptions that receive them (targetsOf), with what a first attempt sends (the
- * subscription's URL and secrets, the event's envelope). Nothing is locked: the deliveries' insert
- * checks again that each subscription is active, under a lock (insertDeliveriesWithAttempts).
- */
-export async function dispatchTargets(db: Queryable, eventIds: readonly string[]): Promise<DispatchTarget[]> {
-  if (eventIds.length === 0) return [];
-  const { rows } = await sql<DispatchTarget>`
-    SELECT e.id AS event_id, e.type AS event_type, e.envelope, w.id AS webhook_id, w.url, w.secret_enc,
-      w.previous_secret_enc, w.previous_secret_expires_at
-    ${targetsOf(sql`e.id = ANY(${eventIds}::text[])`)}
-    ORDER BY e.id, w.id`.execute(db);
-  return rows;
-}
-
-/**
- * dispatchTargets of a dispatch job's event, read in the statement that claims the job
- * (RegisterOptions.claimWith): a JSON array, which targetsRead turns back into DispatchTargets.
+ * The subscriptions that receive a dispatch job's event (targetsOf), read in the statement that claims
+ * the job (RegisterOptions.claimWith): a JSON array, which targetsRead turns back into DispatchTargets.
+ * Nothing is locked: the deliveries' insert checks again that each subscription is active, under a
+ * lock (insertDeliveries).
  */
 export const claimTargets: ClaimRead = (payload) => sql`(
   SELECT coalesce(json_agg(json_build_object('event_id', e.id, 'event_type', e.type,
@@ -199,9 +172,9 @@ export const claimTargets: ClaimRead = (payload) => sql`(
     '[]')
   ${targetsOf(sql`e.id = ${payload} ->> 'event_id'`)})`;
 
-/** The DispatchTargets claimTargets read for a job (`job.read`); null when it was not read. */
-export function targetsRead(read: unknown): DispatchTarget[] | null {
-  if (!Array.isArray(read)) return null;
+/** The DispatchTargets claimTargets read for a job (`job.read`). */
+export function targetsRead(read: unknown): DispatchTarget[] {
+  if (!Array.isArray(read)) throw new Error('a dispatch job without the targets its claim reads');
   return read.map(
     (
       t: Omit<DispatchTarget, 'previous_secret_expires_at'> & { previous_secret_expires_at: number | null },
@@ -216,46 +189,34 @@ export function targetsRead(read: unknown): DispatchTarget[] | null {
 // ---------------------------------------------------------------------------------------------------
 // Deliveries and attempts
 
-/** Inserts deliveries; an (webhook, event) pair that already has one is skipped. Returns the new ones. */
-export async function insertDeliveries(trx: Tx, rows: DeliveryRow[]): Promise<DeliveryRow[]> {
-  if (rows.length === 0) return [];
-  return trx
-    .insertInto('webhook_deliveries')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
-    .returningAll()
-    .execute();
-}
-
-/** A new pending delivery, as dispatch makes them. */
+/** A new pending delivery (delivery.ts makeDeliveries). */
 export type NewDelivery = Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_id' | 'event_type' | 'pending_job'>;
 
 /**
  * Pending deliveries made at `now`, and in the same statement the first attempt job of each delivery
- * it made (`attempts`: payload by delivery id) with its queue's wake-up, and `also` (the dispatch
- * jobs' end): one round trip, and no transaction around it. Only deliveries of subscriptions still
- * active are made, and those subscriptions are locked FOR SHARE until the statement ends, so a
- * concurrent pause (which locks the subscription) waits for this fan-out and then fails its
- * deliveries; a (webhook, event) pair that has a delivery already is skipped. The first attempts of
- * `claimed.keys` are enqueued claimed by that worker (jobsForRows); answers those jobs, for it to run.
+ * it made (`attempts`: payload by delivery id) with its queue's wake-up, and `end` (the jobs of the
+ * handler making them, ended): one round trip, and no transaction around it. Only deliveries of
+ * subscriptions still active are made, and those subscriptions are locked FOR SHARE until the
+ * statement ends, so a concurrent pause (which locks the subscription) waits for this fan-out and then
+ * fails its deliveries; a (webhook, event) pair that has a delivery already is skipped. Answers the
+ * ids of the deliveries made.
  */
-export async function insertDeliveriesWithAttempts(
+export async function insertDeliveries(
   db: Queryable,
   rows: readonly NewDelivery[],
   queue: string,
   attempts: ReadonlyMap<string, unknown>,
   now: Date,
-  also: BatchedWrite,
-  claimed: ClaimedAs | null,
-): Promise<Job[]> {
+  end: BatchedWrite | null,
+): Promise<string[]> {
   if (rows.length === 0) {
-    await db.executeQuery(also(db).compile());
+    if (end) await db.executeQuery(end(db).compile());
     return [];
   }
   const col = <K extends keyof NewDelivery>(k: K) => rows.map((r) => r[k]);
-  const jobs = jobsForRows('first_attempts', 'created', queue, attempts, now, claimed);
-  // The wake-up's row has no id; the claimed jobs' rows are the others.
-  const { rows: out } = await sql<{ id: string | number | null; payload: unknown }>`
+  const jobs = jobsForRows('first_attempts', 'created', queue, attempts);
+  // The wake-up's row has no id; the deliveries' rows are the others.
+  const { rows: out } = await sql<{ id: string | null }>`
     WITH live AS (
       SELECT w.id FROM webhooks w
       WHERE w.id = ANY(${[...new Set(col('webhook_id'))]}::text[]) AND w.active
@@ -271,12 +232,10 @@ export async function insertDeliveriesWithAttempts(
       WHERE r.webhook_id IN (SELECT id FROM live)
       ORDER BY r.id
       ON CONFLICT (webhook_id, event_id) DO NOTHING
-      RETURNING id
-    ), ${jobs.part}, done AS (${also(db)}), woken AS (${jobs.wakeUp})
-    ${jobs.claimedRows} UNION ALL SELECT NULL, NULL FROM woken`.execute(db);
-  return out.flatMap((r) =>
-    r.id === null ? [] : [{ id: String(r.id), queue, payload: r.payload, attempts: 1 }],
-  );
+      RETURNING id, next_attempt_at AS run_at
+    ), ${jobs.part}, ${end ? sql`done AS (${end(db)}),` : sql``} woken AS (${jobs.wakeUp})
+    SELECT id FROM created UNION ALL SELECT NULL FROM woken`.execute(db);
+  return out.flatMap((r) => (r.id === null ? [] : [r.id]));
 }
 
 export async function findDelivery(
@@ -292,17 +251,6 @@ export async function findDelivery(
     .where('webhook_id', '=', webhookId);
   if (opts.forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) ?? null;
-}
-
-export async function lockDelivery(trx: Tx, id: string): Promise<DeliveryRow | null> {
-  return (
-    (await trx
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst()) ?? null
-  );
 }
 
 export async function updateDelivery(
@@ -366,157 +314,141 @@ export async function attemptsOf(db: Queryable, deliveryIds: string[]): Promise<
   return out;
 }
 
-export interface DeliveryState {
-  status: DeliveryStatus;
-  attempt_count: number;
-}
-
-/**
- * Records an attempt's outcome, in one statement: the delivery's new state and (unless null) the
- * attempt row. Optimistic: it applies only if the delivery still expects this job (`token`) and is
- * still in `expected` state; false when it is not (the caller then looks under a lock).
- */
-export async function recordOutcome(
-  trx: Tx,
-  input: {
-    deliveryId: string;
-    token: string;
-    expected: DeliveryState;
-    attempt: Insertable<WebhookAttemptsTable> | null;
-    next: Pick<DeliveryRow, 'status' | 'attempt_count' | 'next_attempt_at' | 'pending_job' | 'updated_at'>;
-  },
-): Promise<boolean> {
-  const updated = (db: QueryCreator<DB>) =>
-    db
-      .updateTable('webhook_deliveries')
-      .set(input.next)
-      .where('id', '=', input.deliveryId)
-      .where('pending_job', '=', input.token)
-      .where('status', '=', input.expected.status)
-      .where('attempt_count', '=', input.expected.attempt_count)
-      .returning('id');
-  if (input.attempt === null) return (await updated(trx).execute()).length === 1;
-  const attempt = input.attempt;
-  const rows = await trx
-    .with('updated', updated)
-    .insertInto('webhook_attempts')
-    .columns([
-      'delivery_id',
-      'number',
-      'manual',
-      'at',
-      'response_status',
-      'duration_ms',
-      'error',
-      'response_body',
-    ])
-    .expression((eb) =>
-      eb
-        .selectFrom('updated')
-        .select([
-          'updated.id',
-          sql.lit(attempt.number).as('number'),
-          sql<boolean>`${attempt.manual}::boolean`.as('manual'),
-          sql<Date>`${attempt.at}::timestamptz`.as('at'),
-          sql<number | null>`${attempt.response_status ?? null}::integer`.as('response_status'),
-          sql<number>`${attempt.duration_ms}::integer`.as('duration_ms'),
-          sql<string | null>`${attempt.error ?? null}::text`.as('error'),
-          sql<string | null>`${attempt.response_body ?? null}::text`.as('response_body'),
-        ]),
-    )
-    .returning('delivery_id')
-    .execute();
-  return rows.length === 1;
-}
-
-export interface OutcomeInput {
+/** A finished attempt's outcome, to record (recordOutcomes). */
+export interface Outcome {
   deliveryId: string;
+  /** The attempt job's token: the outcome applies only while the delivery expects that job. */
   token: string;
-  expected: DeliveryState;
-  attempt: Insertable<WebhookAttemptsTable> | null;
-  next: Pick<DeliveryRow, 'status' | 'attempt_count' | 'next_attempt_at' | 'pending_job' | 'updated_at'>;
+  manual: boolean;
+  /** The attempt made; null when none was (the subscription was paused while the job waited). */
+  attempt:
+    | (Pick<AttemptRow, 'at' | 'response_status' | 'duration_ms' | 'error' | 'response_body'> & {
+        ok: boolean;
+      })
+    | null;
+  /** The job of the next automatic attempt, enqueued (its token the delivery's) if there is one. */
+  retry: { token: string; payload: unknown };
 }
 
 /**
- * recordOutcome for many deliveries in one statement (one UPDATE, one INSERT of the attempts made):
- * each applies under the same condition as recordOutcome's. Answers the ids of those that applied.
+ * Records attempts' outcomes in one statement: each delivery's next state, the attempt rows, the
+ * next automatic attempts' jobs (with their queue's wake-up) and `end` (the attempt jobs, ended).
+ * The next state is decided from the delivery as it is when the statement changes it, so an outcome
+ * needs no lock and no second look: a 2xx ends it `succeeded`; a failed automatic attempt of a pending
+ * delivery is followed by the next one of `scheduleMs` (delays before the 2nd, 3rd… attempt, counted
+ * from `now`, the end of the failed one); anything else ends it `failed`. An outcome applies only
+ * while the delivery expects its job (`pending_job`); answers those that did not apply although their
+ * delivery exists (another run of the job, whose lease had lapsed, recorded first, or a manual retry
+ * was asked for meanwhile).
  */
-export async function recordOutcomes(trx: Tx, inputs: readonly OutcomeInput[]): Promise<Set<string>> {
-  if (inputs.length === 0) return new Set();
-  const rows = inputs.map((o) => ({
+export async function recordOutcomes(
+  db: Queryable,
+  outcomes: readonly Outcome[],
+  queue: string,
+  scheduleMs: readonly number[],
+  now: Date,
+  end: BatchedWrite,
+): Promise<string[]> {
+  const rows = outcomes.map((o) => ({
     id: o.deliveryId,
     token: o.token,
-    expected_status: o.expected.status,
-    expected_count: o.expected.attempt_count,
-    status: o.next.status,
-    attempt_count: o.next.attempt_count,
-    next_attempt_at: o.next.next_attempt_at,
-    pending_job: o.next.pending_job,
-    updated_at: o.next.updated_at,
+    manual: o.manual,
     attempted: o.attempt !== null,
-    number: o.attempt?.number ?? null,
-    manual: o.attempt?.manual ?? null,
+    ok: o.attempt?.ok ?? false,
+    retry_token: o.retry.token,
     at: o.attempt?.at ?? null,
     response_status: o.attempt?.response_status ?? null,
     duration_ms: o.attempt?.duration_ms ?? null,
     error: o.attempt?.error ?? null,
     response_body: o.attempt?.response_body ?? null,
   }));
-  const result = await sql<{ id: string }>`
+  const schedule = sql`${[...scheduleMs]}::integer[]`;
+  const retries = sql`(NOT v.ok AND v.attempted AND NOT v.manual AND d.status = 'pending'
+    AND d.attempt_count + 1 <= cardinality(${schedule}))`;
+  const jobs = jobsForRows(
+    'retries',
+    'retried',
+    queue,
+    new Map(outcomes.map((o) => [o.deliveryId, o.retry.payload])),
+  );
+  const { rows: out } = await sql<{ id: string | null }>`
     WITH v AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(
-        id text, token text, expected_status text, expected_count integer, status text,
-        attempt_count integer, next_attempt_at timestamptz, pending_job text, updated_at timestamptz,
-        attempted boolean, number integer, manual boolean, at timestamptz, response_status integer,
-        duration_ms integer, error text, response_body text)
-    ),
-    updated AS (
+        id text, token text, manual boolean, attempted boolean, ok boolean, retry_token text,
+        at timestamptz, response_status integer, duration_ms integer, error text, response_body text)
+    ), updated AS (
       UPDATE webhook_deliveries d
-      SET status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at,
-          pending_job = v.pending_job, updated_at = v.updated_at
+      SET status = CASE WHEN v.ok THEN 'succeeded' WHEN ${retries} THEN 'pending' ELSE 'failed' END,
+        attempt_count = d.attempt_count + CASE WHEN v.attempted THEN 1 ELSE 0 END,
+        next_attempt_at = CASE WHEN ${retries}
+          THEN ${now}::timestamptz + (${schedule})[d.attempt_count + 1] * interval '1 millisecond' END,
+        pending_job = CASE WHEN ${retries} THEN v.retry_token END,
+        updated_at = ${now}::timestamptz
       FROM v
-      WHERE d.id = v.id AND d.pending_job = v.token AND d.status = v.expected_status
-        AND d.attempt_count = v.expected_count
-      RETURNING d.id
-    ),
-    attempts AS (
+      WHERE d.id = v.id AND d.pending_job = v.token
+      RETURNING d.id, d.status, d.attempt_count, d.next_attempt_at AS run_at
+    ), attempts AS (
       INSERT INTO webhook_attempts
         (delivery_id, number, manual, at, response_status, duration_ms, error, response_body)
-      SELECT v.id, v.number, v.manual, v.at, v.response_status, v.duration_ms, v.error, v.response_body
+      SELECT v.id, u.attempt_count, v.manual, v.at, v.response_status, v.duration_ms, v.error,
+        v.response_body
       FROM v JOIN updated u ON u.id = v.id
       WHERE v.attempted
-    )
-    SELECT id FROM updated`.execute(trx);
-  return new Set(result.rows.map((r) => r.id));
+    ), retried AS (
+      SELECT id, run_at FROM updated WHERE status = 'pending'
+    ), ${jobs.part}, done AS (${end(db)}), woken AS (${jobs.wakeUp})
+    SELECT v.id FROM v
+    WHERE NOT EXISTS (SELECT 1 FROM updated u WHERE u.id = v.id)
+      AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = v.id)
+    UNION ALL SELECT NULL FROM woken`.execute(db);
+  return out.flatMap((r) => (r.id === null ? [] : [r.id]));
 }
 
-/** What attempts need: each delivery, where it goes, the secrets and the exact bytes to send. */
-export async function attemptContexts(db: Queryable, deliveryIds: readonly string[]) {
-  if (deliveryIds.length === 0) return [];
-  return db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-    .innerJoin('events as e', 'e.id', 'd.event_id')
-    .select([
-      'd.id',
-      'd.status',
-      'd.pending_job',
-      'd.attempt_count',
-      'd.event_type',
-      'd.webhook_id',
-      'w.url',
-      'w.active',
-      'w.secret_enc',
-      'w.previous_secret_enc',
-      'w.previous_secret_expires_at',
-      'e.id as event_id',
-      'e.envelope',
-    ])
-    .where('d.id', 'in', deliveryIds)
-    .execute();
+/** What an attempt sends and the state of its delivery, as its claim reads them (claimContext). */
+export interface AttemptContext {
+  id: string;
+  status: DeliveryStatus;
+  pending_job: string | null;
+  attempt_count: number;
+  webhook_id: string;
+  url: string;
+  active: boolean;
+  secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
+  event_id: string;
+  envelope: string;
 }
 
-export type AttemptContext = Awaited<ReturnType<typeof attemptContexts>>[number];
+/**
+ * An attempt job's context, read in the statement that claims the job (RegisterOptions.claimWith):
+ * the delivery, its subscription (where it goes, the secrets) and its event (the exact bytes to send),
+ * in one join; a JSON object (null: the delivery is gone), which contextRead turns back.
+ */
+export const claimContext: ClaimRead = (payload) => sql`(
+  SELECT json_build_object('id', d.id, 'status', d.status, 'pending_job', d.pending_job,
+    'attempt_count', d.attempt_count, 'webhook_id', d.webhook_id, 'url', w.url, 'active', w.active,
+    'secret_enc', w.secret_enc, 'previous_secret_enc', w.previous_secret_enc,
+    'previous_secret_expires_at', extract(epoch FROM w.previous_secret_expires_at) * 1000,
+    'event_id', e.id, 'envelope', e.envelope)
+  FROM webhook_deliveries d
+  JOIN webhooks w ON w.id = d.webhook_id
+  JOIN events e ON e.id = d.event_id
+  WHERE d.id = ${payload} ->> 'delivery_id')`;
+
+/** The AttemptContext claimContext read for a job (`job.read`); null when its delivery is gone. */
+export function contextRead(read: unknown): AttemptContext | null {
+  if (read === undefined) throw new Error('an attempt job without the context its claim reads');
+  if (read === null) return null;
+  const ctx = read as Omit<AttemptContext, 'previous_secret_expires_at'> & {
+    previous_secret_expires_at: number | null;
+  };
+  return {
+    ...ctx,
+    previous_secret_expires_at:
+      ctx.previous_secret_expires_at === null ? null : new Date(Number(ctx.previous_secret_expires_at)),
+  };
+}
 
 /** Deletes finished deliveries (and, by cascade, their attempts) created before `before`. */
 export function purgeFinishedDeliveries(db: Db, before: Date): Promise<number> {

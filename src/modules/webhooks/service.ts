@@ -13,7 +13,7 @@ import { decodeCursor, page } from '../../platform/pagination.js';
 import { Problems } from '../../platform/validation.js';
 import type { Platform } from '../module.js';
 import type { EmitEventInput, EventType, StoredEvent, WebhooksApi } from './api.js';
-import { attemptJob } from './delivery.js';
+import { attemptJob, makeDeliveries } from './delivery.js';
 import { ATTEMPT_QUEUE, emitEvent, TEST_EVENT_TYPE } from './events.js';
 import type { CreateBody, DeliveriesQuery, UpdateBody } from './schemas.js';
 import {
@@ -25,7 +25,6 @@ import {
   findDelivery,
   findEvent,
   findWebhook,
-  insertDeliveries,
   insertEvent,
   insertWebhook,
   listDeliveries,
@@ -228,23 +227,19 @@ export class WebhookService implements WebhooksApi {
         principalId: null,
       });
       const now = this.clock.now();
-      const row: DeliveryRow = {
-        id: prefixedId('whd', now.getTime()),
-        webhook_id: id,
-        event_id: event.id,
-        event_type: TEST_EVENT_TYPE,
+      const target = { webhook_id: id, event_id: event.id, event_type: TEST_EVENT_TYPE };
+      const { rows, made } = await makeDeliveries(trx, [target], now);
+      // Made unless a pause committed since the look above (the insert checks again, under a lock).
+      if (made.length === 0) throw new Conflict('The webhook is inactive; activate it to send a test event');
+      const created: DeliveryRow = {
+        ...rows[0]!,
         status: 'pending',
         attempt_count: 0,
         next_attempt_at: now,
-        pending_job: null,
         created_at: now,
         updated_at: now,
       };
-      const job = attemptJob(row, false);
-      row.pending_job = job.token;
-      const [created] = await insertDeliveries(trx, [row]);
-      await enqueueMany(trx, ATTEMPT_QUEUE, [{ payload: job.payload, runAt: now }]);
-      return { event, delivery: presentDelivery(created!, []) };
+      return { event, delivery: presentDelivery(created, []) };
     });
   }
 

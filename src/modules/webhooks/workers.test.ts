@@ -12,8 +12,7 @@ import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { ENDPOINT_CONCURRENCY } from './delivery.js';
 import { emitEvent } from './events.js';
 import { waitUntil } from '../../../test/helpers/promises.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { webhookWorkDone } from '../../../test/helpers/deliverer.js';
 
 async function subscribe(t: TestApp, token: string, url: string): Promise<string> {
   const res = await t.call('POST', '/v1/webhooks', { token, body: { url, events: ['booking.created'] } });
@@ -61,7 +60,8 @@ describe('workers in the API process', () => {
     await subscribe(t, acc.key, fast.url);
     const latencies: number[] = [];
     for (let i = 0; i < 7; i++) {
-      await sleep(300); // idle: the runner sleeps until woken
+      // Idle: the last delivery's jobs ended and the runner asleep until woken.
+      await webhookWorkDone(t, [t.ctx.jobs]);
       const before = fast.received.length;
       await emitMany(t, acc.id, [{ i }]);
       const committed = Date.now();
@@ -152,7 +152,8 @@ describe('workers in separate server processes on one database', () => {
     }
     const expected = ids.reduce((sum, _id, index) => sum + plan(index), 0);
     await receiver.waitFor(expected, 100_000);
-    await sleep(1_500); // longer than one retry delay: a duplicate or extra attempt would show up
+    // No job left in the store (no attempt under way, no retry scheduled): nothing more arrives.
+    await webhookWorkDone(t, [], 20_000);
     expect(receiver.received).toHaveLength(expected);
     ids.forEach((id, index) => {
       expect(seen.get(id), `attempts of event ${index}`).toBe(plan(index));
