@@ -20,6 +20,7 @@ import { fillPath, pathParams, type ServedRoute, servedRoutes } from '../helpers
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp.js';
 import { waitUntil } from '../helpers/promises.js';
 import { DAY, HOUR } from '../../src/lib/time.js';
+import { PUBLISHABLE_DETAIL, PUBLISHABLE_SCOPES } from '../../src/platform/auth.js';
 
 /** Routes that take no credential or an optional one, by design: only "reveals nothing" is checked. */
 const PUBLIC: Record<string, string> = {
@@ -316,6 +317,25 @@ const send = (r: ServedRoute, token?: string) => call(r.method, target(r), token
 /** An id of the same form as `id` that names nothing: its last character changed. */
 const elsewhere = (id: string): string => id.slice(0, -1) + (id.endsWith('0') ? '1' : '0');
 
+/**
+ * What is wrong with an answer that should be a problem of `status` with the `fields` given (and the
+ * request id of its header), or null.
+ */
+async function notProblem(
+  res: TestResponse,
+  status: number,
+  fields: Record<string, unknown>,
+): Promise<string | null> {
+  const answer = await describeAnswer(res);
+  if (res.status !== status) return answer;
+  if (!res.headers.get('content-type')?.startsWith('application/problem+json')) return answer;
+  const body: Json = await res.clone().json();
+  const off = Object.entries(fields).filter(([k, v]) => JSON.stringify(body[k]) !== JSON.stringify(v));
+  if (off.length > 0) return `${off.map(([k]) => k).join(', ')} differ: ${answer}`;
+  if (body.status !== status || body.request_id !== res.headers.get('x-request-id')) return answer;
+  return null;
+}
+
 async function describeAnswer(res: TestResponse): Promise<string> {
   const text = await res.clone().text();
   return `${res.status} ${res.headers.get('content-type')?.split(';')[0]} ${text.slice(0, 160)}`;
@@ -367,14 +387,11 @@ describe('the access matrix', () => {
     const wrong: string[] = [];
     for (const r of calledRoutes().filter((x) => !isPublic(x))) {
       const res = await send(r);
-      const body: Json = res.status === 401 ? await res.clone().json() : null;
-      if (
-        res.status !== 401 ||
-        !res.headers.get('content-type')?.startsWith('application/problem+json') ||
-        body?.type !== `${t.url}/errors/unauthorized`
-      ) {
-        wrong.push(`${keyOf(r)}: ${await describeAnswer(res)}`);
-      }
+      const problem = await notProblem(res, 401, {
+        type: `${t.url}/errors/unauthorized`,
+        title: 'Unauthorized',
+      });
+      if (problem) wrong.push(`${keyOf(r)}: ${problem}`);
     }
     expect(wrong).toEqual([]);
   });
@@ -387,14 +404,14 @@ describe('the access matrix', () => {
         if (res.status === 401 || res.status === 403) wrong.push(`${keyOf(r)}: ${await describeAnswer(res)}`);
         continue;
       }
-      const body: Json = res.status === 403 ? await res.clone().json() : null;
-      if (
-        res.status !== 403 ||
-        !res.headers.get('content-type')?.startsWith('application/problem+json') ||
-        body?.key_type !== 'publishable'
-      ) {
-        wrong.push(`${keyOf(r)}: ${await describeAnswer(res)}`);
-      }
+      const problem = await notProblem(res, 403, {
+        type: `${t.url}/errors/forbidden`,
+        title: 'Forbidden',
+        detail: PUBLISHABLE_DETAIL,
+        key_type: 'publishable',
+        available_scopes: [...PUBLISHABLE_SCOPES],
+      });
+      if (problem) wrong.push(`${keyOf(r)}: ${problem}`);
     }
     expect(wrong).toEqual([]);
   });
@@ -409,12 +426,10 @@ describe('the access matrix', () => {
       if (scoped.length === 0) continue;
       const res = await send(r, creds[cred]);
       const exception = CROSS_ACCOUNT_EXCEPTIONS[keyOf(r)];
-      if (
-        res.status !== (exception?.status ?? 404) ||
-        !res.headers.get('content-type')?.startsWith('application/problem+json')
-      ) {
-        wrong.push(`${keyOf(r)}: ${await describeAnswer(res)}`);
-      }
+      const problem = exception
+        ? await notProblem(res, exception.status, { type: `${t.url}/errors/forbidden` })
+        : await notProblem(res, 404, { type: `${t.url}/errors/not-found` });
+      if (problem) wrong.push(`${keyOf(r)}: ${problem}`);
       if (exception) {
         // Not a 404, but the very answer an id that exists nowhere gets: nothing is revealed.
         const nowhere = fillPath(r.url, (k) => elsewhere(fixture[k] ?? ''));
@@ -432,15 +447,19 @@ describe('the access matrix', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('on a public route, account B’s key is answered as a visitor without one', async () => {
+  it('on a public route, a publishable key passes, and account B’s key is answered as a visitor without one', async () => {
     const wrong: string[] = [];
     for (const r of calledRoutes().filter(isPublic)) {
       // A sign-in or setup is answered by what its body says, whoever asks: nothing of A to reveal.
       if (r.method !== 'GET' && pathParams(r.url).length === 0) continue;
       const anonymous = await send(r);
       const other = await send(r, creds.otherKey);
-      if (anonymous.status !== other.status || anonymous.status === 401 || anonymous.status === 403) {
+      const publishable = await send(r, creds.publishable);
+      if (anonymous.status !== other.status || [401, 403].includes(anonymous.status)) {
         wrong.push(`${keyOf(r)}: ${anonymous.status} without, ${other.status} with B’s key`);
+      }
+      if ([401, 403].includes(publishable.status)) {
+        wrong.push(`${keyOf(r)}: ${await describeAnswer(publishable)} with a publishable key`);
       }
     }
     expect(wrong).toEqual([]);
