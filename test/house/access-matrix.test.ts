@@ -390,6 +390,7 @@ describe('the access matrix', () => {
       const problem = await notProblem(res, 401, {
         type: `${t.url}/errors/unauthorized`,
         title: 'Unauthorized',
+        detail: 'Missing or invalid API key',
       });
       if (problem) wrong.push(`${keyOf(r)}: ${problem}`);
     }
@@ -447,7 +448,7 @@ describe('the access matrix', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('on a public route, a publishable key passes, and account B’s key is answered as a visitor without one', async () => {
+  it('on a public route, publishable and secret keys pass, and account B’s key is answered as a visitor without one', async () => {
     const wrong: string[] = [];
     for (const r of calledRoutes().filter(isPublic)) {
       // A sign-in or setup is answered by what its body says, whoever asks: nothing of A to reveal.
@@ -455,11 +456,15 @@ describe('the access matrix', () => {
       const anonymous = await send(r);
       const other = await send(r, creds.otherKey);
       const publishable = await send(r, creds.publishable);
+      const own = await send(r, creds.ownKey);
       if (anonymous.status !== other.status || [401, 403].includes(anonymous.status)) {
         wrong.push(`${keyOf(r)}: ${anonymous.status} without, ${other.status} with B’s key`);
       }
       if ([401, 403].includes(publishable.status)) {
         wrong.push(`${keyOf(r)}: ${await describeAnswer(publishable)} with a publishable key`);
+      }
+      if ([401, 403].includes(own.status)) {
+        wrong.push(`${keyOf(r)}: ${await describeAnswer(own)} with A’s own secret key`);
       }
     }
     expect(wrong).toEqual([]);
