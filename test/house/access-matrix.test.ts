@@ -1,5 +1,5 @@
 /**
- * One access matrix over every route the app serves (docs/api.md#authentication), walked from the
+ * One access matrix over every route the app serves (docs/api.md#credentials), walked from the
  * app's router so that a new route is covered or fails here:
  * - without a credential, a route that needs one is 401 problem+json;
  * - a publishable key is 403 on every route outside the public surface, and answered (neither 401 nor
@@ -9,7 +9,9 @@
  * - a route public by design (PUBLIC, with the reason) answers account B's key as it answers a
  *   visitor without one: a credential of another party reveals nothing more.
  * Every answer is checked against the OpenAPI document by the test app (test/helpers/openapi-check.ts).
- * Every path parameter needs a fixture of account A (FIXTURES): a route whose parameter has none fails.
+ * Every path parameter needs a fixture of account A (`fixture`, filled in beforeAll): a route whose
+ * parameter has none fails. A route that needs a credential but is not in the document is listed in
+ * HIDDEN; answers other than 404 to another account are listed in CROSS_ACCOUNT_EXCEPTIONS with why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -270,15 +272,15 @@ beforeAll(async () => {
     'consents/:id': consent.consent.id,
     'network/:connected_id': userC.id,
     'invitations/:token': invitation,
-    'proposals/:id': proposal.proposal?.id ?? proposal.id,
-    'threads/:id': proposal.proposal?.thread_id ?? proposal.thread_id,
-    'p/:token': lastSegment(proposal.magic_link_url ?? 'http://x/p/none'),
+    'proposals/:id': proposal.proposal.id,
+    'threads/:id': proposal.proposal.thread_id,
+    'p/:token': lastSegment(proposal.magic_link_url),
     'connect/:token': lastSegment(connectLink.connect_link.url),
     // Offers and claims exist only in mails; the route answers everyone alike, so any token serves.
     'waitlist/:token': 'x'.repeat(43),
     'w/:token': 'x'.repeat(43),
     'errors/:slug': 'not-found',
-    'assets/:file': 'booking.js',
+    'assets/:file': 'licenses.txt',
   });
   Object.assign(named, {
     host,
@@ -305,7 +307,7 @@ const isPublic = (r: ServedRoute) => keyOf(r) in PUBLIC;
 function target(r: ServedRoute): string {
   const path = fillPath(r.url, (k) => {
     const v = fixture[k];
-    if (v === undefined) throw new Error(`${keyOf(r)}: no fixture for ${k} (add one to FIXTURES)`);
+    if (v === undefined) throw new Error(`${keyOf(r)}: no fixture for ${k} (add one to the fixture map)`);
     return v;
   });
   const query = QUERIES[keyOf(r)];
