@@ -468,10 +468,6 @@ describe('access', () => {
       }
     }
     expect((await get('/v1/availability/next', pk, { business_id: theirs })).status).toBe(403);
-    // publishable keys never reach mutual or principal availability, not even for their own hosts
-    const pm = await get('/v1/availability/mutual', pk, { principal_ids: `${acc.id},${mine}`, ...window });
-    expect(pm.status).toBe(403);
-    expect((await get(`/v1/principals/${mine}/availability`, pk, window)).status).toBe(403);
     expect((await get(`/v1/principals/${mine}/availability`, acc.key, window)).status).toBe(200);
     expect((await get(`/v1/principals/${theirs}/availability`, acc.key, window)).status).toBe(403);
     expect((await slots(undefined, mine)).status).toBe(401);

@@ -19,14 +19,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function publishableKey(secret: string): Promise<string> {
-  const res = await t.call('POST', '/v1/api-keys', {
-    token: secret,
-    body: { name: 'widget', key_type: 'publishable' },
-  });
-  return (await res.json()).api_key.key;
-}
-
 describe('hosts', () => {
   it('creates a host (201, Location, the documented shape) with the account’s zone by default', async () => {
     const acc = await t.account();
@@ -93,7 +85,6 @@ describe('hosts', () => {
     const other = await t.account();
     const theirs = await (await t.call('GET', '/v1/hosts', { token: other.key })).json();
     expect(theirs.hosts).toEqual([]);
-    expect((await t.call('GET', `/v1/hosts/${ids[0]}`, { token: other.key })).status).toBe(404);
   });
 
   it('reads, updates and soft-deletes a host', async () => {
@@ -160,15 +151,6 @@ describe('hosts', () => {
       body: { display_name: 'x' },
     });
     expect(patch.status).toBe(400);
-  });
-
-  it('answers 403 to publishable keys on every host endpoint', async () => {
-    const acc = await t.account();
-    const pk = await publishableKey(acc.key);
-    const res = await t.call('POST', '/v1/hosts', { token: pk, body: { display_name: 'x' } });
-    expect(res.status).toBe(403);
-    expect((await res.json()).type).toMatch(/\/errors\/forbidden$/);
-    expect((await t.call('GET', '/v1/hosts', { token: pk })).status).toBe(403);
   });
 
   it('reports calendar_connected through the statuses modules contribute', async () => {
