@@ -90,9 +90,8 @@ describe('reading tool calls answered without the SDK', () => {
   it('leaves to the SDK what it must answer: a tool this key does not see, a mismatched header', async () => {
     const fn = fastToolCall(
       {
-        listed: (_app: unknown, _caller: unknown, name: string) =>
-          name === 'r' ? { annotations: { readOnlyHint: true } } : { annotations: { readOnlyHint: false } },
-        call: async (): Promise<ToolResult> => ({
+        tool: (_ctx: unknown, name: string) => ({ listed: { annotations: { readOnlyHint: name === 'r' } } }),
+        callTool: async (): Promise<ToolResult> => ({
           content: [{ type: 'text', text: '{}' }],
           structuredContent: {},
         }),

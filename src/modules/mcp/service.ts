@@ -9,8 +9,11 @@ import type { Ajv2020 as AjvType, ValidateFunction } from 'ajv/dist/2020.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
-import { type Access, authorize, type Caller } from '../../platform/auth.js';
+import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
+import { storeUnavailability } from '../../db/unavailable.js';
+import { AppError } from '../../platform/errors.js';
+import { type AjvIssue, problem as routeProblem, validationErrors } from '../../platform/problems.js';
 import { addKairosFormats, isTimeZone as isZone, validatorCompiler } from '../../platform/validation.js';
 import type { AvailabilityApi, SlotsParams } from '../availability/api.js';
 import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
@@ -53,6 +56,11 @@ export interface ListedTool {
   annotations: ToolAnnotations;
 }
 
+/** A tool as found for a caller (`McpService.tool`), to call with `callTool`. */
+export interface Tool {
+  readonly listed: ListedTool;
+}
+
 export interface ToolResult {
   content: { type: 'text'; text: string }[];
   structuredContent?: Record<string, unknown>;
@@ -70,14 +78,15 @@ interface Entry {
   validate: ValidateFunction;
   /** The arguments a REST tool takes: its operation's parameters, `timezone` and `idempotency_key`. */
   fields: ReadonlySet<string>;
-  /** A reading operation answered through its module's API (`direct` below), with its query check. */
+  /** A reading operation answered through its module's API (`readDirect` below), with its query check. */
   direct?: {
-    access: Access;
     read: DirectRead;
-    /** The checked query (coerced, with the schema's defaults), or undefined when refused. */
-    query: (q: Record<string, string>) => Record<string, unknown> | undefined;
+    query: (q: Record<string, string>) => CheckedQuery;
   };
 }
+
+/** A query after the route's check: coerced, with the schema's defaults; or the fields it refuses. */
+type CheckedQuery = { query: Record<string, unknown> } | { refused: Record<string, string> };
 
 /** A route's answer text read through its module's API, for a caller already admitted to the route. */
 type DirectRead = (caller: Caller, query: Record<string, unknown>) => Promise<Buffer | string>;
@@ -93,34 +102,38 @@ const MAX_CHECKED = 1024;
 const MAX_CHECKED_TEXT = 2048;
 
 /**
- * The route's query check, remembered by the query's text: the check (coercion from text, the
- * schema's defaults, formats) is a pure function of the values, so a question asked again skips it
- * (~8 µs of a tool call in the server). The values hold no U+0000 (refused before), so the names and
- * values joined by it are the key. Each call gets its own copy of the checked query (its lists too).
+ * The route's query check, remembered by the query's text (~8 µs of a tool call in the server). It
+ * needs no invalidation: the check (coercion from text, the schema's defaults, formats) is a pure
+ * function of the values. The values hold no U+0000 (the gate refuses a body holding one before any
+ * handler), so the names and values joined by it are the key. A refusal is kept as the fields the
+ * route's error handler names (platform/problems.ts `validationErrors`). Each call gets its own copy
+ * of the checked query (its lists too).
  */
 function rememberedCheck(
-  validate: (q: Record<string, unknown>) => boolean,
-): (query: Record<string, string>) => Record<string, unknown> | undefined {
-  const known = new Map<string, Record<string, unknown> | null>();
+  validate: ((q: Record<string, unknown>) => boolean) & { errors?: unknown },
+): (query: Record<string, string>) => CheckedQuery {
+  const known = new Map<string, CheckedQuery>();
   return (query) => {
     let key = '';
     for (const k in query) key += `${k}\0${query[k]}\0`;
     let checked = known.get(key);
     if (checked === undefined) {
       const q: Record<string, unknown> = { ...query };
-      checked = validate(q) ? q : null;
+      checked = validate(q)
+        ? { query: q }
+        : { refused: validationErrors((validate.errors ?? []) as AjvIssue[], 'querystring') };
       if (key.length <= MAX_CHECKED_TEXT) {
         if (known.size >= MAX_CHECKED) known.clear();
         known.set(key, checked);
       }
     }
-    if (checked === null) return undefined;
+    if ('refused' in checked) return checked;
     const copy: Record<string, unknown> = {};
-    for (const k in checked) {
-      const v = checked[k];
+    for (const k in checked.query) {
+      const v = checked.query[k];
       copy[k] = Array.isArray(v) ? [...v] : v;
     }
-    return copy;
+    return { query: copy };
   };
 }
 
@@ -145,28 +158,27 @@ export class McpService {
     new Ajv2020({ strict: false, allErrors: true, validateFormats: false }),
   );
 
-  /** Rendered answers of REST tools by the route's answer text (memo.ts). */
+  /** Rendered answers of REST tools run as requests, by the route's answer text (memo.ts). */
   private readonly answers = new ToolResultMemo<ToolResult>();
   /**
-   * Rendered answers by the answer object a module's API gave (a remembered one is the same object
-   * until what it was computed from changes), then by the zone asked for: no text decoded, no lookup
-   * by text. Held only as long as the module holds its answer.
+   * Rendered answers of reads through a module's API, by the answer object the API gave, then by
+   * the zone asked for. Invalidation is the API's: it hands out the same object for a remembered
+   * answer until anything it was computed from changes, then another object; an entry lives only as
+   * long as the API holds its answer.
    */
   private readonly byAnswer = new WeakMap<object, Map<string, ToolResult>>();
-  /** The operations read through a module's API: the route's access rule and the read. */
-  private readonly reads = new Map<string, { access: Access; read: DirectRead }>();
+  /** The operations read through a module's API. */
+  private readonly reads = new Map<string, DirectRead>();
 
   constructor(
     private readonly clock: Clock,
     availability?: Pick<AvailabilityApi, 'slots'>,
   ) {
     if (availability) {
-      // GET /v1/availability/slots (config.access 'availability'): the route hands the service the
-      // checked query and sends its answer as is, so the service's answer is the route's.
-      this.reads.set('listAvailableSlots', {
-        access: 'availability',
-        read: (caller, query) => availability.slots(caller, query as SlotsParams),
-      });
+      // GET /v1/availability/slots: the route hands the service the checked query and sends its
+      // answer as is, so the service's answer is the route's. Its gate (access 'availability', scope
+      // read) is `POST /mcp`'s own (routes.ts), so a caller admitted there is admitted here.
+      this.reads.set('listAvailableSlots', (caller, query) => availability.slots(caller, query as SlotsParams));
     }
   }
 
@@ -213,15 +225,14 @@ export class McpService {
         ...(read && op
           ? {
               direct: {
-                access: read.access,
-                read: read.read,
+                read,
                 query: rememberedCheck(
                   queryCompiler({
                     schema: op.querySchema,
                     httpPart: 'querystring',
                     method: op.method,
                     url: op.path,
-                  }) as (q: Record<string, unknown>) => boolean,
+                  }) as ((q: Record<string, unknown>) => boolean) & { errors?: unknown },
                 ),
               },
             }
@@ -254,10 +265,21 @@ export class McpService {
     return toolsets ? entry.narrowed : entry.listed;
   }
 
-  /** One `tools/call`. Never throws for anything the caller sent: that is an `isError` result. */
-  async call(ctx: CallContext, name: string, rawArgs: unknown): Promise<ToolResult> {
+  /** The tool `name` if this caller sees it (within its toolsets): the one look-up of a call. */
+  tool(ctx: CallContext, name: string): Tool | undefined {
     const entry = this.catalogue(ctx.app).get(name);
-    if (!entry || !seesTool(ctx.caller, entry.def, ctx.toolsets)) {
+    return entry && seesTool(ctx.caller, entry.def, ctx.toolsets) ? entry : undefined;
+  }
+
+  /** One `tools/call`. Never throws for anything the caller sent: that is an `isError` result. */
+  call(ctx: CallContext, name: string, rawArgs: unknown): Promise<ToolResult> {
+    return this.callTool(ctx, this.tool(ctx, name), name, rawArgs);
+  }
+
+  /** One `tools/call` of the tool `tool(ctx, name)` found (undefined: none this caller sees). */
+  async callTool(ctx: CallContext, tool: Tool | undefined, name: string, rawArgs: unknown): Promise<ToolResult> {
+    const entry = tool as Entry | undefined;
+    if (!entry) {
       return toolError(
         {
           title: 'Unknown tool',
@@ -446,22 +468,8 @@ export class McpService {
         if (v !== undefined) body[b] = v;
       }
     }
+    if (entry.direct) return this.readDirect(ctx, entry, entry.direct, tool, args, query);
     const asked = typeof args.timezone === 'string' ? args.timezone : '';
-    if (entry.direct) {
-      const answer = await this.readDirect(ctx, entry.direct, query);
-      if (answer !== undefined) {
-        const byZone = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
-        const known = byZone?.get(asked);
-        if (known) return known;
-        const text = typeof answer === 'string' ? answer : answer.toString('utf8');
-        const result = await this.rendered(ctx, entry, tool, args, asked, text);
-        if (typeof answer !== 'string' && this.answers.get(tool.name, asked, text) === result) {
-          if (byZone) byZone.set(asked, result);
-          else this.byAnswer.set(answer, new Map([[asked, result]]));
-        }
-        return result;
-      }
-    }
     const res = await dispatch(ctx.app, ctx.request, {
       method: op.method,
       url,
@@ -469,40 +477,70 @@ export class McpService {
       ...(body !== undefined ? { body } : {}),
       ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
     });
-    if (res.status >= 300) {
-      const code = (res.body as { code?: unknown } | null)?.code;
-      const principal = typeof args.principal_id === 'string' ? args.principal_id : ctx.caller.principalId;
-      const next =
-        tool.name === 'get_available_slots' && code === 'calendar_not_connected' && principal
-          ? await this.linkHint(ctx, principal)
-          : undefined;
-      return this.problem(tool, res.status, res.body, next);
-    }
+    if (res.status >= 300) return this.refused(ctx, tool, args, res.status, res.body);
     if (op.method === 'GET') return this.rendered(ctx, entry, tool, args, asked, res.text, res.body);
     return this.render(ctx, entry, op, args, res.body).then((r) => r.result);
   }
 
+  /** The route's problem as a tool error, with the next step (for a host without a calendar: its links). */
+  private async refused(
+    ctx: CallContext,
+    tool: RestTool,
+    args: Record<string, unknown>,
+    status: number,
+    body: unknown,
+  ): Promise<ToolResult> {
+    const code = (body as { code?: unknown } | null)?.code;
+    const principal = typeof args.principal_id === 'string' ? args.principal_id : ctx.caller.principalId;
+    const next =
+      tool.name === 'get_available_slots' && code === 'calendar_not_connected' && principal
+        ? await this.linkHint(ctx, principal)
+        : undefined;
+    return this.problem(tool, status, body, next);
+  }
+
   /**
-   * The answer of a route read through its module's API, or undefined when the route must answer
-   * (then the tool runs the request, and any problem is the route's own, by construction): a query
-   * the route's schema refuses, a caller its access rule refuses, or any error of the read.
+   * A reading tool answered through its module's API instead of a request: the route's query check,
+   * the read, the result remembered by the answer object (`byAnswer`). What the route would refuse is
+   * answered with the problem the route's error handler writes (platform/problems.ts), the request's
+   * own id in it: the request is never run after all.
    */
   private async readDirect(
     ctx: CallContext,
+    entry: Entry,
     direct: NonNullable<Entry['direct']>,
+    tool: RestTool,
+    args: Record<string, unknown>,
     query: Record<string, string>,
-  ): Promise<Buffer | string | undefined> {
-    for (const k in query) if (query[k]!.includes('\0')) return undefined;
+  ): Promise<ToolResult> {
     const checked = direct.query(query);
-    if (!checked) return undefined;
-    try {
-      // The route's own access rule; the inner request would carry no Origin, and the route declares
-      // no scope of its own.
-      authorize(ctx.caller, direct.access, 'GET', undefined);
-      return await direct.read(ctx.caller, checked);
-    } catch {
-      return undefined;
+    if ('refused' in checked) {
+      const errors = checked.refused;
+      const detail = `Invalid querystring: ${Object.entries(errors)
+        .map(([f, m]) => `${f} ${m}`)
+        .join('; ')}`;
+      const body = routeProblem('', ctx.request.id, 400, 'validation-error', detail, { errors });
+      return this.refused(ctx, tool, args, 400, body);
     }
+    let answer: Buffer | string;
+    try {
+      answer = await direct.read(ctx.caller, checked.query);
+    } catch (error) {
+      const { status, body } = thrownProblem(ctx, error);
+      return this.refused(ctx, tool, args, status, body);
+    }
+    const asked = typeof args.timezone === 'string' ? args.timezone : '';
+    const byZone = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
+    const known = byZone?.get(asked);
+    if (known) return known;
+    const text = typeof answer === 'string' ? answer : answer.toString('utf8');
+    const body = text.length === 0 ? null : JSON.parse(text);
+    const { result, fromSchedule } = await this.render(ctx, entry, entry.op as DerivedOperation, args, body);
+    if (typeof answer !== 'string' && !result.isError && !fromSchedule) {
+      if (byZone) byZone.set(asked, result);
+      else this.byAnswer.set(answer, new Map([[asked, result]]));
+    }
+    return result;
   }
 
   /** A reading tool's result for the route's answer text, remembered by that text (memo.ts). */
@@ -570,6 +608,40 @@ export class McpService {
       fromSchedule: true,
     };
   }
+}
+
+/**
+ * The status and problem body the app's error handler (platform/problems.ts) answers for an error a
+ * read through a module's API threw: a domain error's own problem, the store's unavailability, else
+ * an internal error (logged).
+ */
+function thrownProblem(ctx: CallContext, error: unknown): { status: number; body: Record<string, unknown> } {
+  const id = ctx.request.id;
+  if (error instanceof AppError) {
+    return { status: error.status, body: routeProblem('', id, error.status, error.slug, error.message, error.extras) };
+  }
+  switch (storeUnavailability(error)) {
+    case 'store-unreachable':
+      ctx.request.log.warn({ err: error, request_id: id }, 'store unreachable');
+      return {
+        status: 503,
+        body: routeProblem('', id, 503, 'service-unavailable', 'The data store is unreachable; retry shortly', {
+          code: 'store_unavailable',
+        }),
+      };
+    case 'pool-exhausted':
+      return {
+        status: 503,
+        body: routeProblem('', id, 503, 'service-unavailable', 'The server is overloaded; retry shortly', {
+          code: 'overloaded',
+        }),
+      };
+  }
+  ctx.request.log.error({ err: error, request_id: id }, 'unhandled error');
+  return {
+    status: 500,
+    body: routeProblem('', id, 500, 'internal-error', 'An internal error occurred; it has been logged'),
+  };
 }
 
 /** The first `principal_id` (or `requester_id`) in an answer, depth first. */
