@@ -5,7 +5,8 @@
  */
 import { DateTime, IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { inZone, isoInZone, offsetless } from './answers.js';
+import { isoInZone } from '../../lib/time.js';
+import { inZone, offsetless } from './answers.js';
 
 const ZONES = [
   'UTC',

@@ -88,7 +88,10 @@ interface Entry {
 /** A query after the route's check: coerced, with the schema's defaults; or the fields it refuses. */
 type CheckedQuery = { query: Record<string, unknown> } | { refused: Record<string, string> };
 
-/** A route's answer text read through its module's API, for a caller already admitted to the route. */
+/**
+ * A route's answer text read through its module's API, for a caller already admitted to the route,
+ * with its instants already written with the offset of the answer's `timezone` (docs/mcp.md#answers).
+ */
 type DirectRead = (caller: Caller, query: Record<string, unknown>) => Promise<Buffer | string>;
 
 /**
@@ -161,12 +164,11 @@ export class McpService {
   /** Rendered answers of REST tools run as requests, by the route's answer text (memo.ts). */
   private readonly answers = new ToolResultMemo<ToolResult>();
   /**
-   * Rendered answers of reads through a module's API, by the answer object the API gave, then by
-   * the zone asked for. Invalidation is the API's: it hands out the same object for a remembered
-   * answer until anything it was computed from changes, then another object; an entry lives only as
-   * long as the API holds its answer.
+   * Results of reads through a module's API, by the answer object the API gave (zone included).
+   * Invalidation is the API's: it hands out the same object for a remembered answer until anything
+   * it was computed from changes, then another object; an entry lives as long as the API's answer.
    */
-  private readonly byAnswer = new WeakMap<object, Map<string, ToolResult>>();
+  private readonly byAnswer = new WeakMap<object, ToolResult>();
   /** The operations read through a module's API. */
   private readonly reads = new Map<string, DirectRead>();
 
@@ -176,9 +178,12 @@ export class McpService {
   ) {
     if (availability) {
       // GET /v1/availability/slots: the route hands the service the checked query and sends its
-      // answer as is, so the service's answer is the route's. Its gate (access 'availability', scope
-      // read) is `POST /mcp`'s own (routes.ts), so a caller admitted there is admitted here.
-      this.reads.set('listAvailableSlots', (caller, query) => availability.slots(caller, query as SlotsParams));
+      // answer as is, so the service's answer is the route's, here with zoned times. Its gate (access
+      // 'availability', scope read) is `POST /mcp`'s own (routes.ts), so a caller admitted there is
+      // admitted here.
+      this.reads.set('listAvailableSlots', (caller, query) =>
+        availability.slots(caller, query as SlotsParams, true),
+      );
     }
   }
 
@@ -529,17 +534,16 @@ export class McpService {
       const { status, body } = thrownProblem(ctx, error);
       return this.refused(ctx, tool, args, status, body);
     }
-    const asked = typeof args.timezone === 'string' ? args.timezone : '';
-    const byZone = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
-    const known = byZone?.get(asked);
+    const known = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
     if (known) return known;
+    // The answer names its zone (the one asked for, else the principal's) and carries its offsets:
+    // it is the tool's answer as it stands, its text the result's text.
     const text = typeof answer === 'string' ? answer : answer.toString('utf8');
-    const body = text.length === 0 ? null : JSON.parse(text);
-    const { result, fromSchedule } = await this.render(ctx, entry, entry.op as DerivedOperation, args, body);
-    if (typeof answer !== 'string' && !result.isError && !fromSchedule) {
-      if (byZone) byZone.set(asked, result);
-      else this.byAnswer.set(answer, new Map([[asked, result]]));
-    }
+    const result = this.checked(ctx, entry, {
+      content: [{ type: 'text', text }],
+      structuredContent: JSON.parse(text) as Record<string, unknown>,
+    });
+    if (typeof answer !== 'string' && !result.isError) this.byAnswer.set(answer, result);
     return result;
   }
 
