@@ -131,7 +131,9 @@ export function slotsBytes(r: SlotsResult, offsetsIn?: string): Buffer {
     const date = localDate(r.timezone, r.slots[i]!.start);
     let j = i + 1;
     while (j < r.slots.length && localDate(r.timezone, r.slots[j]!.start) === date) j++;
-    days.push(`{"date":"${date}","slots":[${slotList(r.slots, i, j, '', '', offsetsIn).toString('latin1')}]}`);
+    days.push(
+      `{"date":"${date}","slots":[${slotList(r.slots, i, j, '', '', offsetsIn).toString('latin1')}]}`,
+    );
     i = j;
   }
   return Buffer.from(`${head},"days":[${days.join(',')}]}`);

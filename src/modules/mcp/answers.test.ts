@@ -67,7 +67,7 @@ describe('times in answers', () => {
 function perInstant(ms: number, zone: string): string {
   const quarter = 15 * 60_000;
   const off = IANAZone.create(zone).offset(Math.floor(ms / quarter) * quarter);
-  // Milliseconds only when there are any (answers.ts isoInZone).
+  // Milliseconds only when there are any (lib/time.ts isoInZone).
   const local = new Date(ms + off * 60_000)
     .toISOString()
     .slice(0, -1)

@@ -11,13 +11,18 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { storeUnavailability } from '../../db/unavailable.js';
-import { AppError } from '../../platform/errors.js';
-import { type AjvIssue, problem as routeProblem, validationErrors } from '../../platform/problems.js';
-import { addKairosFormats, isTimeZone as isZone, validatorCompiler } from '../../platform/validation.js';
+import { addKairosFormats, isTimeZone as isZone } from '../../platform/validation.js';
 import type { AvailabilityApi, SlotsParams } from '../availability/api.js';
 import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
 import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
+import {
+  type CheckedQuery,
+  type DirectRead,
+  queryCompiler,
+  queryProblem,
+  rememberedCheck,
+  thrownProblem,
+} from './direct.js';
 import { dispatch } from './dispatch.js';
 import { compactInput, compactOutput } from './compact.js';
 import { ToolResultMemo } from './memo.js';
@@ -32,7 +37,10 @@ import {
 import { type RestTool, TOOLS, type ToolAnnotations, type ToolDefinition } from './tools.js';
 import { ALWAYS, TOOLSET_OF } from './toolsets.js';
 
-/** Zone names already found valid (the check builds an Intl formatter: too dear per call). */
+/**
+ * Zone names already found valid (the check builds an Intl formatter: too dear per call); nothing
+ * invalidates one, a process's zone database does not change while it runs.
+ */
 const validZones = new Set<string>();
 function isTimeZone(zone: string): boolean {
   if (validZones.has(zone)) return true;
@@ -82,61 +90,6 @@ interface Entry {
   direct?: {
     read: DirectRead;
     query: (q: Record<string, string>) => CheckedQuery;
-  };
-}
-
-/** A query after the route's check: coerced, with the schema's defaults; or the fields it refuses. */
-type CheckedQuery = { query: Record<string, unknown> } | { refused: Record<string, string> };
-
-/**
- * A route's answer text read through its module's API, for a caller already admitted to the route,
- * with its instants already written with the offset of the answer's `timezone` (docs/mcp.md#answers).
- */
-type DirectRead = (caller: Caller, query: Record<string, unknown>) => Promise<Buffer | string>;
-
-/**
- * The query-string check Fastify runs on the routes (platform/validation.ts: coercion from text and
- * the schema's defaults), compiled from the route's own query schema as the document states it.
- */
-const queryCompiler = validatorCompiler();
-
-/** Query texts whose check is remembered per operation, and the longest such text. */
-const MAX_CHECKED = 1024;
-const MAX_CHECKED_TEXT = 2048;
-
-/**
- * The route's query check, remembered by the query's text (~8 µs of a tool call in the server). It
- * needs no invalidation: the check (coercion from text, the schema's defaults, formats) is a pure
- * function of the values. The values hold no U+0000 (the gate refuses a body holding one before any
- * handler), so the names and values joined by it are the key. A refusal is kept as the fields the
- * route's error handler names (platform/problems.ts `validationErrors`). Each call gets its own copy
- * of the checked query (its lists too).
- */
-function rememberedCheck(
-  validate: ((q: Record<string, unknown>) => boolean) & { errors?: unknown },
-): (query: Record<string, string>) => CheckedQuery {
-  const known = new Map<string, CheckedQuery>();
-  return (query) => {
-    let key = '';
-    for (const k in query) key += `${k}\0${query[k]}\0`;
-    let checked = known.get(key);
-    if (checked === undefined) {
-      const q: Record<string, unknown> = { ...query };
-      checked = validate(q)
-        ? { query: q }
-        : { refused: validationErrors((validate.errors ?? []) as AjvIssue[], 'querystring') };
-      if (key.length <= MAX_CHECKED_TEXT) {
-        if (known.size >= MAX_CHECKED) known.clear();
-        known.set(key, checked);
-      }
-    }
-    if ('refused' in checked) return checked;
-    const copy: Record<string, unknown> = {};
-    for (const k in checked.query) {
-      const v = checked.query[k];
-      copy[k] = Array.isArray(v) ? [...v] : v;
-    }
-    return { query: copy };
   };
 }
 
@@ -282,7 +235,12 @@ export class McpService {
   }
 
   /** One `tools/call` of the tool `tool(ctx, name)` found (undefined: none this caller sees). */
-  async callTool(ctx: CallContext, tool: Tool | undefined, name: string, rawArgs: unknown): Promise<ToolResult> {
+  async callTool(
+    ctx: CallContext,
+    tool: Tool | undefined,
+    name: string,
+    rawArgs: unknown,
+  ): Promise<ToolResult> {
     const entry = tool as Entry | undefined;
     if (!entry) {
       return toolError(
@@ -519,19 +477,13 @@ export class McpService {
     query: Record<string, string>,
   ): Promise<ToolResult> {
     const checked = direct.query(query);
-    if ('refused' in checked) {
-      const errors = checked.refused;
-      const detail = `Invalid querystring: ${Object.entries(errors)
-        .map(([f, m]) => `${f} ${m}`)
-        .join('; ')}`;
-      const body = routeProblem('', ctx.request.id, 400, 'validation-error', detail, { errors });
-      return this.refused(ctx, tool, args, 400, body);
-    }
+    if ('refused' in checked)
+      return this.refused(ctx, tool, args, 400, queryProblem(ctx.request, checked.refused));
     let answer: Buffer | string;
     try {
       answer = await direct.read(ctx.caller, checked.query);
     } catch (error) {
-      const { status, body } = thrownProblem(ctx, error);
+      const { status, body } = thrownProblem(ctx.request, error);
       return this.refused(ctx, tool, args, status, body);
     }
     const known = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
@@ -612,40 +564,6 @@ export class McpService {
       fromSchedule: true,
     };
   }
-}
-
-/**
- * The status and problem body the app's error handler (platform/problems.ts) answers for an error a
- * read through a module's API threw: a domain error's own problem, the store's unavailability, else
- * an internal error (logged).
- */
-function thrownProblem(ctx: CallContext, error: unknown): { status: number; body: Record<string, unknown> } {
-  const id = ctx.request.id;
-  if (error instanceof AppError) {
-    return { status: error.status, body: routeProblem('', id, error.status, error.slug, error.message, error.extras) };
-  }
-  switch (storeUnavailability(error)) {
-    case 'store-unreachable':
-      ctx.request.log.warn({ err: error, request_id: id }, 'store unreachable');
-      return {
-        status: 503,
-        body: routeProblem('', id, 503, 'service-unavailable', 'The data store is unreachable; retry shortly', {
-          code: 'store_unavailable',
-        }),
-      };
-    case 'pool-exhausted':
-      return {
-        status: 503,
-        body: routeProblem('', id, 503, 'service-unavailable', 'The server is overloaded; retry shortly', {
-          code: 'overloaded',
-        }),
-      };
-  }
-  ctx.request.log.error({ err: error, request_id: id }, 'unhandled error');
-  return {
-    status: 500,
-    body: routeProblem('', id, 500, 'internal-error', 'An internal error occurred; it has been logged'),
-  };
 }
 
 /** The first `principal_id` (or `requester_id`) in an answer, depth first. */
