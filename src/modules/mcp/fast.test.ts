@@ -252,11 +252,7 @@ describe('reading tool calls answered without the SDK', () => {
 
   it('answers a tool that throws with the SDK’s JSON-RPC error, once taken', async () => {
     const broken = {
-      tool: () => ({ listed: { annotations: { readOnlyHint: true } } }),
-      listed: () => ({ annotations: { readOnlyHint: true }, outputSchema: { type: 'object' } }),
-      call: async () => {
-        throw new Error('the store went away');
-      },
+      tool: () => ({ listed: { annotations: { readOnlyHint: true }, outputSchema: { type: 'object' } } }),
       callTool: async () => {
         throw new Error('the store went away');
       },

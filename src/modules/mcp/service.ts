@@ -66,7 +66,9 @@ export interface ListedTool {
 
 /** A tool as found for a caller (`McpService.tool`), to call with `callTool`. */
 export interface Tool {
+  /** As the listing of every tool shows it, and as a listing narrowed to toolsets does. */
   readonly listed: ListedTool;
+  readonly narrowed: ListedTool;
 }
 
 export interface ToolResult {
@@ -209,18 +211,6 @@ export class McpService {
     return [...this.catalogue(app).values()]
       .filter((e) => seesTool(caller, e.def, toolsets))
       .map((e) => (toolsets ? e.narrowed : e.listed));
-  }
-
-  /** One tool as `tools/list` shows it to this caller (within its toolsets), if it sees it. */
-  listed(
-    app: FastifyInstance,
-    caller: Caller,
-    name: string,
-    toolsets?: ReadonlySet<string>,
-  ): ListedTool | undefined {
-    const entry = this.catalogue(app).get(name);
-    if (!entry || !seesTool(caller, entry.def, toolsets)) return undefined;
-    return toolsets ? entry.narrowed : entry.listed;
   }
 
   /** The tool `name` if this caller sees it (within its toolsets): the one look-up of a call. */
