@@ -78,6 +78,8 @@ export interface AvailabilityApi {
    * (403 for a principal the caller may not read), cross-field checks and problems (thrown AppErrors).
    * `params` must already satisfy the route's query schema. A remembered answer read without a consent
    * is the same object each time, until anything it was computed from changes (then another object).
+   * `zoned`: every instant written with the offset of the answer's `timezone` (present.ts), as the
+   * MCP tools show times; the route's own answer is in UTC.
    */
-  slots(caller: Caller, params: SlotsParams): Promise<Buffer | string>;
+  slots(caller: Caller, params: SlotsParams, zoned?: boolean): Promise<Buffer | string>;
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isoUtc } from '../../lib/time.js';
+import { inZone } from '../mcp/answers.js';
 import { presentSlots, type SlotsResult, slotsJson } from './present.js';
 
 describe('isoUtc', () => {
@@ -32,7 +33,7 @@ describe('slotsJson', () => {
     fc.assert(
       fc.property(
         fc.array(slot, { maxLength: 40 }),
-        fc.constantFrom('UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
+        fc.constantFrom('UTC', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe', 'Europe/Berlin'),
         fc.boolean(),
         fc.option(fc.integer({ min: 1.7e12, max: 1.9e12 })),
         (slots, timezone, groupByDay, asOf) => {
@@ -48,6 +49,11 @@ describe('slotsJson', () => {
           };
           const text = slotsJson(r);
           expect(JSON.parse(text)).toEqual(presentSlots(r));
+          expect(slotsJson(r)).toBe(text);
+          // With the zone's offsets: the very text the MCP tools wrote by rewriting the UTC answer.
+          const zoned = slotsJson(r, timezone);
+          expect(zoned).toBe(JSON.stringify({ ...(inZone(JSON.parse(text), timezone) as object), timezone }));
+          expect(slotsJson(r, timezone)).toBe(zoned);
           expect(slotsJson(r)).toBe(text);
         },
       ),

@@ -4,10 +4,14 @@
  * instant with Date#toISOString and running the schema serializer over them cost more than computing
  * the slots (measured with bench/availability.ts). The text is exactly what the response schema
  * describes; present.test.ts checks it against the plain object rendering.
+ *
+ * Instants are written in UTC (`2026-06-10T14:00:00.000Z`), or, when a zone is given (`offsetsIn`),
+ * with that zone's offset there (`2026-06-10T16:00:00+02:00`, lib/time.ts `isoInZone`): what the MCP
+ * tools answer (docs/mcp.md#answers), written here once instead of parsed and rewritten there.
  */
 import type { Interval } from '../../lib/intervals.js';
 import { toWall } from '../../lib/schedule.js';
-import { DAY, isoUtc, MINUTE } from '../../lib/time.js';
+import { DAY, isoInZone, isoUtc, MINUTE } from '../../lib/time.js';
 
 export interface PresentedSlot {
   start: string;
@@ -77,62 +81,74 @@ export function linkSlotsJson(r: {
     0,
     r.slots.length,
     `{"duration_minutes":${r.duration_minutes},"timezone":${JSON.stringify(r.timezone)},` +
-      `"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)},"slots":[`,
+      `"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of, undefined)},"slots":[`,
     ']}',
   );
 }
 
+/** One instant in UTC, or with the offset of `offsetsIn` (see the top of this file). */
+function instant(ms: number, offsetsIn: string | undefined): string {
+  return offsetsIn === undefined ? isoUtc(ms) : isoInZone(ms, offsetsIn);
+}
+
 /** `busy_as_of` as JSON: null, or the ISO instant (no character of it needs escaping). */
-function asOfJson(asOf: string | null): string {
-  return asOf === null ? 'null' : `"${asOf}"`;
+function asOfJson(asOf: string | null, offsetsIn: string | undefined): string {
+  if (asOf === null) return 'null';
+  return offsetsIn === undefined ? `"${asOf}"` : `"${isoInZone(Date.parse(asOf), offsetsIn)}"`;
 }
 
 /** The members of a slots answer before its slots, without the closing brace. */
-function answerHead(r: Omit<SlotsResult, 'slots' | 'group_by_day'>): string {
+function answerHead(r: Omit<SlotsResult, 'slots' | 'group_by_day'>, offsetsIn: string | undefined): string {
   return (
     `{"principal_id":${JSON.stringify(r.principal_id)},"duration_minutes":${r.duration_minutes},` +
-    `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of)}`
+    `"timezone":${JSON.stringify(r.timezone)},"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of, offsetsIn)}`
   );
 }
 
 /** A slots answer without group_by_day, split around its slot list: its text is head + slots + tail. */
-export function slotsFrame(r: Omit<SlotsResult, 'slots' | 'group_by_day'>): { head: string; tail: string } {
-  return { head: `${answerHead(r)},"slots":[`, tail: ']}' };
+export function slotsFrame(
+  r: Omit<SlotsResult, 'slots' | 'group_by_day'>,
+  offsetsIn?: string,
+): { head: string; tail: string } {
+  return { head: `${answerHead(r, offsetsIn)},"slots":[`, tail: ']}' };
 }
 
 /** The same answer as JSON text (see the top of this file). */
-export function slotsJson(r: SlotsResult): string {
-  return slotsBytes(r).toString();
+export function slotsJson(r: SlotsResult, offsetsIn?: string): string {
+  return slotsBytes(r, offsetsIn).toString();
 }
 
 /** The same answer as the bytes of its JSON text, as sent (see the top of this file). */
-export function slotsBytes(r: SlotsResult): Buffer {
+export function slotsBytes(r: SlotsResult, offsetsIn?: string): Buffer {
   if (!r.group_by_day) {
-    const { head, tail } = slotsFrame(r);
-    return slotList(r.slots, 0, r.slots.length, head, tail);
+    const { head, tail } = slotsFrame(r, offsetsIn);
+    return slotList(r.slots, 0, r.slots.length, head, tail, offsetsIn);
   }
-  const head = answerHead(r);
+  const head = answerHead(r, offsetsIn);
   const days: string[] = [];
   let i = 0;
   while (i < r.slots.length) {
     const date = localDate(r.timezone, r.slots[i]!.start);
     let j = i + 1;
     while (j < r.slots.length && localDate(r.timezone, r.slots[j]!.start) === date) j++;
-    days.push(`{"date":"${date}","slots":[${slotList(r.slots, i, j).toString('latin1')}]}`);
+    days.push(
+      `{"date":"${date}","slots":[${slotList(r.slots, i, j, '', '', offsetsIn).toString('latin1')}]}`,
+    );
     i = j;
   }
   return Buffer.from(`${head},"days":[${days.join(',')}]}`);
 }
 
 /**
- * Rendered `{"start":…,"end":…}` texts as bytes, a pure memo: by slot length in minutes, then UTC day,
+ * Rendered `{"start":…,"end":…}` texts as bytes, a pure memo: by the zone whose offsets they carry
+ * (`''`: UTC) and slot length in minutes, then UTC day,
  * an array indexed by the minute of the day the slot starts (small-integer keys and array slots: much
  * cheaper than keying on epoch milliseconds). Slots of every principal lie on grids of local quarter
  * hours and the like, so the same texts come back request after request. An answer is assembled by
  * copying them into one buffer: joining hundreds of strings and encoding the result when it is sent
  * cost about twice as much (measured in docs/performance.md, "Reads"). Bounded by MAX_FRAGMENTS texts.
  */
-const fragments = new Map<number, Map<number, (Buffer | undefined)[]>>();
+const fragments = new Map<string, Map<number, (Buffer | undefined)[]>>();
 let fragmentCount = 0;
 const MAX_FRAGMENTS = 50_000;
 const COMMA = 44;
@@ -141,7 +157,14 @@ const COMMA = 44;
  * `head`, the slots [from, to) rendered and separated by commas, then `tail`, in one buffer of its own
  * (never a slice of Node's shared pool: remembered answers would keep whole pool blocks alive).
  */
-function slotList(slots: readonly Interval[], from: number, to: number, head = '', tail = ''): Buffer {
+function slotList(
+  slots: readonly Interval[],
+  from: number,
+  to: number,
+  head = '',
+  tail = '',
+  offsetsIn?: string,
+): Buffer {
   const parts = new Array<Buffer>(to - from);
   let size = to > from ? to - from - 1 : 0;
   let day = Number.NaN;
@@ -154,21 +177,21 @@ function slotList(slots: readonly Interval[], from: number, to: number, head = '
     const len = (s.end - s.start) / MINUTE;
     let text: Buffer | undefined;
     if (!Number.isInteger(minute) || !Number.isInteger(len)) {
-      text = renderSlot(s); // not on whole minutes: not remembered
+      text = zonedSlot(s, offsetsIn); // not on whole minutes: not remembered
     } else {
       if (d !== day || len !== length) {
         day = d;
         length = len;
-        texts = textsOf(len, d);
+        texts = textsOf(offsetsIn, len, d);
       }
       text = texts[minute];
       if (text === undefined) {
         if (fragmentCount >= MAX_FRAGMENTS) {
           fragments.clear();
           fragmentCount = 0;
-          texts = textsOf(len, d);
+          texts = textsOf(offsetsIn, len, d);
         }
-        text = renderSlot(s);
+        text = zonedSlot(s, offsetsIn);
         texts[minute] = text;
         fragmentCount++;
       }
@@ -189,11 +212,12 @@ function slotList(slots: readonly Interval[], from: number, to: number, head = '
   return out;
 }
 
-function textsOf(lengthMinutes: number, day: number): (Buffer | undefined)[] {
-  let byDay = fragments.get(lengthMinutes);
+function textsOf(offsetsIn: string | undefined, lengthMinutes: number, day: number): (Buffer | undefined)[] {
+  const key = `${offsetsIn ?? ''}|${lengthMinutes}`;
+  let byDay = fragments.get(key);
   if (byDay === undefined) {
     byDay = new Map();
-    fragments.set(lengthMinutes, byDay);
+    fragments.set(key, byDay);
   }
   let texts = byDay.get(day);
   if (texts === undefined) {
@@ -205,5 +229,13 @@ function textsOf(lengthMinutes: number, day: number): (Buffer | undefined)[] {
 
 /** One slot's `{"start":…,"end":…}` text, as bytes. */
 export function renderSlot(s: Interval): Buffer {
-  return Buffer.from(`{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}"}`, 'latin1');
+  return zonedSlot(s, undefined);
+}
+
+/** One slot's text in UTC, or with the offsets of `offsetsIn`. */
+function zonedSlot(s: Interval, offsetsIn: string | undefined): Buffer {
+  return Buffer.from(
+    `{"start":"${instant(s.start, offsetsIn)}","end":"${instant(s.end, offsetsIn)}"}`,
+    'latin1',
+  );
 }

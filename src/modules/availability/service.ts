@@ -120,7 +120,7 @@ export class AvailabilityService implements AvailabilityApi {
   }
 
   /** GET /v1/availability/slots: the answer as JSON text (present.ts), remembered (memo.ts). */
-  async slots(caller: Caller, params: Static<typeof SlotsQuery>): Promise<Buffer | string> {
+  async slots(caller: Caller, params: Static<typeof SlotsQuery>, zoned = false): Promise<Buffer | string> {
     const problems = new Problems();
     const window = parseWindow(params.from, params.to, MAX_WINDOW_DAYS, problems);
     const target = resolveTarget(params, problems);
@@ -152,7 +152,7 @@ export class AvailabilityService implements AvailabilityApi {
     const state =
       `${memo.idOf(calendar)}|${memo.idOf(booking)}|${memo.idOf(p.schedule)}|${p.id}|` +
       `${durationMs}|${intervalMs}|${extra}`;
-    const key = `${state}|${range.start}|${range.end}|${timezone}|${groupByDay}|${busyAsOf}`;
+    const key = `${state}|${range.start}|${range.end}|${timezone}|${groupByDay}|${busyAsOf}|${zoned}`;
     const known = memo.get(key);
     if (known !== undefined) {
       this.counted.slots.remembered.inc();
@@ -167,29 +167,32 @@ export class AvailabilityService implements AvailabilityApi {
       busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
     };
     // A new question: from the days already computed for this principal state when the lists are
-    // whole ones (days.ts).
+    // whole ones (days.ts, which keeps UTC texts).
     let json: Buffer | null = null;
     const c = whole.calendar;
     const b = whole.booking;
-    if (!groupByDay && c?.intervals === calendar && b?.intervals === booking) {
+    if (!zoned && !groupByDay && c?.intervals === calendar && b?.intervals === booking) {
       const q = { ...input, schedule: p.schedule, calendar: c, booking: b, durationMs, intervalMs };
       json = this.days.answer({ ...q, key: state, alignTimezone }, range, slotsFrame(head));
     }
-    json ??= slotsBytes({
-      ...head,
-      group_by_day: groupByDay,
-      slots: computeSlots({
-        ...input,
-        working: workingFor(p.schedule, window!),
-        busy: calendar,
-        occupied: booking,
-        window: window!,
-        durationMs,
-        intervalMs,
-        nowMs,
-        alignTimezone,
-      }),
-    });
+    json ??= slotsBytes(
+      {
+        ...head,
+        group_by_day: groupByDay,
+        slots: computeSlots({
+          ...input,
+          working: workingFor(p.schedule, window!),
+          busy: calendar,
+          occupied: booking,
+          window: window!,
+          durationMs,
+          intervalMs,
+          nowMs,
+          alignTimezone,
+        }),
+      },
+      zoned ? timezone : undefined,
+    );
     if (memo.admit(key)) memo.set(key, json);
     return withConsent(json, p.access.consentId);
   }

@@ -5,7 +5,8 @@
  */
 import { DateTime, IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { inZone, isoInZone, offsetless } from './answers.js';
+import { isoInZone } from '../../lib/time.js';
+import { inZone, offsetless } from './answers.js';
 
 const ZONES = [
   'UTC',
@@ -66,7 +67,7 @@ describe('times in answers', () => {
 function perInstant(ms: number, zone: string): string {
   const quarter = 15 * 60_000;
   const off = IANAZone.create(zone).offset(Math.floor(ms / quarter) * quarter);
-  // Milliseconds only when there are any (answers.ts isoInZone).
+  // Milliseconds only when there are any (lib/time.ts isoInZone).
   const local = new Date(ms + off * 60_000)
     .toISOString()
     .slice(0, -1)

@@ -1,22 +1,42 @@
 /**
- * The fast way for reading tool calls (fast.ts) answers what the SDK answers: the same request is
- * sent as the official client sends it (fast) and with its `Mcp-Name` header in the SDK's Base64
- * form (the same request to the SDK, which the fast way leaves to it), and the two answers agree —
- * slots across a DST change, a refused input, a custom tool, a tool this credential does not see.
+ * The differential test of the shortcut (fast.ts): its answer equals the SDK's, the oracle. Each
+ * request is sent as the official client sends it (the shortcut takes it) and with its `Mcp-Name`
+ * header in the SDK's Base64 form (the same request, which the shortcut leaves to the SDK: the switch
+ * that forces the SDK path), and the two answers agree as parsed JSON — slot-reading tools across
+ * zones and DST days, links, bad arguments, an unknown link, a key without access, a publishable
+ * key — and a tool that throws gets the SDK's JSON-RPC error. The slots tool's refusals are the
+ * route's own problems.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../../../test/helpers/app.js';
-import { postToolCall, startBerlinHost } from '../../../test/helpers/mcp.js';
+import { CURRENT_REVISION, postToolCall, startBerlinHost } from '../../../test/helpers/mcp.js';
 import { fastToolCall } from './fast.js';
-import type { McpService, ToolResult } from './service.js';
+import { createMcpEndpoint } from './server.js';
+import type { CallContext, McpService, ToolResult } from './service.js';
 
 let t: TestApp;
 let key: string;
 let host: string;
 let close: (() => Promise<void>) | undefined;
+/** A key of another account (it may not read `host`), a publishable key of `host`'s account. */
+let stranger: string;
+let publishable: string;
+const SLUG = `fast-diff-${Date.now()}`;
 
 beforeAll(async () => {
   ({ t, key, host, close } = await startBerlinHost());
+  stranger = (await t.account()).key;
+  const pk = await t.call('POST', '/v1/api-keys', {
+    token: key,
+    body: { name: 'embed', key_type: 'publishable' },
+  });
+  expect(pk.status).toBe(201);
+  publishable = (await pk.json()).api_key.key;
+  const link = await t.call('POST', '/v1/booking-links', {
+    token: key,
+    body: { slug: SLUG, title: 'Intro', host_ids: [host], duration_minutes: 30 },
+  });
+  expect(link.status, await link.clone().text()).toBe(201);
 });
 afterAll(async () => {
   await close?.();
@@ -75,6 +95,87 @@ describe('reading tool calls answered without the SDK', () => {
     }
   });
 
+  const DST = { from: '2026-10-24T00:00:00Z', to: '2026-10-27T00:00:00Z' };
+  const spread: [string, () => string, string, Record<string, unknown>][] = [
+    [
+      'zoned, US DST day',
+      () => key,
+      'get_available_slots',
+      { ...DST, to: '2026-11-03T00:00:00Z', duration_minutes: 30, timezone: 'America/New_York' },
+    ],
+    ['by day', () => key, 'get_available_slots', { ...DST, duration_minutes: 45, group_by_day: true }],
+    [
+      'by day, zoned',
+      () => key,
+      'get_available_slots',
+      { ...DST, duration_minutes: 30, group_by_day: true, timezone: 'Australia/Lord_Howe' },
+    ],
+    [
+      'buffer and interval',
+      () => key,
+      'get_available_slots',
+      { ...DST, duration_minutes: 30, buffer: 10, slot_interval: 20 },
+    ],
+    ['schema refusal', () => key, 'get_available_slots', { ...DST, duration_minutes: 3 }],
+    [
+      'window too long',
+      () => key,
+      'get_available_slots',
+      { from: '2026-10-24T00:00:00Z', to: '2027-03-01T00:00:00Z', duration_minutes: 30 },
+    ],
+    ['unknown field', () => key, 'get_available_slots', { ...DST, duration_minutes: 30, colour: 'red' }],
+    [
+      'bad zone',
+      () => key,
+      'get_available_slots',
+      { ...DST, duration_minutes: 30, timezone: 'Mars/Olympus' },
+    ],
+    [
+      'unknown principal',
+      () => key,
+      'get_available_slots',
+      { ...DST, duration_minutes: 30, principal_id: '01900000-0000-7000-8000-000000000000' },
+    ],
+    ['a key without access', () => stranger, 'get_available_slots', { ...DST, duration_minutes: 30 }],
+    ['a publishable key', () => publishable, 'get_available_slots', { ...DST, duration_minutes: 30 }],
+    ['a link', () => key, 'get_link_slots', { slug: SLUG, ...DST }],
+    ['a link, zoned', () => key, 'get_link_slots', { slug: SLUG, ...DST, timezone: 'Asia/Kolkata' }],
+    ['a link, publishable key', () => publishable, 'get_link_slots', { slug: SLUG, ...DST }],
+    ['an unknown link', () => key, 'get_link_slots', { slug: 'no-such-link', ...DST }],
+    ['next, zoned', () => key, 'get_next_available', { days_ahead: 10, timezone: 'Asia/Tokyo' }],
+    ['a tool this key does not see', () => publishable, 'list_bookings', {}],
+  ];
+
+  it.each(spread)('%s: the shortcut answers as the SDK does', async (_what, token, name, args) => {
+    const withHost =
+      name === 'get_link_slots' || 'principal_id' in args ? args : { principal_id: host, ...args };
+    // Twice: a first answer and a remembered one.
+    for (let i = 0; i < 2; i++) {
+      const sdk = await callTool(token(), name, withHost, true);
+      const fast = await callTool(token(), name, withHost, false);
+      expect(fast).toEqual(sdk);
+    }
+  });
+
+  it('answers the slots tool’s refusals with the route’s own problems', async () => {
+    const refused: [string, Record<string, string>][] = [
+      [key, { duration_minutes: '3' }],
+      [key, { duration_minutes: '30', to: '2027-03-01T00:00:00Z' }],
+      [key, { duration_minutes: '30', principal_id: '01900000-0000-7000-8000-000000000000' }],
+      [stranger, { duration_minutes: '30' }],
+    ];
+    for (const [token, q] of refused) {
+      const query = { principal_id: host, ...DST, ...q };
+      const rest = await t.call('GET', `/v1/availability/slots?${new URLSearchParams(query)}`, { token });
+      expect(rest.status).toBeGreaterThanOrEqual(400);
+      const { type: _type, instance: _instance, request_id: _id, ...problem } = await rest.json();
+      const tool = await callTool(token, 'get_available_slots', query, false);
+      const { request_id, ...error } = JSON.parse(tool.body.result.content[0].text).error;
+      expect(error).toEqual(problem);
+      expect(request_id).toMatch(/^req_/);
+    }
+  });
+
   it('answers as the SDK does without an Accept header', async () => {
     const args = {
       principal_id: host,
@@ -90,9 +191,8 @@ describe('reading tool calls answered without the SDK', () => {
   it('leaves to the SDK what it must answer: a tool this key does not see, a mismatched header', async () => {
     const fn = fastToolCall(
       {
-        listed: (_app: unknown, _caller: unknown, name: string) =>
-          name === 'r' ? { annotations: { readOnlyHint: true } } : { annotations: { readOnlyHint: false } },
-        call: async (): Promise<ToolResult> => ({
+        tool: (_ctx: unknown, name: string) => ({ listed: { annotations: { readOnlyHint: name === 'r' } } }),
+        callTool: async (): Promise<ToolResult> => ({
           content: [{ type: 'text', text: '{}' }],
           structuredContent: {},
         }),
@@ -135,6 +235,7 @@ describe('reading tool calls answered without the SDK', () => {
     other.params._meta['io.modelcontextprotocol/protocolVersion'] = '2025-11-25';
     expect(fn(headers, other, ctx)).toBeUndefined();
     expect(fn(headers, body('r'), ctx)).toBeDefined();
+    expect(fn(headers, { ...body('r'), id: 1.5 }, ctx)).toBeUndefined();
     const answer = await fn(headers, body('r'), ctx);
     const bytes = answer ? Buffer.concat([answer.head, answer.tail]) : Buffer.alloc(0);
     expect(JSON.parse(bytes.toString('utf8'))).toEqual({
@@ -147,5 +248,53 @@ describe('reading tool calls answered without the SDK', () => {
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'kairos', title: 'Kairos', version: '1' } },
       },
     });
+  });
+
+  it('answers a tool that throws with the SDK’s JSON-RPC error, once taken', async () => {
+    const broken = {
+      tool: () => ({ listed: { annotations: { readOnlyHint: true }, outputSchema: { type: 'object' } } }),
+      callTool: async () => {
+        throw new Error('the store went away');
+      },
+    } as unknown as McpService;
+    const endpoint = createMcpEndpoint(broken, '1');
+    try {
+      const headers = {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'r',
+        'mcp-protocol-version': CURRENT_REVISION,
+      };
+      const body = {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: {
+          name: 'r',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': CURRENT_REVISION,
+            'io.modelcontextprotocol/clientInfo': { name: 'fast-test', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      };
+      const ctx = { caller: { kind: 'secret', scopes: ['read'] } } as unknown as CallContext;
+      const taken = endpoint.fast(headers, body, ctx);
+      expect(taken).toBeDefined();
+      const fast = await taken!;
+      const sdk = await endpoint.handle(
+        new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(body) }),
+        body,
+        ctx,
+      );
+      expect(fast.status).toBe(sdk.status);
+      const fastJson = JSON.parse(Buffer.concat([fast.head, fast.tail]).toString('utf8'));
+      expect(fastJson).toEqual(await sdk.json());
+      expect(fastJson.error.message).toBe('the store went away');
+    } finally {
+      await endpoint.close();
+    }
   });
 });

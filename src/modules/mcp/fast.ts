@@ -1,16 +1,21 @@
 /**
- * The current revision's reading tool calls, answered without building an SDK server per request
- * (docs/mcp.md#performance). Only a request the SDK would serve as it is takes this way: a JSON
- * `tools/call` of a reading tool this caller sees, carrying the 2026-07-28 envelope, classified
- * `modern` by the SDK's own `classifyInboundRequest` (envelope, header and body cross-checks), with
- * the standard headers present and naming what the body names, and plain `name`/`arguments`
- * params. Anything else — every fault, every other method, every creating tool — goes to the SDK,
- * which answers it as before. The answer is the one the SDK writes for a tool result (the same
- * members, `resultType` and `_meta.serverInfo`), with the tool's JSON written once: the text
- * content is that JSON, and `structuredContent` is the same text spliced in, not serialized again.
+ * The one shortcut of `POST /mcp` (docs/mcp.md#performance): the current revision's reading tool
+ * calls, answered without building an SDK server per request. Whether it takes a request is decided
+ * up front, before anything runs: a JSON `tools/call` of a reading tool this caller sees, carrying
+ * the 2026-07-28 envelope, classified `modern` by the SDK's own `classifyInboundRequest` (envelope,
+ * header and body cross-checks), with the standard headers present and naming what the body names,
+ * and plain `name`/`arguments` params. Anything else — every fault, every other method, every
+ * creating tool — goes to the SDK. A request taken here is answered here, whatever happens: the tool
+ * result the SDK writes (the same members, `resultType` and `_meta.serverInfo`), or the JSON-RPC
+ * error the SDK writes when the tool throws; it is never handed to the SDK afterwards. The tool's
+ * JSON is written once: the text content is that JSON, and `structuredContent` is the same text
+ * spliced in, not serialized again. fast.test.ts holds this way to the SDK's answers.
  */
 import { classifyInboundRequest, isJsonContentType } from '@modelcontextprotocol/server';
 import type { CallContext, McpService, ToolResult } from './service.js';
+
+/** JSON-RPC's internal error, what the SDK answers when a request's handler throws. */
+const INTERNAL_ERROR = -32603;
 
 const REVISION = '2026-07-28';
 
@@ -27,9 +32,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * The answer's bytes up to its `id` (`{"result":…,"jsonrpc":"2.0","id":`) for each result answered,
- * kept with the result (memo.ts keeps results): a remembered result is sent without writing or
- * encoding its JSON again.
+ * The answer's bytes up to its `id` (`{"result":…,"jsonrpc":"2.0","id":`) for each result answered:
+ * a remembered result (service.ts) is sent without writing or encoding its JSON again. Kept with the
+ * result object, so it goes when the service lets the result go; a result is never changed.
  */
 const written = new WeakMap<ToolResult, Buffer>();
 
@@ -52,7 +57,8 @@ function answerHead(result: ToolResult, serverInfo: string): Buffer {
 }
 
 /**
- * The SDK's classification of a tool call, remembered by what it reads. `classifyInboundRequest`
+ * The SDK's classification of a tool call, remembered by what it reads; a pure function of that key,
+ * so nothing invalidates it (cleared whole when full). `classifyInboundRequest`
  * reads the body's top-level members, the id's type and the method (the caller admits only JSON-RPC's
  * four members, a string or integer id and `tools/call`), `params` being an object whose `_meta` it
  * validates (zod), and the three headers; it never looks into `arguments` or `name`. So a call whose
@@ -128,14 +134,30 @@ export function fastToolCall(
     const name = header(headers, 'mcp-name');
     if (contentType === undefined || !isJsonContentType(contentType)) return undefined;
     if (version !== REVISION || method !== 'tools/call' || name !== params.name) return undefined;
-    const listed = service.listed(ctx.app, ctx.caller, params.name, ctx.toolsets);
-    if (!listed?.annotations.readOnlyHint) return undefined;
+    const tool = service.tool(ctx, params.name);
+    if (!tool?.listed.annotations.readOnlyHint) return undefined;
     if (!classifiedModern(body, params, version, method, name)) return undefined;
-    return service.call(ctx, params.name, params.arguments).then((result) => ({
-      status: 200,
-      contentType: 'application/json; charset=utf-8',
-      head: answerHead(result, info),
-      tail: Buffer.from(`${JSON.stringify(id)}}`),
-    }));
+    const tail = Buffer.from(`${JSON.stringify(id)}}`);
+    return service.callTool(ctx, tool, params.name, params.arguments).then(
+      (result) => ({ status: 200, contentType: JSON_TYPE, head: answerHead(result, info), tail }),
+      (error: unknown) => {
+        // As the SDK answers a handler that throws (its Protocol): the error's own integer code, else
+        // JSON-RPC's internal error, with the error's message and data.
+        const e = (error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
+        const rpc = {
+          code: Number.isSafeInteger(e.code) ? e.code : INTERNAL_ERROR,
+          message: e.message ?? 'Internal error',
+          ...(e.data !== undefined ? { data: e.data } : {}),
+        };
+        return {
+          status: 200,
+          contentType: JSON_TYPE,
+          head: Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":`),
+          tail: Buffer.from(`${JSON.stringify(rpc)}}`),
+        };
+      },
+    );
   };
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';

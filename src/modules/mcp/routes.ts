@@ -33,25 +33,24 @@ export function mcpRoutes(app: TypedApp, endpoint: McpEndpoint, _service: McpSer
         caller: request.caller,
         toolsets: selectTools(query?.toolsets),
       };
+      // The shortcut (fast.ts) decides up front whether it answers; once it has taken the request,
+      // its answer is the answer, errors included.
       const fast = endpoint.fast(request.headers, request.body, ctx);
       if (fast) {
-        // A reading tool: should it fail unexpectedly, the SDK answers the request instead.
-        const answer = await fast.catch(() => undefined);
-        if (answer) {
-          // Written by hand, in its two parts (fast.ts FastAnswer), with the headers set so far
-          // (request id, rate limit); Fastify's onResponse hooks still run when the answer ends.
-          reply.hijack();
-          const raw = reply.raw;
-          raw.writeHead(answer.status, {
-            ...(reply.getHeaders() as OutgoingHttpHeaders),
-            'content-type': answer.contentType,
-            'content-length': answer.head.length + answer.tail.length,
-          });
-          raw.cork();
-          raw.write(answer.head);
-          raw.end(answer.tail);
-          return reply;
-        }
+        const answer = await fast;
+        // Written by hand, in its two parts (fast.ts FastAnswer), with the headers set so far
+        // (request id, rate limit); Fastify's onResponse hooks still run when the answer ends.
+        reply.hijack();
+        const raw = reply.raw;
+        raw.writeHead(answer.status, {
+          ...(reply.getHeaders() as OutgoingHttpHeaders),
+          'content-type': answer.contentType,
+          'content-length': answer.head.length + answer.tail.length,
+        });
+        raw.cork();
+        raw.write(answer.head);
+        raw.end(answer.tail);
+        return reply;
       }
       const headers = new Headers();
       for (const [k, v] of Object.entries(request.headers)) {

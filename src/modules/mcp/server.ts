@@ -51,8 +51,9 @@ export function createMcpEndpoint(service: McpService, version: string): McpEndp
     const tools = () => service.list(ctx.app, ctx.caller, ctx.toolsets) as unknown as Tool[];
     server.setRequestHandler('tools/list', async () => ({ tools: tools() }));
     server.setRequestHandler('tools/call', async (req) => {
-      const result = await service.call(ctx, req.params.name, req.params.arguments);
-      const listed = service.listed(ctx.app, ctx.caller, req.params.name, ctx.toolsets);
+      const tool = service.tool(ctx, req.params.name);
+      const result = await service.callTool(ctx, tool, req.params.name, req.params.arguments);
+      const listed = ctx.toolsets ? tool?.narrowed : tool?.listed;
       return server.projectCallToolResult(
         result as CallToolResult,
         listed?.outputSchema as Tool['outputSchema'],

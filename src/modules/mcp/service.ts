@@ -9,12 +9,20 @@ import type { Ajv2020 as AjvType, ValidateFunction } from 'ajv/dist/2020.js';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DateTime } from 'luxon';
-import { type Access, authorize, type Caller } from '../../platform/auth.js';
+import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { addKairosFormats, isTimeZone as isZone, validatorCompiler } from '../../platform/validation.js';
+import { addKairosFormats, isTimeZone as isZone } from '../../platform/validation.js';
 import type { AvailabilityApi, SlotsParams } from '../availability/api.js';
 import { inputError, inZone, nextStep, offsetless, type ToolError, toolError } from './answers.js';
 import { type DerivedOperation, deriveOperation, type JsonSchema, type OpenApiDocument } from './derive.js';
+import {
+  type CheckedQuery,
+  type DirectRead,
+  queryCompiler,
+  queryProblem,
+  rememberedCheck,
+  thrownProblem,
+} from './direct.js';
 import { dispatch } from './dispatch.js';
 import { compactInput, compactOutput } from './compact.js';
 import { ToolResultMemo } from './memo.js';
@@ -29,7 +37,10 @@ import {
 import { type RestTool, TOOLS, type ToolAnnotations, type ToolDefinition } from './tools.js';
 import { ALWAYS, TOOLSET_OF } from './toolsets.js';
 
-/** Zone names already found valid (the check builds an Intl formatter: too dear per call). */
+/**
+ * Zone names already found valid (the check builds an Intl formatter: too dear per call); nothing
+ * invalidates one, a process's zone database does not change while it runs.
+ */
 const validZones = new Set<string>();
 function isTimeZone(zone: string): boolean {
   if (validZones.has(zone)) return true;
@@ -53,6 +64,13 @@ export interface ListedTool {
   annotations: ToolAnnotations;
 }
 
+/** A tool as found for a caller (`McpService.tool`), to call with `callTool`. */
+export interface Tool {
+  /** As the listing of every tool shows it, and as a listing narrowed to toolsets does. */
+  readonly listed: ListedTool;
+  readonly narrowed: ListedTool;
+}
+
 export interface ToolResult {
   content: { type: 'text'; text: string }[];
   structuredContent?: Record<string, unknown>;
@@ -70,57 +88,10 @@ interface Entry {
   validate: ValidateFunction;
   /** The arguments a REST tool takes: its operation's parameters, `timezone` and `idempotency_key`. */
   fields: ReadonlySet<string>;
-  /** A reading operation answered through its module's API (`direct` below), with its query check. */
+  /** A reading operation answered through its module's API (`readDirect` below), with its query check. */
   direct?: {
-    access: Access;
     read: DirectRead;
-    /** The checked query (coerced, with the schema's defaults), or undefined when refused. */
-    query: (q: Record<string, string>) => Record<string, unknown> | undefined;
-  };
-}
-
-/** A route's answer text read through its module's API, for a caller already admitted to the route. */
-type DirectRead = (caller: Caller, query: Record<string, unknown>) => Promise<Buffer | string>;
-
-/**
- * The query-string check Fastify runs on the routes (platform/validation.ts: coercion from text and
- * the schema's defaults), compiled from the route's own query schema as the document states it.
- */
-const queryCompiler = validatorCompiler();
-
-/** Query texts whose check is remembered per operation, and the longest such text. */
-const MAX_CHECKED = 1024;
-const MAX_CHECKED_TEXT = 2048;
-
-/**
- * The route's query check, remembered by the query's text: the check (coercion from text, the
- * schema's defaults, formats) is a pure function of the values, so a question asked again skips it
- * (~8 µs of a tool call in the server). The values hold no U+0000 (refused before), so the names and
- * values joined by it are the key. Each call gets its own copy of the checked query (its lists too).
- */
-function rememberedCheck(
-  validate: (q: Record<string, unknown>) => boolean,
-): (query: Record<string, string>) => Record<string, unknown> | undefined {
-  const known = new Map<string, Record<string, unknown> | null>();
-  return (query) => {
-    let key = '';
-    for (const k in query) key += `${k}\0${query[k]}\0`;
-    let checked = known.get(key);
-    if (checked === undefined) {
-      const q: Record<string, unknown> = { ...query };
-      checked = validate(q) ? q : null;
-      if (key.length <= MAX_CHECKED_TEXT) {
-        if (known.size >= MAX_CHECKED) known.clear();
-        known.set(key, checked);
-      }
-    }
-    if (checked === null) return undefined;
-    const copy: Record<string, unknown> = {};
-    for (const k in checked) {
-      const v = checked[k];
-      copy[k] = Array.isArray(v) ? [...v] : v;
-    }
-    return copy;
+    query: (q: Record<string, string>) => CheckedQuery;
   };
 }
 
@@ -145,28 +116,29 @@ export class McpService {
     new Ajv2020({ strict: false, allErrors: true, validateFormats: false }),
   );
 
-  /** Rendered answers of REST tools by the route's answer text (memo.ts). */
+  /** Rendered answers of REST tools run as requests, by the route's answer text (memo.ts). */
   private readonly answers = new ToolResultMemo<ToolResult>();
   /**
-   * Rendered answers by the answer object a module's API gave (a remembered one is the same object
-   * until what it was computed from changes), then by the zone asked for: no text decoded, no lookup
-   * by text. Held only as long as the module holds its answer.
+   * Results of reads through a module's API, by the answer object the API gave (zone included).
+   * Invalidation is the API's: it hands out the same object for a remembered answer until anything
+   * it was computed from changes, then another object; an entry lives as long as the API's answer.
    */
-  private readonly byAnswer = new WeakMap<object, Map<string, ToolResult>>();
-  /** The operations read through a module's API: the route's access rule and the read. */
-  private readonly reads = new Map<string, { access: Access; read: DirectRead }>();
+  private readonly byAnswer = new WeakMap<object, ToolResult>();
+  /** The operations read through a module's API. */
+  private readonly reads = new Map<string, DirectRead>();
 
   constructor(
     private readonly clock: Clock,
     availability?: Pick<AvailabilityApi, 'slots'>,
   ) {
     if (availability) {
-      // GET /v1/availability/slots (config.access 'availability'): the route hands the service the
-      // checked query and sends its answer as is, so the service's answer is the route's.
-      this.reads.set('listAvailableSlots', {
-        access: 'availability',
-        read: (caller, query) => availability.slots(caller, query as SlotsParams),
-      });
+      // GET /v1/availability/slots: the route hands the service the checked query and sends its
+      // answer as is, so the service's answer is the route's, here with zoned times. Its gate (access
+      // 'availability', scope read) is `POST /mcp`'s own (routes.ts), so a caller admitted there is
+      // admitted here.
+      this.reads.set('listAvailableSlots', (caller, query) =>
+        availability.slots(caller, query as SlotsParams, true),
+      );
     }
   }
 
@@ -213,15 +185,14 @@ export class McpService {
         ...(read && op
           ? {
               direct: {
-                access: read.access,
-                read: read.read,
+                read,
                 query: rememberedCheck(
                   queryCompiler({
                     schema: op.querySchema,
                     httpPart: 'querystring',
                     method: op.method,
                     url: op.path,
-                  }) as (q: Record<string, unknown>) => boolean,
+                  }) as ((q: Record<string, unknown>) => boolean) & { errors?: unknown },
                 ),
               },
             }
@@ -242,22 +213,26 @@ export class McpService {
       .map((e) => (toolsets ? e.narrowed : e.listed));
   }
 
-  /** One tool as `tools/list` shows it to this caller (within its toolsets), if it sees it. */
-  listed(
-    app: FastifyInstance,
-    caller: Caller,
-    name: string,
-    toolsets?: ReadonlySet<string>,
-  ): ListedTool | undefined {
-    const entry = this.catalogue(app).get(name);
-    if (!entry || !seesTool(caller, entry.def, toolsets)) return undefined;
-    return toolsets ? entry.narrowed : entry.listed;
+  /** The tool `name` if this caller sees it (within its toolsets): the one look-up of a call. */
+  tool(ctx: CallContext, name: string): Tool | undefined {
+    const entry = this.catalogue(ctx.app).get(name);
+    return entry && seesTool(ctx.caller, entry.def, ctx.toolsets) ? entry : undefined;
   }
 
   /** One `tools/call`. Never throws for anything the caller sent: that is an `isError` result. */
-  async call(ctx: CallContext, name: string, rawArgs: unknown): Promise<ToolResult> {
-    const entry = this.catalogue(ctx.app).get(name);
-    if (!entry || !seesTool(ctx.caller, entry.def, ctx.toolsets)) {
+  call(ctx: CallContext, name: string, rawArgs: unknown): Promise<ToolResult> {
+    return this.callTool(ctx, this.tool(ctx, name), name, rawArgs);
+  }
+
+  /** One `tools/call` of the tool `tool(ctx, name)` found (undefined: none this caller sees). */
+  async callTool(
+    ctx: CallContext,
+    tool: Tool | undefined,
+    name: string,
+    rawArgs: unknown,
+  ): Promise<ToolResult> {
+    const entry = tool as Entry | undefined;
+    if (!entry) {
       return toolError(
         {
           title: 'Unknown tool',
@@ -446,22 +421,8 @@ export class McpService {
         if (v !== undefined) body[b] = v;
       }
     }
+    if (entry.direct) return this.readDirect(ctx, entry, entry.direct, tool, args, query);
     const asked = typeof args.timezone === 'string' ? args.timezone : '';
-    if (entry.direct) {
-      const answer = await this.readDirect(ctx, entry.direct, query);
-      if (answer !== undefined) {
-        const byZone = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
-        const known = byZone?.get(asked);
-        if (known) return known;
-        const text = typeof answer === 'string' ? answer : answer.toString('utf8');
-        const result = await this.rendered(ctx, entry, tool, args, asked, text);
-        if (typeof answer !== 'string' && this.answers.get(tool.name, asked, text) === result) {
-          if (byZone) byZone.set(asked, result);
-          else this.byAnswer.set(answer, new Map([[asked, result]]));
-        }
-        return result;
-      }
-    }
     const res = await dispatch(ctx.app, ctx.request, {
       method: op.method,
       url,
@@ -469,40 +430,63 @@ export class McpService {
       ...(body !== undefined ? { body } : {}),
       ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}),
     });
-    if (res.status >= 300) {
-      const code = (res.body as { code?: unknown } | null)?.code;
-      const principal = typeof args.principal_id === 'string' ? args.principal_id : ctx.caller.principalId;
-      const next =
-        tool.name === 'get_available_slots' && code === 'calendar_not_connected' && principal
-          ? await this.linkHint(ctx, principal)
-          : undefined;
-      return this.problem(tool, res.status, res.body, next);
-    }
+    if (res.status >= 300) return this.refused(ctx, tool, args, res.status, res.body);
     if (op.method === 'GET') return this.rendered(ctx, entry, tool, args, asked, res.text, res.body);
     return this.render(ctx, entry, op, args, res.body).then((r) => r.result);
   }
 
+  /** The route's problem as a tool error, with the next step (for a host without a calendar: its links). */
+  private async refused(
+    ctx: CallContext,
+    tool: RestTool,
+    args: Record<string, unknown>,
+    status: number,
+    body: unknown,
+  ): Promise<ToolResult> {
+    const code = (body as { code?: unknown } | null)?.code;
+    const principal = typeof args.principal_id === 'string' ? args.principal_id : ctx.caller.principalId;
+    const next =
+      tool.name === 'get_available_slots' && code === 'calendar_not_connected' && principal
+        ? await this.linkHint(ctx, principal)
+        : undefined;
+    return this.problem(tool, status, body, next);
+  }
+
   /**
-   * The answer of a route read through its module's API, or undefined when the route must answer
-   * (then the tool runs the request, and any problem is the route's own, by construction): a query
-   * the route's schema refuses, a caller its access rule refuses, or any error of the read.
+   * A reading tool answered through its module's API instead of a request: the route's query check,
+   * the read, the result remembered by the answer object (`byAnswer`). What the route would refuse is
+   * answered with the problem the route's error handler writes (platform/problems.ts), the request's
+   * own id in it: the request is never run after all.
    */
   private async readDirect(
     ctx: CallContext,
+    entry: Entry,
     direct: NonNullable<Entry['direct']>,
+    tool: RestTool,
+    args: Record<string, unknown>,
     query: Record<string, string>,
-  ): Promise<Buffer | string | undefined> {
-    for (const k in query) if (query[k]!.includes('\0')) return undefined;
+  ): Promise<ToolResult> {
     const checked = direct.query(query);
-    if (!checked) return undefined;
+    if ('refused' in checked)
+      return this.refused(ctx, tool, args, 400, queryProblem(ctx.request, checked.refused));
+    let answer: Buffer | string;
     try {
-      // The route's own access rule; the inner request would carry no Origin, and the route declares
-      // no scope of its own.
-      authorize(ctx.caller, direct.access, 'GET', undefined);
-      return await direct.read(ctx.caller, checked);
-    } catch {
-      return undefined;
+      answer = await direct.read(ctx.caller, checked.query);
+    } catch (error) {
+      const { status, body } = thrownProblem(ctx.request, error);
+      return this.refused(ctx, tool, args, status, body);
     }
+    const known = typeof answer === 'string' ? undefined : this.byAnswer.get(answer);
+    if (known) return known;
+    // The answer names its zone (the one asked for, else the principal's) and carries its offsets:
+    // it is the tool's answer as it stands, its text the result's text.
+    const text = typeof answer === 'string' ? answer : answer.toString('utf8');
+    const result = this.checked(ctx, entry, {
+      content: [{ type: 'text', text }],
+      structuredContent: JSON.parse(text) as Record<string, unknown>,
+    });
+    if (typeof answer !== 'string' && !result.isError) this.byAnswer.set(answer, result);
+    return result;
   }
 
   /** A reading tool's result for the route's answer text, remembered by that text (memo.ts). */
