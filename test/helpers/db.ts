@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { type QueryExecutorProvider, sql } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { waitUntil } from './promises.js';
 
 export interface TestDatabase {
   url: string;
@@ -32,4 +34,19 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: databaseUrl(adminUrl, name),
     drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/**
+ * Resolves once at least `count` sessions on `db`'s database wait for a lock (a row locked by a
+ * transaction the test holds open, say): how a test knows a statement is blocked, not just started.
+ * A session waiting for a row waits on the holder's transaction id, a lock with no database of its
+ * own, hence the join on the session.
+ */
+export async function waitForLockWaiter(db: QueryExecutorProvider, what: string, count = 1): Promise<void> {
+  await waitUntil(`${what} (waiting for a lock)`, async () => {
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE NOT l.granted AND a.datname = current_database()`.execute(db);
+    return rows[0]!.n >= count;
+  });
 }
