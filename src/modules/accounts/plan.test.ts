@@ -38,7 +38,10 @@ async function settlesOn(
   withinMs: number,
 ): Promise<string | null> {
   let seen: string | null = null;
-  const settled = async () => (seen = await limitSeenBy(app, token)) === want;
+  const settled = async () => {
+    seen = await limitSeenBy(app, token);
+    return seen === want;
+  };
   await waitUntil(`the limit ${want}`, settled, withinMs, 20).catch(() => undefined);
   return seen;
 }
