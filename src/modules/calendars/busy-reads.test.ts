@@ -106,7 +106,8 @@ async function slotAnswers(outcome: 'remembered' | 'computed'): Promise<number> 
  * last read either way, for the caller's assertion to show.
  */
 async function untilB(host: string, ok: (answer: Awaited<ReturnType<typeof readB>>) => boolean) {
-  let answer: Awaited<ReturnType<typeof readB>> = null;
+  // Typed by its reads, not narrowed to its null start (they happen in a callback).
+  let answer = null as Awaited<ReturnType<typeof readB>>;
   const seen = async () => {
     answer = await readB(host);
     return ok(answer);
