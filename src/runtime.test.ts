@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../test/helpers/app.js';
+import { waitUntil } from '../test/helpers/promises.js';
 import { loadConfig } from './config.js';
 import { startRuntime } from './runtime.js';
 
@@ -35,7 +36,12 @@ describe('the runtime', () => {
         listen: true,
       }),
     ).rejects.toThrow(/EADDRINUSE/);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The LISTEN connection was ended before the start failed; its server process leaves the
+    // activity view as it exits, a moment later.
+    await waitUntil(
+      'the LISTEN connection of the failed start to be gone',
+      async () => (await connections()) === before,
+    );
     expect(await connections()).toBe(before);
   });
 });

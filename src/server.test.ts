@@ -19,6 +19,8 @@ describe("the server's log", () => {
   });
 
   it('writes the lines still pending when the process ends on an uncaught error', () => {
+    // The error is thrown from a timer of the child's, so it is uncaught in a process already running
+    // (not a failed import); nothing in the test waits on that timer.
     const script = `
       import { openLog } from ${JSON.stringify(SERVER)};
       const { log } = openLog('info', false);

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/db.js';
+import { waitUntil } from '../../test/helpers/promises.js';
 import { createDb, createPool, type Db } from './store.js';
 
 const CHANNEL = 'kairos_dialect_test';
@@ -21,10 +22,19 @@ async function listening(fn: (heard: string[]) => Promise<void>): Promise<void> 
   }
 }
 
-/** Waits until `heard` holds `n` notifications (or a second), then a little more for any extra. */
+/** A notification sent straight (pg_notify, no transaction of the test's) to close what a test hears. */
+const MARKER = 'marker';
+
+/**
+ * Waits until `heard` holds `n` notifications, then until a marker sent after them is heard too: a
+ * listener hears notifications in commit order, so any extra one is in `heard` by then. The marker
+ * itself is taken out again.
+ */
 async function settle(heard: string[], n: number): Promise<void> {
-  for (let i = 0; i < 100 && heard.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-  await new Promise((r) => setTimeout(r, 100));
+  await waitUntil(`${n} notifications`, () => heard.length >= n, 1_000, 10);
+  await sql`SELECT pg_notify(${CHANNEL}, ${MARKER})`.execute(db);
+  await waitUntil('the marker notification', () => heard.includes(MARKER), 1_000, 10);
+  heard.splice(heard.indexOf(MARKER), 1);
 }
 
 const notify = (db: Db, payload: string) => sql`SELECT kairos_notify(${CHANNEL}, ${payload})`.execute(db);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.js';
+import { waitUntil } from '../../test/helpers/promises.js';
 import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { createDb, createPool } from '../db/store.js';
@@ -59,7 +60,9 @@ describe('failures never leak internals', () => {
     await inHandler;
     const late = client.request({ method: 'GET', path: '/healthz' });
     const closing = app.close();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The drain is under way (preClose, then the server stops listening and closes the connections
+    // idle at that moment) while the first request still holds this one; the second is read after it.
+    await waitUntil('the server to stop listening', () => !app.server.listening);
     release();
     const first = await slow;
     expect(first.statusCode).toBe(200);

@@ -3,6 +3,7 @@ import type { Json, TestApp } from '../helpers/app.js';
 import { type ServerProcess, callServer, useTwoServers } from '../helpers/process.js';
 import { nextWeekdayAt } from '../helpers/slots.js';
 import * as fixtures from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/promises.js';
 
 /**
  * Bookings across two `kairos serve` processes on one database, as in a horizontally scaled deployment:
@@ -91,11 +92,12 @@ describe('bookings across two server processes on one database', () => {
     /** Polls B every 50 ms for up to 2 s until `done` holds; answers the last slots and the time taken. */
     const pollB = async (done: (slots: string[]) => boolean) => {
       const since = Date.now();
-      let slots = await slotsInB();
-      while (!done(slots) && Date.now() - since < 2000) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      let slots: string[] = [];
+      const settled = async () => {
         slots = await slotsInB();
-      }
+        return done(slots);
+      };
+      await waitUntil('B to answer the change', settled, 2000, 50).catch(() => undefined);
       return { slots, ms: Date.now() - since };
     };
 

@@ -143,6 +143,7 @@ describe('kairos serve --processes 2 on an external store', () => {
         hold: async () => {
           received++;
           await signalled;
+          // Still in flight a while after the signal (real time): the drain has to wait for it.
           await new Promise((resolve) => setTimeout(resolve, 300));
         },
       }),
@@ -180,13 +181,15 @@ describe('kairos serve --processes 2 on the embedded store', () => {
       // A crash loop: every worker, and each replacement, killed as soon as it appears.
       const killed = new Set<number>();
       const exited = new Promise<number | null>((resolve) => s.child.once('exit', resolve));
-      while (killed.size < 5 && s.child.exitCode === null) {
+      const killNext = () => {
         const next = workersOf(s.child.pid!).find((w) => !killed.has(w.pid));
         if (next) {
           killed.add(next.pid);
           process.kill(next.pid, 'SIGKILL');
-        } else await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+        }
+        return killed.size >= 5 || s.child.exitCode !== null;
+      };
+      await waitUntil('five workers killed, or the primary gone', killNext, 30_000, 10);
       expect(await exited).toBe(1);
       expect(s.output()).toMatch(/5 worker processes died within 10 s: stopping instead of replacing them/);
       for (const pid of killed) expect(processAlive(pid)).toBe(false);
@@ -226,16 +229,12 @@ describe('npm start', () => {
       // The server is the postmaster's parent: killed at the end if the test fails.
       server = Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(postmaster)], { encoding: 'utf8' }));
       npm.kill('SIGTERM');
-      let closed = false;
-      const began = Date.now();
-      while (!closed && Date.now() - began < 15_000) {
-        closed = await request(`http://127.0.0.1:${port}`, 'GET', '/healthz').then(
+      const closed = () =>
+        request(`http://127.0.0.1:${port}`, 'GET', '/healthz').then(
           () => false,
           () => true,
         );
-        if (!closed) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(closed).toBe(true);
+      await waitUntil('the server to stop answering', closed, 15_000, 50);
       await waitUntil('the embedded PostgreSQL to stop', () => !processAlive(postmaster), 15_000);
       expect(existsSync(pidFile)).toBe(false);
       await waitUntil('the server process to exit', () => !processAlive(server), 5000);

@@ -117,6 +117,7 @@ describe('kill -9 of a serving process under mixed load', () => {
         }
       };
       const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
+      // The kill lands part-way through a load window of real time, with requests in flight on both.
       await new Promise((resolve) => setTimeout(resolve, LOAD_MS * 0.4));
       a.child.kill('SIGKILL');
       killed = true;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { spawnServer } from '../helpers/process.js';
+import { waitUntil } from '../helpers/promises.js';
 import { weekdaySlots } from '../helpers/slots.js';
 
 /**
@@ -57,14 +58,18 @@ describe('SIGTERM under load', () => {
           // below whether any such request had been taken in.
           answers.push({ email, status: 0, type: '' });
           if (server.child.exitCode !== null) return;
+          // A client's pause before asking again (real time, not a wait for anything).
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       }
     };
     const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
-    while (answers.filter((a) => a.status === 201).length < 30) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitUntil(
+      '30 bookings before the SIGTERM',
+      () => answers.filter((a) => a.status === 201).length >= 30,
+      60_000,
+      50,
+    );
     const code = await server.stop('SIGTERM');
     stop = true;
     await load;

@@ -35,6 +35,7 @@ let b: ServerProcess;
 
 async function restartStore(downMs: number): Promise<void> {
   await store.stop();
+  // The outage itself: real time during which the servers must keep answering (503s) on their own.
   await new Promise((resolve) => setTimeout(resolve, downMs));
   store = await startEmbedded({ dataDir, log: quiet, ephemeral: true, port });
 }
@@ -131,7 +132,8 @@ describe('PostgreSQL restarted under load', () => {
         });
         answers.push(answer);
         if (answer.status === 201) created.push(answer.body.booking.id);
-        // A client that honours Retry-After would wait longer; the test keeps asking to see every answer.
+        // A client's pause before asking again (real time, not a wait for anything): one that honours
+        // Retry-After would wait longer; the test keeps asking to see every answer.
         if (answer.status === 503) await new Promise((resolve) => setTimeout(resolve, 100));
       }
     };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { waitUntil } from '../helpers/promises.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 /**
@@ -78,14 +79,15 @@ describe('a webhook receiver that hangs', () => {
     expect(Math.max(...latencies), `latencies ${latencies.join(', ')} ms`).toBeLessThan(1_500);
 
     // The hanging endpoint's deliveries: four attempts each (the first and three retries), then failed.
-    const deadline = Date.now() + 45_000;
     let deliveries: { status: string; attempts: { error: string | null }[] }[] = [];
-    while (Date.now() < deadline) {
+    const allFailed = async () => {
       const res = await t.call('GET', `/v1/webhooks/${stuckHook}/deliveries?limit=100`, { token: stuck.key });
       deliveries = (await res.json()).deliveries;
-      if (deliveries.length === 12 && deliveries.every((d) => d.status === 'failed')) break;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+      return deliveries.length === 12 && deliveries.every((d) => d.status === 'failed');
+    };
+    await waitUntil('every delivery to the hanging endpoint failed', allFailed, 45_000, 500).catch(
+      () => undefined,
+    );
     expect(deliveries.map((d) => d.status)).toEqual(Array(12).fill('failed'));
     for (const d of deliveries) {
       expect(d.attempts).toHaveLength(4);

@@ -10,6 +10,7 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/db/embedded.js';
+import { waitUntil } from './promises.js';
 
 export const PGBOUNCER_INSTALL_HINT =
   'PgBouncer is required for the pooler tests but was not found. Install it with ' +
@@ -102,10 +103,9 @@ export async function startPgBouncer(serverUrl: string): Promise<PgBouncer> {
   child.stderr?.on('data', (c) => (out += c));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // Listening once a connection is accepted.
-  const since = Date.now();
-  for (;;) {
+  const listening = async () => {
     if (child.exitCode !== null) throw new Error(`pgbouncer exited with ${child.exitCode}: ${out}`);
-    const ok = await new Promise<boolean>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       const socket = new Socket();
       socket.once('connect', () => {
         socket.destroy();
@@ -114,10 +114,10 @@ export async function startPgBouncer(serverUrl: string): Promise<PgBouncer> {
       socket.once('error', () => resolve(false));
       socket.connect(port, '127.0.0.1');
     });
-    if (ok) break;
-    if (Date.now() - since > 10_000) throw new Error(`pgbouncer did not listen within 10 s: ${out}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  };
+  await waitUntil('pgbouncer to listen', listening, 10_000, 50).catch((err: Error) => {
+    throw child.exitCode !== null ? err : new Error(`${err.message}: ${out}`);
+  });
   return {
     through(url) {
       const u = new URL(url);

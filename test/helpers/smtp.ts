@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { waitUntil } from './promises.js';
 
 export interface SmtpSink {
   /** smtp://127.0.0.1:<port> */
@@ -84,13 +85,7 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
     raw,
     refused: () => refused,
     async waitFor(count, timeoutMs = 2_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (messages.length < count) {
-        if (Date.now() > deadline) {
-          throw new Error(`SMTP sink: ${messages.length} mails after ${timeoutMs} ms, waited for ${count}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitUntil(`${count} mails at the SMTP sink`, () => messages.length >= count, timeoutMs, 10);
       await parsing;
       return messages;
     },

@@ -9,9 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { notificationsHeard } from '../../../test/helpers/db.js';
 import { vcalendar } from '../../../test/helpers/ics.js';
 import { FakeClock } from '../../platform/clock.js';
 import * as fixtures from '../../../test/helpers/fixtures.js';
+import { waitUntil } from '../../../test/helpers/promises.js';
 import type { CalendarService } from './service.js';
 
 /** The calendars service behind the module's API (its busy source and provider gateway are internal). */
@@ -99,14 +101,19 @@ async function slotAnswers(outcome: 'remembered' | 'computed'): Promise<number> 
   );
 }
 
-/** Polls process B until its read satisfies `ok` (NOTIFY arrives asynchronously), for at most 5 s. */
+/**
+ * Polls process B until its read satisfies `ok` (NOTIFY arrives asynchronously), for at most 5 s; the
+ * last read either way, for the caller's assertion to show.
+ */
 async function untilB(host: string, ok: (answer: Awaited<ReturnType<typeof readB>>) => boolean) {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const answer = await readB(host);
-    if (ok(answer) || Date.now() > deadline) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  // Typed by its reads, not narrowed to its null start (they happen in a callback).
+  let answer = null as Awaited<ReturnType<typeof readB>>;
+  const seen = async () => {
+    answer = await readB(host);
+    return ok(answer);
+  };
+  await waitUntil('process B to read the change', seen, 5000, 20).catch(() => undefined);
+  return answer;
 }
 
 describe('busy reads in memory', () => {
@@ -122,7 +129,8 @@ describe('busy reads in memory', () => {
         trx,
       );
     });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // B has heard everything committed so far, and still serves its copy.
+    await notificationsHeard(b.ctx.notifier, a.ctx.db);
     expect((await readB(host))?.intervals).toEqual(busyOn([0]));
   });
 
@@ -182,12 +190,12 @@ describe('remembered availability answers', () => {
     };
     /** Asks B until the answer differs from `before` (changes made in A reach B through NOTIFY). */
     const askUntilChanged = async (before: string) => {
-      const deadline = Date.now() + 5000;
-      let text = await ask();
-      while (text === before && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      let text = before;
+      const changed = async () => {
         text = await ask();
-      }
+        return text !== before;
+      };
+      await waitUntil('a changed answer from B', changed, 5000, 20).catch(() => undefined);
       return text;
     };
     const hours = (text: string) =>
@@ -230,7 +238,7 @@ describe('remembered availability answers', () => {
     clock.set(DAY0 + 12 * H - 20_000);
     try {
       await ask(); // the busy cache is old by now: this read refreshes it
-      await new Promise((resolve) => setTimeout(resolve, 300)); // and its NOTIFY comes back
+      await notificationsHeard(b.ctx.notifier, b.ctx.db); // and its NOTIFY comes back
       expect(hours(await ask())).toEqual(['06-02T12']);
       clock.advance(30_000);
       expect(hours(await ask())).toEqual([]);
@@ -258,7 +266,7 @@ describe('remembered availability answers', () => {
     clock.set(DAY0 + 10 * H + 14 * 60_000); // Tuesday 10:14
     try {
       await ask(); // the busy cache is old at this time: this read refreshes it
-      await new Promise((resolve) => setTimeout(resolve, 300)); // and its NOTIFY comes back
+      await notificationsHeard(b.ctx.notifier, b.ctx.db); // and its NOTIFY comes back
       const first = await ask();
       expect(firstStart(first)).toBe(new Date(DAY0 + 10.25 * H).toISOString()); // 10:15
       expect(await ask()).toBe(first); // asked again: now it is kept
@@ -293,7 +301,7 @@ describe('remembered availability answers', () => {
       });
       expect(sync.status).toBe(200);
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await notificationsHeard(b.ctx.notifier, a.ctx.db);
     const computed = await slotAnswers('computed');
     expect(await ask()).toBe(first);
     expect(await slotAnswers('computed')).toBe(computed);

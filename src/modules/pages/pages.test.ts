@@ -11,6 +11,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { createTestDatabase } from '../../../test/helpers/db.js';
+import { waitUntil } from '../../../test/helpers/promises.js';
 import { loadConfig } from '../../config.js';
 import { createDb, createPool } from '../../db/store.js';
 import { startRuntime } from '../../runtime.js';
@@ -368,7 +369,9 @@ describe('logs', () => {
       ]) {
         await fetch(`${runtime.url}${path}`, { headers: HTML });
       }
-      await new Promise((r) => setTimeout(r, 50));
+      // Each access line is written once its answer has gone out: wait for all six.
+      const accessLines = () => lines.filter((l) => l.includes('"msg":"request"')).length;
+      await waitUntil('an access line per page request', () => accessLines() >= 6);
       const log = lines.join('');
       expect(log).toContain('"route":"/b/:token"');
       expect(log).toContain('"route":"/p/:token"');

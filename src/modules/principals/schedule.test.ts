@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
+import { waitForLockWaiter } from '../../../test/helpers/db.js';
 import { newHost } from '../../../test/helpers/fixtures.js';
+import { waitUntil } from '../../../test/helpers/promises.js';
 import { DEFAULT_SCHEDULE } from '../../lib/schedule.js';
 import { lockForChange, lockWithSchedules, upsertSchedule } from './repo.js';
 
@@ -181,18 +183,18 @@ describe('schedules', () => {
       const weekly = [{ day: 'sun', start: '10:00', end: '11:00' }];
       await t.call('PUT', `/v1/principals/${id}/schedule`, { token: acc.key, body: { weekly } });
       let seen = await read();
-      for (let i = 0; i < 40 && seen.weekly[0].day !== 'sun'; i++) {
-        await new Promise((r) => setTimeout(r, 50));
+      await waitUntil('the second process to read the new schedule', async () => {
         seen = await read();
-      }
+        return seen.weekly[0].day === 'sun';
+      });
       expect(seen.weekly).toEqual(weekly);
       // a deleted host disappears for the other process too
       await t.call('DELETE', `/v1/hosts/${id}`, { token: acc.key });
       let status = 200;
-      for (let i = 0; i < 40 && status === 200; i++) {
-        await new Promise((r) => setTimeout(r, 50));
+      await waitUntil('the second process to stop serving the deleted host', async () => {
         status = (await t2.call('GET', `/v1/principals/${id}/schedule`, { token: acc.key })).status;
-      }
+        return status !== 200;
+      });
       expect(status).toBe(403);
     } finally {
       await t2.close();
@@ -220,7 +222,7 @@ describe('schedules', () => {
         expect(committed).toBe(true); // it waited for the change
         return rows;
       });
-      await new Promise((r) => setTimeout(r, 300)); // the reader is waiting for the lock by now
+      await waitForLockWaiter(t.ctx.db, 'the reader');
       committed = true;
     });
     const rows = new Map((await read!).map((r) => [r.id, r.schedule?.weekly]));
