@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/platform/clock.js';
 import { addKairosFormats } from '../../src/platform/validation.js';
 import { type Json, startTestApp, type TestApp } from '../helpers/app.js';
+import { signedInUser } from '../helpers/fixtures.js';
 import { serveCalendar, vcalendar } from '../helpers/ics.js';
 import { REQUIRED_TOOLS } from '../helpers/mcp.js';
 
@@ -46,18 +47,12 @@ interface User {
   token: string;
 }
 
-let users = 0;
 /** An account with a signed-in user whose (empty) ICS calendar is connected. */
 async function user(): Promise<User> {
-  const acc = await t.account();
-  const email = `mcp${++users}-${Date.now()}@example.com`;
-  await t.ctx.modules.accounts.createUser({ accountId: acc.id, email, password: 'correct horse battery' });
-  const res = await t.call('POST', '/v1/sessions', { body: { email, password: 'correct horse battery' } });
-  expect(res.status).toBe(201);
-  const { session } = await res.json();
-  const c = await t.call('POST', '/v1/calendars/ics', { token: session.token, body: { url: feed?.url } });
+  const u = await signedInUser(t, { prefix: 'mcp' });
+  const c = await t.call('POST', '/v1/calendars/ics', { token: u.token, body: { url: feed?.url } });
   expect(c.status, await c.clone().text()).toBe(201);
-  return { id: session.user.id, accountId: acc.id, key: acc.key, keyId: acc.keyId, token: session.token };
+  return { id: u.id, accountId: u.accountId, key: u.key, keyId: u.keyId, token: u.token };
 }
 
 /** The official client over Streamable HTTP; `modern` speaks the current revision (no handshake). */

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
-import { serveCalendar, vcalendar } from '../helpers/ics.js';
+import { useEmptyCalendar } from '../helpers/ics.js';
 import { type ServerProcess, callServer, useTwoServers } from '../helpers/process.js';
 import { newHost, serverAt } from '../helpers/fixtures.js';
 
@@ -9,15 +9,7 @@ import { newHost, serverAt } from '../helpers/fixtures.js';
  * process holds for the very next read through the other (access is decided from the database on
  * every request, no cache to wait for).
  */
-let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
-let feedUrl: string;
-beforeAll(async () => {
-  feed = await serveCalendar(vcalendar('\r\n'));
-  feedUrl = feed.url;
-});
-afterAll(async () => {
-  await feed?.close();
-});
+const feed = useEmptyCalendar();
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
@@ -32,7 +24,7 @@ describe('consents across two server processes', () => {
     for (let round = 0; round < 20; round++) {
       const host = await newHost(serverAt(a.url), { token: owner.key }, { display_name: `Host ${round}` });
       const conn = await callServer(a.url, 'POST', '/v1/calendars/ics', owner.key, {
-        url: feedUrl,
+        url: feed.url,
         principal_id: host,
       });
       expect(conn.status).toBe(201);

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Json, TestApp } from '../helpers/app.js';
-import { serveCalendar, vcalendar } from '../helpers/ics.js';
+import { useEmptyCalendar } from '../helpers/ics.js';
 import { callServer, type ServerProcess, useTwoServers } from '../helpers/process.js';
 import { HOUR } from '../../src/lib/time.js';
 
@@ -9,15 +9,7 @@ import { HOUR } from '../../src/lib/time.js';
  * both processes at once, make one change — one acceptance with one set of bookings and one
  * proposal.accepted per account; one poll resolution with one proposal.resolved.
  */
-let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
-let feedUrl: string;
-beforeAll(async () => {
-  feed = await serveCalendar(vcalendar('\r\n'));
-  feedUrl = feed.url;
-});
-afterAll(async () => {
-  await feed?.close();
-});
+const feed = useEmptyCalendar();
 let t: TestApp;
 let a: ServerProcess;
 let b: ServerProcess;
@@ -48,7 +40,7 @@ describe('proposals across two server processes', () => {
     const p1 = await t.account();
     const p2 = await t.account();
     expect(
-      (await callServer(a.url, 'POST', '/v1/calendars/ics', requester.key, { url: feedUrl })).status,
+      (await callServer(a.url, 'POST', '/v1/calendars/ics', requester.key, { url: feed.url })).status,
     ).toBe(201);
     for (const p of [p1, p2]) {
       const granted = await callServer(a.url, 'POST', '/v1/consents', p.key, {
@@ -94,7 +86,7 @@ describe('proposals across two server processes', () => {
   it('the last two votes of a named poll through A and B at once: one resolution, one proposal.resolved, one booking (10 rounds)', async () => {
     const requester = await t.account();
     expect(
-      (await callServer(b.url, 'POST', '/v1/calendars/ics', requester.key, { url: feedUrl })).status,
+      (await callServer(b.url, 'POST', '/v1/calendars/ics', requester.key, { url: feed.url })).status,
     ).toBe(201);
     for (let round = 0; round < 10; round++) {
       const created = await callServer(b.url, 'POST', '/v1/proposals', requester.key, {

@@ -96,3 +96,30 @@ export async function signIn(
   const { session } = await res.json();
   return { token: session.token, id: session.user.id };
 }
+
+let signedInUsers = 0;
+
+/** A signed-in user: its account's id and secret key, the user's principal id, session token and e-mail. */
+export interface SignedInUser {
+  accountId: string;
+  key: string;
+  keyId: string;
+  id: string;
+  token: string;
+  email: string;
+}
+
+/**
+ * A user of a new account (or of `accountId`), signed in with PASSWORD. `email` defaults to a fresh
+ * address under `prefix`.
+ */
+export async function signedInUser(
+  t: TestApp,
+  opts: { email?: string; prefix?: string } = {},
+): Promise<SignedInUser> {
+  const acc = await t.account();
+  const email = opts.email ?? `${opts.prefix ?? 'user'}${++signedInUsers}-${Date.now()}@example.com`;
+  await t.ctx.modules.accounts.createUser({ accountId: acc.id, email, password: PASSWORD });
+  const { token, id } = await signIn(t, email);
+  return { accountId: acc.id, key: acc.key, keyId: acc.keyId, id, token, email };
+}

@@ -1,6 +1,7 @@
 /** ICS text builders for calendar tests, and a local server for a feed. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import type { Interval } from '../../src/lib/intervals.js';
 import { iso } from '../../src/lib/time.js';
 
@@ -46,6 +47,23 @@ export async function serveCalendar(ics: string): Promise<{ url: string; close: 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/cal.ics`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** An empty calendar served while the file's tests run: `url` once its `beforeAll` has run. */
+export function useEmptyCalendar(): { readonly url: string } {
+  let feed: Awaited<ReturnType<typeof serveCalendar>> | undefined;
+  beforeAll(async () => {
+    feed = await serveCalendar(vcalendar('\r\n'));
+  });
+  afterAll(async () => {
+    await feed?.close();
+  });
+  return {
+    get url() {
+      if (!feed) throw new Error('useEmptyCalendar: the calendar is served from beforeAll on');
+      return feed.url;
+    },
   };
 }
 

@@ -65,30 +65,10 @@ export function proposalsApp() {
     return sink;
   };
 
-  let users = 0;
   /** A new account with a signed-in user; `calendar` connects an (empty) ICS feed for it. */
   async function user(opts: { calendar?: boolean } = {}): Promise<User> {
-    const acc = await t.account();
-    const n = ++users;
-    const address = `prop${n}-${Date.now()}@example.com`;
-    await t.ctx.modules.accounts.createUser({
-      accountId: acc.id,
-      email: address,
-      password: 'correct horse battery',
-    });
-    const res = await t.call('POST', '/v1/sessions', {
-      body: { email: address, password: 'correct horse battery' },
-    });
-    expect(res.status).toBe(201);
-    const { session } = await res.json();
-    const u = {
-      accountId: acc.id,
-      key: acc.key,
-      id: session.user.id,
-      token: session.token,
-      email: address,
-      name: '',
-    };
+    const { accountId, key, id, token, email } = await fixtures.signedInUser(t, { prefix: 'prop' });
+    const u = { accountId, key, id, token, email, name: '' };
     if (opts.calendar) {
       const c = await t.call('POST', '/v1/calendars/ics', { token: u.token, body: { url: feed?.url } });
       expect(c.status, await c.clone().text()).toBe(201);

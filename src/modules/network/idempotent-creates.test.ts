@@ -4,7 +4,7 @@
  * first one replayed — so a client that retries after a lost answer never invites or proposes twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIn } from '../../../test/helpers/fixtures.js';
+import { signedInUser } from '../../../test/helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { serveCalendar, vcalendar } from '../../../test/helpers/ics.js';
 import { type SmtpSink, startSmtpSink } from '../../../test/helpers/smtp.js';
@@ -26,13 +26,7 @@ afterAll(async () => {
   await feed?.close();
 });
 
-let n = 0;
-async function user(): Promise<{ id: string; token: string }> {
-  const acc = await t.account();
-  const email = `idem${++n}-${Date.now()}@example.com`;
-  await t.ctx.modules.accounts.createUser({ accountId: acc.id, email, password: 'correct horse battery' });
-  return signIn(t, email, 'correct horse battery');
-}
+const user = () => signedInUser(t, { prefix: 'idem' });
 
 async function twice(token: string, path: string, body: unknown, key: string) {
   const send = () => t.call('POST', path, { token, body, headers: { 'idempotency-key': key } });

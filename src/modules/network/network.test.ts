@@ -43,25 +43,8 @@ afterAll(async () => {
 });
 beforeEach(() => clock.set(T0));
 
-let users = 0;
 /** A new account with a user signed in: its key, the user's principal id and session token. */
-async function user(
-  email?: string,
-): Promise<{ accountId: string; key: string; id: string; token: string; email: string }> {
-  const acc = await t.account();
-  const address = email ?? `user${++users}-${Date.now()}@example.com`;
-  await t.ctx.modules.accounts.createUser({
-    accountId: acc.id,
-    email: address,
-    password: 'correct horse battery',
-  });
-  const res = await t.call('POST', '/v1/sessions', {
-    body: { email: address, password: 'correct horse battery' },
-  });
-  expect(res.status).toBe(201);
-  const { session } = await res.json();
-  return { accountId: acc.id, key: acc.key, id: session.user.id, token: session.token, email: address };
-}
+const user = (email?: string) => fixtures.signedInUser(t, email === undefined ? {} : { email });
 
 /** A fresh session for a user (sessions last an hour: tests that move the clock sign in again). */
 const signIn = async (email: string): Promise<string> => (await fixtures.signIn(t, email)).token;

@@ -7,14 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.js';
 import { sampleBooking } from '../../../test/helpers/events.js';
+import { waitUntil } from '../../../test/helpers/promises.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import { delivererRunner, webhookWorkDone } from '../../../test/helpers/deliverer.js';
 import { closeOutboundDispatchers } from '../../platform/outbound.js';
 import { ENDPOINT_CONCURRENCY } from './delivery.js';
 import { emitEvent } from './events.js';
 import { verifySignature, verifyStandardSignature } from './signing.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Got {
   headers: IncomingHttpHeaders;
@@ -33,6 +32,7 @@ async function slowReceiver(delayMs: number) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      // A slow receiver on purpose: the answer is held for delayMs of real time.
       setTimeout(() => {
         open.now--;
         res.end();
@@ -45,13 +45,8 @@ async function slowReceiver(delayMs: number) {
     url,
     got,
     open,
-    async waitFor(n: number, timeoutMs: number) {
-      const deadline = Date.now() + timeoutMs;
-      while (got.length < n) {
-        if (Date.now() > deadline) throw new Error(`received ${got.length} of ${n}`);
-        await sleep(20);
-      }
-    },
+    waitFor: (n: number, timeoutMs: number) =>
+      waitUntil(`${n} deliveries received`, () => got.length >= n, timeoutMs),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
