@@ -145,97 +145,104 @@ export function validationErrors(issues: AjvIssue[], context: string | undefined
 }
 
 /** One error surface: every error a route, hook or parser throws leaves as problem+json. */
-export function registerErrorHandler(app: FastifyInstance, config: ProblemConfig): void {
-  const send = (
-    reply: FastifyReply,
-    request: FastifyRequest,
-    status: number,
-    slug: string,
-    detail: string,
-    extras: object = {},
-  ) => sendProblem(config, reply, request, status, slug, detail, extras);
+/** What the app answers for an error: the problem's parts and the headers sent with it. */
+export interface ErrorProblem {
+  status: number;
+  slug: string;
+  detail: string;
+  extras: object;
+  headers: Record<string, string>;
+}
 
-  app.setErrorHandler(async (error: FastifyError | AppError | Error, request, reply) => {
-    if (error instanceof AppError) return sendAppError(config, reply, request, error);
-    const fe = error as FastifyError & { validationContext?: string; code?: string };
-    if (fe.validation) {
-      const errors = validationErrors(fe.validation as AjvIssue[], fe.validationContext);
-      const detail = `Invalid ${fe.validationContext ?? 'request'}: ${Object.entries(errors)
-        .map(([f, m]) => `${f} ${m}`)
-        .join('; ')}`;
-      return send(reply, request, 400, 'validation-error', detail, { errors });
-    }
-    switch (fe.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return send(reply, request, 413, 'payload-too-large', 'The request body is larger than 1 MiB');
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return send(
-          reply,
-          request,
-          415,
-          'unsupported-media-type',
-          `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`,
-        );
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return send(reply, request, 400, 'validation-error', 'The JSON body is empty', {
-          errors: { body: 'must be a JSON object' },
-        });
-      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return send(reply, request, 400, 'validation-error', 'Content-Length does not match the body', {
-          errors: { body: 'has a wrong Content-Length' },
-        });
-    }
-    if (
-      fe.statusCode === 400 &&
-      (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
-    ) {
-      return send(reply, request, 400, 'validation-error', 'The body is not valid JSON', {
-        errors: { body: 'is not valid JSON' },
+/** The detail of a validation problem: every refused field and why, after what was refused. */
+export function validationDetail(context: string | undefined, errors: Record<string, string>): string {
+  return `Invalid ${context ?? 'request'}: ${Object.entries(errors)
+    .map(([f, m]) => `${f} ${m}`)
+    .join('; ')}`;
+}
+
+/**
+ * The one mapping of an error to its problem (docs/api.md, Errors): the error handler sends it, and a
+ * read answered outside a route (mcp/direct.ts) writes it into its own transport. Logs what it maps to
+ * a 503 for an unreachable store or to a 500.
+ */
+export function problemOf(error: unknown, request: FastifyRequest): ErrorProblem {
+  const answer = (status: number, slug: string, detail: string, extras: object = {}, headers = {}) => ({
+    status,
+    slug,
+    detail,
+    extras,
+    headers,
+  });
+  if (error instanceof AppError)
+    return answer(error.status, error.slug, error.message, error.extras, error.headers);
+  const fe = error as FastifyError & { validationContext?: string; code?: string };
+  if (fe.validation) {
+    const errors = validationErrors(fe.validation as AjvIssue[], fe.validationContext);
+    return answer(400, 'validation-error', validationDetail(fe.validationContext, errors), { errors });
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return answer(413, 'payload-too-large', 'The request body is larger than 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return answer(
+        415,
+        'unsupported-media-type',
+        `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json`,
+      );
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return answer(400, 'validation-error', 'The JSON body is empty', {
+        errors: { body: 'must be a JSON object' },
       });
-    }
-    const pgCode = (error as { code?: string }).code;
-    if (pgCode === '23505' || pgCode === '23P01') {
-      return send(
-        reply,
-        request,
-        409,
-        'conflict',
-        'The request conflicts with the current state of the resource',
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return answer(400, 'validation-error', 'Content-Length does not match the body', {
+        errors: { body: 'has a wrong Content-Length' },
+      });
+  }
+  if (
+    fe.statusCode === 400 &&
+    (error instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+  ) {
+    return answer(400, 'validation-error', 'The body is not valid JSON', {
+      errors: { body: 'is not valid JSON' },
+    });
+  }
+  if (fe.code === '23505' || fe.code === '23P01') {
+    return answer(409, 'conflict', 'The request conflicts with the current state of the resource');
+  }
+  // The store is down, restarting or out of connections: the request changed nothing (its transaction
+  // did not commit), so the client may retry it as it is.
+  switch (storeUnavailability(error)) {
+    case 'store-unreachable':
+      request.log.warn({ err: error, request_id: request.id }, 'store unreachable');
+      return answer(
+        503,
+        'service-unavailable',
+        'The data store is unreachable; retry shortly',
+        { code: 'store_unavailable' },
+        { 'retry-after': String(STORE_RETRY_AFTER_S) },
       );
-    }
-    // The store is down, restarting or out of connections: the request changed nothing (its transaction
-    // did not commit), so the client may retry it as it is.
-    switch (storeUnavailability(error)) {
-      case 'store-unreachable':
-        request.log.warn({ err: error, request_id: request.id }, 'store unreachable');
-        reply.header('retry-after', String(STORE_RETRY_AFTER_S));
-        return send(
-          reply,
-          request,
-          503,
-          'service-unavailable',
-          'The data store is unreachable; retry shortly',
-          {
-            code: 'store_unavailable',
-          },
-        );
-      case 'pool-exhausted':
-        // Every pooled connection stayed busy past the pool's wait (overload): retry, not a server fault.
-        reply.header('retry-after', '2');
-        return send(reply, request, 503, 'service-unavailable', 'The server is overloaded; retry shortly', {
-          code: 'overloaded',
-        });
-    }
-    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      return send(
-        reply,
-        request,
-        fe.statusCode,
-        fe.statusCode === 404 ? 'not-found' : 'validation-error',
-        fe.message,
+    case 'pool-exhausted':
+      // Every pooled connection stayed busy past the pool's wait (overload): retry, not a server fault.
+      return answer(
+        503,
+        'service-unavailable',
+        'The server is overloaded; retry shortly',
+        { code: 'overloaded' },
+        { 'retry-after': '2' },
       );
-    }
-    request.log.error({ err: error, request_id: request.id }, 'unhandled error');
-    return send(reply, request, 500, 'internal-error', 'An internal error occurred; it has been logged');
+  }
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return answer(fe.statusCode, fe.statusCode === 404 ? 'not-found' : 'validation-error', fe.message);
+  }
+  request.log.error({ err: error, request_id: request.id }, 'unhandled error');
+  return answer(500, 'internal-error', 'An internal error occurred; it has been logged');
+}
+
+export function registerErrorHandler(app: FastifyInstance, config: ProblemConfig): void {
+  app.setErrorHandler(async (error: FastifyError | AppError | Error, request, reply) => {
+    const p = problemOf(error, request);
+    for (const [h, v] of Object.entries(p.headers)) reply.header(h, v);
+    return sendProblem(config, reply, request, p.status, p.slug, p.detail, p.extras);
   });
 }

@@ -4,10 +4,14 @@
  * would answer, so that a tool read this way answers what the route would, refusals included.
  */
 import type { FastifyRequest } from 'fastify';
-import { storeUnavailability } from '../../db/unavailable.js';
 import type { Caller } from '../../platform/auth.js';
-import { AppError } from '../../platform/errors.js';
-import { type AjvIssue, problem as routeProblem, validationErrors } from '../../platform/problems.js';
+import {
+  type AjvIssue,
+  problemOf,
+  problem as routeProblem,
+  validationDetail,
+  validationErrors,
+} from '../../platform/problems.js';
 import { validatorCompiler } from '../../platform/validation.js';
 
 /** A query after the route's check: coerced, with the schema's defaults; or the fields it refuses. */
@@ -70,55 +74,20 @@ export function queryProblem(
   request: FastifyRequest,
   errors: Record<string, string>,
 ): Record<string, unknown> {
-  const detail = `Invalid querystring: ${Object.entries(errors)
-    .map(([f, m]) => `${f} ${m}`)
-    .join('; ')}`;
-  return routeProblem('', request.id, 400, 'validation-error', detail, { errors });
+  return routeProblem('', request.id, 400, 'validation-error', validationDetail('querystring', errors), {
+    errors,
+  });
 }
 
 /**
- * The status and problem body the app's error handler (platform/problems.ts) answers for an error a
- * read through a module's API threw: a domain error's own problem, the store's unavailability, else
- * an internal error (logged).
+ * The status and problem body the app's error handler answers for an error a read through a module's
+ * API threw (platform/problems.ts `problemOf`, the one mapping); its headers have no place in a tool
+ * result.
  */
 export function thrownProblem(
   request: FastifyRequest,
   error: unknown,
 ): { status: number; body: Record<string, unknown> } {
-  const id = request.id;
-  if (error instanceof AppError) {
-    return {
-      status: error.status,
-      body: routeProblem('', id, error.status, error.slug, error.message, error.extras),
-    };
-  }
-  switch (storeUnavailability(error)) {
-    case 'store-unreachable':
-      request.log.warn({ err: error, request_id: id }, 'store unreachable');
-      return {
-        status: 503,
-        body: routeProblem(
-          '',
-          id,
-          503,
-          'service-unavailable',
-          'The data store is unreachable; retry shortly',
-          {
-            code: 'store_unavailable',
-          },
-        ),
-      };
-    case 'pool-exhausted':
-      return {
-        status: 503,
-        body: routeProblem('', id, 503, 'service-unavailable', 'The server is overloaded; retry shortly', {
-          code: 'overloaded',
-        }),
-      };
-  }
-  request.log.error({ err: error, request_id: id }, 'unhandled error');
-  return {
-    status: 500,
-    body: routeProblem('', id, 500, 'internal-error', 'An internal error occurred; it has been logged'),
-  };
+  const p = problemOf(error, request);
+  return { status: p.status, body: routeProblem('', request.id, p.status, p.slug, p.detail, p.extras) };
 }
