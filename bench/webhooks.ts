@@ -117,7 +117,7 @@ async function throughput(h: Harness, events: number, endpoints: number): Promis
   const account = await ctx.modules.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
   for (let i = 0; i < endpoints; i++) {
     await subscriptions(ctx).create(
-      { accountId: account.account.id, principalId: account.account.id },
+      { accountId: account.account.id, principalId: account.account.id, livemode: true, clock: ctx.clock },
       { url: `${receiver.url}/${i}`, events: ['booking.created'] },
     );
   }
@@ -137,7 +137,7 @@ async function latency(h: Harness, events: number, gapMs: number): Promise<numbe
   const { ctx, receiver } = h;
   const account = await ctx.modules.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
   await subscriptions(ctx).create(
-    { accountId: account.account.id, principalId: account.account.id },
+    { accountId: account.account.id, principalId: account.account.id, livemode: true, clock: ctx.clock },
     { url: `${receiver.url}/latency`, events: ['booking.created'] },
   );
   const committed = new Map<string, number>();

@@ -16,6 +16,7 @@ import { CredentialCache } from './platform/auth.js';
 import { systemClock } from './platform/clock.js';
 import { deriveKeys } from './platform/keys.js';
 import { Metrics } from './platform/metrics.js';
+import { TestClocks } from './platform/test-clocks.js';
 import { UsageRecorder } from './platform/usage.js';
 import type { RuntimeLog } from './runtime.js';
 
@@ -75,6 +76,7 @@ function assemble(
     usage,
     jobs,
     revocations: new CredentialCache(clock),
+    testClocks: new TestClocks(store.db, clock),
     log,
   };
   const { apis, built } = compose(platform, definitions);

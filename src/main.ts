@@ -33,8 +33,8 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
     "set a user's password (read from stdin) and sign the user out everywhere",
   ],
   'keys create': [
-    'keys create --account ID [--type secret|publishable] [--name N] [--allowed-domain D]…',
-    'another key for the account',
+    'keys create --account ID [--type secret|publishable] [--environment live|test] [--name N] [--allowed-domain D]…',
+    'another key for the account (a test key acts in test mode: docs/api.md#test-mode)',
   ],
   'keys list': ['keys list --account ID', "the account's keys (no secrets)"],
   'keys revoke': ['keys revoke ID', 'revoke a key'],
@@ -183,6 +183,7 @@ export async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       'password-stdin': { type: 'boolean', default: false },
       type: { type: 'string' },
+      environment: { type: 'string' },
       'allowed-domain': { type: 'string', multiple: true },
       version: { type: 'boolean', short: 'V', default: false },
       create: { type: 'boolean', default: false },
@@ -236,6 +237,7 @@ type Values = {
   email?: string;
   'password-stdin'?: boolean;
   type?: string;
+  environment?: string;
   'allowed-domain'?: string[];
   create?: boolean;
   limit?: string;
@@ -406,16 +408,21 @@ async function run(
       const type = values.type ?? 'secret';
       if (type !== 'secret' && type !== 'publishable')
         throw new UsageError('--type must be secret or publishable');
+      const environment = values.environment ?? 'live';
+      if (environment !== 'live' && environment !== 'test')
+        throw new UsageError('--environment must be live or test');
       const accountId = need(values.account, '--account');
       const out = await withRuntime((rt) =>
         rt.modules.apiKeys.create(accountId, {
           name: values.name ?? (type === 'secret' ? 'Secret key' : 'Publishable key'),
           key_type: type,
+          environment,
           allowed_domains: values['allowed-domain'] ?? [],
         }),
       );
       const api_key = { ...out.api_key, key: out.key };
-      print(json, { api_key }, `${type} key ${api_key.id} (shown once, store it now): ${out.key}`);
+      const mode = environment === 'test' ? 'test ' : '';
+      print(json, { api_key }, `${mode}${type} key ${api_key.id} (shown once, store it now): ${out.key}`);
       return 0;
     }
     case 'keys list': {
@@ -436,7 +443,7 @@ async function run(
         all
           .map(
             (k) =>
-              `${k.id}  ${k.key_type.padEnd(11)} ${k.prefix}…${k.last4}  ${k.status.padEnd(7)} ${k.name}`,
+              `${k.id}  ${k.key_type.padEnd(11)} ${k.environment.padEnd(4)} ${k.prefix}…${k.last4}  ${k.status.padEnd(7)} ${k.name}`,
           )
           .join('\n') || 'No keys.',
       );

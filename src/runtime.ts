@@ -18,6 +18,7 @@ import { IdempotencyStore } from './platform/idempotency.js';
 import { type DerivedKeys, deriveKeys } from './platform/keys.js';
 import { Metrics } from './platform/metrics.js';
 import { RateLimiter } from './platform/rate-limit.js';
+import { TestClocks } from './platform/test-clocks.js';
 import { UsageRecorder } from './platform/usage.js';
 
 /** How long in-flight requests get to finish on stop before their connections are cut. */
@@ -77,6 +78,7 @@ export interface Runtime {
   idempotency: IdempotencyStore;
   jobs: JobRunner;
   auth: Authenticator;
+  testClocks: TestClocks;
   notifier: Notifier | null;
   modules: ModuleApis;
   /** The webhook events the modules declare, by type (the document's `webhooks`). */
@@ -147,6 +149,7 @@ async function assemble(
   const metrics = new Metrics(store.pool);
   const usage = new UsageRecorder(store.db, clock, (err) => log.error({ err }, 'usage flush failed'));
   const jobs = new JobRunner(store.db, clock, log);
+  const testClocks = new TestClocks(store.db, clock);
   const platform: Platform = {
     config,
     db: store.db,
@@ -156,6 +159,7 @@ async function assemble(
     usage,
     jobs,
     revocations: credentials,
+    testClocks,
     log,
   };
   const limiter = new RateLimiter(store.db, clock);
@@ -194,6 +198,7 @@ async function assemble(
     idempotency,
     jobs,
     auth,
+    testClocks,
     notifier,
     modules: apis,
     events,

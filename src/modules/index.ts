@@ -24,12 +24,14 @@ import {
 } from './module.js';
 import { principalsModule } from './principals/module.js';
 import { proposalsModule } from './proposals/module.js';
+import { testClockModule } from './test-clock/module.js';
 import { webhooksModule } from './webhooks/module.js';
 
 export const MODULES = [
   principalsModule,
   apiKeysModule,
   accountsModule,
+  testClockModule,
   webhooksModule,
   calendarsModule,
   availabilityModule,

@@ -18,6 +18,7 @@ import type { Clock } from '../platform/clock.js';
 import type { DerivedKeys } from '../platform/keys.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { TypedApp } from '../platform/routes.js';
+import type { TestClocks } from '../platform/test-clocks.js';
 import type { UsageRecorder } from '../platform/usage.js';
 
 /** What every module may use: the platform of this process. Never another module's internals. */
@@ -32,6 +33,8 @@ export interface Platform {
   jobs: Pick<JobRunner, 'finishingMany'>;
   /** Tells this process's credential cache about a revocation, before the revoking request answers. */
   revocations: RevocationListener;
+  /** Each account's test clock (docs/api.md#test-clock); live mode never reads it. */
+  testClocks: TestClocks;
   log: { error(obj: object, msg: string): void };
 }
 
@@ -40,7 +43,7 @@ export interface Platform {
  * (this contract imports no module): the module that reads a point registers it in its own api.ts by
  * declaration merging, e.g. availability's
  *   declare module '../module.js' { interface ExtensionPointTypes { busySources: BusySource } }
- * Today: apiKeys' `keyAccounts`, availability's `busySources`, principals' `accessGrants` and
+ * Today: apiKeys' `keyAccounts`, testClock's `timedWork`, availability's `busySources`, principals' `accessGrants` and
  * `calendarStatus`, payments' `stripeEvents`, mail's `mailRenderers`, pages' `proposalLinks`.
  */
 // biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from the modules' api.ts

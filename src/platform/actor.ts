@@ -1,4 +1,5 @@
 import type { Caller } from './auth.js';
+import type { Clock } from './clock.js';
 import { Unauthorized } from './errors.js';
 
 /**
@@ -9,6 +10,14 @@ import { Unauthorized } from './errors.js';
 export interface Actor {
   accountId: string;
   principalId: string;
+  /**
+   * The mode it acts in (docs/api.md#test-mode): false for a test key. Every object it makes carries
+   * it, every read is limited to it, and the outboxes (mail, webhooks, calendar writes, Stripe) decide
+   * by it what leaves the server.
+   */
+  livemode: boolean;
+  /** Its time: the server's clock, or in test mode the account's test clock. */
+  clock: Clock;
 }
 
 /**
@@ -17,5 +26,10 @@ export interface Actor {
  */
 export function actorOf(caller: Caller): Actor {
   if (caller.accountId === null || caller.principalId === null) throw new Unauthorized();
-  return { accountId: caller.accountId, principalId: caller.principalId };
+  return {
+    accountId: caller.accountId,
+    principalId: caller.principalId,
+    livemode: caller.livemode,
+    clock: caller.clock,
+  };
 }

@@ -29,6 +29,16 @@ export interface Caller {
   rateSubject: string;
   /** The account as of authentication (cached with the credential, at most a minute). */
   account: AccountSnapshot | null;
+  /**
+   * False for a test key (docs/api.md#test-mode): everything it reads and makes is of test mode. True
+   * for live keys, sessions and anonymous callers (the public surface takes its mode from the link).
+   */
+  livemode: boolean;
+  /**
+   * The caller's time: the server's clock, or for a test key its account's test clock (set by the gate
+   * per request; docs/api.md#test-clock). Every "now" of a use case acting for this caller reads it.
+   */
+  clock: Clock;
 }
 
 export interface AccountSnapshot {
@@ -281,8 +291,10 @@ export class Authenticator {
   }
 }
 
-export function anonymousCaller(ip: string, limit: number): Caller {
+export function anonymousCaller(ip: string, limit: number, clock: Clock): Caller {
   return {
+    livemode: true,
+    clock,
     kind: 'anonymous',
     accountId: null,
     principalId: null,

@@ -32,6 +32,8 @@ export interface GateDeps {
     take(subject: string, limit: number): Promise<Decision>;
   };
   clock: Clock;
+  /** Test keys' clocks (platform/test-clocks.ts): read once per test-mode request, never in live mode. */
+  testClocks: { clockFor(accountId: string): Promise<Clock> };
 }
 
 /**
@@ -67,6 +69,15 @@ export function createGate(deps: GateDeps) {
   };
 
   /** Rate-limit headers, the CORS answer and the final 429/401/403 decision, once caller and tokens are known. */
+  /** A test key's request runs on its account's test clock (docs/api.md#test-clock); live ones as they are. */
+  function testTime(request: FastifyRequest): Promise<void> | undefined {
+    const caller = request.caller;
+    if (caller.livemode || caller.accountId === null) return undefined;
+    return deps.testClocks.clockFor(caller.accountId).then((c) => {
+      request.caller = { ...caller, clock: c };
+    });
+  }
+
   function admit(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -135,27 +146,29 @@ export function createGate(deps: GateDeps) {
     // Fast path: a cached credential and a token already leased — no promise, no database.
     const cached = token === null ? undefined : auth.cached(token);
     if (token === null || cached !== undefined) {
-      const caller = cached ?? anonymousCaller(request.ip, config.anonymousRateLimitPerHour);
+      const caller = cached ?? anonymousCaller(request.ip, config.anonymousRateLimitPerHour, clock);
       request.caller = caller;
       const quick = limiter.takeCached(caller.rateSubject, caller.rateLimit);
       if (quick !== null) {
         admit(request, reply, access, authError, quick);
-        return undefined;
+        return caller.livemode ? undefined : testTime(request);
       }
-      return limiter
-        .take(caller.rateSubject, caller.rateLimit)
-        .then((d) => admit(request, reply, access, authError, d));
+      return limiter.take(caller.rateSubject, caller.rateLimit).then((d) => {
+        admit(request, reply, access, authError, d);
+        return testTime(request);
+      });
     }
     return auth.authenticate(token).then(
       (caller) => {
         request.caller = caller;
-        return limiter
-          .take(caller.rateSubject, caller.rateLimit)
-          .then((d) => admit(request, reply, access, null, d));
+        return limiter.take(caller.rateSubject, caller.rateLimit).then((d) => {
+          admit(request, reply, access, null, d);
+          return testTime(request);
+        });
       },
       (err: unknown) => {
         if (!(err instanceof AppError)) throw err;
-        const anon = anonymousCaller(request.ip, config.anonymousRateLimitPerHour);
+        const anon = anonymousCaller(request.ip, config.anonymousRateLimitPerHour, clock);
         request.caller = anon;
         return limiter
           .take(anon.rateSubject, anon.rateLimit)

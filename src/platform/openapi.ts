@@ -208,8 +208,15 @@ export const TAGS: readonly { name: string; description: string }[] = [
   {
     name: 'API keys',
     description:
-      'Secret keys (`svc_sk_live_…`) for servers, publishable keys (`svc_pk_live_…`) for browsers. ' +
-      'A key’s value is shown once, when it is created.',
+      'Secret keys (`svc_sk_live_…`) for servers, publishable keys (`svc_pk_live_…`) for browsers; ' +
+      'test keys (`svc_sk_test_…`, `svc_pk_test_…`) act in test mode. A key’s value is shown once, ' +
+      'when it is created.',
+  },
+  {
+    name: 'Test mode',
+    description:
+      'Test keys see and make test-mode objects only; nothing they do leaves the server (no mail sent, ' +
+      'no calendar written, no live Stripe call). The test clock moves test mode’s time forward.',
   },
   {
     name: 'Hosts',
@@ -265,7 +272,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
 
 /** Sidebar groups of the reference (`x-tagGroups`); every tag is in exactly one. */
 export const TAG_GROUPS: readonly { name: string; tags: string[] }[] = [
-  { name: 'Access', tags: ['Sessions', 'API keys'] },
+  { name: 'Access', tags: ['Sessions', 'API keys', 'Test mode'] },
   { name: 'Scheduling', tags: ['Hosts', 'Schedules', 'Calendars', 'Availability'] },
   { name: 'Booking', tags: ['Bookings', 'Booking links', 'Public booking surface', 'Payments'] },
   { name: 'Notifications', tags: ['Webhooks', 'Events'] },

@@ -1,4 +1,5 @@
-/** Table types of the platform (migration 0001_platform), merged into the database type. */
+/** Table types of the platform (migrations 0001_platform, 0024_test_mode), merged into the database type. */
+import type { ColumnType } from 'kysely';
 import type { Json, Timestamp } from '../db/types.js';
 
 export interface RateLimitWindowsTable {
@@ -22,9 +23,17 @@ export interface IdempotencyKeysTable {
   locked_until: Timestamp;
 }
 
+/** Each account's test clock (docs/api.md#test-clock): test-mode time is real time plus `offset_ms`. */
+export interface TestClocksTable {
+  account_id: string;
+  offset_ms: ColumnType<string, number | undefined, number>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 declare module '../db/types.js' {
   interface DB {
     rate_limit_windows: RateLimitWindowsTable;
     idempotency_keys: IdempotencyKeysTable;
+    test_clocks: TestClocksTable;
   }
 }

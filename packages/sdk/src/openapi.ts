@@ -175,6 +175,48 @@ export interface paths {
         patch: operations["updateMe"];
         trace?: never;
     };
+    "/v1/test-clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The test clock of the caller’s account (test keys only) */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test-clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the test clock forward; what falls due on the way is done before this answers
+         * @description Forward only, at most 400 days ahead of real time in all. Every timed thing of the account’s test mode runs on this clock: "in the past" checks, minimum notice, payment and waitlist holds, proposal, poll and consent expiry. The work that falls due in the time skipped is done in time order, at the time it fell due (its events and suppressed mails included), before the answer; two advances at once run one after the other. Live mode is never affected.
+         *
+         *     Checked beyond the schema (a 400 naming the field):
+         *     - exactly one of `seconds` and `to`
+         *     - `to` is after the clock’s now
+         *     - the clock runs at most 400 days ahead of real time, in all
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1676,6 +1718,11 @@ export interface components {
         };
         /** @enum {string} */
         ApiKeyType: "secret" | "publishable";
+        /**
+         * @description live (default for sessions and live keys) or test (docs: Test mode)
+         * @enum {string}
+         */
+        ApiKeyEnvironment: "live" | "test";
         /** @enum {string} */
         ApiKeyScope: "read" | "write" | "read:availability" | "create:booking";
         /** @enum {string} */
@@ -1689,6 +1736,7 @@ export interface components {
             name: string;
             description: string | null;
             key_type: components["schemas"]["ApiKeyType"];
+            environment: components["schemas"]["ApiKeyEnvironment"];
             scopes: components["schemas"]["ApiKeyScope"][];
             /** @description first 16 characters of the key */
             prefix: string;
@@ -1703,6 +1751,10 @@ export interface components {
             expires_at: string | null;
             revoked_at: string | null;
             status: components["schemas"]["ApiKeyStatus"];
+        };
+        LiveModeOnlyProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "live_mode_only";
         };
         User: {
             /**
@@ -1765,6 +1817,24 @@ export interface components {
             key_id: string | null;
             scopes: string[];
             user: components["schemas"]["User"] | null;
+            /**
+             * @description the mode the credential acts in: test for test keys, live otherwise (docs: Test mode)
+             * @enum {string}
+             */
+            environment: "live" | "test";
+        };
+        TestClock: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            now: string;
+            /** @description how far the test clock runs ahead of real time */
+            offset_seconds: number;
+        };
+        TestModeOnlyProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "test_mode_only";
         };
         CreatedWebhook: {
             /** @description webhook id (wh_…) */
@@ -3883,7 +3953,8 @@ export interface operations {
                      *           "created_at": "2054-06-02T11:20:00.000Z",
                      *           "expires_at": null,
                      *           "revoked_at": null,
-                     *           "status": "active"
+                     *           "status": "active",
+                     *           "environment": "live"
                      *         }
                      *       ],
                      *       "pagination": {
@@ -4019,6 +4090,7 @@ export interface operations {
                     name: string;
                     description?: string;
                     key_type?: components["schemas"]["ApiKeyType"];
+                    environment?: components["schemas"]["ApiKeyEnvironment"];
                     /** @description secret keys: read, write (default both); publishable keys: read:availability, create:booking (default both) */
                     scopes?: components["schemas"]["ApiKeyScope"][];
                     rate_limit_per_hour?: number;
@@ -4062,6 +4134,7 @@ export interface operations {
                      *         "expires_at": null,
                      *         "revoked_at": null,
                      *         "status": "active",
+                     *         "environment": "live",
                      *         "key": "svc_pk_live_Q7xM2bN9cR4tW8yZ1aD5fG3hJ6kL0pS7uV2xB4nk2Vd"
                      *       }
                      *     }
@@ -4102,7 +4175,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description A test key asked for a live key (`live_mode_only`). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4113,7 +4186,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -4272,7 +4345,8 @@ export interface operations {
                      *         "created_at": "2054-06-02T11:20:00.000Z",
                      *         "expires_at": null,
                      *         "revoked_at": null,
-                     *         "status": "active"
+                     *         "status": "active",
+                     *         "environment": "live"
                      *       }
                      *     }
                      */
@@ -4431,7 +4505,8 @@ export interface operations {
                      *         "created_at": "2054-06-02T11:20:00.000Z",
                      *         "expires_at": null,
                      *         "revoked_at": "2054-06-12T16:45:09.330Z",
-                     *         "status": "revoked"
+                     *         "status": "revoked",
+                     *         "environment": "live"
                      *       }
                      *     }
                      */
@@ -5118,7 +5193,8 @@ export interface operations {
                      *         "read",
                      *         "write"
                      *       ],
-                     *       "user": null
+                     *       "user": null,
+                     *       "environment": "live"
                      *     }
                      */
                     "application/json": components["schemas"]["Me"];
@@ -5273,7 +5349,8 @@ export interface operations {
                      *         "name": "Jordan Ops",
                      *         "display_name": "Jordan Ops",
                      *         "created_at": "2054-05-28T10:05:40.002Z"
-                     *       }
+                     *       },
+                     *       "environment": "live"
                      *     }
                      */
                     "application/json": components["schemas"]["Me"];
@@ -5351,6 +5428,342 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
                     "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (`retry_after`, Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test clock */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "test_clock": {
+                     *         "now": "2054-06-09T09:00:00.000Z",
+                     *         "offset_seconds": 604800
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        test_clock: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            /** @description Validation error (problem+json, `errors` maps fields to messages) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A live key or a session (`test_mode_only`). Codes: `test_mode_only` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestModeOnlyProblem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (`retry_after`, Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first response for 24 hours instead of acting again */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "seconds": 604800
+                 *     }
+                 */
+                "application/json": {
+                    /** @description how far to move the clock forward */
+                    seconds?: number;
+                    /**
+                     * Format: date-time
+                     * @description the instant to move the clock to (after its now)
+                     */
+                    to?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The test clock, moved */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "test_clock": {
+                     *         "now": "2054-06-09T09:00:00.000Z",
+                     *         "offset_seconds": 604800
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        test_clock: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            /** @description Validation error (problem+json, `errors` maps fields to messages) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A live key or a session (`test_mode_only`). Codes: `test_mode_only` */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TestModeOnlyProblem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict, or idempotency-key-in-use while the first request runs */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description idempotency-key-reused: the key was used with another request */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -18,6 +18,8 @@ export const operations = {
   deleteCurrentSession: ['DELETE', '/v1/sessions/current', ''],
   getMe: ['GET', '/v1/me', ''],
   updateMe: ['PATCH', '/v1/me', 'b'],
+  getTestClock: ['GET', '/v1/test-clock', ''],
+  advanceTestClock: ['POST', '/v1/test-clock/advance', 'bi'],
   createWebhook: ['POST', '/v1/webhooks', 'bi'],
   listWebhooks: ['GET', '/v1/webhooks', 'qp'],
   getWebhook: ['GET', '/v1/webhooks/{id}', ''],

@@ -22,6 +22,7 @@ import * as m0020 from './0020_booking_length.js';
 import * as m0021 from './0021_waitlist_waiting.js';
 import * as m0022 from './0022_waitlist_window_ended.js';
 import * as m0023 from './0023_user_names.js';
+import * as m0024 from './0024_test_mode.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0021_waitlist_waiting': m0021,
   '0022_waitlist_window_ended': m0022,
   '0023_user_names': m0023,
+  '0024_test_mode': m0024,
 };

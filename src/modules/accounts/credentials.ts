@@ -1,5 +1,6 @@
 import { errors, jwtVerify } from 'jose';
 import type { Caller, CredentialResolver, ResolvedCredential } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
 import { Unauthorized } from '../../platform/errors.js';
 import type { AccountService } from './service.js';
 
@@ -7,6 +8,7 @@ import type { AccountService } from './service.js';
 export function sessionCredentials(
   accounts: Pick<AccountService, 'sessionActive' | 'getAccount'>,
   jwtKey: Buffer,
+  clock: Clock,
 ): CredentialResolver {
   return {
     accepts: (token) => token.split('.').length === 3,
@@ -38,6 +40,9 @@ export function sessionCredentials(
         keyId: null,
         userId: sub,
         sessionId: sid,
+        // A person signed in acts in live mode (docs/api.md#test-mode).
+        livemode: true,
+        clock,
         scopes: ['read', 'write'],
         allowedDomains: [],
         rateLimit: account.rate_limit_per_hour,

@@ -16,7 +16,7 @@ export const accountsModule = defineModule<AccountsNeeds>()({
     return {
       api,
       routes: (app) => accountRoutes(app, accounts),
-      credentials: [sessionCredentials(accounts, jwtKey)],
+      credentials: [sessionCredentials(accounts, jwtKey, platform.clock)],
       schedules: [sessionRetentionSchedule(platform.db, platform.clock, platform.config.retention.expiredMs)],
       // The API-keys module (built before this one) reads accounts through this point.
       contributes: { keyAccounts: [{ find: (id, trx) => accounts.keyAccount(id, trx) }] },

@@ -93,6 +93,7 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
             key_id: '0190a4ba-5d6e-7f80-9a1b-2c3d4e5f6a7b',
             scopes: ['read', 'write'],
             user: null,
+            environment: 'live',
           }),
         },
       },
@@ -108,6 +109,7 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
         key_id: c.keyId,
         scopes: c.scopes,
         user: c.userId ? await accounts.getUser(c.userId) : null,
+        environment: c.livemode ? ('live' as const) : ('test' as const),
       };
     },
   );
@@ -132,6 +134,7 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
             key_id: null,
             scopes: ['read', 'write'],
             user: USER,
+            environment: 'live',
           }),
         },
       },
@@ -150,6 +153,7 @@ export function accountRoutes(app: TypedApp, accounts: AccountService): void {
         key_id: c.keyId,
         scopes: c.scopes,
         user,
+        environment: 'live' as const,
       };
     },
   );

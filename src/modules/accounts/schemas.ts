@@ -51,6 +51,9 @@ export const Me = named(
     key_id: Type.Union([Uuid, Type.Null()]),
     scopes: Type.Array(Type.String()),
     user: Type.Union([User, Type.Null()]),
+    environment: StringEnum(['live', 'test'], {
+      description: 'the mode the credential acts in: test for test keys, live otherwise (docs: Test mode)',
+    }),
   }),
 );
 export type SessionBody = Static<typeof SessionBody>;

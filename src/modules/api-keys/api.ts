@@ -13,11 +13,15 @@ export type Plan = 'free' | 'premium' | 'enterprise';
 /** The API's view of a key (docs/api.md#api-keys): never the secret or its hash. */
 export type PresentedKey = Static<typeof ApiKey>;
 
+/** The mode a key acts in (docs/api.md#test-mode). */
+export type KeyEnvironment = 'live' | 'test';
+
 /** A stored key as authentication reads it: its hash, limits and what it needs of its account. */
 export interface KeyCredential {
   id: string;
   account_id: string;
   key_type: KeyType;
+  environment: KeyEnvironment;
   scopes: string[];
   key_hash: string;
   rate_limit_per_hour: number | null;

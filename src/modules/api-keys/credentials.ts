@@ -1,12 +1,22 @@
 import type { Caller, CredentialResolver, ResolvedCredential } from '../../platform/auth.js';
 import { safeEqual } from '../../platform/crypto.js';
 import { Unauthorized } from '../../platform/errors.js';
-import { type ApiKeyService, PUBLISHABLE_PREFIX, planLimit, SECRET_PREFIX } from './service.js';
+import type { Clock } from '../../platform/clock.js';
+import { type ApiKeyService, keyPrefix, planLimit } from './service.js';
 
-/** API keys as a credential kind of the platform's authenticator (docs/api.md#credentials). */
-export function apiKeyCredentials(keys: Pick<ApiKeyService, 'resolve' | 'hash'>): CredentialResolver {
+/** Every key starts `svc_sk_` or `svc_pk_`, then `live_` or `test_` (docs/api.md#test-mode). */
+const KEY_SHAPE = /^svc_[sp]k_(live|test)_/;
+
+/**
+ * API keys as a credential kind of the platform's authenticator (docs/api.md#credentials). A test key's
+ * caller acts in test mode; the gate gives it its account's test clock per request.
+ */
+export function apiKeyCredentials(
+  keys: Pick<ApiKeyService, 'resolve' | 'hash'>,
+  clock: Clock,
+): CredentialResolver {
   return {
-    accepts: (token) => token.startsWith(SECRET_PREFIX) || token.startsWith(PUBLISHABLE_PREFIX),
+    accepts: (token) => KEY_SHAPE.test(token),
     async resolve(token, now): Promise<ResolvedCredential> {
       if (token.length > 200) throw new Unauthorized();
       const row = await keys.resolve(token);
@@ -15,8 +25,7 @@ export function apiKeyCredentials(keys: Pick<ApiKeyService, 'resolve' | 'hash'>)
       // Said only to whoever holds the key itself (its hash matched above).
       if (row.revoked_at !== null) throw new Unauthorized('This API key was revoked');
       if (expiresAt !== null && expiresAt <= now) throw new Unauthorized('This API key has expired');
-      if (!token.startsWith(row.key_type === 'secret' ? SECRET_PREFIX : PUBLISHABLE_PREFIX))
-        throw new Unauthorized();
+      if (!token.startsWith(keyPrefix(row.key_type, row.environment))) throw new Unauthorized();
       const caller: Caller = {
         kind: row.key_type,
         accountId: row.account_id,
@@ -28,6 +37,8 @@ export function apiKeyCredentials(keys: Pick<ApiKeyService, 'resolve' | 'hash'>)
         allowedDomains: row.allowed_domains,
         rateLimit: row.rate_limit_per_hour ?? planLimit(row.plan, row.account_custom_limit),
         rateSubject: `key:${row.id}`,
+        livemode: row.environment === 'live',
+        clock,
         account: {
           id: row.account_id,
           name: row.account_name,

@@ -1,3 +1,5 @@
+// Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
+import './errors.js';
 import { defineModule } from '../module.js';
 import type { ApiKeysApi, ApiKeysNeeds } from './api.js';
 import { apiKeyCredentials } from './credentials.js';
@@ -17,7 +19,7 @@ export const apiKeysModule = defineModule<ApiKeysNeeds>()({
     return {
       api,
       routes: (app) => apiKeyRoutes(app, { keys, stats }),
-      credentials: [apiKeyCredentials(keys)],
+      credentials: [apiKeyCredentials(keys, platform.clock)],
       schedules: [usageRetentionSchedule(platform.db, platform.clock, platform.config.retention.usageMs)],
     };
   },

@@ -3,6 +3,7 @@ import { IdParams, ListQuery, wrap } from '../../platform/schemas.js';
 import { ApiKey, ApiKeyList, CreatedApiKey, CreateKeyBody, Stats, StatsQuery } from './schemas.js';
 import type { ApiKeyStatsService } from './stats.js';
 import { actorOf } from '../../platform/actor.js';
+import { Forbidden } from '../../platform/errors.js';
 import { answer, withExample } from '../../platform/openapi.js';
 import type { TypedApp } from '../../platform/routes.js';
 
@@ -21,6 +22,7 @@ const KEY = {
   expires_at: null,
   revoked_at: null,
   status: 'active' as const,
+  environment: 'live' as const,
 };
 
 export function apiKeyRoutes(
@@ -32,7 +34,16 @@ export function apiKeyRoutes(
   app.post(
     '/v1/api-keys',
     {
-      config: { access: 'private', idempotent: true },
+      config: {
+        access: 'private',
+        idempotent: true,
+        problems: {
+          '403': {
+            description: 'A test key asked for a live key (`live_mode_only`)',
+            codes: ['live_mode_only'],
+          },
+        },
+      },
       schema: {
         operationId: 'createApiKey',
         tags,
@@ -51,7 +62,18 @@ export function apiKeyRoutes(
       },
     },
     async (request, reply) => {
-      const created = await keys.create(actorOf(request.caller).accountId, request.body);
+      const actor = actorOf(request.caller);
+      // A key is made in the caller's mode unless it says otherwise; a test key makes only test keys.
+      const environment = request.body.environment ?? (actor.livemode ? 'live' : 'test');
+      if (!actor.livemode && environment === 'live') {
+        throw new Forbidden(
+          'A test key makes test keys only; create live keys with a live key or a session',
+          {
+            code: 'live_mode_only',
+          },
+        );
+      }
+      const created = await keys.create(actor.accountId, { ...request.body, environment });
       reply.code(201).header('location', `/v1/api-keys/${created.api_key.id}`);
       return { api_key: { ...created.api_key, key: created.key } };
     },

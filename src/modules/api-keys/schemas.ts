@@ -12,6 +12,12 @@ const KeyScope = named(
   Type.Unsafe<string>({ type: 'string', enum: [...SECRET_SCOPES, ...PUBLISHABLE_SCOPES] }),
 );
 
+/** The mode a key acts in: `test` keys (`svc_sk_test_…`, `svc_pk_test_…`) see and make test-mode objects only. */
+export const KeyEnvironment = StringEnum(['live', 'test'], {
+  name: 'ApiKeyEnvironment',
+  description: 'live (default for sessions and live keys) or test (docs: Test mode)',
+});
+
 export const ApiKey = named(
   'ApiKey',
   Type.Object({
@@ -19,6 +25,7 @@ export const ApiKey = named(
     name: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
     key_type: StringEnum(['secret', 'publishable'], { name: 'ApiKeyType' }),
+    environment: KeyEnvironment,
     scopes: Type.Array(KeyScope),
     prefix: Type.String({ description: 'first 16 characters of the key' }),
     last4: Type.String(),
@@ -41,6 +48,7 @@ export const CreateKeyBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
     key_type: Type.Optional(StringEnum(['secret', 'publishable'], { name: 'ApiKeyType' })),
+    environment: Type.Optional(KeyEnvironment),
     scopes: Type.Optional(
       Type.Array(KeyScope, {
         maxItems: 10,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Tx } from '../../db/store.js';
 import { announceRevocation, PUBLISHABLE_SCOPES, type RevocationListener } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
+import type { TestClocks } from '../../platform/test-clocks.js';
 import { keyedHash } from '../../platform/crypto.js';
 import { NotFound, ValidationFailed } from '../../platform/errors.js';
 import { uuidv7 } from '../../platform/ids.js';
@@ -21,6 +22,7 @@ import type {
   KeyAccount,
   KeyAccounts,
   KeyCredential,
+  KeyEnvironment,
   KeyType,
   Plan,
   PresentedKey,
@@ -32,6 +34,15 @@ import type { ListQuery } from '../../platform/schemas.js';
 
 export const SECRET_PREFIX = 'svc_sk_live_';
 export const PUBLISHABLE_PREFIX = 'svc_pk_live_';
+/** Test keys' prefixes (docs/api.md#test-mode). */
+export const SECRET_TEST_PREFIX = 'svc_sk_test_';
+export const PUBLISHABLE_TEST_PREFIX = 'svc_pk_test_';
+
+/** The prefix a key of this type and environment starts with. */
+export function keyPrefix(keyType: KeyType, environment: KeyEnvironment): string {
+  if (keyType === 'secret') return environment === 'live' ? SECRET_PREFIX : SECRET_TEST_PREFIX;
+  return environment === 'live' ? PUBLISHABLE_PREFIX : PUBLISHABLE_TEST_PREFIX;
+}
 export const PLAN_LIMITS = { free: 100, premium: 1000 } as const;
 export const ENTERPRISE_DEFAULT_LIMIT = 10_000;
 export const MAX_KEY_RATE_LIMIT = 10_000_000;
@@ -43,6 +54,7 @@ interface KeyRow {
   name: string;
   description: string | null;
   key_type: KeyType;
+  environment: KeyEnvironment;
   scopes: string[];
   prefix: string;
   last4: string;
@@ -67,6 +79,7 @@ export function presentKey(row: KeyRow, now: number): PresentedKey {
     name: row.name,
     description: row.description,
     key_type: row.key_type,
+    environment: row.environment,
     scopes: row.scopes,
     prefix: row.prefix,
     last4: row.last4,
@@ -86,8 +99,8 @@ export function planLimit(plan: Plan, custom: number | null): number {
 
 const HOSTNAME = /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*$/;
 
-function generateKey(keyType: KeyType): string {
-  return (keyType === 'secret' ? SECRET_PREFIX : PUBLISHABLE_PREFIX) + randomBytes(32).toString('base64url');
+function generateKey(keyType: KeyType, environment: KeyEnvironment): string {
+  return keyPrefix(keyType, environment) + randomBytes(32).toString('base64url');
 }
 
 export class ApiKeyService implements ApiKeysApi {
@@ -95,15 +108,17 @@ export class ApiKeyService implements ApiKeysApi {
   private readonly clock: Clock;
   private readonly pepper: Buffer;
   private readonly revocations: RevocationListener;
+  private readonly testClocks: Pick<TestClocks, 'ensure'>;
 
   constructor(
-    platform: Pick<Platform, 'db' | 'clock' | 'keys' | 'revocations'>,
+    platform: Pick<Platform, 'db' | 'clock' | 'keys' | 'revocations' | 'testClocks'>,
     private readonly extensions: Pick<Extensions, 'all'>,
   ) {
     this.db = platform.db;
     this.clock = platform.clock;
     this.pepper = platform.keys.apiKeyPepper;
     this.revocations = platform.revocations;
+    this.testClocks = platform.testClocks;
   }
 
   /** The accounts behind keys, as the accounts module contributes them (extension point `keyAccounts`). */
@@ -171,7 +186,10 @@ export class ApiKeyService implements ApiKeysApi {
     }
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
 
-    const key = generateKey(keyType);
+    const environment = input.environment ?? 'live';
+    // A test key's account gets its test clock now, so the periodic test-mode sweep knows it.
+    if (environment === 'test') await this.testClocks.ensure(accountId);
+    const key = generateKey(keyType, environment);
     const now = this.clock.now();
     const row = await insertKey(db, {
       id: uuidv7(now.getTime()),
@@ -179,6 +197,7 @@ export class ApiKeyService implements ApiKeysApi {
       name: input.name,
       description: input.description ?? null,
       key_type: keyType,
+      environment,
       scopes,
       key_hash: this.hash(key),
       prefix: key.slice(0, 16),

@@ -3,6 +3,7 @@
  * platform's usage recorder (src/platform/usage.ts) adds to `api_key_usage` per request in raw SQL; the
  * module reads it (key stats) and purges it (retention).
  */
+import type { Generated } from 'kysely';
 import type { Timestamp } from '../../db/types.js';
 
 export interface ApiKeysTable {
@@ -11,6 +12,8 @@ export interface ApiKeysTable {
   name: string;
   description: string | null;
   key_type: 'secret' | 'publishable';
+  /** 'test' keys act in test mode (migration 0024, docs/api.md#test-mode). */
+  environment: Generated<'live' | 'test'>;
   scopes: string[];
   key_hash: string;
   prefix: string;

@@ -1,8 +1,11 @@
 /** Table types of the bookingLinks module (migration 0007_booking_links), merged into the database type. */
+import type { Generated } from 'kysely';
 import type { Json, Timestamp } from '../../db/types.js';
 import type { Assignment, LinkQuestion } from './api.js';
 
 export interface BookingLinksTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   id: string;
   account_id: string;
   /** Unique among live links (partial unique index booking_links_slug_live_idx). */

@@ -146,6 +146,7 @@ export function newBookingRow(b: NewBooking): BookingRow {
     principal_id: r.principal_id,
     host_ids: r.host_ids,
     booking_link_id: r.booking_link_id ?? null,
+    livemode: r.livemode ?? true,
     status: r.status,
     start_time: r.start_time,
     end_time: r.end_time,

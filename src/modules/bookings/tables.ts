@@ -6,6 +6,8 @@ export type BookingStatus = 'pending_payment' | 'confirmed' | 'cancelled' | 'exp
 export type WaitlistStatus = 'waiting' | 'offered' | 'booked' | 'expired' | 'removed';
 
 export interface BookingsTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   id: string;
   account_id: string;
   /** The host the booking is attributed to. */
@@ -55,6 +57,8 @@ export interface BookingsTable {
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 
 export interface BookingOccupancyTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   /** The booking (`booking_…`) or waitlist hold (`wl_…`) holding the time. */
   owner_id: string;
   principal_id: string;
@@ -63,6 +67,8 @@ export interface BookingOccupancyTable {
 }
 
 export interface WaitlistEntriesTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   id: string;
   /** Order of arrival (identity; bigint arrives as a string). */
   seq: Generated<string>;

@@ -28,6 +28,10 @@ export interface MeetingSpec {
   attendees: readonly { name: string | null; email: string }[];
   start: Date;
   end: Date;
+  /**
+   * The mode of what it is about (docs/api.md#test-mode): a test-mode meeting is never written to a calendar. Absent: live.
+   */
+  livemode?: boolean;
 }
 
 /** How writing a meeting into one principal's calendar went. */

@@ -3,6 +3,7 @@
  * what opening it answers (a provider choice, or the provider's consent screen).
  */
 import type { Config } from '../../config.js';
+import type { Actor } from '../../platform/actor.js';
 import type { Clock } from '../../platform/clock.js';
 import { NotFound } from '../../platform/errors.js';
 import type { DerivedKeys } from '../../platform/keys.js';
@@ -13,7 +14,7 @@ import { signConnectLink, verifyConnectLink } from './signed.js';
 import type { OAuthProviderName } from './tables.js';
 
 export interface ConnectLinksDeps {
-  clock: Pick<Clock, 'nowMs'>;
+  clock: Clock;
   config: Pick<Config, 'baseUrl'>;
   keys: Pick<DerivedKeys, 'linkKey'>;
   directory: Pick<PrincipalDirectory, 'isManagedHost'>;
@@ -58,12 +59,13 @@ export class ConnectLinks {
   }
 
   /** The host a valid connect link is for, acting as itself in its account; else 404. */
-  async hostOf(token: string): Promise<{ accountId: string; principalId: string }> {
+  async hostOf(token: string): Promise<Actor> {
     const link = verifyConnectLink(this.keys.linkKey, token, this.clock.nowMs());
     if (!link || !(await this.directory.isManagedHost(link.accountId, link.hostId))) {
       throw new NotFound('This connect link is invalid or has expired; ask for a new one');
     }
-    return { accountId: link.accountId, principalId: link.hostId };
+    // A host's calendars are its own whatever the mode (docs/api.md#test-mode): nothing here is timed.
+    return { accountId: link.accountId, principalId: link.hostId, livemode: true, clock: this.clock };
   }
 
   /** A host opened their connect link: choose a provider, or start its OAuth flow for the host. */
@@ -105,7 +107,7 @@ export class ConnectLinks {
       };
     }
     const started = await this.oauth.startViaLink(
-      { accountId: link.accountId, principalId: link.hostId },
+      { accountId: link.accountId, principalId: link.hostId, livemode: true, clock: this.clock },
       provider,
     );
     return {

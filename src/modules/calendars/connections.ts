@@ -122,7 +122,7 @@ export class Connections {
   async actorFor(caller: Actor, principalId: string | undefined): Promise<Actor> {
     if (principalId === undefined) return caller;
     if (await this.directory.mayActFor(caller, principalId)) {
-      return { accountId: caller.accountId, principalId };
+      return { ...caller, principalId };
     }
     throw new Forbidden('principal_id is neither you nor a host your account manages');
   }

@@ -312,7 +312,7 @@ export class OAuthFlow {
       ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
     };
     const conn = await this.connections.store(
-      { accountId: flow.account_id, principalId: flow.principal_id },
+      { accountId: flow.account_id, principalId: flow.principal_id, livemode: true, clock: this.clock },
       {
         provider,
         dedupe_key: '',

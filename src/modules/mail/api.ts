@@ -42,6 +42,10 @@ export interface MailMessage {
   text: string;
   html: string;
   invite?: InviteSpec | null;
+  /**
+   * The mode of what it is about (docs/api.md#test-mode): a test-mode mail is kept as `suppressed`, never sent. Absent: live.
+   */
+  livemode?: boolean;
 }
 
 /**
@@ -63,6 +67,10 @@ export interface MailIntent {
   renderer: string;
   /** JSON: what that renderer takes. */
   data: unknown;
+  /**
+   * The mode of what it is about (docs/api.md#test-mode): a test-mode mail is kept as `suppressed`, never sent. Absent: live.
+   */
+  livemode?: boolean;
 }
 
 /** What a renderer makes of an intent's data: the parts of a `MailMessage` decided at sending. */

@@ -6,7 +6,7 @@ import type { Timestamp } from '../../db/types.js';
  * pending: waiting for its job; sent: accepted by the SMTP server; logged: no SMTP_URL; failed: gave
  * up; skipped: its recipient has no address (recorded, never sent).
  */
-export type MailStatus = 'pending' | 'sent' | 'logged' | 'failed' | 'skipped';
+export type MailStatus = 'pending' | 'sent' | 'logged' | 'failed' | 'skipped' | 'suppressed';
 
 /** What `render` holds: a contributed renderer's name and the data it takes. */
 export interface MailRender {
@@ -15,6 +15,8 @@ export interface MailRender {
 }
 
 export interface MailOutboxTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   /** `mail_…` */
   id: string;
   /** Insertion order (rows of one millisecond). */

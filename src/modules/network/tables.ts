@@ -1,10 +1,13 @@
 /** Table types of the network module (migration 0011_network), merged into the database type. */
+import type { Generated } from 'kysely';
 import type { Timestamp } from '../../db/types.js';
 
 export type ConsentStatus = 'active' | 'revoked' | 'expired';
 export type InvitationStatus = 'pending' | 'accepted' | 'declined' | 'expired';
 
 export interface ConsentsTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   /** `cons_…` */
   id: string;
   grantor_id: string;
@@ -22,6 +25,8 @@ export interface ConsentsTable {
 
 /** One connected pair, the smaller id first. */
 export interface NetworkConnectionsTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   principal_a: string;
   principal_b: string;
   relationship_type: string;
@@ -30,6 +35,8 @@ export interface NetworkConnectionsTable {
 }
 
 export interface NetworkInvitationsTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   /** `inv_…` */
   id: string;
   inviter_id: string;

@@ -4,6 +4,8 @@ import type { Json, Timestamp } from '../../db/types.js';
 import type { ScheduleOverride, WeeklyRule } from '../../lib/schedule.js';
 
 export interface PrincipalsTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   id: string;
   kind: 'account' | 'host' | 'user';
   account_id: string;

@@ -47,7 +47,12 @@ export async function responderOf(
   if (principal === null || caller.accountId === null) {
     throw invalidToken('Answer with a participant’s credential or the magic-link token');
   }
-  const actor: Actor = { accountId: caller.accountId, principalId: principal };
+  const actor: Actor = {
+    accountId: caller.accountId,
+    principalId: principal,
+    livemode: caller.livemode,
+    clock: caller.clock,
+  };
   const ids = await repo.participantPrincipals(db, p.id);
   if (body.principal_id !== undefined) {
     const asked = body.principal_id.toLowerCase();

@@ -1,5 +1,5 @@
 /** Table types of the proposals module (migration 0012_proposals), merged into the database type. */
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Json, Timestamp } from '../../db/types.js';
 import type { ProposalMode, ProposalStatus } from '../../lib/proposals.js';
 
@@ -14,6 +14,8 @@ export interface Resolution {
 }
 
 export interface ProposalsTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   /** `prop_…` */
   id: string;
   /** `thr_…`: the proposal and its counter-proposals. */

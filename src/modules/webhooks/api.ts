@@ -28,6 +28,10 @@ export interface EmitEventInput<T extends EventType = EventType> {
    * those the principal made (with a session) receive it; other users' subscriptions do not.
    */
   recipientPrincipalId?: string | null;
+  /**
+   * The mode of what it is about (docs/api.md#test-mode): a test-mode event goes to test-mode subscriptions only, its envelope says `livemode: false`. Absent: live.
+   */
+  livemode?: boolean;
 }
 
 /** An event's envelope, exactly as it is delivered (docs/api.md#events). */

@@ -1,7 +1,10 @@
 /** Table types of the webhooks module (migration 0002_webhooks), merged into the database type. */
+import type { Generated } from 'kysely';
 import type { Json, Timestamp } from '../../db/types.js';
 
 export interface WebhooksTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   id: string;
   account_id: string;
   /** Who created the subscription: the account itself (API key) or a user (session). */
@@ -20,6 +23,8 @@ export interface WebhooksTable {
 }
 
 export interface EventsTable {
+  /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
+  livemode: Generated<boolean>;
   id: string;
   account_id: string;
   /** The one principal the event is for (the organiser of a resolved proposal), or null. */
