@@ -7,9 +7,9 @@ import type { WriteBatch } from '../../jobs/runner.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import type { MeetingEventStatus, ProviderName } from './tables.js';
 
-/** What calendars need: may an actor act for a principal, is it a managed host, and its stored zone. */
+/** What calendars need: may an actor act for a principal (a host: of its mode), and its stored zone. */
 export interface CalendarsNeeds {
-  principals: Pick<PrincipalsApi, 'isManagedHost' | 'storedZoneOf'> & {
+  principals: Pick<PrincipalsApi, 'storedZoneOf'> & {
     access: Pick<PrincipalsApi['access'], 'mayActFor'>;
   };
 }
