@@ -48,6 +48,7 @@ export interface CalendarsApi {
    * Keeps a meeting in its principals' own calendars (created, or moved/retitled when the key is
    * known), written after `trx` commits by a retried job. Answers the principals whose calendars will
    * receive it. With `batch`, its statement may join the caller's batch (sent when the caller runs it).
+   * A test-mode meeting (`livemode: false`) is written nowhere, stores nothing and answers no one.
    */
   writeMeeting(trx: Tx, spec: MeetingSpec, batch?: WriteBatch): Promise<Set<string>>;
   /** Removes a meeting from its principals' calendars, after `trx` commits. */
