@@ -78,7 +78,12 @@ export interface AvailabilityApi {
    * The part of `refusal` that depends on the schedule alone (notice, horizon, working hours): no I/O,
    * so a booking repeats it inside its transaction against the schedule it has locked.
    */
-  scheduleRefusal(p: PrincipalProfile, slot: Interval, limits: BookingLimits, clock: Clock): SlotRefusal | null;
+  scheduleRefusal(
+    p: PrincipalProfile,
+    slot: Interval,
+    limits: BookingLimits,
+    clock: Clock,
+  ): SlotRefusal | null;
   /**
    * The bookable slots of a booking link (GET /v1/public/links/{slug}/availability) as JSON text: `any`
    * host free (single, round robin) or `all` free (collective), under the link's limits.

@@ -31,12 +31,7 @@ export async function bookMeeting(
   trx: Tx,
   deps: MeetingDeps,
   m: MeetingBookingInput,
-  occupancyOf: (
-    ownerId: string,
-    h: PrincipalProfile,
-    slot: Interval,
-    livemode: boolean,
-  ) => repo.OccupancyRow,
+  occupancyOf: (ownerId: string, h: PrincipalProfile, slot: Interval, livemode: boolean) => repo.OccupancyRow,
 ): Promise<repo.BookingRow[]> {
   const now = deps.clock.now();
   const livemode = m.livemode ?? true;

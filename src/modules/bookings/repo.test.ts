@@ -99,7 +99,9 @@ describe('a new booking’s row made in memory', () => {
     const slot = { start: b.row.start_time, end: b.row.end_time };
     const made = await t.ctx.db.transaction().execute(async (trx) => {
       const batch = new WriteBatch();
-      const row = addBookingWrites(batch, b, [{ ownerId: b.row.id, principalId: acc.id, ...slot, livemode: true }]);
+      const row = addBookingWrites(batch, b, [
+        { ownerId: b.row.id, principalId: acc.id, ...slot, livemode: true },
+      ]);
       await batch.run(trx);
       return row;
     });

@@ -245,8 +245,7 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) =>
-      bookings.cancel(actorOf(request.caller), request.params.id, request.query.reason),
+    async (request) => bookings.cancel(actorOf(request.caller), request.params.id, request.query.reason),
   );
 
   const linkTags = ['Booking links'];

@@ -297,7 +297,8 @@ export const PublicLinkAnswer = Type.Object({
     price_amount: Nullable(Type.Integer()),
     price_currency: Nullable(Type.String()),
     livemode: Type.Boolean({
-      description: 'false for a test-mode link: its page shows a "Test mode" banner and its bookings are test bookings',
+      description:
+        'false for a test-mode link: its page shows a "Test mode" banner and its bookings are test bookings',
     }),
   }),
 });

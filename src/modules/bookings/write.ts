@@ -114,9 +114,7 @@ export class BookingWrites {
     const limits = limitsOf(link);
     const refusals = plan.skipChecks
       ? plan.hosts.map(() => null)
-      : await Promise.all(
-          plan.hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock)),
-        );
+      : await Promise.all(plan.hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock)));
     let candidates: PrincipalProfile[];
     if (plan.assignment === 'collective') {
       const i = refusals.findIndex((r) => r !== null);
@@ -151,14 +149,7 @@ export class BookingWrites {
         } else {
           // The schedules as stored now, locked until commit: a change of hours, zone or buffers (or
           // a deletion) made since the checks above either waits for this booking or is seen here.
-          const checked = await this.recheck(
-            trx,
-            everyHost ?? candidates,
-            slot,
-            limits,
-            !!everyHost,
-            clock,
-          );
+          const checked = await this.recheck(trx, everyHost ?? candidates, slot, limits, !!everyHost, clock);
           if (everyHost) everyHost = checked.passed;
           else candidates = checked.passed;
           contacts = checked.contacts;
