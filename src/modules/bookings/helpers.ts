@@ -124,11 +124,6 @@ export interface Mode {
   clock: Clock;
 }
 
-/** The mode of a booking link (read defensively until the booking-links API gives `livemode`). */
-export function linkLivemode(link: BookingLink): boolean {
-  return (link as { livemode?: boolean }).livemode ?? true;
-}
-
 /** The live principals among `ids`, in that order (a deleted one is missing from `profiles`). */
 export function liveHosts(
   ids: readonly string[],

@@ -16,7 +16,7 @@ import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import { DAY } from '../../lib/time.js';
-import { type BookingsPlatform, limitsOf, linkLivemode, type Mode, returnUrls, titleOf } from './helpers.js';
+import { type BookingsPlatform, limitsOf, type Mode, returnUrls, titleOf } from './helpers.js';
 import * as input from './input.js';
 import { presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
@@ -92,7 +92,7 @@ export class PublicBookings {
         questions: link.questions,
         price_amount: link.priceAmount,
         price_currency: link.priceCurrency,
-        livemode: linkLivemode(link),
+        livemode: link.livemode,
       },
     };
   }
@@ -119,7 +119,7 @@ export class PublicBookings {
     p.throwIfAny();
     const [hosts, mode] = await Promise.all([
       this.writes.hostsOf(link.hostIds),
-      this.modeOf(link.accountId, linkLivemode(link)),
+      this.modeOf(link.accountId, link.livemode),
     ]);
     if (hosts.length === 0) {
       return JSON.stringify({
@@ -157,7 +157,7 @@ export class PublicBookings {
       );
     }
     p.throwIfAny();
-    const mode = await this.modeOf(link.accountId, linkLivemode(link));
+    const mode = await this.modeOf(link.accountId, link.livemode);
     this.writes.notPast(fields.slot, mode.clock);
     const hold = await this.writes.paid.holdFor(link);
     const created = await this.writes.book({

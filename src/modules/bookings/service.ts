@@ -18,7 +18,7 @@ import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalProfile } from '../principals/api.js';
 import type { BookingsApi, BookingsNeeds, MeetingBooked, MeetingBookingInput, WaitlistClaim } from './api.js';
 import type { BookingBusySource } from './busy.js';
-import { type BookingsPlatform, linkLivemode, occupancyOf, returnUrls } from './helpers.js';
+import { type BookingsPlatform, occupancyOf, returnUrls } from './helpers.js';
 import * as input from './input.js';
 import { bookMeeting, cancelMeeting } from './meetings.js';
 import { meetingWith, presentBooking } from './present.js';
@@ -54,7 +54,7 @@ export class BookingService implements BookingsApi {
         ? await this.needs.bookingLinks.get(actor.accountId, body.booking_link_id)
         : null;
       // A link of the other mode is as absent as another account's (docs/api.md#test-mode).
-      if (link && linkLivemode(link) !== actor.livemode) link = null;
+      if (link && link.livemode !== actor.livemode) link = null;
       if (!link) p.add('booking_link_id', 'is not a booking link of this account');
     }
     if (body.principal_id !== undefined && !isUuid(body.principal_id))

@@ -275,8 +275,7 @@ describe('the calendars routes with a test key', () => {
     expect(listed.connections).toEqual([expect.objectContaining({ provider: 'ics', status: 'connected' })]);
   });
 
-  // Needs the principals module's access rule to know the modes (h-principals): unskip once merged.
-  it.skip('acts for a live host as a stranger would: 403 on its calendars, 404 for its connect link', async () => {
+  it('acts for a live host as a stranger would: 403 on its calendars, 404 for its connect link', async () => {
     const liveHost = await fixtures.newHost(t, { token: account.key }, { timezone: 'UTC' });
     for (const res of [
       await t.call('GET', `/v1/calendars?principal_id=${liveHost}`, { token: testKey }),
