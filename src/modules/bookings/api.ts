@@ -59,6 +59,11 @@ export interface MeetingBookingInput {
   metadata: Record<string, string>;
   /** What the bookings are called: the proposal's title, or a name made from its parties (`meetingTitle`). */
   title: string;
+  /**
+   * The proposal's mode (docs/api.md#test-mode): false makes test-mode bookings (and their events and
+   * mails of test mode). Absent: live.
+   */
+  livemode?: boolean;
 }
 
 /**
