@@ -161,7 +161,7 @@ export class WebhookService implements WebhooksApi {
       query.limit,
     );
     const { items, pagination } = page(rows, query.limit);
-    const nowMs = actor.clock.nowMs();
+    const nowMs = this.clock.nowMs();
     return { webhooks: items.map((r) => presentWebhook(r, nowMs)), pagination };
   }
 
@@ -173,7 +173,7 @@ export class WebhookService implements WebhooksApi {
   }
 
   async get(actor: Actor, id: string): Promise<PresentedWebhook> {
-    return presentWebhook(await this.mustFind(this.db, actor, id), actor.clock.nowMs());
+    return presentWebhook(await this.mustFind(this.db, actor, id), this.clock.nowMs());
   }
 
   /** Pausing (`active: false`) ends the pending deliveries as failed; they can be retried by hand. */
@@ -192,8 +192,9 @@ export class WebhookService implements WebhooksApi {
         ...(patch.active !== undefined ? { active: patch.active } : {}),
         updated_at: now,
       });
-      if (current.active && patch.active === false) await failPendingDeliveries(trx, id, now);
-      return presentWebhook(row, now.getTime());
+      // Deliveries are real-world sends: their times are the server's.
+      if (current.active && patch.active === false) await failPendingDeliveries(trx, id, this.clock.now());
+      return presentWebhook(row, this.clock.nowMs());
     });
   }
 
@@ -210,10 +211,11 @@ export class WebhookService implements WebhooksApi {
       const row = await updateWebhook(trx, id, {
         secret_enc: encryptSecret(this.encryptionKey, secret),
         previous_secret_enc: current.secret_enc,
-        previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+        // The overlap is of signing real deliveries: it runs on the server's clock in either mode.
+        previous_secret_expires_at: new Date(this.clock.nowMs() + ROTATION_OVERLAP_MS),
         updated_at: now,
       });
-      return { ...presentWebhook(row, now.getTime()), secret };
+      return { ...presentWebhook(row, this.clock.nowMs()), secret };
     });
   }
 
