@@ -59,16 +59,21 @@ export function webhooksDocument(events: ReadonlyMap<string, DeclaredEvent>): Re
                 id: 'evt_01jxk9c2f4h6j8k0m2n4p6q8r0',
                 type,
                 created_at: '2054-06-08T09:15:02.310Z',
+                livemode: true,
                 data: (payload.examples as unknown[] | undefined)?.[0] ?? {},
               },
               schema: {
                 type: 'object',
                 additionalProperties: false,
-                required: ['id', 'type', 'created_at', 'data'],
+                required: ['id', 'type', 'created_at', 'livemode', 'data'],
                 properties: {
                   id: { type: 'string', pattern: '^evt_[0-9a-z]{26}$' },
                   type: { type: 'string', const: type },
                   created_at: { type: 'string', format: 'date-time' },
+                  livemode: {
+                    type: 'boolean',
+                    description: 'false for an event of test mode, sent to test-mode subscriptions only',
+                  },
                   data: payload,
                 },
               },

@@ -10,7 +10,7 @@ const addFormats: AddFormats =
 
 /**
  * Every event a test made, checked against what its module declares (docs/api.md#events): the stored
- * envelope (the bytes every delivery sends) must be `{id, type, created_at, data}` with `data` valid
+ * envelope (the bytes every delivery sends) must be `{id, type, created_at, livemode, data}` with `data` valid
  * against the event type's payload schema. Answers one line per event that is not; the test app runs
  * it when it closes, and fails the file when any line comes back.
  */
@@ -24,11 +24,12 @@ export async function eventMismatches(db: Db, catalogue: EventCatalogue): Promis
       ajv.compile({
         type: 'object',
         additionalProperties: false,
-        required: ['id', 'type', 'created_at', 'data'],
+        required: ['id', 'type', 'created_at', 'livemode', 'data'],
         properties: {
           id: { type: 'string', pattern: '^evt_[0-9a-z]{26}$' },
           type: { const: type },
           created_at: { type: 'string', format: 'date-time' },
+          livemode: { type: 'boolean' },
           data: payload,
         },
       }),

@@ -20,9 +20,12 @@ export interface InvitationSummary {
 
 /** What the network module does for other modules. */
 export interface NetworkApi {
-  /** May `from` propose meetings to `to` (connected, or a booking:propose consent)? */
-  mayPropose(from: string, to: string): Promise<boolean>;
-  /** The consent reaper's pass (the `consent-expiry` schedule; tests and support). */
+  /**
+   * May `from` propose meetings to `to` (connected, or a booking:propose consent) in mode `livemode`,
+   * at `now` (the time of that mode's clock)?
+   */
+  mayPropose(from: string, to: string, livemode: boolean, now: Date): Promise<boolean>;
+  /** The live consent reaper's pass (the `consent-expiry` schedule; tests and support). */
   expireConsents(): Promise<number>;
   /** The invitation behind a link's token (compared by its hash), as stored; null: no such invitation. */
   invitationByToken(token: string): Promise<InvitationSummary | null>;

@@ -21,7 +21,7 @@ export const networkModule = defineModule<NetworkNeeds>()({
       api,
       routes: (app) => networkRoutes(app, network),
       schedules: [{ name: 'consent-expiry', everyMs: 30_000, run: () => network.expireConsents() }],
-      contributes: { accessGrants: [network.accessRule] },
+      contributes: { accessGrants: [network.accessRule], timedWork: [network.consentExpiry] },
     };
   },
 });

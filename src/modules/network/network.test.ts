@@ -159,13 +159,15 @@ describe('consents', () => {
   });
 
   it('finds the consents past their end through the index of active ones by end, not by reading them all', async () => {
-    const plan = await genericPlan(t.ctx.db, (trx) => expireConsentsQuery(trx, new Date(clock.nowMs())));
+    const plan = await genericPlan(t.ctx.db, (trx) =>
+      expireConsentsQuery(trx, new Date(clock.nowMs()), { livemode: true }),
+    );
     expect(plan).toMatch(/"Index Name":"consents_expiry_idx"/);
   });
 
   it('finds the active consent of a pair through the index of active ones, not among all the grantor gave', async () => {
     const [a, b] = [await user(), await user()];
-    const plan = await genericPlan(t.ctx.db, (trx) => lockActiveConsentQuery(trx, a.id, b.id));
+    const plan = await genericPlan(t.ctx.db, (trx) => lockActiveConsentQuery(trx, a.id, b.id, true));
     expect(plan).toMatch(/"Index Name":"consents_one_active_idx"/);
   });
 
@@ -245,8 +247,8 @@ describe('the network', () => {
     expect(renamed.connections[0].display_name).toBe('Bea Brown');
     const theirs = await (await t.call('GET', '/v1/network', { token: b.token })).json();
     expect(theirs.connections.map((c: Json) => c.principal_id)).toEqual([a.id]);
-    expect(await t.ctx.modules.network.mayPropose(a.id, b.id)).toBe(true);
-    expect(await t.ctx.modules.network.mayPropose(b.id, a.id)).toBe(true);
+    expect(await t.ctx.modules.network.mayPropose(a.id, b.id, true, clock.now())).toBe(true);
+    expect(await t.ctx.modules.network.mayPropose(b.id, a.id, true, clock.now())).toBe(true);
 
     // Connected already (the address of the user, in any case): 409; removing the connection removes it both ways.
     expect((await invite(a, b.email)).status).toBe(409);
@@ -255,7 +257,7 @@ describe('the network', () => {
     expect((await again.json()).code).toBe('already_connected');
     expect((await t.call('DELETE', `/v1/network/${a.id}`, { token: b.token })).status).toBe(204);
     expect((await (await t.call('GET', '/v1/network', { token: a.token })).json()).connections).toEqual([]);
-    expect(await t.ctx.modules.network.mayPropose(a.id, b.id)).toBe(false);
+    expect(await t.ctx.modules.network.mayPropose(a.id, b.id, true, clock.now())).toBe(false);
     expect((await t.call('DELETE', `/v1/network/${a.id}`, { token: b.token })).status).toBe(404);
   });
 

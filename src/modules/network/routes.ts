@@ -33,6 +33,7 @@ const INVITATION = {
   status: 'pending',
   expires_at: '2054-06-12T14:30:00.000Z',
   created_at: '2054-06-05T14:30:00.000Z',
+  livemode: true,
 };
 
 export function networkRoutes(app: TypedApp, network: NetworkService): void {
@@ -148,6 +149,7 @@ export function networkRoutes(app: TypedApp, network: NetworkService): void {
                 display_name: 'Okafor Sports Clinic',
                 relationship_type: 'colleague',
                 connected_at: '2054-06-05T15:02:10.000Z',
+                livemode: true,
               },
             ],
             pagination: { next_cursor: null, has_more: false },

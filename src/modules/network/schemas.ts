@@ -43,6 +43,7 @@ export const Consent = named(
     expires_at: Nullable(Timestamp),
     created_at: Timestamp,
     revoked_at: Nullable(Timestamp),
+    livemode: Type.Boolean({ description: 'false: made in test mode (docs/api.md#test-mode)' }),
   }),
 );
 export const ConsentAnswer = named('ConsentAnswer', Type.Object({ consent: Consent }));
@@ -58,6 +59,7 @@ export const Invitation = named(
     status: Type.String({ enum: ['pending', 'accepted', 'declined', 'expired'] }),
     expires_at: Timestamp,
     created_at: Timestamp,
+    livemode: Type.Boolean({ description: 'false: made in test mode (docs/api.md#test-mode)' }),
   }),
 );
 export const InvitationAnswer = named('InvitationAnswer', Type.Object({ invitation: Invitation }));
@@ -155,6 +157,7 @@ export const ConnectionList = Type.Object({
       display_name: Type.String(),
       relationship_type: Relationship,
       connected_at: Timestamp,
+      livemode: Type.Boolean({ description: 'false: made in test mode (docs/api.md#test-mode)' }),
     }),
   ),
   pagination: Pagination,
@@ -212,4 +215,5 @@ export const CONSENT = {
   expires_at: '2054-12-31T23:00:00.000Z',
   created_at: '2054-06-05T14:20:00.000Z',
   revoked_at: null,
+  livemode: true,
 };

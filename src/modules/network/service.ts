@@ -24,6 +24,7 @@ import { Batcher } from '../../lib/batcher.js';
 import { htmlBody } from '../../lib/mail-text.js';
 import type { AccessGrant, AccessRule, PrincipalRef } from '../principals/api.js';
 import type { Platform } from '../module.js';
+import type { TimedWork } from '../test-clock/api.js';
 import type { InvitationSummary, NetworkApi, NetworkNeeds } from './api.js';
 import * as repo from './repo.js';
 import type { ConsentRow, InvitationRow } from './repo.js';
@@ -52,6 +53,7 @@ export function presentConsent(c: ConsentRow, nowMs: number) {
     expires_at: isoOrNull(c.expires_at),
     created_at: isoOrNull(c.created_at) as string,
     revoked_at: isoOrNull(c.revoked_at),
+    livemode: c.livemode,
   };
 }
 
@@ -65,6 +67,7 @@ function presentInvitation(i: InvitationRow, nowMs: number) {
     status: lapsed ? ('expired' as const) : i.status,
     expires_at: isoOrNull(i.expires_at) as string,
     created_at: isoOrNull(i.created_at) as string,
+    livemode: i.livemode,
   };
 }
 
@@ -73,13 +76,16 @@ export class NetworkService implements NetworkApi {
   private readonly clock: Clock;
   private readonly config: Pick<Config, 'baseUrl'>;
 
+  private readonly testClocks: Pick<Platform['testClocks'], 'clockFor'>;
+
   constructor(
-    platform: Pick<Platform, 'db' | 'clock' | 'config'>,
+    platform: Pick<Platform, 'db' | 'clock' | 'config' | 'testClocks'>,
     private readonly needs: NetworkNeeds,
   ) {
     this.db = platform.db;
     this.clock = platform.clock;
     this.config = platform.config;
+    this.testClocks = platform.testClocks;
   }
 
   /** The principal a request acts as: the caller's own, or (`principal_id`) one it may act for. */
@@ -101,7 +107,7 @@ export class NetworkService implements NetworkApi {
     const bad = body.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (bad.length > 0) errors.scopes = `unknown scope ${bad.join(', ')}; allowed: ${SCOPES.join(', ')}`;
     if (body.scopes.length === 0) errors.scopes = `must name at least one of ${SCOPES.join(', ')}`;
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     let expiresAt: Date | null = null;
     if (body.expires_at !== undefined) {
       const t = Date.parse(body.expires_at);
@@ -123,7 +129,7 @@ export class NetworkService implements NetworkApi {
       // The active consent of the pair, locked; or a new one. A grant racing this one either waits on
       // the lock or loses the insert on the partial unique index and merges into the winner's row.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const active = await repo.lockActiveConsent(trx, grantor.id, grantee.id);
+        const active = await repo.lockActiveConsent(trx, grantor.id, grantee.id, caller.livemode);
         if (active) {
           const merged = [...new Set([...active.scopes, ...scopes])].sort();
           const later = expiresAt ?? active.expires_at;
@@ -138,7 +144,7 @@ export class NetworkService implements NetworkApi {
             expires_at: later,
             updated_at: now,
           });
-          await this.announce(trx, 'consent.granted', updated);
+          await this.announce(trx, 'consent.granted', updated, now);
           return { created: false, consent: presentConsent(updated, nowMs) };
         }
         const inserted = await repo.insertConsent(trx, {
@@ -153,9 +159,10 @@ export class NetworkService implements NetworkApi {
           created_at: now,
           updated_at: now,
           revoked_at: null,
+          livemode: caller.livemode,
         });
         if (inserted) {
-          await this.announce(trx, 'consent.granted', inserted);
+          await this.announce(trx, 'consent.granted', inserted, now);
           return { created: true, consent: presentConsent(inserted, nowMs) };
         }
       }
@@ -167,11 +174,15 @@ export class NetworkService implements NetworkApi {
   async listConsents(caller: Actor, q: ConsentsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, { prefix: 'cons' });
-    const now = this.clock.now();
+    const now = caller.clock.now();
     const rows = await repo.listConsents(
       this.db,
       me.id,
-      { ...(q.role ? { role: q.role } : {}), activeOnly: q.active_only === true },
+      {
+        ...(q.role ? { role: q.role } : {}),
+        activeOnly: q.active_only === true,
+        livemode: caller.livemode,
+      },
       now,
       after,
       q.limit,
@@ -190,35 +201,57 @@ export class NetworkService implements NetworkApi {
 
   /** GET /v1/consents/{id}: a party's consent; anything else is 404. */
   async getConsent(caller: Actor, id: string) {
-    return { consent: presentConsent(await this.party(caller, id), this.clock.nowMs()) };
+    return { consent: presentConsent(await this.party(caller, id), caller.clock.nowMs()) };
   }
 
   /** DELETE /v1/consents/{id}: the grantor revokes, or the grantee gives it up; once. */
   async revoke(caller: Actor, id: string) {
     const c = await this.party(caller, id);
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     if (c.status !== 'active') return { consent: presentConsent(c, nowMs) };
     const row = await withTransaction(this.db, async (trx) => {
       const revoked = await repo.revokeConsent(trx, id, new Date(nowMs));
-      if (revoked) await this.announce(trx, 'consent.revoked', revoked);
+      if (revoked) await this.announce(trx, 'consent.revoked', revoked, new Date(nowMs));
       return revoked;
     });
     return { consent: presentConsent(row ?? c, nowMs) };
   }
 
-  /** Marks active consents past their end `expired`, with consent.revoked (the reaper, every 30 s). */
+  /**
+   * Marks live consents past their end `expired`, with consent.revoked (the reaper, every 30 s, on the
+   * server's clock). Test-mode consents are left to their account's test clock (`consentExpiry`).
+   */
   async expireConsents(): Promise<number> {
     const now = this.clock.now();
     return withTransaction(this.db, async (trx) => {
-      const rows = await repo.expireConsents(trx, now);
-      for (const r of rows) await this.announce(trx, 'consent.revoked', r);
+      const rows = await repo.expireConsents(trx, now, { livemode: true });
+      for (const r of rows) await this.announce(trx, 'consent.revoked', r, now);
       return rows.length;
     });
   }
 
+  /**
+   * Test mode's consent expiry (docs/api.md#test-clock), on each account's test clock: the test-mode
+   * consents the account granted expire at their end, with consent.revoked stamped then.
+   */
+  readonly consentExpiry: TimedWork = {
+    name: 'consent-expiry',
+    nextDue: (accountId, until) => repo.nextTestConsentEnd(this.db, accountId, until),
+    runDue: async (accountId, clock) => {
+      const now = clock.now();
+      await withTransaction(this.db, async (trx) => {
+        const rows = await repo.expireConsents(trx, now, { livemode: false, grantorAccountId: accountId });
+        for (const r of rows) await this.announce(trx, 'consent.revoked', r, now);
+      });
+    },
+  };
+
   /** A consent the caller is a party of (acting for grantor or grantee), else 404. */
   private async party(caller: Actor, id: string): Promise<ConsentRow> {
-    const c = isPrefixedId(id) && id.startsWith('cons_') ? await repo.findConsent(this.db, id) : undefined;
+    const c =
+      isPrefixedId(id) && id.startsWith('cons_')
+        ? await repo.findConsent(this.db, id, caller.livemode)
+        : undefined;
     if (c) {
       const [grantor, grantee] = await Promise.all([
         this.needs.principals.access.actingFor(caller, c.grantor_id),
@@ -229,11 +262,19 @@ export class NetworkService implements NetworkApi {
     throw new NotFound('No consent with this id');
   }
 
-  /** consent.granted / consent.revoked to both parties' accounts (once when they share one). */
-  private async announce(trx: Tx, type: 'consent.granted' | 'consent.revoked', c: ConsentRow): Promise<void> {
-    const consent = presentConsent(c, this.clock.nowMs());
+  /**
+   * consent.granted / consent.revoked to both parties' accounts (once when they share one), of the
+   * consent's mode, at `at` (the time of the clock the change ran on).
+   */
+  private async announce(
+    trx: Tx,
+    type: 'consent.granted' | 'consent.revoked',
+    c: ConsentRow,
+    at: Date,
+  ): Promise<void> {
+    const consent = presentConsent(c, at.getTime());
     for (const accountId of new Set([c.grantor_account_id, c.grantee_account_id])) {
-      await this.needs.webhooks.emit(trx, { accountId, type, data: { consent } });
+      await this.needs.webhooks.emit(trx, { accountId, type, data: { consent }, livemode: c.livemode, at });
     }
   }
 
@@ -248,11 +289,14 @@ export class NetworkService implements NetworkApi {
     const out = new Map<string, AccessGrant>();
     const me = caller.principalId;
     if (me === null || (caller.kind !== 'secret' && caller.kind !== 'session')) return out;
+    // Only the connections and consents of the caller's mode grant (docs/api.md#test-mode).
+    const livemode = caller.livemode;
+    const now = caller.clock.now();
     const consentId = input.consentId;
     if (consentId !== null) {
       if (!isPrefixedId(consentId)) return out;
       const found = await Promise.all(
-        input.principals.map((p) => this.consentReads.ask({ me, id: p.id, consentId })),
+        input.principals.map((p) => this.consentReads.ask({ me, id: p.id, livemode, now, consentId })),
       );
       for (const c of found) {
         if (c === null) continue;
@@ -264,7 +308,9 @@ export class NetworkService implements NetworkApi {
       }
       return out;
     }
-    const grants = await Promise.all(input.principals.map((p) => this.grantReads.ask({ me, id: p.id })));
+    const grants = await Promise.all(
+      input.principals.map((p) => this.grantReads.ask({ me, id: p.id, livemode, now })),
+    );
     input.principals.forEach((p, i) => {
       const ways = grants[i]!;
       if (ways.length === 0) return;
@@ -287,7 +333,7 @@ export class NetworkService implements NetworkApi {
    */
   private readonly grantReads = new Batcher<repo.ReadQuestion, repo.ReadGrantRow[]>(async (qs) => {
     const answers: repo.ReadGrantRow[][] = qs.map(() => []);
-    for (const r of await repo.readGrants(this.db, qs, this.clock.now())) answers[r.i]!.push(r);
+    for (const r of await repo.readGrants(this.db, qs)) answers[r.i]!.push(r);
     return answers;
   });
 
@@ -296,14 +342,16 @@ export class NetworkService implements NetworkApi {
     repo.ReadConsentRow | null
   >(async (qs) => {
     const answers: (repo.ReadConsentRow | null)[] = qs.map(() => null);
-    for (const r of await repo.readConsents(this.db, qs, this.clock.now())) answers[r.i] = r;
+    for (const r of await repo.readConsents(this.db, qs)) answers[r.i] = r;
     return answers;
   });
 
-  /** May `from` propose meetings to `to`: connected, or `to` granted `from` booking:propose. */
-  async mayPropose(from: string, to: string): Promise<boolean> {
-    const now = this.clock.now();
-    return repo.mayPropose(this.db, from, to, now);
+  /**
+   * May `from` propose meetings to `to` in mode `livemode` at `now` (the time of that mode): connected,
+   * or `to` granted `from` booking:propose, in that mode.
+   */
+  async mayPropose(from: string, to: string, livemode: boolean, now: Date): Promise<boolean> {
+    return repo.mayPropose(this.db, from, to, livemode, now);
   }
 
   // ---- the network ---------------------------------------------------------------------------------
@@ -312,7 +360,7 @@ export class NetworkService implements NetworkApi {
   async connections(caller: Actor, q: ConnectionsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, 'uuid');
-    const rows = await repo.listConnections(this.db, me.id, after, q.limit);
+    const rows = await repo.listConnections(this.db, me.id, caller.livemode, after, q.limit);
     const hasMore = rows.length > q.limit;
     const items = hasMore ? rows.slice(0, q.limit) : rows;
     const contacts = await this.needs.principals.contacts(items.map((r) => r.principal_id));
@@ -323,6 +371,7 @@ export class NetworkService implements NetworkApi {
         display_name: contacts.get(r.principal_id)?.name ?? '',
         relationship_type: r.relationship_type,
         connected_at: isoOrNull(r.connected_at) as string,
+        livemode: r.livemode,
       })),
       pagination: {
         next_cursor: hasMore && last ? encodeCursor({ at: last.connected_at, id: last.principal_id }) : null,
@@ -334,9 +383,10 @@ export class NetworkService implements NetworkApi {
   /** GET /v1/network/invitations: the invitations the caller sent, newest first. */
   async invitations(caller: Actor, q: InvitationsQuery) {
     const me = await this.actor(caller, q.principal_id);
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     const rows = await repo.listInvitations(this.db, {
       inviter: me.id,
+      livemode: caller.livemode,
       status: q.status,
       now: new Date(nowMs),
       after: decodeCursor(q.cursor, { prefix: 'inv' }),
@@ -358,7 +408,7 @@ export class NetworkService implements NetworkApi {
   async disconnect(caller: Actor, other: string, principalId?: string): Promise<void> {
     const me = await this.actor(caller, principalId);
     const id = other.toLowerCase();
-    const gone = isUuid(id) ? await repo.deleteConnection(this.db, me.id, id) : false;
+    const gone = isUuid(id) ? await repo.deleteConnection(this.db, me.id, id, caller.livemode) : false;
     if (!gone) throw new NotFound('Not connected to this principal');
   }
 
@@ -378,11 +428,11 @@ export class NetworkService implements NetworkApi {
     }
     // Already connected to the user signing in with this address (the accounts module knows users).
     const userId = await this.needs.accounts.userIdByEmail(email);
-    if (userId !== null && (await repo.connected(this.db, inviter.id, userId))) {
+    if (userId !== null && (await repo.connected(this.db, inviter.id, userId, caller.livemode))) {
       throw new Conflict('This address is already in your network', { code: 'already_connected' });
     }
     const token = randomToken(32);
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     const now = new Date(nowMs);
     const expiresAt = new Date(nowMs + INVITATION_DAYS * DAY);
     return withTransaction(this.db, async (trx) => {
@@ -397,6 +447,7 @@ export class NetworkService implements NetworkApi {
         token_hash: sha256Hex(token),
         expires_at: expiresAt,
         created_at: now,
+        livemode: caller.livemode,
       });
       if (opts.sendEmail) {
         const inviterName =
@@ -452,7 +503,10 @@ export class NetworkService implements NetworkApi {
     const email = await this.needs.accounts.userEmail(userId);
     const user = email === null ? undefined : { id: userId, email };
     const hash = isTokenShape(token) ? sha256Hex(token) : null;
-    const nowMs = this.clock.nowMs();
+    // The invitee answers in the invitation's mode, on that mode's clock (its inviter's account's).
+    const seen = hash ? await repo.findInvitationByHash(this.db, hash) : undefined;
+    const clock = seen ? await this.testClocks.clockFor(seen.inviter_account_id, seen.livemode) : this.clock;
+    const nowMs = clock.nowMs();
     const now = new Date(nowMs);
     return withTransaction(this.db, async (trx) => {
       const inv = hash ? await repo.lockInvitationByHash(trx, hash) : undefined;
@@ -486,6 +540,7 @@ export class NetworkService implements NetworkApi {
           relationship_type: inv.relationship_type,
           invitation_id: inv.id,
           connected_at: now,
+          livemode: inv.livemode,
         });
       }
       return { invitation: presentInvitation(updated, nowMs) };
@@ -527,6 +582,7 @@ export class NetworkService implements NetworkApi {
       text: lines.join('\n'),
       html: htmlBody(lines, url),
       invite: null,
+      livemode: inv.livemode,
     };
   }
 }

@@ -13,6 +13,7 @@ import { Conflict } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
 import { addressOf, publicName } from '../../lib/mail-text.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
+import type { MailMessage } from '../mail/api.js';
 import type { ProposalsNeeds } from './api.js';
 import { HOUR, iso } from '../../lib/time.js';
 import { DEFAULT_HOURS } from './input.js';
@@ -187,6 +188,8 @@ export class ProposalEffects {
           metadata: l.p.metadata,
           title:
             l.p.title ?? this.deps.bookings.meetingTitle(ids.map((id) => c.pre.contacts.get(id)?.name ?? '')),
+          // A test-mode proposal books test-mode bookings (docs/api.md#test-mode).
+          livemode: l.p.livemode,
         };
         if (l.p.mode === 'standard') {
           // All or nothing: a taken time fails the accept (409 slot_unavailable), nothing is stored.
@@ -220,6 +223,7 @@ export class ProposalEffects {
           ),
           start: slot.start_time,
           end: slot.end_time,
+          livemode: l.p.livemode,
         });
         return;
       }
@@ -235,6 +239,7 @@ export class ProposalEffects {
         if (!counterer || !original) throw new Conflict('A party of this proposal no longer exists');
         const built = await repo.insertProposal(trx, {
           now: c.now,
+          livemode: l.p.livemode,
           requester: counterer,
           threadId: l.p.thread_id,
           parentId: l.p.id,
@@ -256,7 +261,7 @@ export class ProposalEffects {
         });
         c.counter = built.l;
         c.counterToken = built.tokens[0]?.token ?? null;
-        await this.deps.mail.enqueue(trx, [
+        await this.mail(c, [
           mails.invitationMail(
             built.l,
             c.pre.contacts.get(counterer.id)?.name ?? 'A participant',
@@ -270,25 +275,26 @@ export class ProposalEffects {
         return;
       }
       case 'mail_requester':
-        await this.deps.mail.enqueue(trx, [mails.requesterMail(c)]);
+        await this.mail(c, [mails.requesterMail(c)]);
         return;
       case 'mail_everyone':
-        await this.deps.mail.enqueue(trx, mails.everyoneMails(c));
+        await this.mail(c, mails.everyoneMails(c));
         return;
       case 'mail_withdrawn':
-        await this.deps.mail.enqueue(trx, mails.withdrawnMails(c));
+        await this.mail(c, mails.withdrawnMails(c));
         return;
       case 'mail_voters':
-        await this.deps.mail.enqueue(trx, mails.resultMails(c));
+        await this.mail(c, mails.resultMails(c));
         return;
       case 'event:proposal.created':
-        if (c.counter) await this.emit(trx, 'proposal.created', c.counter);
+        if (c.counter) await this.emit(trx, 'proposal.created', c.counter, c.now);
         return;
       case 'event:proposal.countered':
         await this.emit(
           trx,
           'proposal.countered',
           l,
+          c.now,
           c.counter ? { counter_proposal: presentProposal(c.counter) } : {},
         );
         return;
@@ -297,6 +303,8 @@ export class ProposalEffects {
         await this.deps.webhooks.emit(trx, {
           accountId: l.p.requester_account_id,
           recipientPrincipalId: l.p.requester_id,
+          livemode: l.p.livemode,
+          at: c.now,
           type: 'proposal.resolved',
           data: {
             proposal_id: l.p.id,
@@ -314,17 +322,37 @@ export class ProposalEffects {
       case 'event:proposal.rejected':
       case 'event:proposal.cancelled':
       case 'event:proposal.expired':
-        await this.emit(trx, effect.slice('event:'.length) as EventName, l);
+        await this.emit(trx, effect.slice('event:'.length) as EventName, l, c.now);
         return;
     }
   }
 
-  /** A proposal event to every party's account (once per account); a poll's go to the requester only. */
-  async emit(trx: Tx, type: EventName, l: Loaded, extra: Record<string, unknown> = {}): Promise<void> {
+  /**
+   * A proposal event to every party's account (once per account); a poll's go to the requester only.
+   * Of the proposal's mode, at `at` (the time of the clock its change ran on).
+   */
+  async emit(
+    trx: Tx,
+    type: EventName,
+    l: Loaded,
+    at: Date,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
     const accounts = new Set([l.p.requester_account_id]);
     for (const x of l.participants) if (x.account_id) accounts.add(x.account_id);
     const data = { proposal: presentProposal(l), ...extra };
-    for (const accountId of accounts) await this.deps.webhooks.emit(trx, { accountId, type, data });
+    const livemode = l.p.livemode;
+    for (const accountId of accounts) {
+      await this.deps.webhooks.emit(trx, { accountId, type, data, livemode, at });
+    }
+  }
+
+  /** The change's mails, of the proposal's mode (a test-mode one is kept, never sent). */
+  private async mail(c: Change, messages: readonly MailMessage[]): Promise<void> {
+    await this.deps.mail.enqueue(
+      c.trx,
+      messages.map((m) => ({ ...m, livemode: c.l.p.livemode })),
+    );
   }
 }
 

@@ -65,7 +65,9 @@ describe('a standard proposal', () => {
   });
 
   it('finds the proposals due through the index of open ones by expiry, not by reading them all', async () => {
-    const plan = await genericPlan(t.ctx.db, (trx) => findDueQuery(trx, new Date(clock.nowMs()), 100));
+    const plan = await genericPlan(t.ctx.db, (trx) =>
+      findDueQuery(trx, new Date(clock.nowMs()), 100, { livemode: true }),
+    );
     expect(plan).toMatch(/"Index Name":"proposals_due_idx"/);
   });
 });

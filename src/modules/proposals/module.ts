@@ -23,7 +23,10 @@ export const proposalsModule = defineModule<ProposalsNeeds>()({
       routes: (app) => proposalRoutes(app, proposals),
       schedules: [{ name: 'proposal-expiry', everyMs: 30_000, run: () => proposals.expireDue() }],
       // The pages module (built before this one) asks what a magic link is now through this point.
-      contributes: { proposalLinks: [{ state: (token) => proposals.linkState(token) }] },
+      contributes: {
+        proposalLinks: [{ state: (token) => proposals.linkState(token) }],
+        timedWork: [proposals.expiry],
+      },
     };
   },
 });

@@ -57,6 +57,7 @@ export function presentProposal(l: Loaded) {
     expires_at: iso(p.expires_at),
     created_at: iso(p.created_at),
     resolved_at: isoOrNull(p.resolved_at),
+    livemode: p.livemode,
   };
 }
 export type PresentedProposal = ReturnType<typeof presentProposal>;

@@ -18,6 +18,8 @@ type Queryable = Db | Tx;
 /** What a new proposal is made of (a created one, or a counter-proposal). */
 export interface NewProposal {
   now: Date;
+  /** Its mode (docs/api.md#test-mode): the actor's, or a counter-proposal's parent's. */
+  livemode: boolean;
   requester: { id: string; accountId: string };
   threadId: string;
   parentId: string | null;
@@ -69,6 +71,7 @@ export async function insertProposal(
       created_at: x.now,
       updated_at: x.now,
       resolved_at: null,
+      livemode: x.livemode,
     })
     .returningAll()
     .executeTakeFirstOrThrow()) as ProposalRow;
@@ -133,11 +136,12 @@ export async function insertProposal(
 export async function listProposals(
   db: Queryable,
   principalId: string,
+  livemode: boolean,
   q: { role?: 'requester' | 'participant'; status?: ProposalRow['status'] },
   after: CursorPosition | null,
   limit: number,
 ): Promise<ProposalRow[]> {
-  let query = db.selectFrom('proposals').selectAll();
+  let query = db.selectFrom('proposals').selectAll().where('livemode', '=', livemode);
   const asParticipant = sql<boolean>`id IN (SELECT proposal_id FROM proposal_participants WHERE principal_id = ${principalId})`;
   if (q.role === 'requester') query = query.where('requester_id', '=', principalId);
   else if (q.role === 'participant') query = query.where(asParticipant);
@@ -178,18 +182,18 @@ export async function findByTokenHash(
 export async function findLinkState(
   db: Queryable,
   hash: string,
-): Promise<Pick<ProposalRow, 'status' | 'expires_at'> | undefined> {
+): Promise<Pick<ProposalRow, 'status' | 'expires_at' | 'livemode' | 'requester_account_id'> | undefined> {
   const viaParticipant = await db
     .selectFrom('proposal_participants as pp')
     .innerJoin('proposals as p', 'p.id', 'pp.proposal_id')
-    .select(['p.status', 'p.expires_at'])
+    .select(['p.status', 'p.expires_at', 'p.livemode', 'p.requester_account_id'])
     .where('pp.token_hash', '=', hash)
     .executeTakeFirst();
   return (
     viaParticipant ??
     (await db
       .selectFrom('proposals')
-      .select(['status', 'expires_at'])
+      .select(['status', 'expires_at', 'livemode', 'requester_account_id'])
       .where('open_token_hash', '=', hash)
       .executeTakeFirst())
   );
@@ -235,23 +239,48 @@ export async function lockProposal(
   return (await q.executeTakeFirst()) as ProposalRow | undefined;
 }
 
-/** Open proposals past their `expires_at`, soonest first, at most `limit`. */
-export async function findDue(db: Queryable, now: Date, limit: number): Promise<ProposalRow[]> {
-  return (await findDueQuery(db, now, limit).execute()) as ProposalRow[];
+/**
+ * Which proposals a pass of expiry looks at (docs/api.md#test-mode): the live ones (the server's
+ * clock), or the test-mode ones of one requester's account (its test clock).
+ */
+export type DueScope = { livemode: true } | { livemode: false; accountId: string };
+
+/** Open proposals of the scope past their `expires_at`, soonest first, at most `limit`. */
+export async function findDue(
+  db: Queryable,
+  now: Date,
+  limit: number,
+  scope: DueScope,
+): Promise<ProposalRow[]> {
+  return (await findDueQuery(db, now, limit, scope).execute()) as ProposalRow[];
 }
 
 /**
  * Read through `proposals_due_idx`: the status is a literal, as the index's condition must be for a
  * prepared statement's generic plan to use it.
  */
-export function findDueQuery(db: Queryable, now: Date, limit: number) {
-  return db
+export function findDueQuery(db: Queryable, now: Date, limit: number, scope: DueScope) {
+  let q = db
     .selectFrom('proposals')
     .selectAll()
     .where('status', '=', sql.lit('proposed'))
     .where('expires_at', '<=', now)
-    .orderBy('expires_at')
-    .limit(limit);
+    .where('livemode', '=', scope.livemode);
+  if (!scope.livemode) q = q.where('requester_account_id', '=', scope.accountId);
+  return q.orderBy('expires_at').limit(limit);
+}
+
+/** The earliest `expires_at` at or before `until` of the account's open test-mode proposals, or null. */
+export async function nextTestDue(db: Queryable, accountId: string, until: Date): Promise<Date | null> {
+  const row = await db
+    .selectFrom('proposals')
+    .select((eb) => eb.fn.min('expires_at').as('due'))
+    .where('status', '=', sql.lit('proposed'))
+    .where('expires_at', '<=', until)
+    .where('livemode', '=', false)
+    .where('requester_account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
 }
 
 /** Stores a proposal's changed columns; answers the row as stored. */

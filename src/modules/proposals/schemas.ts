@@ -83,6 +83,7 @@ export const Proposal = named(
     expires_at: Timestamp,
     created_at: Timestamp,
     resolved_at: Nullable(Timestamp),
+    livemode: Type.Boolean({ description: 'false: made in test mode (docs/api.md#test-mode)' }),
   }),
 );
 
@@ -128,6 +129,7 @@ export const PROPOSAL = {
   expires_at: '2054-06-08T14:00:00.000Z',
   created_at: '2054-06-05T14:00:00.000Z',
   resolved_at: '2054-06-05T16:12:00.000Z',
+  livemode: true,
 };
 export const POLL = {
   ...PROPOSAL,

@@ -23,6 +23,7 @@ import { decodeCursor, page } from '../../platform/pagination.js';
 import type { ProposalLinkState } from '../pages/api.js';
 import type { PrincipalRef } from '../principals/api.js';
 import type { Platform } from '../module.js';
+import type { TimedWork } from '../test-clock/api.js';
 import type { ProposalsApi, ProposalsNeeds } from './api.js';
 import { type Change, type Decision, ProposalEffects, type Prepared } from './effects.js';
 import { invalidToken, notOpen, proposalNotFound, tokenExpired } from './errors.js';
@@ -40,7 +41,7 @@ export class ProposalService implements ProposalsApi {
   private readonly clock: Clock;
 
   constructor(
-    private readonly platform: Pick<Platform, 'db' | 'clock' | 'config' | 'log'>,
+    private readonly platform: Pick<Platform, 'db' | 'clock' | 'config' | 'log' | 'testClocks'>,
     private readonly needs: ProposalsNeeds,
   ) {
     this.db = platform.db;
@@ -62,7 +63,7 @@ export class ProposalService implements ProposalsApi {
   /** POST /v1/proposals */
   async create(caller: Actor, body: CreateProposalBody) {
     const requester = await this.actor(caller, body.principal_id);
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     const { slots, participantIds, emails, expiresAt } = createInput(body, requester.id, nowMs);
 
     const profiles = await this.needs.principals.profiles(participantIds);
@@ -72,7 +73,9 @@ export class ProposalService implements ProposalsApi {
         throw new ValidationFailed({ participant_ids: `no principal ${unknown.join(', ')}` });
       }
       const allowed = await Promise.all(
-        participantIds.map((x) => this.needs.network.mayPropose(requester.id, x)),
+        participantIds.map((x) =>
+          this.needs.network.mayPropose(requester.id, x, caller.livemode, new Date(nowMs)),
+        ),
       );
       const missing = participantIds.filter((_, i) => !allowed[i]);
       if (missing.length > 0) {
@@ -93,6 +96,7 @@ export class ProposalService implements ProposalsApi {
     const made = await withTransaction(this.db, async (trx) => {
       const built = await repo.insertProposal(trx, {
         now,
+        livemode: caller.livemode,
         requester,
         threadId: prefixedId('thr', nowMs),
         parentId: null,
@@ -114,8 +118,8 @@ export class ProposalService implements ProposalsApi {
       const requesterName = publicName(contacts.get(requester.id)?.name, 'Someone');
       await this.needs.mail.enqueue(
         trx,
-        built.tokens.map((t) =>
-          t.principalId === null
+        built.tokens.map((t) => ({
+          ...(t.principalId === null
             ? this.mails.invitationMail(built.l, requesterName, t.email, t.name, t.token)
             : this.mails.invitationMail(
                 built.l,
@@ -125,10 +129,11 @@ export class ProposalService implements ProposalsApi {
                 t.token,
                 `principal ${t.principalId}`,
                 contacts.get(t.principalId)?.timezone,
-              ),
-        ),
+              )),
+          livemode: caller.livemode,
+        })),
       );
-      await this.effects.emit(trx, 'proposal.created', built.l);
+      await this.effects.emit(trx, 'proposal.created', built.l, now);
       return built;
     });
     const proposal = presentProposal(made.l);
@@ -152,7 +157,7 @@ export class ProposalService implements ProposalsApi {
   async list(caller: Actor, q: ProposalsQuery) {
     const me = await this.actor(caller, q.principal_id);
     const after = decodeCursor(q.cursor, { prefix: 'prop' });
-    const rows = await repo.listProposals(this.db, me.id, q, after, q.limit);
+    const rows = await repo.listProposals(this.db, me.id, caller.livemode, q, after, q.limit);
     const { items, pagination } = page(rows, q.limit);
     const loaded = await this.loadMany(this.db, items);
     return { proposals: loaded.map(presentProposal), pagination };
@@ -168,7 +173,7 @@ export class ProposalService implements ProposalsApi {
   async thread(caller: Actor, threadId: string) {
     const rows =
       isPrefixedId(threadId) && threadId.startsWith('thr_')
-        ? await repo.threadProposals(this.db, threadId)
+        ? (await repo.threadProposals(this.db, threadId)).filter((r) => r.livemode === caller.livemode)
         : [];
     // Oldest first; a counter made in the same millisecond as its parent still comes after it.
     const parent = new Map(rows.map((r) => [r.id, r.parent_id]));
@@ -200,7 +205,7 @@ export class ProposalService implements ProposalsApi {
     ) {
       throw proposalNotFound();
     }
-    if (isLapsed(found.p, this.clock.nowMs())) throw tokenExpired();
+    if (isLapsed(found.p, (await this.clockOf(found.p)).nowMs())) throw tokenExpired();
     const viewer = found.participantId
       ? (l!.participants.find((x) => x.id === found.participantId) ?? null)
       : null;
@@ -215,7 +220,7 @@ export class ProposalService implements ProposalsApi {
     if (!isTokenShape(token)) return 'unknown';
     const row = await repo.findLinkState(this.db, sha256Hex(token));
     if (!row) return 'unknown';
-    return isLapsed(row, this.clock.nowMs()) ? 'lapsed' : 'live';
+    return isLapsed(row, (await this.clockOf(row)).nowMs()) ? 'lapsed' : 'live';
   }
 
   private async byTokenHash(token: string): Promise<{ p: ProposalRow; participantId: string | null }> {
@@ -230,7 +235,8 @@ export class ProposalService implements ProposalsApi {
   /** POST /v1/proposals/{id}/response */
   async respond(caller: Caller, id: string, body: RespondBody) {
     const p0 = await this.row(id);
-    if (!p0) throw proposalNotFound();
+    // A magic link acts in its proposal's mode; a credential finds only proposals of its own mode.
+    if (!p0 || (body.token === undefined && p0.livemode !== caller.livemode)) throw proposalNotFound();
     if (p0.mode === 'poll' && body.action !== 'accept') {
       throw new AppError(
         400,
@@ -243,7 +249,9 @@ export class ProposalService implements ProposalsApi {
       );
     }
     const who = await responderOf(this.db, this.needs.principals.access, caller, p0, body);
-    const nowMs = this.clock.nowMs();
+    // Whoever answers, the proposal's mode's clock decides what has passed.
+    const clock = await this.clockOf(p0);
+    const nowMs = clock.nowMs();
     const { counterSlots, openVoter } = respondInput(body, p0.mode, who.kind === 'open', nowMs);
 
     // The consent may have gone since the proposal was made (docs/api.md#proposals-and-polls): read
@@ -255,11 +263,16 @@ export class ProposalService implements ProposalsApi {
       body.action === 'accept' &&
       who.kind === 'participant' &&
       who.principalId !== null
-        ? !(await this.needs.network.mayPropose(p0.requester_id, who.principalId))
+        ? !(await this.needs.network.mayPropose(
+            p0.requester_id,
+            who.principalId,
+            p0.livemode,
+            new Date(nowMs),
+          ))
         : false;
     const pre = await this.prepare(p0, who.participants);
     const action: ProposalAction = p0.mode === 'poll' ? 'vote' : body.action;
-    const result = await this.change(p0.id, pre, async (_trx, l) => {
+    const result = await this.change(p0.id, pre, clock, async (_trx, l) => {
       if (l.p.status !== 'proposed') {
         if (who.kind !== 'open' && who.viaToken && l.p.status === 'expired') throw tokenExpired();
         throw notOpen(l.p, 'answered');
@@ -321,7 +334,8 @@ export class ProposalService implements ProposalsApi {
 
   /** POST /v1/proposals/{id}/close: the requester resolves a poll now. */
   async close(caller: Actor, id: string) {
-    const p0 = await this.row(id);
+    const found = await this.row(id);
+    const p0 = found?.livemode === caller.livemode ? found : undefined;
     if (!p0 || !(await this.needs.principals.access.actingFor(caller, p0.requester_id))) {
       // A participant of a standard proposal sees it, but only the requester closes a poll.
       if (p0 && (await this.isParty(caller, p0))) throw new Forbidden('Only the requester closes a poll');
@@ -336,7 +350,7 @@ export class ProposalService implements ProposalsApi {
     const pre = await this.prepare(p0);
     return this.partyAnswer(
       definite(
-        await this.change(p0.id, pre, async (_trx, l) => {
+        await this.change(p0.id, pre, caller.clock, async (_trx, l) => {
           const row = transition(l.p.status, 'poll', 'close', {
             consentRevoked: false,
             othersPending: false,
@@ -366,7 +380,7 @@ export class ProposalService implements ProposalsApi {
     const pre = await this.prepare(l0.p, l0.participants);
     return this.partyAnswer(
       definite(
-        await this.change(l0.p.id, pre, async (_trx, l) => {
+        await this.change(l0.p.id, pre, caller.clock, async (_trx, l) => {
           const row = transition(l.p.status, l.p.mode, 'cancel', {
             consentRevoked: false,
             othersPending: false,
@@ -379,10 +393,32 @@ export class ProposalService implements ProposalsApi {
     );
   }
 
-  /** The reaper: proposals past `expires_at` expire (standard) or resolve (polls). One pass. */
+  /**
+   * The reaper: live proposals past `expires_at` expire (standard) or resolve (polls). One pass, on the
+   * server's clock; test-mode proposals are left to their account's test clock (`expiry`).
+   */
   async expireDue(limit = 100): Promise<number> {
-    const now = this.clock.now();
-    const due = await repo.findDue(this.db, now, limit);
+    return this.expireScope(this.clock, { livemode: true }, limit);
+  }
+
+  /**
+   * Test mode's proposal and poll expiry (docs/api.md#test-clock), on each account's test clock: what
+   * the reaper does to live ones, at the time each fell due (its events then, its mails suppressed).
+   */
+  readonly expiry: TimedWork = {
+    name: 'proposal-expiry',
+    nextDue: (accountId, until) => repo.nextTestDue(this.db, accountId, until),
+    runDue: async (accountId, clock) => {
+      while ((await this.expireScope(clock, { livemode: false, accountId }, 100)) === 100) {
+        // A full page: there may be more due at this time.
+      }
+    },
+  };
+
+  /** One pass of expiry over the scope's proposals due at `clock`'s time; answers how many changed. */
+  private async expireScope(clock: Clock, scope: repo.DueScope, limit: number): Promise<number> {
+    const now = clock.now();
+    const due = await repo.findDue(this.db, now, limit, scope);
     let done = 0;
     for (const p0 of due) {
       try {
@@ -390,8 +426,9 @@ export class ProposalService implements ProposalsApi {
         const changed = await this.change(
           p0.id,
           pre,
+          clock,
           async (_trx, l) => {
-            if (l.p.status !== 'proposed' || l.p.expires_at.getTime() > this.clock.nowMs()) return null;
+            if (l.p.status !== 'proposed' || l.p.expires_at.getTime() > clock.nowMs()) return null;
             const row = transition('proposed', l.p.mode, 'expire', {
               consentRevoked: false,
               othersPending: false,
@@ -450,6 +487,8 @@ export class ProposalService implements ProposalsApi {
   private async change(
     id: string,
     pre: Prepared,
+    /** The clock of the proposal's mode (its changes are stamped with its time). */
+    clock: Clock,
     decide: (trx: Tx, l: Loaded) => Promise<Decision | null>,
     opts: { skipLocked?: boolean } = {},
   ) {
@@ -470,7 +509,7 @@ export class ProposalService implements ProposalsApi {
           trx,
           l: l!,
           pre,
-          now: this.clock.now(),
+          now: clock.now(),
           booked: [],
           freed: [],
           inCalendar: new Set(),
@@ -511,6 +550,11 @@ export class ProposalService implements ProposalsApi {
     return p;
   }
 
+  /** The clock of a proposal's mode: the server's, or its requester's account's test clock. */
+  private clockOf(p: Pick<ProposalRow, 'livemode' | 'requester_account_id'>): Promise<Clock> {
+    return this.platform.testClocks.clockFor(p.requester_account_id, p.livemode);
+  }
+
   private async row(id: string): Promise<ProposalRow | undefined> {
     if (!isPrefixedId(id) || !id.startsWith('prop_')) return undefined;
     return repo.findProposal(this.db, id);
@@ -519,7 +563,7 @@ export class ProposalService implements ProposalsApi {
   /** A proposal the caller is a party of (acts for its requester or a principal participant), else 404. */
   private async visible(caller: Actor, id: string): Promise<Loaded> {
     const p = await this.row(id);
-    if (p) {
+    if (p && p.livemode === caller.livemode) {
       const [l] = await this.loadMany(this.db, [p]);
       if (await this.actsForAny(caller, partiesOf(l!))) return l!;
     }

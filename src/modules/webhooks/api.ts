@@ -29,9 +29,16 @@ export interface EmitEventInput<T extends EventType = EventType> {
    */
   recipientPrincipalId?: string | null;
   /**
-   * The mode of what it is about (docs/api.md#test-mode): a test-mode event goes to test-mode subscriptions only, its envelope says `livemode: false`. Absent: live.
+   * The mode of what it is about (docs/api.md#test-mode): a test-mode event goes to test-mode
+   * subscriptions only, its envelope says `livemode: false`. Absent: live.
    */
   livemode?: boolean;
+  /**
+   * When it happened (its `created_at`): the time of the clock the change ran on — `actor.clock.now()`,
+   * or a test clock's timed work's `clock.now()` (the time the work fell due). Absent: the server's
+   * clock for a live event, the account's test clock (read in `trx`) for a test-mode one.
+   */
+  at?: Date;
 }
 
 /** An event's envelope, exactly as it is delivered (docs/api.md#events). */
@@ -39,6 +46,8 @@ export interface StoredEvent {
   id: string;
   type: string;
   created_at: string;
+  /** False for an event of test mode (docs/api.md#test-mode). */
+  livemode: boolean;
   data: Record<string, unknown>;
 }
 

@@ -117,6 +117,7 @@ describe('delivery of an event', () => {
       id: event.id,
       type: 'booking.created',
       created_at: '2026-06-01T12:00:00.000Z',
+      livemode: true,
       data: { booking: sampleBooking({ customer_name: 'Zoë Ünicode 🗓️' }) },
     });
     expect(req!.headers['x-webhook-signature']).toMatch(/^[0-9a-f]{64}$/);

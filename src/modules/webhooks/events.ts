@@ -8,7 +8,8 @@ import type { Tx } from '../../db/store.js';
 import { WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EmitEventInput, EventType, StoredEvent } from './api.js';
-import { anySubscriptionFor, eventInsert } from './repo.js';
+import { FixedClock, OffsetClock } from '../../platform/test-clocks.js';
+import { anySubscriptionFor, eventInsert, testClockOffsetMs } from './repo.js';
 
 /** Sent by POST /v1/webhooks/{id}/test to one endpoint only; not subscribable. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -48,11 +49,13 @@ export async function emitEvent<T extends EventType>(
   input: EmitEventInput<T>,
   batch?: WriteBatch,
 ): Promise<StoredEvent> {
-  const { event, insert } = eventInsert(clock, {
+  const livemode = input.livemode ?? true;
+  const { event, insert } = eventInsert(await clockOfEvent(trx, clock, input, livemode), {
     accountId: input.accountId,
     type: input.type,
     data: input.data as Record<string, unknown>,
     principalId: input.recipientPrincipalId ?? null,
+    livemode,
   });
   const into = batch ?? new WriteBatch();
   // The dispatch job only when a subscription of the account could want the event: an account
@@ -62,9 +65,25 @@ export async function emitEvent<T extends EventType>(
       queue: DISPATCH_QUEUE,
       payload: { event_id: event.id },
       runAt: clock.now(),
-      onlyIf: anySubscriptionFor(input.accountId, input.type),
+      onlyIf: anySubscriptionFor(input.accountId, livemode, input.type),
     },
   ]);
   if (!batch) await into.run(trx);
   return event;
+}
+
+/**
+ * The time an event is stamped with (docs/api.md#test-clock): the one its emitter gives (`at`: the
+ * clock its change ran on), else the server's clock for a live event and the account's test clock
+ * (read in `trx`) for a test-mode one.
+ */
+async function clockOfEvent(
+  trx: Tx,
+  clock: Clock,
+  input: Pick<EmitEventInput, 'accountId' | 'at'>,
+  livemode: boolean,
+): Promise<Clock> {
+  if (input.at !== undefined) return new FixedClock(input.at.getTime());
+  if (livemode) return clock;
+  return new OffsetClock(clock, await testClockOffsetMs(trx, input.accountId));
 }

@@ -34,13 +34,20 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
  */
 export function eventInsert(
   clock: Clock,
-  input: { accountId: string; type: string; data: Record<string, unknown>; principalId: string | null },
+  input: {
+    accountId: string;
+    type: string;
+    data: Record<string, unknown>;
+    principalId: string | null;
+    livemode: boolean;
+  },
 ): { event: StoredEvent; insert: SqlPart } {
   const now = clock.now();
   const event: StoredEvent = {
     id: prefixedId('evt', now.getTime()),
     type: input.type,
     created_at: now.toISOString(),
+    livemode: input.livemode,
     data: input.data,
   };
   const row: Insertable<EventsTable> = {
@@ -51,6 +58,7 @@ export function eventInsert(
     data: JSON.stringify(input.data),
     envelope: JSON.stringify(event),
     created_at: now,
+    livemode: input.livemode,
   };
   return { event, insert: rowsInsert('events', [row]) };
 }
@@ -59,22 +67,50 @@ export function eventInsert(
 export async function insertEvent(
   trx: Queryable,
   clock: Clock,
-  input: { accountId: string; type: string; data: Record<string, unknown>; principalId: string | null },
+  input: {
+    accountId: string;
+    type: string;
+    data: Record<string, unknown>;
+    principalId: string | null;
+    livemode: boolean;
+  },
 ): Promise<StoredEvent> {
   const { event, insert } = eventInsert(clock, input);
   await trx.executeQuery(statement([insert]));
   return event;
 }
 
-/** An event of the account: the envelope exactly as delivered. */
-export async function findEvent(db: Queryable, accountId: string, id: string): Promise<StoredEvent | null> {
+/** The offset of the account's test clock (docs/api.md#test-clock), read in the caller's transaction. */
+export async function testClockOffsetMs(db: Queryable, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('test_clocks')
+    .select('offset_ms')
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? Number(row.offset_ms) : 0;
+}
+
+/**
+ * An event of the account and mode: the envelope exactly as delivered (one stored before test mode
+ * existed has no `livemode`: it is live, and shown so).
+ */
+export async function findEvent(
+  db: Queryable,
+  accountId: string,
+  livemode: boolean,
+  id: string,
+): Promise<StoredEvent | null> {
   const row = await db
     .selectFrom('events')
     .select('envelope')
     .where('id', '=', id)
     .where('account_id', '=', accountId)
+    .where('livemode', '=', livemode)
     .executeTakeFirst();
-  return row ? (JSON.parse(row.envelope) as StoredEvent) : null;
+  if (!row) return null;
+  const env = JSON.parse(row.envelope) as Omit<StoredEvent, 'livemode'> & { livemode?: boolean };
+  if (env.livemode !== undefined) return env as StoredEvent;
+  return { id: env.id, type: env.type, created_at: env.created_at, livemode: livemode, data: env.data };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -84,24 +120,39 @@ export async function insertWebhook(db: Queryable, row: Insertable<WebhooksTable
   await db.insertInto('webhooks').values(row).execute();
 }
 
+/** A subscription of the account in one mode (docs/api.md#test-mode: the other mode's are not found). */
+export interface Owner {
+  accountId: string;
+  livemode: boolean;
+}
+
 export async function findWebhook(
   db: Queryable,
-  accountId: string,
+  owner: Owner,
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<WebhookRow | null> {
-  let q = db.selectFrom('webhooks').selectAll().where('id', '=', id).where('account_id', '=', accountId);
+  let q = db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', owner.accountId)
+    .where('livemode', '=', owner.livemode);
   if (opts.forUpdate) q = q.forUpdate();
   return (await q.executeTakeFirst()) ?? null;
 }
 
 export async function listWebhooks(
   db: Queryable,
-  accountId: string,
+  owner: Owner,
   pos: CursorPosition | null,
   limit: number,
 ): Promise<WebhookRow[]> {
-  const q = db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId);
+  const q = db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('account_id', '=', owner.accountId)
+    .where('livemode', '=', owner.livemode);
   return newestFirstAfter(q, pos, limit).execute();
 }
 
@@ -113,24 +164,26 @@ export async function updateWebhook(
   return trx.updateTable('webhooks').set(patch).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function deleteWebhook(db: Queryable, accountId: string, id: string): Promise<boolean> {
+export async function deleteWebhook(db: Queryable, owner: Owner, id: string): Promise<boolean> {
   const res = await db
     .deleteFrom('webhooks')
     .where('id', '=', id)
-    .where('account_id', '=', accountId)
+    .where('account_id', '=', owner.accountId)
+    .where('livemode', '=', owner.livemode)
     .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
 
 /**
- * Whether any subscription of the account could want an event of `type` (active, listing the type):
- * without one an event's dispatch job is not even enqueued (emitEvent). claimTargets, which runs
- * later, decides the rest (creation time, the principal a subscription belongs to).
+ * Whether any subscription of the account and mode could want an event of `type` (active, listing the
+ * type): without one an event's dispatch job is not even enqueued (emitEvent). claimTargets, which
+ * runs later, decides the rest (creation time, the principal a subscription belongs to).
  */
-export function anySubscriptionFor(accountId: string, type: string): SqlPart {
+export function anySubscriptionFor(accountId: string, livemode: boolean, type: string): SqlPart {
   return part`EXISTS (
     SELECT 1 FROM webhooks w
-    WHERE w.account_id = ${accountId}::uuid AND w.active AND ${type}::text = ANY(w.events))`;
+    WHERE w.account_id = ${accountId}::uuid AND w.livemode = ${livemode}::boolean AND w.active
+      AND ${type}::text = ANY(w.events))`;
 }
 
 /** An event and a subscription that receives it (claimTargets). */
@@ -147,12 +200,14 @@ export interface DispatchTarget {
 
 /**
  * The events `which` names, each with the subscriptions that receive it: active, of the event's
- * account, subscribed to its type, created no later than the event; for an event with a recipient
- * principal, only the account's own subscriptions and those the recipient made.
+ * account and mode (docs/api.md#test-mode: a test-mode event reaches test-mode subscriptions only),
+ * subscribed to its type, created no later than the event; for an event with a recipient principal,
+ * only the account's own subscriptions and those the recipient made.
  */
 function targetsOf(which: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`FROM events e
-    JOIN webhooks w ON w.account_id = e.account_id AND w.active AND e.type = ANY(w.events)
+    JOIN webhooks w ON w.account_id = e.account_id AND w.livemode = e.livemode AND w.active
+      AND e.type = ANY(w.events)
       AND w.created_at <= e.created_at
       AND (e.principal_id IS NULL OR w.principal_id = e.principal_id OR w.principal_id = e.account_id)
     WHERE ${which}`;
@@ -198,8 +253,9 @@ export type NewDelivery = Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_id' | '
  * handler making them, ended): one round trip, and no transaction around it. Only deliveries of
  * subscriptions still active are made, and those subscriptions are locked FOR SHARE until the
  * statement ends, so a concurrent pause (which locks the subscription) waits for this fan-out and then
- * fails its deliveries; a (webhook, event) pair that has a delivery already is skipped. Answers the
- * ids of the deliveries made.
+ * fails its deliveries; a (webhook, event) pair that has a delivery already is skipped, and so is a
+ * pair of two modes (docs/api.md#test-mode: an event reaches subscriptions of its own mode only, here
+ * as in claimTargets, so no path makes a delivery across modes). Answers the ids of the deliveries made.
  */
 export async function insertDeliveries(
   db: Queryable,
@@ -230,6 +286,8 @@ export async function insertDeliveries(
         ${col('event_type')}::text[], ${col('pending_job')}::text[])
         AS r(id, webhook_id, event_id, event_type, pending_job)
       WHERE r.webhook_id IN (SELECT id FROM live)
+        AND EXISTS (SELECT 1 FROM webhooks w JOIN events e ON e.livemode = w.livemode
+          WHERE w.id = r.webhook_id AND e.id = r.event_id)
       ORDER BY r.id
       ON CONFLICT (webhook_id, event_id) DO NOTHING
       RETURNING id, next_attempt_at AS run_at

@@ -37,7 +37,15 @@ describe('POST /v1/webhooks', () => {
     });
     expect(res.status).toBe(201);
     const body = await res.json();
-    expect(Object.keys(body).sort()).toEqual(['created_at', 'description', 'events', 'id', 'secret', 'url']);
+    expect(Object.keys(body).sort()).toEqual([
+      'created_at',
+      'description',
+      'events',
+      'id',
+      'livemode',
+      'secret',
+      'url',
+    ]);
     expect(body).toMatchObject({ url: HOOK, events: ['booking.created', 'proposal.resolved'] });
     expect(body.id).toMatch(/^wh_[0-9a-z]{26}$/);
     expect(body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -284,6 +292,7 @@ describe('OpenAPI document', () => {
       'description',
       'events',
       'id',
+      'livemode',
       'secret',
       'url',
     ]);

@@ -28,6 +28,7 @@ const HOOK = {
   events: ['booking.created', 'booking.cancelled'],
   description: 'CRM sync',
   active: true,
+  livemode: true,
   created_at: '2054-06-02T11:30:00.000Z',
   updated_at: '2054-06-02T11:30:00.000Z',
   previous_secret_expires_at: null,
@@ -37,6 +38,7 @@ const EVENT = {
   id: 'evt_01jxk9c2f4h6j8k0m2n4p6q8r0',
   type: 'booking.created',
   created_at: '2054-06-08T09:15:02.310Z',
+  livemode: true,
   data: {
     booking: {
       id: 'booking_01jxk9c2e1d3f5g7h9j1k3m5n7',
@@ -92,6 +94,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
             url: HOOK.url,
             events: HOOK.events,
             description: HOOK.description,
+            livemode: true,
             secret: SECRET,
             created_at: HOOK.created_at,
           }),
@@ -122,7 +125,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
         },
       },
     },
-    async (request) => webhooks.list(actorOf(request.caller).accountId, request.query),
+    async (request) => webhooks.list(actorOf(request.caller), request.query),
   );
 
   app.get(
@@ -140,7 +143,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
       },
     },
     async (request) => ({
-      webhook: await webhooks.get(actorOf(request.caller).accountId, request.params.id),
+      webhook: await webhooks.get(actorOf(request.caller), request.params.id),
     }),
   );
 
@@ -168,7 +171,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
       },
     },
     async (request) => ({
-      webhook: await webhooks.update(actorOf(request.caller).accountId, request.params.id, request.body),
+      webhook: await webhooks.update(actorOf(request.caller), request.params.id, request.body),
     }),
   );
 
@@ -185,7 +188,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
       },
     },
     async (request, reply) => {
-      await webhooks.remove(actorOf(request.caller).accountId, request.params.id);
+      await webhooks.remove(actorOf(request.caller), request.params.id);
       return reply.code(204).send();
     },
   );
@@ -212,7 +215,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
       },
     },
     async (request) => ({
-      webhook: await webhooks.rotateSecret(actorOf(request.caller).accountId, request.params.id),
+      webhook: await webhooks.rotateSecret(actorOf(request.caller), request.params.id),
     }),
   );
 
@@ -231,6 +234,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
               id: 'evt_01jxkb0a2c4e6g8j0k2m4p6r8t',
               type: 'webhook.test',
               created_at: '2054-06-09T10:05:00.000Z',
+              livemode: true,
               data: { webhook_id: HOOK.id, message: 'This is a test event sent from the Kairos API.' },
             },
             delivery: {
@@ -248,7 +252,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
       },
     },
     async (request, reply) => {
-      const sent = await webhooks.sendTest(actorOf(request.caller).accountId, request.params.id);
+      const sent = await webhooks.sendTest(actorOf(request.caller), request.params.id);
       reply.code(202);
       return sent;
     },
@@ -272,8 +276,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
         },
       },
     },
-    async (request) =>
-      webhooks.listDeliveries(actorOf(request.caller).accountId, request.params.id, request.query),
+    async (request) => webhooks.listDeliveries(actorOf(request.caller), request.params.id, request.query),
   );
 
   app.post(
@@ -308,7 +311,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
     },
     async (request, reply) => {
       const { id, delivery_id } = request.params;
-      const delivery = await webhooks.retryDelivery(actorOf(request.caller).accountId, id, delivery_id);
+      const delivery = await webhooks.retryDelivery(actorOf(request.caller), id, delivery_id);
       reply.code(202);
       return { delivery };
     },
@@ -327,7 +330,7 @@ export function webhookRoutes(app: TypedApp, webhooks: WebhookService, eventType
       },
     },
     async (request) => ({
-      event: await webhooks.getEvent(actorOf(request.caller).accountId, request.params.id),
+      event: await webhooks.getEvent(actorOf(request.caller), request.params.id),
     }),
   );
 }

@@ -72,6 +72,9 @@ export const CreatedWebhook = named(
     url: ReceiverUrl,
     events: Type.Array(SubscribedType),
     description: Type.String(),
+    livemode: Type.Boolean({
+      description: 'false: made with a test key; receives test-mode events only (docs/api.md#test-mode)',
+    }),
     secret: Type.String({ pattern: '^whsec_', description: 'signing secret; shown only in this response' }),
     created_at: Timestamp,
   }),
@@ -85,6 +88,9 @@ export const Webhook = named(
     events: Type.Array(SubscribedType),
     description: Type.String(),
     active: Type.Boolean(),
+    livemode: Type.Boolean({
+      description: 'false: made with a test key; receives test-mode events only (docs/api.md#test-mode)',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
     previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
@@ -141,6 +147,7 @@ export const Event = named(
       id: EventId,
       type: DeliveredType,
       created_at: Timestamp,
+      livemode: Type.Boolean({ description: 'false for an event of test mode (docs/api.md#test-mode)' }),
       data: Type.Record(Type.String(), Type.Unknown()),
     },
     { description: 'The event envelope (docs/api.md#events), as delivered' },

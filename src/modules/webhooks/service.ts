@@ -48,6 +48,7 @@ export function presentWebhook(row: WebhookRow, nowMs: number) {
     events: row.events,
     description: row.description,
     active: row.active,
+    livemode: row.livemode,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     previous_secret_expires_at:
@@ -115,20 +116,22 @@ export class WebhookService implements WebhooksApi {
 
   /**
    * docs/api.md#webhooks: the answer carries the secret, shown here only. The actor's principal (the
-   * account for API keys, the user for sessions) is recorded as the subscription's creator.
+   * account for API keys, the user for sessions) is recorded as the subscription's creator, and its
+   * mode as the subscription's (docs/api.md#test-mode): it receives events of that mode only.
    */
   async create(actor: Actor, input: Static<typeof CreateBody>) {
     const problems = new Problems();
     this.validUrl(input.url, problems);
     const events = this.validEvents(input.events, problems);
     problems.throwIfAny();
-    const now = this.clock.now();
+    const now = actor.clock.now();
     const secret = generateWebhookSecret();
     const id = prefixedId('wh', now.getTime());
     await insertWebhook(this.db, {
       id,
       account_id: actor.accountId,
       principal_id: actor.principalId,
+      livemode: actor.livemode,
       url: input.url,
       events,
       description: input.description ?? '',
@@ -144,15 +147,16 @@ export class WebhookService implements WebhooksApi {
       url: input.url,
       events,
       description: input.description ?? '',
+      livemode: actor.livemode,
       secret,
       created_at: now.toISOString(),
     };
   }
 
-  async list(accountId: string, query: Static<typeof ListQuery>) {
+  async list(actor: Actor, query: Static<typeof ListQuery>) {
     const rows = await listWebhooks(
       this.db,
-      accountId,
+      actor,
       decodeCursor(query.cursor, { prefix: 'wh' }),
       query.limit,
     );
@@ -161,25 +165,26 @@ export class WebhookService implements WebhooksApi {
     return { webhooks: items.map((r) => presentWebhook(r, nowMs)), pagination };
   }
 
-  private async mustFind(db: Db | Tx, accountId: string, id: string, forUpdate = false): Promise<WebhookRow> {
-    const row = await findWebhook(db, accountId, id, { forUpdate });
+  /** A subscription of the actor's account and mode; another mode's is not found (404), as another account's. */
+  private async mustFind(db: Db | Tx, actor: Actor, id: string, forUpdate = false): Promise<WebhookRow> {
+    const row = await findWebhook(db, actor, id, { forUpdate });
     if (!row) throw new NotFound('No webhook with this id');
     return row;
   }
 
-  async get(accountId: string, id: string): Promise<PresentedWebhook> {
-    return presentWebhook(await this.mustFind(this.db, accountId, id), this.clock.nowMs());
+  async get(actor: Actor, id: string): Promise<PresentedWebhook> {
+    return presentWebhook(await this.mustFind(this.db, actor, id), this.clock.nowMs());
   }
 
   /** Pausing (`active: false`) ends the pending deliveries as failed; they can be retried by hand. */
-  async update(accountId: string, id: string, patch: Static<typeof UpdateBody>): Promise<PresentedWebhook> {
+  async update(actor: Actor, id: string, patch: Static<typeof UpdateBody>): Promise<PresentedWebhook> {
     const problems = new Problems();
     if (patch.url !== undefined) this.validUrl(patch.url, problems);
     const events = patch.events !== undefined ? this.validEvents(patch.events, problems) : undefined;
     problems.throwIfAny();
     return withTransaction(this.db, async (trx) => {
-      const current = await this.mustFind(trx, accountId, id, true);
-      const now = this.clock.now();
+      const current = await this.mustFind(trx, actor, id, true);
+      const now = actor.clock.now();
       const row = await updateWebhook(trx, id, {
         ...(patch.url !== undefined ? { url: patch.url } : {}),
         ...(events !== undefined ? { events } : {}),
@@ -187,44 +192,46 @@ export class WebhookService implements WebhooksApi {
         ...(patch.active !== undefined ? { active: patch.active } : {}),
         updated_at: now,
       });
-      if (current.active && patch.active === false) await failPendingDeliveries(trx, id, now);
-      return presentWebhook(row, now.getTime());
+      // Deliveries are real-world sends: their times are the server's.
+      if (current.active && patch.active === false) await failPendingDeliveries(trx, id, this.clock.now());
+      return presentWebhook(row, this.clock.nowMs());
     });
   }
 
-  async remove(accountId: string, id: string): Promise<void> {
-    if (!(await deleteWebhook(this.db, accountId, id))) throw new NotFound('No webhook with this id');
+  async remove(actor: Actor, id: string): Promise<void> {
+    if (!(await deleteWebhook(this.db, actor, id))) throw new NotFound('No webhook with this id');
   }
 
   /** A new secret, shown once; the previous one keeps signing alongside for ROTATION_OVERLAP_MS. */
-  async rotateSecret(accountId: string, id: string) {
+  async rotateSecret(actor: Actor, id: string) {
     return withTransaction(this.db, async (trx) => {
-      const current = await this.mustFind(trx, accountId, id, true);
-      const now = this.clock.now();
+      const current = await this.mustFind(trx, actor, id, true);
+      const now = actor.clock.now();
       const secret = generateWebhookSecret();
       const row = await updateWebhook(trx, id, {
         secret_enc: encryptSecret(this.encryptionKey, secret),
         previous_secret_enc: current.secret_enc,
-        previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+        // The overlap is of signing real deliveries: it runs on the server's clock in either mode.
+        previous_secret_expires_at: new Date(this.clock.nowMs() + ROTATION_OVERLAP_MS),
         updated_at: now,
       });
-      return { ...presentWebhook(row, now.getTime()), secret };
+      return { ...presentWebhook(row, this.clock.nowMs()), secret };
     });
   }
 
   /** Sends a `webhook.test` event to this subscription only (whatever types it lists). */
-  async sendTest(
-    accountId: string,
-    id: string,
-  ): Promise<{ event: StoredEvent; delivery: PresentedDelivery }> {
+  async sendTest(actor: Actor, id: string): Promise<{ event: StoredEvent; delivery: PresentedDelivery }> {
     return withTransaction(this.db, async (trx) => {
-      const hook = await this.mustFind(trx, accountId, id);
+      const hook = await this.mustFind(trx, actor, id);
       if (!hook.active) throw new Conflict('The webhook is inactive; activate it to send a test event');
-      const event = await insertEvent(trx, this.clock, {
-        accountId,
+      // The event is of the subscription's mode (the actor's), stamped with its clock; the delivery is
+      // made now, in real time.
+      const event = await insertEvent(trx, actor.clock, {
+        accountId: actor.accountId,
         type: TEST_EVENT_TYPE,
         data: { webhook_id: id, message: 'This is a test event sent from the Kairos API.' },
         principalId: null,
+        livemode: hook.livemode,
       });
       const now = this.clock.now();
       const target = { webhook_id: id, event_id: event.id, event_type: TEST_EVENT_TYPE };
@@ -243,8 +250,8 @@ export class WebhookService implements WebhooksApi {
     });
   }
 
-  async listDeliveries(accountId: string, webhookId: string, query: Static<typeof DeliveriesQuery>) {
-    await this.mustFind(this.db, accountId, webhookId);
+  async listDeliveries(actor: Actor, webhookId: string, query: Static<typeof DeliveriesQuery>) {
+    await this.mustFind(this.db, actor, webhookId);
     const rows = await listDeliveries(
       this.db,
       webhookId,
@@ -261,9 +268,9 @@ export class WebhookService implements WebhooksApi {
   }
 
   /** One manual attempt of a failed delivery, made by a worker at once and recorded as manual. */
-  async retryDelivery(accountId: string, webhookId: string, deliveryId: string): Promise<PresentedDelivery> {
+  async retryDelivery(actor: Actor, webhookId: string, deliveryId: string): Promise<PresentedDelivery> {
     return withTransaction(this.db, async (trx) => {
-      const hook = await this.mustFind(trx, accountId, webhookId);
+      const hook = await this.mustFind(trx, actor, webhookId);
       const delivery = await findDelivery(trx, webhookId, deliveryId, { forUpdate: true });
       if (!delivery) throw new NotFound('No delivery with this id for this webhook');
       if (delivery.status !== 'failed') {
@@ -284,9 +291,12 @@ export class WebhookService implements WebhooksApi {
     });
   }
 
-  /** An event of the caller's account, as delivered (receivers may re-fetch instead of trusting a body). */
-  async getEvent(accountId: string, id: string): Promise<StoredEvent> {
-    const event = await findEvent(this.db, accountId, id);
+  /**
+   * An event of the caller's account and mode, as delivered (receivers may re-fetch instead of trusting
+   * a body); another mode's is not found.
+   */
+  async getEvent(actor: Actor, id: string): Promise<StoredEvent> {
+    const event = await findEvent(this.db, actor.accountId, actor.livemode, id);
     if (!event) throw new NotFound('No event with this id');
     return event;
   }
