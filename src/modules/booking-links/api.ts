@@ -46,6 +46,8 @@ export interface BookingLink {
   /** Null: each host's schedule decides. */
   maxDaysAhead: number | null;
   active: boolean;
+  /** Its mode (docs/api.md#test-mode): what is made through it (bookings, waitlist entries) has it too. */
+  livemode: boolean;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -415,6 +415,7 @@ function toLink(row: repo.LinkRow): BookingLink {
     minimumNoticeMinutes: row.minimum_notice_minutes,
     maxDaysAhead: row.max_days_ahead,
     active: row.active,
+    livemode: row.livemode,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -35,6 +35,8 @@ export interface OccupancyRow {
   principalId: string;
   start: Date;
   end: Date;
+  /** The owner's mode (the no-overlap constraint is per mode); absent: live. */
+  livemode?: boolean;
 }
 
 /** The INSERT of occupancy rows (to run alone, inside insertBooking's statement, or in a batch). */
@@ -45,6 +47,7 @@ function occupancyInsert(rows: readonly OccupancyRow[]): SqlPart {
       owner_id: r.ownerId,
       principal_id: r.principalId,
       during: part`tstzrange(${r.start}, ${r.end}, '[)')`,
+      livemode: r.livemode ?? true,
     })),
   );
 }
@@ -504,7 +507,7 @@ export async function updateEntry(
     .executeTakeFirstOrThrow();
 }
 
-/** Offers whose hold ended before `now` (the reaper passes them on). */
+/** Live offers whose hold ended before `now` (the reaper passes them on; test mode's are timed work). */
 export async function expiredOffers(db: Queryable, now: Date, limit: number): Promise<string[]> {
   const rows = await expiredOffersQuery(db, now, limit).execute();
   return rows.map((r) => r.id);
@@ -517,6 +520,7 @@ export function expiredOffersQuery(db: Queryable, now: Date, limit: number) {
     .select('id')
     .where('status', '=', sql.lit('offered'))
     .where('offer_expires_at', '<=', now)
+    .where('livemode', '=', true)
     .orderBy('offer_expires_at')
     .limit(limit);
 }
@@ -525,12 +529,18 @@ export function expiredOffersQuery(db: Queryable, now: Date, limit: number) {
  * Waiting entries whose window ended at or before `now`: no freed time can be offered to them any more.
  * Read through `waitlist_window_end_idx`, whose condition the literal status states.
  */
-export function windowEndedQuery(db: Queryable, now: Date, limit: number) {
-  return db
+export function windowEndedQuery(db: Queryable, now: Date, limit: number, testAccount?: string) {
+  const q = db
     .selectFrom('waitlist_entries')
     .select('id')
     .where('status', '=', sql.lit('waiting'))
-    .where('preferred_to', '<=', now)
+    .where('preferred_to', '<=', now);
+  // Live mode's sweep: live rows only. Test mode's timed work: one account's test rows.
+  return (
+    testAccount === undefined
+      ? q.where('livemode', '=', true)
+      : q.where('livemode', '=', false).where('account_id', '=', testAccount)
+  )
     .orderBy('preferred_to')
     .limit(limit);
 }
@@ -541,12 +551,95 @@ export function windowEndedQuery(db: Queryable, now: Date, limit: number) {
  * one: freed time is offered only when it starts after now, inside the entry's window. How many it
  * marked.
  */
-export async function expireEndedWindows(db: Queryable, now: Date, limit: number): Promise<number> {
+export async function expireEndedWindows(
+  db: Queryable,
+  now: Date,
+  limit: number,
+  testAccount?: string,
+): Promise<number> {
   const r = await db
     .updateTable('waitlist_entries')
     .set({ status: 'expired', updated_at: now })
-    .where('id', 'in', windowEndedQuery(db, now, limit).forUpdate().skipLocked())
+    .where('id', 'in', windowEndedQuery(db, now, limit, testAccount).forUpdate().skipLocked())
     .where('status', '=', sql.lit('waiting'))
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
+}
+
+// ---- paid bookings in test mode (paid.ts) -----------------------------------------------------------
+
+/**
+ * The earliest hold end at or before `until` of the account's pending TEST bookings, or null (the test
+ * clock's timed work; live holds are ended by their jobs).
+ */
+export async function nextTestHoldEnd(db: Queryable, accountId: string, until: Date): Promise<Date | null> {
+  const row = await db
+    .selectFrom('bookings')
+    .select((eb) => eb.fn.min('payment_expires_at').as('due'))
+    .where('account_id', '=', accountId)
+    .where('livemode', '=', false)
+    .where('status', '=', 'pending_payment')
+    .where('payment_expires_at', '<=', until)
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/** The account's pending TEST bookings whose hold ended at or before `at`, the earliest first. */
+export async function dueTestHolds(db: Queryable, accountId: string, at: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('bookings')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('livemode', '=', false)
+    .where('status', '=', 'pending_payment')
+    .where('payment_expires_at', '<=', at)
+    .orderBy('payment_expires_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+// ---- the waitlist in test mode (waitlist.ts) ------------------------------------------------------
+
+/**
+ * The earliest time at or before `until` at which one of the account's TEST entries falls due: an
+ * offer's hold ends, or a waiting entry's window does. Null when none.
+ */
+export async function nextTestWaitlistDue(
+  db: Queryable,
+  accountId: string,
+  until: Date,
+): Promise<Date | null> {
+  const row = await db
+    .selectFrom('waitlist_entries')
+    .select(
+      sql<Date | null>`min(CASE WHEN status = 'offered' THEN offer_expires_at ELSE preferred_to END)`.as(
+        'due',
+      ),
+    )
+    .where('account_id', '=', accountId)
+    .where('livemode', '=', false)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'offered'), eb('offer_expires_at', '<=', until)]),
+        eb.and([eb('status', '=', 'waiting'), eb('preferred_to', '<=', until)]),
+      ]),
+    )
+    .executeTakeFirst();
+  return row?.due ? new Date(row.due) : null;
+}
+
+/** The account's TEST offers whose hold ended at or before `at`, the earliest first. */
+export async function expiredTestOffers(db: Queryable, accountId: string, at: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('waitlist_entries')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('livemode', '=', false)
+    .where('status', '=', 'offered')
+    .where('offer_expires_at', '<=', at)
+    .orderBy('offer_expires_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
 }
