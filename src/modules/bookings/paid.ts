@@ -35,6 +35,7 @@ import { latePaymentMail } from './mails.js';
 import type { Announcement, BookingNotices } from './notices.js';
 import { presentBooking } from './present.js';
 import * as repo from './repo.js';
+import * as testRepo from './test-mode-repo.js';
 import { MINUTE } from '../../lib/time.js';
 
 export const PAYMENT_HOLD_QUEUE = 'bookings.payment-hold';
@@ -419,9 +420,9 @@ export class PaidBookings {
   timedWork(offer?: OfferFreedIn): TimedWork {
     return {
       name: 'bookings.payment-holds',
-      nextDue: (accountId, until) => repo.nextTestHoldEnd(this.deps.db, accountId, until),
+      nextDue: (accountId, until) => testRepo.nextTestHoldEnd(this.deps.db, accountId, until),
       runDue: async (accountId, clock) => {
-        for (const id of await repo.dueTestHolds(this.deps.db, accountId, clock.now())) {
+        for (const id of await testRepo.dueTestHolds(this.deps.db, accountId, clock.now())) {
           const b = await repo.bookingById(this.deps.db, id);
           // Claimed by its state: paid, cancelled or ended since it was listed, it is done.
           if (b?.status !== 'pending_payment' || b.livemode) continue;

@@ -34,6 +34,7 @@ import * as input from './input.js';
 import { offerMail } from './mails.js';
 import { presentEntry, presentPublicEntry } from './present.js';
 import * as repo from './repo.js';
+import * as testRepo from './test-mode-repo.js';
 import type { ClaimBody, JoinBody } from './schemas.js';
 import { occupancyOf } from './helpers.js';
 import type { PublicBookings } from './public.js';
@@ -302,9 +303,9 @@ export class WaitlistService {
   timedWork(): TimedWork[] {
     const waitlist: TimedWork = {
       name: 'bookings.waitlist',
-      nextDue: (accountId, until) => repo.nextTestWaitlistDue(this.deps.db, accountId, until),
+      nextDue: (accountId, until) => testRepo.nextTestWaitlistDue(this.deps.db, accountId, until),
       runDue: async (accountId, clock) => {
-        for (const id of await repo.expiredTestOffers(this.deps.db, accountId, clock.now())) {
+        for (const id of await testRepo.expiredTestOffers(this.deps.db, accountId, clock.now())) {
           await this.expireOffer(id, false, clock);
         }
         await inBatches(
