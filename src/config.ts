@@ -66,6 +66,13 @@ export interface Config {
     webhookSecret: string | null;
     /** The secret of a separate Connect endpoint, when Stripe signs Connect events with their own. */
     connectWebhookSecret: string | null;
+    /**
+     * Test mode's Stripe key (docs/api.md#test-mode): test-mode payments use it and never the live key;
+     * without it a priced test link answers 422 `payments_not_configured`.
+     */
+    testSecretKey: string | null;
+    /** The secret Stripe signs test-mode events with (the test endpoint's): they act on test mode only. */
+    testWebhookSecret: string | null;
     /** Where the `stripe` package sends its requests (a local emulator in tests). */
     apiUrl: string;
     /** How long a paid booking's time is held for its payment (Checkout's minimum is 30 min). */
@@ -260,6 +267,8 @@ export function loadConfig(env: Env = process.env): Config {
       secretKey: env.STRIPE_SECRET_KEY || null,
       webhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
       connectWebhookSecret: env.STRIPE_CONNECT_WEBHOOK_SECRET || null,
+      testSecretKey: env.STRIPE_TEST_SECRET_KEY || null,
+      testWebhookSecret: env.STRIPE_TEST_WEBHOOK_SECRET || null,
       apiUrl: url(env, 'STRIPE_API_URL', 'https://api.stripe.com'),
       holdMinutes: int(env, 'KAIROS_PAYMENT_HOLD_MINUTES', 30, 30, 24 * 60),
       platformFeeBps: int(env, 'KAIROS_PLATFORM_FEE_BPS', 0, 0, 10_000),

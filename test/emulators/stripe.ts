@@ -56,6 +56,14 @@ export interface StripeEmulatorOptions {
   secretKey?: string;
   /** Default `whsec_kairos_test`. */
   webhookSecret?: string;
+  /**
+   * A second key, of test mode, for a server that has both (Kairos's STRIPE_TEST_SECRET_KEY). A key's
+   * mode is its prefix's, as at Stripe: `sk_live_…` is live (`livemode: true` on its objects and
+   * events), any other is test. Each mode sees only its own objects; events of test-mode objects are
+   * signed with `testWebhookSecret` (when given), live ones with `webhookSecret`.
+   */
+  testSecretKey?: string;
+  testWebhookSecret?: string;
   /** Epoch ms; object timestamps and the signature's `t=` come from it. Default Date.now. */
   now?: () => number;
   /** Where events are POSTed; without one they are recorded but not sent. */
@@ -99,7 +107,7 @@ export interface CheckoutSessionObject {
   customer_details: { email: string | null } | null;
   customer_email: string | null;
   expires_at: number;
-  livemode: false;
+  livemode: boolean;
   locale: null;
   metadata: Record<string, string>;
   mode: 'payment';
@@ -127,7 +135,7 @@ export interface PaymentIntentObject {
   customer: null;
   description: string | null;
   latest_charge: string | null;
-  livemode: false;
+  livemode: boolean;
   metadata: Record<string, string>;
   payment_method_types: string[];
   status: PaymentIntentStatus;
@@ -174,7 +182,7 @@ export interface StripeEventObject {
   api_version: string;
   created: number;
   data: { object: Record<string, unknown>; previous_attributes?: Record<string, unknown> };
-  livemode: false;
+  livemode: boolean;
   pending_webhooks: number;
   request: { id: string | null; idempotency_key: string | null };
   type: string;
@@ -215,6 +223,8 @@ export interface LoggedRequest {
   /** The parsed form (body for POST, query for GET). */
   params: FormParams;
   headers: { idempotencyKey: string | null; stripeAccount: string | null };
+  /** The secret key it was authenticated with (null: none sent). */
+  apiKey: string | null;
   /** The status answered (as sent, after failNext/dropNextResponse). */
   status: number;
   /** Answered from the idempotency store. */
@@ -238,6 +248,8 @@ export interface StripeEmulator {
   protocol: 'http';
   secretKey: string;
   webhookSecret: string;
+  testSecretKey: string | null;
+  testWebhookSecret: string | null;
   /** `{host, port, protocol}` to spread into the `stripe` package's config. */
   stripeConfig(): { host: string; port: number; protocol: 'http' };
   readonly webhookUrl: string | null;
@@ -673,6 +685,7 @@ interface PaymentIntentRecord {
 interface RefundRecord {
   obj: RefundObject;
   account: string | null;
+  livemode: boolean;
 }
 
 interface StoredAnswer {
@@ -686,6 +699,8 @@ interface StoredAnswer {
 
 interface Ctx {
   account: string | null;
+  /** The mode of the key used: each mode sees only its own objects. */
+  livemode: boolean;
   requestId: string;
   idempotencyKey: string | null;
 }
@@ -698,6 +713,9 @@ interface Answer {
 export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Promise<StripeEmulator> {
   const secretKey = opts.secretKey ?? 'sk_test_kairos';
   const webhookSecret = opts.webhookSecret ?? 'whsec_kairos_test';
+  const testSecretKey = opts.testSecretKey ?? null;
+  const testWebhookSecret = opts.testWebhookSecret ?? null;
+  const keyLivemode = (key: string) => key.startsWith('sk_live_');
   const now = opts.now ?? Date.now;
   const apiVersion = opts.apiVersion ?? STRIPE_EMULATOR_API_VERSION;
   const webhookTimeoutMs = opts.webhookTimeoutMs ?? 30_000;
@@ -741,7 +759,7 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
       api_version: apiVersion,
       created: nowSec(),
       data,
-      livemode: false,
+      livemode: (object as { livemode?: unknown }).livemode === true,
       pending_webhooks: webhookUrl ? 1 : 0,
       request: o.request ?? { id: null, idempotency_key: null },
       type,
@@ -754,7 +772,11 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
     const payload = JSON.stringify(event, null, 2);
     const signatureHeader =
       o.signatureHeader ??
-      stripeSignatureHeader(payload, o.secret ?? webhookSecret, o.timestampSeconds ?? nowSec());
+      stripeSignatureHeader(
+        payload,
+        o.secret ?? (event.livemode ? webhookSecret : (testWebhookSecret ?? webhookSecret)),
+        o.timestampSeconds ?? nowSec(),
+      );
     const url = o.url ?? webhookUrl;
     const base = { event, held: false, payload, signatureHeader, url };
     let d: WebhookDelivery;
@@ -815,9 +837,10 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
 
   // ---------------------------------------------------------------- object helpers
 
-  const sessionFor = (id: string, account: string | null): SessionRecord => {
+  const sessionFor = (id: string, account: string | null, livemode: boolean): SessionRecord => {
     const rec = sessions.get(id);
-    if (!rec || rec.account !== account) throw noSuch('checkout.session', id, 'session');
+    if (!rec || rec.account !== account || rec.obj.livemode !== livemode)
+      throw noSuch('checkout.session', id, 'session');
     return rec;
   };
 
@@ -1020,7 +1043,7 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
       customer_details: null,
       customer_email: customerEmail,
       expires_at: expiresAt ?? created + 24 * 3600,
-      livemode: false,
+      livemode: ctx.livemode,
       locale: null,
       metadata,
       mode: 'payment',
@@ -1046,13 +1069,13 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
   const retrieveSession = (id: string, p: FormParams, ctx: Ctx): Answer => {
     checkKeys(p, ['expand'], null);
     const expand = expandParam(p, ['payment_intent', 'line_items']);
-    return { status: 200, body: renderSession(sessionFor(id, ctx.account), expand) };
+    return { status: 200, body: renderSession(sessionFor(id, ctx.account, ctx.livemode), expand) };
   };
 
   const expireEndpoint = (id: string, p: FormParams, ctx: Ctx): Answer => {
     checkKeys(p, ['expand'], null);
     const expand = expandParam(p, ['payment_intent', 'line_items']);
-    const rec = sessionFor(id, ctx.account);
+    const rec = sessionFor(id, ctx.account, ctx.livemode);
     if (rec.obj.status !== 'open') {
       throw stateError(`Only Checkout Sessions with a status in ["open"] can be expired.`);
     }
@@ -1087,10 +1110,12 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
     let pi: PaymentIntentRecord | undefined;
     if (piId !== undefined) {
       pi = paymentIntents.get(piId);
-      if (!pi || pi.account !== ctx.account) throw noSuch('payment_intent', piId, 'payment_intent');
+      if (!pi || pi.account !== ctx.account || pi.obj.livemode !== ctx.livemode)
+        throw noSuch('payment_intent', piId, 'payment_intent');
     } else {
       pi = [...paymentIntents.values()].find(
-        (x) => x.obj.latest_charge === chargeId && x.account === ctx.account,
+        (x) =>
+          x.obj.latest_charge === chargeId && x.account === ctx.account && x.obj.livemode === ctx.livemode,
       );
       if (!pi) throw noSuch('charge', chargeId as string, 'charge');
     }
@@ -1133,7 +1158,7 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
       status: 'succeeded',
       transfer_reversal: null,
     };
-    const rec: RefundRecord = { obj: refund, account: ctx.account };
+    const rec: RefundRecord = { obj: refund, account: ctx.account, livemode: ctx.livemode };
     refunds.set(refund.id, rec);
     return { status: 200, body: renderRefund(rec, expand) };
   };
@@ -1202,7 +1227,8 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
     checkKeys(p, ['expand'], null);
     expandParam(p, []);
     const pi = paymentIntents.get(id);
-    if (!pi || pi.account !== ctx.account) throw noSuch('payment_intent', id, 'intent');
+    if (!pi || pi.account !== ctx.account || pi.obj.livemode !== ctx.livemode)
+      throw noSuch('payment_intent', id, 'intent');
     return { status: 200, body: structuredClone(pi.obj) };
   };
 
@@ -1210,7 +1236,8 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
     checkKeys(p, ['expand'], null);
     const expand = expandParam(p, ['payment_intent']);
     const rec = refunds.get(id);
-    if (!rec || rec.account !== ctx.account) throw noSuch('refund', id, 'refund');
+    if (!rec || rec.account !== ctx.account || rec.livemode !== ctx.livemode)
+      throw noSuch('refund', id, 'refund');
     return { status: 200, body: renderRefund(rec, expand) };
   };
 
@@ -1267,6 +1294,7 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
       path,
       params,
       headers: { idempotencyKey, stripeAccount: accountHeader },
+      apiKey: null,
       status: 0,
       replayed: false,
       requestId,
@@ -1298,7 +1326,8 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
         { 'www-authenticate': 'Basic realm="Stripe"' },
       );
     }
-    if (key !== secretKey) {
+    entry.apiKey = key;
+    if (key !== secretKey && key !== testSecretKey) {
       return errorAnswer(
         401,
         errorDetail('invalid_request_error', `Invalid API Key provided: ${maskKey(key)}`),
@@ -1323,7 +1352,7 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
     }
     const account = accountHeader;
     const fingerprint = stableStringify(params);
-    const storeKey = idempotencyKey ? `${account ?? ''}\u0000${idempotencyKey}` : null;
+    const storeKey = idempotencyKey ? `${key}\u0000${account ?? ''}\u0000${idempotencyKey}` : null;
     if (storeKey) {
       const seen = idempotency.get(storeKey);
       if (seen) {
@@ -1352,7 +1381,7 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
         });
       }
     }
-    const ctx: Ctx = { account, requestId, idempotencyKey };
+    const ctx: Ctx = { account, livemode: keyLivemode(key), requestId, idempotencyKey };
     let status: number;
     let body: string;
     try {
@@ -1449,6 +1478,8 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
     protocol: 'http',
     secretKey,
     webhookSecret,
+    testSecretKey,
+    testWebhookSecret,
     stripeConfig: () => ({ host: hostname, port: Number(port), protocol: 'http' }),
     get webhookUrl() {
       return webhookUrl;
@@ -1477,7 +1508,7 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
         customer: null,
         description: rec.paymentIntentDescription,
         latest_charge: async ? null : newId('ch_'),
-        livemode: false,
+        livemode: rec.obj.livemode,
         metadata: structuredClone(rec.paymentIntentMetadata),
         payment_method_types: [async ? 'sepa_debit' : 'card'],
         status: async ? 'processing' : 'succeeded',

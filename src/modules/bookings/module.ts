@@ -30,6 +30,7 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       db,
       clock,
       config,
+      testClocks: platform.testClocks,
       payments: needs.payments,
       mail: needs.mail,
       webhooks: needs.webhooks,
@@ -44,6 +45,7 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       db,
       clock,
       config,
+      testClocks: platform.testClocks,
       principals: needs.principals,
       links: needs.bookingLinks,
       mail: needs.mail,
@@ -62,6 +64,8 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       contributes: {
         busySources: [busy],
         stripeEvents: [paid.stripeEvents],
+        // Test mode's payment holds and waitlist offers, on each account's test clock.
+        timedWork: waitlist.timedWork(),
         mailRenderers: [bookingMailRenderer],
       },
     };

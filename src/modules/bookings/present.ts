@@ -74,6 +74,7 @@ export function presentPublicEntry(e: WaitlistRow) {
     status: e.status,
     preferred_from: isoOrNull(e.preferred_from) as string,
     preferred_to: isoOrNull(e.preferred_to) as string,
+    livemode: e.livemode,
     created_at: isoOrNull(e.created_at) as string,
   };
 }

@@ -539,7 +539,7 @@ export async function updateEntry(
     .executeTakeFirstOrThrow();
 }
 
-/** Offers whose hold ended before `now` (the reaper passes them on). */
+/** Live offers whose hold ended before `now` (the reaper passes them on; test mode's are timed work). */
 export async function expiredOffers(db: Queryable, now: Date, limit: number): Promise<string[]> {
   const rows = await expiredOffersQuery(db, now, limit).execute();
   return rows.map((r) => r.id);
@@ -552,6 +552,7 @@ export function expiredOffersQuery(db: Queryable, now: Date, limit: number) {
     .select('id')
     .where('status', '=', sql.lit('offered'))
     .where('offer_expires_at', '<=', now)
+    .where('livemode', '=', true)
     .orderBy('offer_expires_at')
     .limit(limit);
 }
@@ -560,12 +561,18 @@ export function expiredOffersQuery(db: Queryable, now: Date, limit: number) {
  * Waiting entries whose window ended at or before `now`: no freed time can be offered to them any more.
  * Read through `waitlist_window_end_idx`, whose condition the literal status states.
  */
-export function windowEndedQuery(db: Queryable, now: Date, limit: number) {
-  return db
+export function windowEndedQuery(db: Queryable, now: Date, limit: number, testAccount?: string) {
+  const q = db
     .selectFrom('waitlist_entries')
     .select('id')
     .where('status', '=', sql.lit('waiting'))
-    .where('preferred_to', '<=', now)
+    .where('preferred_to', '<=', now);
+  // Live mode's sweep: live rows only. Test mode's timed work: one account's test rows.
+  return (
+    testAccount === undefined
+      ? q.where('livemode', '=', true)
+      : q.where('livemode', '=', false).where('account_id', '=', testAccount)
+  )
     .orderBy('preferred_to')
     .limit(limit);
 }
@@ -576,11 +583,16 @@ export function windowEndedQuery(db: Queryable, now: Date, limit: number) {
  * one: freed time is offered only when it starts after now, inside the entry's window. How many it
  * marked.
  */
-export async function expireEndedWindows(db: Queryable, now: Date, limit: number): Promise<number> {
+export async function expireEndedWindows(
+  db: Queryable,
+  now: Date,
+  limit: number,
+  testAccount?: string,
+): Promise<number> {
   const r = await db
     .updateTable('waitlist_entries')
     .set({ status: 'expired', updated_at: now })
-    .where('id', 'in', windowEndedQuery(db, now, limit).forUpdate().skipLocked())
+    .where('id', 'in', windowEndedQuery(db, now, limit, testAccount).forUpdate().skipLocked())
     .where('status', '=', sql.lit('waiting'))
     .executeTakeFirst();
   return Number(r.numUpdatedRows);

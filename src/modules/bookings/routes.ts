@@ -97,6 +97,7 @@ const ENTRY = {
   status: 'waiting' as const,
   preferred_from: '2054-06-11T07:00:00.000Z',
   preferred_to: '2054-06-12T16:00:00.000Z',
+  livemode: true,
   created_at: '2054-06-08T12:40:00.000Z',
 };
 const WAITLIST_ENTRY = {
@@ -267,7 +268,7 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) => waitlist.list(actorOf(request.caller).accountId, request.params.id, request.query),
+    async (request) => waitlist.list(actorOf(request.caller), request.params.id, request.query),
   );
 
   app.delete(
@@ -286,8 +287,7 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) =>
-      waitlist.remove(actorOf(request.caller).accountId, request.params.id, request.params.entry_id),
+    async (request) => waitlist.remove(actorOf(request.caller), request.params.id, request.params.entry_id),
   );
 
   // ---- public surface: anonymous or publishable key (docs/api.md#public-booking-surface) ---------

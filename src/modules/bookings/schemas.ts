@@ -344,6 +344,7 @@ const PublicEntryFields = {
   }),
   preferred_from: Timestamp,
   preferred_to: Timestamp,
+  livemode: Type.Boolean({ description: 'false: of test mode (its link’s mode, docs/api.md#test-mode)' }),
   created_at: Timestamp,
 };
 export const PublicEntryAnswer = Type.Object({ waitlist_entry: Type.Object(PublicEntryFields) });

@@ -27,6 +27,8 @@ export interface CheckoutInput {
   expiresAt: Date;
   successUrl: string;
   cancelUrl: string;
+  /** The booking's mode: test mode uses STRIPE_TEST_SECRET_KEY, never the live key. */
+  livemode: boolean;
 }
 
 export interface CheckoutSession {
@@ -45,6 +47,8 @@ export interface RefundInput {
   bookingId: string;
   paymentIntent: string;
   stripeAccount: string | null;
+  /** The booking's mode (the key the payment was taken with). */
+  livemode: boolean;
 }
 
 export type RefundOutcome =
@@ -57,26 +61,38 @@ export type RefundOutcome =
  * `prepare` reads what the handler needs before the transaction (a transaction must never wait for
  * a second pooled connection while it holds locks that other deliveries queue behind); `handle`
  * runs inside the transaction that records the event id, with what `prepare` answered; what it
- * returns runs after commit.
+ * returns runs after commit. `livemode` is the event's mode (docs/api.md#test-mode), known from the
+ * secret that signed it: a handler acts on objects of that mode only (a test event never touches a
+ * live booking).
  */
 export interface StripeEventHandler<P = unknown> {
   types: readonly string[];
-  prepare(event: Stripe.Event): Promise<P>;
-  handle(trx: Tx, event: Stripe.Event, prepared: P): Promise<(() => void) | undefined>;
+  prepare(event: Stripe.Event, livemode: boolean): Promise<P>;
+  handle(trx: Tx, event: Stripe.Event, prepared: P, livemode: boolean): Promise<(() => void) | undefined>;
 }
 
 export interface PaymentsApi {
-  /** Whether paid bookings can be taken at all (a secret key is configured). */
-  configured(): boolean;
   /**
-   * Who is paid for the account's bookings. 422 `payments_not_configured` without Stripe, 422
-   * `payments_not_ready` when the account started Connect onboarding and cannot take charges yet.
+   * Whether paid bookings can be taken in a mode (its secret key is configured: STRIPE_SECRET_KEY for
+   * live, STRIPE_TEST_SECRET_KEY for test). Absent: live.
    */
-  payee(accountId: string): Promise<Payee>;
-  /** Creates the Checkout Session (outside any transaction). 503 `payments_unavailable` on failure. */
+  configured(livemode?: boolean): boolean;
+  /**
+   * Who is paid for the account's bookings of a mode (absent: live). 422 `payments_not_configured`
+   * without that mode's key, 422 `payments_not_ready` when the account started Connect onboarding and
+   * cannot take charges yet. Connect is live only: test mode's payee is always the platform.
+   */
+  payee(accountId: string, livemode?: boolean): Promise<Payee>;
+  /**
+   * Creates the Checkout Session (outside any transaction) with the key of `input.livemode`. 503
+   * `payments_unavailable` on failure.
+   */
   createCheckout(input: CheckoutInput): Promise<CheckoutSession>;
-  /** Expires an open session so it can no longer be paid; answers what the session is now. */
-  expireCheckout(sessionId: string, stripeAccount: string | null): Promise<SessionState>;
+  /**
+   * Expires an open session (of the mode's key) so it can no longer be paid; answers what the
+   * session is now.
+   */
+  expireCheckout(sessionId: string, stripeAccount: string | null, livemode: boolean): Promise<SessionState>;
   /**
    * Refunds a payment in full, idempotently per booking: `refunded` (Stripe accepted it), `retry`
    * (Stripe unreachable, rate limited or failing: try again later) or `failed` (Stripe refused it).

@@ -1,14 +1,20 @@
 /** The problem `code`s the payments module answers (docs/api.md, Errors): its part of the closed set. */
-import { AppError, errorCodes, Unprocessable } from '../../platform/errors.js';
+import { AppError, errorCodes, Forbidden, Unprocessable } from '../../platform/errors.js';
 
 export const PAYMENT_CODES = errorCodes('payments', {
   payments_not_configured: {
     status: [404, 422],
-    meaning: 'Payments are not configured on this server (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET)',
+    meaning:
+      'Payments are not configured on this server for the mode (no STRIPE_SECRET_KEY / STRIPE_WEBHOOK_SECRET; in test mode no STRIPE_TEST_SECRET_KEY)',
   },
   payments_not_ready: { status: 422, meaning: 'The account’s Stripe account has not finished onboarding' },
   invalid_signature: { status: 400, meaning: 'The Stripe-Signature does not verify' },
   payments_unavailable: { status: 503, meaning: 'Stripe could not be reached; retry after Retry-After' },
+  live_mode_only: {
+    status: 403,
+    meaning:
+      'A test key asked to change something of live mode or shared by both modes (here: the Stripe Connect account); use a live key or a session',
+  },
 });
 type Codes = typeof PAYMENT_CODES;
 
@@ -36,4 +42,12 @@ export class PaymentsUnavailable extends AppError {
   constructor(detail: string) {
     super(503, 'service-unavailable', detail, { code: 'payments_unavailable' }, { 'retry-after': '5' });
   }
+}
+
+/** 403: a test key tried to change the account's Stripe Connect account (shared, live only). */
+export function liveModeOnly(): Forbidden {
+  return new Forbidden(
+    'The Stripe Connect account is the account’s, for live mode: create or change it with a live key',
+    { code: 'live_mode_only' },
+  );
 }

@@ -21,6 +21,7 @@ const ACCOUNT = {
 };
 
 const NOT_CONFIGURED = '`unprocessable`: code `payments_not_configured` (no STRIPE_SECRET_KEY)';
+// A test key reads the connected account (shared by both modes; Connect is live only) but cannot create it.
 
 export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
   // The webhook needs the exact bytes Stripe signed: JSON is not parsed in this scope.
@@ -77,6 +78,11 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
       config: {
         access: 'private',
         problems: {
+          '403': {
+            description:
+              '`forbidden`: code `live_mode_only` (a test key: the connected account is live only)',
+            codes: ['live_mode_only'],
+          },
           '422': { description: NOT_CONFIGURED, codes: ['payments_not_configured'] },
           '503': {
             description: '`service-unavailable`: code `payments_unavailable`',
@@ -104,7 +110,7 @@ export function paymentRoutes(app: TypedApp, payments: PaymentsService): void {
         },
       },
     },
-    async (request) => payments.connect(actorOf(request.caller).accountId, request.body),
+    async (request) => payments.connect(actorOf(request.caller), request.body),
   );
 
   app.get(

@@ -11,11 +11,16 @@
  *   handles `account.updated` itself (Connect readiness).
  * - Connect (Express): one connected account per Kairos account, created idempotently, onboarding
  *   links, readiness = charges enabled and details submitted.
+ * - Test mode (docs/api.md#test-mode): each call takes the mode of its booking and uses that mode's
+ *   key — STRIPE_TEST_SECRET_KEY for test, never the live key. A delivery's mode is the mode of the
+ *   secret that verifies it (STRIPE_TEST_WEBHOOK_SECRET: test), and handlers act on that mode's
+ *   objects only. Connect stays live: test-mode payments go to the platform's test account.
  */
 import Stripe from 'stripe';
 import type { Config } from '../../config.js';
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import type { Clock } from '../../platform/clock.js';
+import type { Actor } from '../../platform/actor.js';
 import { AppError, NotFound, Unprocessable } from '../../platform/errors.js';
 import type { Extensions, Platform } from '../module.js';
 import type { ConnectBody } from './schemas.js';
@@ -29,7 +34,7 @@ import type {
   SessionState,
   StripeEventHandler,
 } from './api.js';
-import { PaymentsUnavailable, paymentsNotConfigured, stripeNotConfigured } from './errors.js';
+import { liveModeOnly, PaymentsUnavailable, paymentsNotConfigured, stripeNotConfigured } from './errors.js';
 import * as repo from './repo.js';
 
 /** Stripe's signature tolerance: events signed longer ago than this are refused. */
@@ -46,12 +51,13 @@ export interface PaymentsDeps {
   log: { error(obj: object, msg: string): void };
 }
 
-/** The Stripe client for the configured key and API URL (null without a key). */
-export function stripeClient(config: Config['stripe']): Stripe | null {
-  if (!config.secretKey) return null;
+/** The Stripe client of a mode's key and the API URL (null without that key). */
+export function stripeClient(config: Config['stripe'], livemode = true): Stripe | null {
+  const key = livemode ? config.secretKey : config.testSecretKey;
+  if (!key) return null;
   const api = new URL(config.apiUrl);
   const protocol = api.protocol === 'http:' ? 'http' : 'https';
-  return new Stripe(config.secretKey, {
+  return new Stripe(key, {
     host: api.hostname,
     port: api.port || (protocol === 'http' ? 80 : 443),
     protocol,
@@ -87,7 +93,10 @@ function describe(err: unknown): string {
 }
 
 export class PaymentsService implements PaymentsApi {
+  /** Live mode's client (STRIPE_SECRET_KEY). */
   private readonly stripe: Stripe | null;
+  /** Test mode's client (STRIPE_TEST_SECRET_KEY): the only one test mode ever uses. */
+  private readonly testStripe: Stripe | null;
 
   private readonly deps: PaymentsDeps;
 
@@ -97,7 +106,8 @@ export class PaymentsService implements PaymentsApi {
   ) {
     const { db, clock, config, log } = platform;
     this.deps = { db, clock, config, extensions, log };
-    this.stripe = stripeClient(config.stripe);
+    this.stripe = stripeClient(config.stripe, true);
+    this.testStripe = stripeClient(config.stripe, false);
   }
 
   sessionState(session: Stripe.Checkout.Session): SessionState {
@@ -111,17 +121,21 @@ export class PaymentsService implements PaymentsApi {
     };
   }
 
-  configured(): boolean {
-    return this.stripe !== null;
+  configured(livemode = true): boolean {
+    return (livemode ? this.stripe : this.testStripe) !== null;
   }
 
-  private client(): Stripe {
-    if (!this.stripe) throw paymentsNotConfigured();
-    return this.stripe;
+  /** The mode's client; 422 `payments_not_configured` without its key (test mode never falls back to live). */
+  private client(livemode: boolean): Stripe {
+    const stripe = livemode ? this.stripe : this.testStripe;
+    if (!stripe) throw paymentsNotConfigured();
+    return stripe;
   }
 
-  async payee(accountId: string): Promise<Payee> {
-    this.client();
+  async payee(accountId: string, livemode = true): Promise<Payee> {
+    this.client(livemode);
+    // Connect is live only: a test-mode payment is the platform's, on its test account.
+    if (!livemode) return { stripeAccount: null };
     const row = await this.account(accountId);
     if (!row) return { stripeAccount: null };
     if (!(row.charges_enabled && row.details_submitted)) {
@@ -134,7 +148,7 @@ export class PaymentsService implements PaymentsApi {
   }
 
   async createCheckout(input: CheckoutInput): Promise<CheckoutSession> {
-    const stripe = this.client();
+    const stripe = this.client(input.livemode);
     const account = input.payee.stripeAccount;
     const bps = this.deps.config.stripe.platformFeeBps;
     const fee = account && bps > 0 ? Math.floor((input.amount * bps) / 10_000) : 0;
@@ -176,8 +190,12 @@ export class PaymentsService implements PaymentsApi {
     }
   }
 
-  async expireCheckout(sessionId: string, stripeAccount: string | null): Promise<SessionState> {
-    const stripe = this.client();
+  async expireCheckout(
+    sessionId: string,
+    stripeAccount: string | null,
+    livemode: boolean,
+  ): Promise<SessionState> {
+    const stripe = this.client(livemode);
     const opts = stripeAccount ? { stripeAccount } : {};
     let session: Stripe.Checkout.Session;
     try {
@@ -191,7 +209,13 @@ export class PaymentsService implements PaymentsApi {
   }
 
   async refund(input: RefundInput): Promise<RefundOutcome> {
-    const stripe = this.client();
+    let stripe: Stripe;
+    try {
+      stripe = this.client(input.livemode);
+    } catch (err) {
+      // The mode's key was removed since the payment: nothing can refund it here.
+      return { outcome: 'failed', error: describe(err) };
+    }
     try {
       const refund = await stripe.refunds.create(
         { payment_intent: input.paymentIntent, metadata: { booking_id: input.bookingId } },
@@ -224,19 +248,23 @@ export class PaymentsService implements PaymentsApi {
 
   /** Verifies and handles one delivery; `duplicate` when the event was handled before. */
   async receive(raw: Buffer, signature: string | undefined): Promise<{ received: true; duplicate: boolean }> {
-    const { webhookSecret, connectWebhookSecret } = this.deps.config.stripe;
-    const secrets = [webhookSecret, connectWebhookSecret].filter((x): x is string => !!x);
-    if (!this.stripe || secrets.length === 0) {
+    const { webhookSecret, connectWebhookSecret, testWebhookSecret } = this.deps.config.stripe;
+    const present = (xs: (string | null)[]) => xs.filter((x): x is string => !!x);
+    // Each mode's endpoint counts only when its key is set too.
+    const live = this.stripe ? present([webhookSecret, connectWebhookSecret]) : [];
+    const test = this.testStripe ? present([testWebhookSecret]) : [];
+    const stripe = this.stripe ?? this.testStripe;
+    if (!stripe || live.length + test.length === 0) {
       // No endpoint to deliver to: the operator has not set STRIPE_WEBHOOK_SECRET (and the key).
       throw new AppError(404, 'not-found', 'Stripe webhooks are not configured on this server', {
         code: 'payments_not_configured',
       });
     }
-    const event = this.verify(this.stripe, raw, signature ?? '', secrets);
+    const { event, livemode } = this.verify(stripe, raw, signature ?? '', live, test);
     const handlers = [...this.deps.extensions.all('stripeEvents'), this.accountHandler].filter((h) =>
       h.types.includes(event.type),
     );
-    const prepared = await Promise.all(handlers.map((h) => h.prepare(event)));
+    const prepared = await Promise.all(handlers.map((h) => h.prepare(event, livemode)));
     const after: (() => void)[] = [];
     const fresh = await withTransaction(this.deps.db, async (trx) => {
       const inserted = await repo.recordEvent(trx, {
@@ -247,7 +275,7 @@ export class PaymentsService implements PaymentsApi {
       });
       if (!inserted) return false;
       for (const [i, h] of handlers.entries()) {
-        const then = await h.handle(trx, event, prepared[i]);
+        const then = await h.handle(trx, event, prepared[i], livemode);
         if (then) after.push(then);
       }
       return true;
@@ -257,25 +285,44 @@ export class PaymentsService implements PaymentsApi {
   }
 
   /**
-   * The event, if the signature verifies with one of the secrets (the platform endpoint's, or a
-   * separate Connect endpoint's); else 400.
+   * The event and its mode, if the signature verifies with one of the secrets (live: the platform
+   * endpoint's, or a separate Connect endpoint's; test: the test endpoint's); else 400. The mode is
+   * the secret's, not the event's `livemode` field: a server whose live mode runs on a Stripe test
+   * account (a staging server) receives `livemode: false` events for its live bookings. Only when
+   * one secret is set for both modes does the field decide.
    */
-  private verify(stripe: Stripe, raw: Buffer, signature: string, secrets: readonly string[]): Stripe.Event {
+  private verify(
+    stripe: Stripe,
+    raw: Buffer,
+    signature: string,
+    live: readonly string[],
+    test: readonly string[],
+  ): { event: Stripe.Event; livemode: boolean } {
     let failure: unknown;
-    for (const secret of secrets) {
-      try {
-        return stripe.webhooks.constructEvent(
-          raw,
-          signature,
-          secret,
-          SIGNATURE_TOLERANCE_SECONDS,
-          undefined,
-          this.deps.clock.nowMs(), // v23 takes receivedAt in milliseconds
-        );
-      } catch (err) {
-        failure = err;
+    const tryWith = (secrets: readonly string[]): Stripe.Event | null => {
+      for (const secret of secrets) {
+        try {
+          return stripe.webhooks.constructEvent(
+            raw,
+            signature,
+            secret,
+            SIGNATURE_TOLERANCE_SECONDS,
+            undefined,
+            this.deps.clock.nowMs(), // v23 takes receivedAt in milliseconds
+          );
+        } catch (err) {
+          failure = err;
+        }
       }
+      return null;
+    };
+    const asLive = tryWith(live);
+    if (asLive) {
+      const shared = test.some((s) => live.includes(s));
+      return { event: asLive, livemode: shared ? asLive.livemode : true };
     }
+    const asTest = tryWith(test);
+    if (asTest) return { event: asTest, livemode: false };
     throw new AppError(
       400,
       'validation-error',
@@ -291,7 +338,9 @@ export class PaymentsService implements PaymentsApi {
   private readonly accountHandler: StripeEventHandler<undefined> = {
     types: ['account.updated'],
     prepare: async () => undefined,
-    handle: async (trx: Tx, event: Stripe.Event) => {
+    handle: async (trx: Tx, event: Stripe.Event, _prepared: undefined, livemode: boolean) => {
+      // Connect is live only: a test-mode account is none of Kairos's.
+      if (!livemode) return undefined;
       const acct = event.data.object as Stripe.Account;
       await repo.updateAccountReadiness(trx, acct.id, {
         charges_enabled: acct.charges_enabled === true,
@@ -309,7 +358,13 @@ export class PaymentsService implements PaymentsApi {
    * Creates the account's connected account once (Stripe's idempotency key and the primary key make
    * two racing requests end with one) and answers an onboarding link.
    */
-  async connect(accountId: string, urls: ConnectBody): Promise<ConnectAnswer & { onboarding_url: string }> {
+  async connect(
+    actor: Pick<Actor, 'accountId' | 'livemode'>,
+    urls: ConnectBody,
+  ): Promise<ConnectAnswer & { onboarding_url: string }> {
+    // The connected account is the account's, shared by both modes and live only: test keys read it.
+    if (!actor.livemode) throw liveModeOnly();
+    const { accountId } = actor;
     if (!this.stripe) throw stripeNotConfigured();
     const stripe = this.stripe;
     let row = await this.account(accountId);
