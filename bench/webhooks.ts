@@ -103,6 +103,7 @@ async function emit(ctx: Runtime, accountId: string, count: number, batch: numbe
       for (let i = 0; i < n; i++) {
         await emitEvent(trx, ctx.clock, {
           accountId,
+          livemode: true,
           type: 'booking.created',
           data: { booking: sampleBooking({ id: `booking_${String(done + i).padStart(26, '0')}` }) },
         });
@@ -146,6 +147,7 @@ async function latency(h: Harness, events: number, gapMs: number): Promise<numbe
     const event = await ctx.db.transaction().execute((trx) =>
       emitEvent(trx, ctx.clock, {
         accountId: account.account.id,
+        livemode: true,
         type: 'booking.created',
         data: { booking: sampleBooking({ notes: String(i) }) },
       }),

@@ -64,7 +64,7 @@ export interface MeetingBookingInput {
    * The proposal's mode (docs/api.md#test-mode): the bookings, their occupancy and events are of it; a
    * test meeting is refused (`taken`) where live time is taken. Absent: live.
    */
-  livemode?: boolean;
+  livemode: boolean;
   /** That mode's clock (the bookings' `created_at`); absent: the server's. */
   clock?: Clock;
 }

@@ -291,7 +291,7 @@ export interface OfferMailInput {
   timezone: string;
 }
 
-export function offerMail(o: OfferMailInput): MailMessage {
+export function offerMail(o: OfferMailInput): Omit<MailMessage, 'livemode'> {
   const lines = [
     `Hello ${o.name},`,
     '',

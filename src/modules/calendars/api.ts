@@ -31,7 +31,7 @@ export interface MeetingSpec {
   /**
    * The mode of what it is about (docs/api.md#test-mode): a test-mode meeting is never written to a calendar. Absent: live.
    */
-  livemode?: boolean;
+  livemode: boolean;
 }
 
 /** How writing a meeting into one principal's calendar went. */

@@ -437,6 +437,7 @@ describe('the meeting in the booking’s own statement', () => {
     });
   const spec = (key: string, host: string): MeetingSpec => ({
     key,
+    livemode: true,
     accountId: account.id,
     principalIds: [host],
     title: 'Remembered wrongly',

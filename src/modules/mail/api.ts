@@ -46,7 +46,7 @@ export interface MailMessage {
   /**
    * The mode of what it is about (docs/api.md#test-mode): a test-mode mail is kept as `suppressed`, never sent. Absent: live.
    */
-  livemode?: boolean;
+  livemode: boolean;
   /**
    * When it is written, if not now: a test-mode mail written as at a time of the account's test clock
    * (the actor's `clock.now()`, or a timed piece of work's due time). Absent: the server's now.
@@ -76,7 +76,7 @@ export interface MailIntent {
   /**
    * The mode of what it is about (docs/api.md#test-mode): a test-mode mail is kept as `suppressed`, never sent. Absent: live.
    */
-  livemode?: boolean;
+  livemode: boolean;
   /**
    * When it is written, if not now: a test-mode mail written as at a time of the account's test clock
    * (the actor's `clock.now()`, or a timed piece of work's due time). Absent: the server's now.

@@ -21,6 +21,7 @@ const subjectId = () => `bk_batch${++n}${Date.now()}`;
 function message(subject: string, i: number): MailMessage {
   return {
     kind: 'booking.confirmation',
+    livemode: true,
     subjectId: subject,
     to: `guest${i}@example.test`,
     subject: `Booked ${i}`,
@@ -32,6 +33,7 @@ function message(subject: string, i: number): MailMessage {
 function intent(subject: string, who: string): MailIntent {
   return {
     kind: 'booking.confirmation',
+    livemode: true,
     subjectId: subject,
     to: 'bob@example.test',
     subject: 'Booked: Intro call',

@@ -49,6 +49,7 @@ function invite(uid: string, over: Partial<InviteSpec> = {}): InviteSpec {
 function message(subjectId: string, over: Partial<MailMessage> = {}): MailMessage {
   return {
     kind: 'booking.confirmation',
+    livemode: true,
     subjectId,
     to: 'bob@example.test',
     subject: 'Booked: Intro call',
@@ -403,6 +404,7 @@ describe('mail written as an intent, rendered when sent', () => {
   function intent(subject: string, over: Partial<MailIntent> = {}): MailIntent {
     return {
       kind: 'booking.confirmation',
+      livemode: true,
       subjectId: subject,
       to: 'bob@example.test',
       subject: 'Booked: Intro call',

@@ -33,6 +33,7 @@ function invite(uid: string): InviteSpec {
 function message(subject: string, over: Partial<MailMessage> = {}): MailMessage {
   return {
     kind: 'booking.confirmation',
+    livemode: true,
     subjectId: subject,
     to: 'bob@example.test',
     subject: 'Booked: Intro call',

@@ -13,11 +13,10 @@ import { Conflict } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
 import { addressOf, publicName } from '../../lib/mail-text.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
-import type { MailMessage } from '../mail/api.js';
 import type { ProposalsNeeds } from './api.js';
 import { HOUR, iso } from '../../lib/time.js';
 import { DEFAULT_HOURS } from './input.js';
-import { type ProposalMails, selectedSlot, titleOf } from './mails.js';
+import { type MailDraft, type ProposalMails, selectedSlot, titleOf } from './mails.js';
 import { type Loaded, type ParticipantRow, partiesOf, presentProposal } from './present.js';
 import * as repo from './repo.js';
 import type { Resolution } from './tables.js';
@@ -348,7 +347,7 @@ export class ProposalEffects {
   }
 
   /** The change's mails, of the proposal's mode (a test-mode one is kept, never sent). */
-  private async mail(c: Change, messages: readonly MailMessage[]): Promise<void> {
+  private async mail(c: Change, messages: readonly MailDraft[]): Promise<void> {
     await this.deps.mail.enqueue(
       c.trx,
       messages.map((m) => ({ ...m, livemode: c.l.p.livemode })),

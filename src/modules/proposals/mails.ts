@@ -7,6 +7,9 @@
 import type { Config } from '../../config.js';
 import type { Transition } from '../../lib/proposals.js';
 import type { InviteSpec, MailMessage } from '../mail/api.js';
+
+/** A proposal's mail before its mode is set: effects.ts gives each the proposal's (docs/api.md#test-mode). */
+export type MailDraft = Omit<MailMessage, 'livemode'>;
 import { addressOf, describeTime, htmlBody } from '../../lib/mail-text.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import { type Loaded, type ParticipantRow, partiesOf, type SlotRow } from './present.js';
@@ -42,7 +45,7 @@ export class ProposalMails {
     recipient?: string,
     /** The recipient's zone (a principal's); an address alone has none known: UTC, named. */
     zone = 'UTC',
-  ): MailMessage {
+  ): MailDraft {
     const url = this.link(token);
     const poll = l.p.mode === 'poll';
     const lines = [
@@ -75,7 +78,7 @@ export class ProposalMails {
    * To the requester: rejected, expired, or expired because a consent was revoked
    * (docs/api.md#proposals-and-polls).
    */
-  requesterMail(c: MailContext): MailMessage {
+  requesterMail(c: MailContext): MailDraft {
     const { l } = c;
     const who = c.responder?.name || 'A participant';
     const title = titleOf(l);
@@ -109,7 +112,7 @@ export class ProposalMails {
   }
 
   /** Accepted or cancelled: everyone booked gets the meeting (an invite, or its cancellation). */
-  everyoneMails(c: MailContext): MailMessage[] {
+  everyoneMails(c: MailContext): MailDraft[] {
     const { l } = c;
     const cancelled = c.row.to === 'cancelled';
     const slot = selectedSlot(l);
@@ -153,7 +156,7 @@ export class ProposalMails {
    * contact address, a named invitee or an open-poll voter at the address it gave) is told. No meeting
    * was booked, so no invite is cancelled.
    */
-  withdrawnMails(c: MailContext): MailMessage[] {
+  withdrawnMails(c: MailContext): MailDraft[] {
     const { l } = c;
     const title = titleOf(l);
     const requesterName = c.pre.contacts.get(l.p.requester_id)?.name || 'The organiser';
@@ -183,7 +186,7 @@ export class ProposalMails {
   }
 
   /** A resolved poll: the result with an invite to every voter who left an address, and the requester. */
-  resultMails(c: MailContext): MailMessage[] {
+  resultMails(c: MailContext): MailDraft[] {
     const { l } = c;
     const slot = selectedSlot(l);
     const r = l.p.resolution!;

@@ -32,7 +32,7 @@ export interface EmitEventInput<T extends EventType = EventType> {
    * The mode of what it is about (docs/api.md#test-mode): a test-mode event goes to test-mode
    * subscriptions only, its envelope says `livemode: false`. Absent: live.
    */
-  livemode?: boolean;
+  livemode: boolean;
   /**
    * When it happened (its `created_at`): the time of the clock the change ran on — `actor.clock.now()`,
    * or a test clock's timed work's `clock.now()` (the time the work fell due). Absent: the server's

@@ -68,7 +68,10 @@ async function emitMany(t: TestApp, accountId: string, count: number): Promise<s
     await t.ctx.db.transaction().execute(async (trx) => {
       for (let i = done; i < Math.min(count, done + 100); i++) {
         const data = { booking: sampleBooking({ notes: String(i) }) };
-        ids.push((await emitEvent(trx, t.ctx.clock, { accountId, type: 'booking.created', data })).id);
+        ids.push(
+          (await emitEvent(trx, t.ctx.clock, { accountId, livemode: true, type: 'booking.created', data }))
+            .id,
+        );
       }
     });
   }

@@ -67,6 +67,7 @@ function emit(accountId: string, over: Partial<EmitEventInput> = {}) {
   return t.ctx.db.transaction().execute((trx) =>
     emitEvent(trx, clock, {
       accountId,
+      livemode: true,
       type: 'booking.created',
       data: { booking: sampleBooking({ customer_name: 'Zoë Ünicode 🗓️' }) },
       ...over,
@@ -579,6 +580,7 @@ describe('time-outs', () => {
       await short.ctx.db.transaction().execute((trx) =>
         emitEvent(trx, clock, {
           accountId: acc.id,
+          livemode: true,
           type: 'booking.created',
           data: { booking: sampleBooking() },
         }),

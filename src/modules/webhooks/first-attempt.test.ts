@@ -63,7 +63,9 @@ async function emitEach(accountId: string, count: number): Promise<string[]> {
     const data = { booking: sampleBooking({ notes: String(i) }) };
     const event = await t.ctx.db
       .transaction()
-      .execute((trx) => emitEvent(trx, t.ctx.clock, { accountId, type: 'booking.created', data }));
+      .execute((trx) =>
+        emitEvent(trx, t.ctx.clock, { accountId, livemode: true, type: 'booking.created', data }),
+      );
     ids.push(event.id);
   }
   return ids;

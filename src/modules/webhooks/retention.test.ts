@@ -34,7 +34,12 @@ function emit(accountId: string) {
   return t.ctx.db
     .transaction()
     .execute((trx) =>
-      emitEvent(trx, clock, { accountId, type: 'booking.created', data: { booking: sampleBooking() } }),
+      emitEvent(trx, clock, {
+        accountId,
+        livemode: true,
+        type: 'booking.created',
+        data: { booking: sampleBooking() },
+      }),
     );
 }
 
@@ -106,6 +111,7 @@ describe('webhook retention', () => {
       await app.ctx.db.transaction().execute((trx) =>
         emitEvent(trx, c, {
           accountId: acc.id,
+          livemode: true,
           type: 'booking.created',
           data: { booking: sampleBooking() },
         }),

@@ -222,6 +222,7 @@ describe('outbound guard at delivery time', () => {
     await t.ctx.db.transaction().execute((trx) =>
       emitEvent(trx, t.ctx.clock, {
         accountId: acc.id,
+        livemode: true,
         type: 'booking.created',
         data: { booking: sampleBooking() },
       }),
@@ -254,6 +255,7 @@ describe('GET /v1/events/{id}', () => {
     const event = await t.ctx.db.transaction().execute((trx) =>
       emitEvent(trx, t.ctx.clock, {
         accountId: acc.id,
+        livemode: true,
         type: 'booking.created',
         data: { booking: sampleBooking({ id: 'booking_01jxk9c2e1d3f5g7h9j1k3m5n1' }) },
       }),

@@ -29,7 +29,9 @@ async function emitMany(t: TestApp, accountId: string, marks: Record<string, unk
     const ids: string[] = [];
     for (const mark of marks) {
       const data = { booking: sampleBooking({ notes: JSON.stringify(mark) }) };
-      ids.push((await emitEvent(trx, t.ctx.clock, { accountId, type: 'booking.created', data })).id);
+      ids.push(
+        (await emitEvent(trx, t.ctx.clock, { accountId, livemode: true, type: 'booking.created', data })).id,
+      );
     }
     return ids;
   });
