@@ -68,7 +68,9 @@ describe('console: API keys', () => {
         expect(await page.locator('#mode-test').isChecked()).toBe(true);
         expect(new URL(page.url()).searchParams.get('mode')).toBe('test');
         await expect.poll(() => rows.count()).toBe(1);
-        expect(await row('CI test key').locator('.badge.test').innerText()).toBe('Test');
+        const badge = row('CI test key').locator('.badge.test');
+        expect(await badge.isVisible()).toBe(true);
+        expect(await badge.textContent()).toBe('Test');
         expect(await row('CI test key').getByText('test', { exact: true }).count()).toBe(1);
         await expectNoSeriousViolations(page, 'keys, test mode');
         expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
