@@ -98,6 +98,10 @@ describe('console: API keys', () => {
         await page.goto(`${t.url}/console/keys?mode=test`);
         await row('CI test key').waitFor();
         expect(await page.locator('#mode-test').isChecked()).toBe(true);
+        // The overview's usage table marks it too.
+        await page.goto(`${t.url}/console`);
+        const usage = page.locator('table.usage tr', { has: page.getByText('CI test key') });
+        await usage.locator('.badge.test').waitFor();
         expect(csp).toEqual([]);
       } finally {
         await context.close();

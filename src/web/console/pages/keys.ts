@@ -43,7 +43,7 @@ async function keysOf(mode: Mode, cursor: string | undefined): Promise<PageOf<Ap
 
 /** Which mode's keys the list shows: two radio buttons (arrow keys move between them). */
 function ModeSwitch(p: { mode: Mode; onChange: (m: Mode) => void }): VNode {
-  return html`<fieldset class="mode-switch" aria-describedby="mode-hint">
+  return html`<fieldset class="switch" aria-describedby="mode-hint">
     <legend>Show keys of</legend>
     <label class="choice"><input type="radio" id="mode-live" name="mode" value="live" checked=${p.mode === 'live'} onChange=${() => p.onChange('live')} /> Live</label>
     <label class="choice"><input type="radio" id="mode-test" name="mode" value="test" checked=${p.mode === 'test'} onChange=${() => p.onChange('test')} /> Test</label>
