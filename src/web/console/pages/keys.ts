@@ -166,7 +166,7 @@ export function Keys(): VNode {
   const reload = list.reload;
   return html`<section class="panel" aria-labelledby="list-title">
     <div class="panel-head">
-      <h2 id="list-title">${mode === 'test' ? 'Test keys' : 'Live keys'}</h2>
+      <h2 id="list-title">Keys</h2>
       <a class="button secondary" href="#create">Create a key</a>
     </div>
     <${ModeSwitch} mode=${mode} onChange=${show} />
