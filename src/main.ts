@@ -40,7 +40,7 @@ const COMMANDS: Record<string, [synopsis: string, description: string]> = {
   'keys revoke': ['keys revoke ID', 'revoke a key'],
   'mail list': [
     'mail list [--limit N]',
-    'the most recent mails (default 20), newest first: id, created, status, to, subject',
+    'the most recent mails (default 20), newest first: id, created, status, to (a test-mode mail: [test]), subject',
   ],
   'mail show': ['mail show ID', 'one mail: its headers and whole text body, with its links'],
   mcp: [
@@ -472,7 +472,7 @@ async function run(
           : mails
               .map(
                 (m) =>
-                  `${m.id}  ${m.created_at.toISOString()}  ${m.status.padEnd(7)}  ${m.to ?? '(no address)'}  ${m.subject}`,
+                  `${m.id}  ${m.created_at.toISOString()}  ${m.status.padEnd(10)}  ${m.livemode ? '' : '[test] '}${m.to ?? '(no address)'}  ${m.subject}`,
               )
               .join('\n'),
       );
@@ -492,7 +492,7 @@ async function run(
         json,
         { mail: { ...mail, links } },
         [
-          `Mail ${mail.id} (${mail.kind}), ${mail.status}${mail.last_error ? `: ${mail.last_error}` : ''}`,
+          `Mail ${mail.id} (${mail.kind}), ${mail.status}${mail.livemode ? '' : ' (test mode: never sent)'}${mail.last_error ? `: ${mail.last_error}` : ''}`,
           `Date: ${mail.created_at.toISOString()}`,
           `To: ${mail.to ?? '(no address)'}`,
           `Subject: ${mail.subject}`,

@@ -6,6 +6,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
 import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
 import type { PrincipalProfile, PrincipalsApi } from '../principals/api.js';
 import type { SlotsQuery } from './schemas.js';
 
@@ -46,6 +47,10 @@ export interface LinkSlotsInput {
   durationMinutes: number;
   timezone: string;
   limits: BookingLimits;
+  /** The link's mode (docs/api.md#test-mode): test mode counts live bookings as busy too. */
+  livemode: boolean;
+  /** The link's mode's clock: the server's, or the account's test clock. */
+  clock: Clock;
 }
 
 /** GET /v1/availability/slots's query, once checked against its schema (defaults filled in). */
@@ -60,14 +65,25 @@ export interface AvailabilityApi {
    * Why `slot` cannot be booked for host `p`: outside its working hours, inside its minimum notice,
    * beyond its horizon, or against calendar busy time (with its buffers); null when none applies.
    * Other bookings are not looked at: the exclusion constraint decides those when the booking is
-   * written. `limits` are a booking link's overrides (null: the host's schedule decides).
+   * written. `limits` are a booking link's overrides (null: the host's schedule decides). `clock`: the
+   * booking's mode's (notice and horizon count from its now; a test clock in test mode).
    */
-  refusal(p: PrincipalProfile, slot: Interval, limits?: BookingLimits): Promise<SlotRefusal | null>;
+  refusal(
+    p: PrincipalProfile,
+    slot: Interval,
+    limits: BookingLimits,
+    clock: Clock,
+  ): Promise<SlotRefusal | null>;
   /**
    * The part of `refusal` that depends on the schedule alone (notice, horizon, working hours): no I/O,
    * so a booking repeats it inside its transaction against the schedule it has locked.
    */
-  scheduleRefusal(p: PrincipalProfile, slot: Interval, limits?: BookingLimits): SlotRefusal | null;
+  scheduleRefusal(
+    p: PrincipalProfile,
+    slot: Interval,
+    limits: BookingLimits,
+    clock: Clock,
+  ): SlotRefusal | null;
   /**
    * The bookable slots of a booking link (GET /v1/public/links/{slug}/availability) as JSON text: `any`
    * host free (single, round robin) or `all` free (collective), under the link's limits.

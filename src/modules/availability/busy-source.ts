@@ -23,6 +23,11 @@ export interface BusyAnswer {
 
 export interface BusyOptions {
   unclipped?: boolean;
+  /**
+   * The mode asking (docs/api.md#test-mode); absent: live. Live mode sees live bookings only; test mode
+   * sees live and test bookings (live ones are busy in test availability). Calendars have no mode.
+   */
+  livemode?: boolean;
 }
 
 /** A source's whole known busy time of a principal: `intervals` is complete inside [start, end). */

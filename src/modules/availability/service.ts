@@ -2,7 +2,8 @@
  * Availability use cases (docs/api.md#availability, #availability-access): slots, next slot, mutual slots and normalized
  * availability blocks. Busy time comes only from the `busySources` extension point; schedules and
  * access from the principals module; the arithmetic from `src/lib`. Every instant is UTC; the `timezone` asked for changes only
- * the labels and the grouping by day, never which slots there are.
+ * the labels and the grouping by day, never which slots there are. "Now" is the caller's clock (a test
+ * key's: its account's test clock) and busy time is asked in the caller's mode (docs/api.md#test-mode).
  */
 import type { Static } from '@sinclair/typebox';
 import { clip, type Interval, normalize, subtract, union } from '../../lib/intervals.js';
@@ -100,14 +101,11 @@ export class AvailabilityService implements AvailabilityApi {
 
   private readonly counted: Record<'slots' | 'next', Record<'remembered' | 'computed', { inc(): void }>>;
 
-  private readonly clock: Clock;
-
   constructor(
-    platform: Pick<Platform, 'clock' | 'metrics'>,
+    platform: Pick<Platform, 'metrics'>,
     private readonly needs: AvailabilityNeeds,
     private readonly extensions: Pick<Extensions, 'all'>,
   ) {
-    this.clock = platform.clock;
     const m = platform.metrics;
     const outcomes = (kind: string) => ({
       remembered: m.availabilityAnswers.labels(kind, 'remembered'),
@@ -135,7 +133,7 @@ export class AvailabilityService implements AvailabilityApi {
     const extra = (params.buffer ?? 0) * MINUTE;
     const intervalMs = params.slot_interval === undefined ? undefined : params.slot_interval * MINUTE;
     const input = profileConstraints(p, extra);
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     const alignTimezone = p.schedule.timezone;
     // Window and clock matter only through this range (lib/slots.ts), which moves in grid steps.
     const range = slotRange(input, { window: window!, nowMs, durationMs, intervalMs, alignTimezone });
@@ -144,7 +142,10 @@ export class AvailabilityService implements AvailabilityApi {
     // Busy time outside the window changes no slot: the sources' whole lists, not cut per question,
     // where the answer can come from remembered days (below).
     const asked = [queryWindow(input, range, window!)];
-    const { busy, stale, busyAsOf } = await this.busyFor([p], asked, { unclipped: !groupByDay });
+    const { busy, stale, busyAsOf } = await this.busyFor([p], asked, {
+      unclipped: !groupByDay,
+      livemode: caller.livemode,
+    });
     const { calendar, booking, whole } = busy[0]!;
     const memo = this.slotAnswers;
     // Calendar and booking busy time are kept apart (bookings are padded occupancy, lib/slots.ts), so
@@ -200,7 +201,7 @@ export class AvailabilityService implements AvailabilityApi {
   /** GET /v1/availability/next (remembered like slots). */
   async next(caller: Caller, params: Static<typeof NextQuery>): Promise<NextAnswer> {
     const problems = new Problems();
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     let after = nowMs;
     if (params.after !== undefined) {
       const t = Date.parse(params.after);
@@ -221,7 +222,9 @@ export class AvailabilityService implements AvailabilityApi {
     const input = profileConstraints(p, 0);
     const alignTimezone = p.schedule.timezone;
     const range = slotRange(input, { window, nowMs, durationMs, intervalMs, alignTimezone });
-    const { busy, stale, busyAsOf } = await this.busyFor([p], [queryWindow(input, range, window)]);
+    const { busy, stale, busyAsOf } = await this.busyFor([p], [queryWindow(input, range, window)], {
+      livemode: caller.livemode,
+    });
     const { calendar, booking } = busy[0]!;
     const timezone = params.timezone ?? p.schedule.timezone;
     const memo = this.nextAnswers;
@@ -289,12 +292,12 @@ export class AvailabilityService implements AvailabilityApi {
 
     const ps = await this.accessible(caller, ids, undefined);
     const durationMs = params.duration_minutes * MINUTE;
-    const nowMs = this.clock.nowMs();
+    const nowMs = caller.clock.nowMs();
     const inputs = ps.map((p) => profileConstraints(p, 0));
     const windows = inputs.map((input) =>
       queryWindow(input, bookableRange(input, window!, nowMs, durationMs), window!),
     );
-    const { busy, stale, busyAsOf } = await this.busyFor(ps, windows);
+    const { busy, stale, busyAsOf } = await this.busyFor(ps, windows, { livemode: caller.livemode });
     const principals: PrincipalAvailability[] = ps.map((p, i) => ({
       ...inputs[i]!,
       working: workingFor(p.schedule, window!),
@@ -332,7 +335,7 @@ export class AvailabilityService implements AvailabilityApi {
     problems.throwIfAny();
 
     const p = (await this.accessible(caller, [principalId], undefined))[0]!;
-    const { busy, stale, busyAsOf } = await this.busyFor([p], [window!]);
+    const { busy, stale, busyAsOf } = await this.busyFor([p], [window!], { livemode: caller.livemode });
     const booking = clip(normalize(busy[0]!.booking), window!);
     const calendar = subtract(clip(normalize(busy[0]!.calendar), window!), booking);
     const busyAll = union(booking, calendar);
@@ -377,14 +380,16 @@ export class AvailabilityService implements AvailabilityApi {
    * beyond its horizon, or against calendar busy time (with its buffers); null when none applies.
    * Other bookings are not looked at: the exclusion constraint decides those when the booking is
    * written. `limits` are a booking link's overrides (null: the host's schedule decides). A host
-   * without a connected calendar has no calendar busy time.
+   * without a connected calendar has no calendar busy time. Notice and horizon count from `clock`'s
+   * now: the booking's mode's (an account's test clock in test mode).
    */
   async refusal(
     p: PrincipalProfile,
     slot: Interval,
-    limits: BookingLimits = {},
+    limits: BookingLimits,
+    clock: Clock,
   ): Promise<SlotRefusal | null> {
-    const rule = this.scheduleRefusal(p, slot, limits);
+    const rule = this.scheduleRefusal(p, slot, limits, clock);
     if (rule !== null) return rule;
     const c = constraintsWith(p, limits);
     // A slot keeps [start - after, end + before) clear of calendar busy time (lib/slots.ts).
@@ -398,9 +403,14 @@ export class AvailabilityService implements AvailabilityApi {
    * The part of `refusal` that depends on the schedule alone (notice, horizon, working hours): no I/O,
    * so a booking repeats it inside its transaction against the schedule it has locked.
    */
-  scheduleRefusal(p: PrincipalProfile, slot: Interval, limits: BookingLimits = {}): SlotRefusal | null {
+  scheduleRefusal(
+    p: PrincipalProfile,
+    slot: Interval,
+    limits: BookingLimits,
+    clock: Clock,
+  ): SlotRefusal | null {
     const c = constraintsWith(p, limits);
-    const nowMs = this.clock.nowMs();
+    const nowMs = clock.nowMs();
     if (slot.start < nowMs + c.minimumNoticeMs) return 'minimum_notice';
     if (slot.start > nowMs + c.maxDaysAhead * DAY) return 'max_days_ahead';
     const working = workingIntervals(p.schedule, slot);
@@ -418,7 +428,7 @@ export class AvailabilityService implements AvailabilityApi {
   async linkSlots(input: LinkSlotsInput): Promise<Buffer | string> {
     const { hosts, window, limits } = input;
     const durationMs = input.durationMinutes * MINUTE;
-    const nowMs = this.clock.nowMs();
+    const nowMs = input.clock.nowMs();
     const constraints = hosts.map((p) => constraintsWith(p, limits));
     const alignTimezone = hosts[0]!.schedule.timezone;
     const ranges = constraints.map((c, i) =>
@@ -427,7 +437,7 @@ export class AvailabilityService implements AvailabilityApi {
     const { busy, stale, busyAsOf } = await this.busyFor(
       hosts,
       constraints.map((c, i) => queryWindow(c, ranges[i]!, window)),
-      { requireCalendar: false },
+      { requireCalendar: false, livemode: input.livemode },
     );
     const memo = this.slotAnswers;
     const key =
@@ -528,12 +538,17 @@ export class AvailabilityService implements AvailabilityApi {
   private async busyFor(
     ps: readonly PrincipalProfile[],
     windows: readonly Interval[],
-    opts: { requireCalendar?: boolean; only?: BusySource['name']; unclipped?: boolean } = {},
+    opts: {
+      requireCalendar?: boolean;
+      only?: BusySource['name'];
+      unclipped?: boolean;
+      livemode?: boolean;
+    } = {},
   ): Promise<{ busy: PrincipalBusy[]; stale: boolean; busyAsOf: number | null }> {
     const all: readonly BusySource[] = this.extensions.all('busySources');
     const sources = opts.only === undefined ? all : all.filter((s) => s.name === opts.only);
     const requireCalendar = opts.requireCalendar ?? true;
-    const asking = { unclipped: opts.unclipped === true };
+    const asking = { unclipped: opts.unclipped === true, livemode: opts.livemode ?? true };
     const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!, asking)));
     const settled = await Promise.allSettled(asks);
     const busy: PrincipalBusy[] = [];

@@ -26,6 +26,11 @@ export interface LinkQuestion {
 export interface BookingLink {
   id: string;
   accountId: string;
+  /**
+   * Its mode (docs/api.md#test-mode): false for a link made with a test key. The public surface acts
+   * in it (and on its clock); owners of the other mode never see the link.
+   */
+  livemode: boolean;
   slug: string;
   title: string;
   description: string;
@@ -51,10 +56,14 @@ export interface BookingLink {
 }
 
 export interface BookingLinksApi {
-  /** A live (not deleted) link of this account, or null. */
-  get(accountId: string, id: string): Promise<BookingLink | null>;
   /**
-   * The live link with this slug (active or not), or null. Served from an in-process cache
+   * A live (not deleted) link of this account, or null; of mode `livemode` when given (an actor's: a
+   * link of the other mode is null), of either mode when left out (a booking's own link).
+   */
+  get(accountId: string, id: string, livemode?: boolean): Promise<BookingLink | null>;
+  /**
+   * The live link with this slug (active or not), of either mode (slugs are one namespace; the link
+   * says its `livemode` and `accountId`), or null. Served from an in-process cache
    * invalidated by NOTIFY on channel kairos_booking_links, since public booking pages read it on
    * every request. The returned object is shared: callers must not mutate it.
    */

@@ -17,6 +17,7 @@ describe('booking links: create and read', () => {
     const { booking_link: link } = await res.json();
     expect(link).toEqual({
       id: expect.stringMatching(/^link_[0-9a-z]{26}$/),
+      livemode: true,
       slug: s,
       title: 'Intro call',
       description: '',

@@ -19,6 +19,7 @@ export type LinkRow = Selectable<BookingLinksTable>;
 export interface NewLinkRow {
   id: string;
   account_id: string;
+  livemode: boolean;
   slug: string;
   title: string;
   description: string;
@@ -35,7 +36,14 @@ export interface NewLinkRow {
   created_at: Date;
 }
 
-export type LinkChange = Partial<Omit<NewLinkRow, 'id' | 'account_id' | 'created_at'>>;
+export type LinkChange = Partial<Omit<NewLinkRow, 'id' | 'account_id' | 'livemode' | 'created_at'>>;
+
+/** The account's live link `id` of one mode: whose row an owner's change may touch. */
+export interface LinkKey {
+  accountId: string;
+  id: string;
+  livemode: boolean;
+}
 
 export async function insertLink(db: Queryable, row: NewLinkRow): Promise<LinkRow> {
   return db
@@ -50,15 +58,21 @@ export async function insertLink(db: Queryable, row: NewLinkRow): Promise<LinkRo
     .executeTakeFirstOrThrow();
 }
 
-/** One live link of the account, or undefined. */
-export async function findLink(db: Queryable, accountId: string, id: string): Promise<LinkRow | undefined> {
-  return db
+/** One live link of the account, of mode `livemode` (null: of either mode), or undefined. */
+export async function findLink(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  livemode: boolean | null,
+): Promise<LinkRow | undefined> {
+  let q = db
     .selectFrom('booking_links')
     .selectAll()
     .where('id', '=', id)
     .where('account_id', '=', accountId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+    .where('deleted_at', 'is', null);
+  if (livemode !== null) q = q.where('livemode', '=', livemode);
+  return q.executeTakeFirst();
 }
 
 /** The live link with this slug, or undefined. */
@@ -71,10 +85,11 @@ export async function findBySlug(db: Queryable, slug: string): Promise<LinkRow |
     .executeTakeFirst();
 }
 
-/** Live links of the account, newest first, `limit + 1` rows from after `pos`. */
+/** Live links of the account in one mode, newest first, `limit + 1` rows from after `pos`. */
 export async function listLinks(
   db: Queryable,
   accountId: string,
+  livemode: boolean,
   pos: CursorPosition | null,
   limit: number,
 ): Promise<LinkRow[]> {
@@ -82,57 +97,53 @@ export async function listLinks(
     .selectFrom('booking_links')
     .selectAll()
     .where('account_id', '=', accountId)
+    .where('livemode', '=', livemode)
     .where('deleted_at', 'is', null);
   return newestFirstAfter(q, pos, limit).execute();
 }
 
-/** Applies `change` to the account's live link `id`; its row after the change, or undefined if none. */
+/** Applies `change` to the account's live link `key.id` of the mode; its row after the change, or undefined if none. */
 export async function updateLink(
   db: Queryable,
-  accountId: string,
-  id: string,
+  key: LinkKey,
   change: LinkChange,
   now: Date,
 ): Promise<LinkRow | undefined> {
   const { questions, ...rest } = change;
   const values: Updateable<BookingLinksTable> = { ...rest, updated_at: now };
   if (questions !== undefined) values.questions = JSON.stringify(questions);
-  return changeLive(db, accountId, id, values);
+  return changeLive(db, key, values);
 }
 
 /** Soft delete: the row stays (bookings refer to it), inactive, and its slug is free again. */
-export async function softDeleteLink(
-  db: Queryable,
-  accountId: string,
-  id: string,
-  now: Date,
-): Promise<LinkRow | undefined> {
-  return changeLive(db, accountId, id, { active: false, deleted_at: now, updated_at: now });
+export async function softDeleteLink(db: Queryable, key: LinkKey, now: Date): Promise<LinkRow | undefined> {
+  return changeLive(db, key, { active: false, deleted_at: now, updated_at: now });
 }
 
 async function changeLive(
   db: Queryable,
-  accountId: string,
-  id: string,
+  key: LinkKey,
   values: Updateable<BookingLinksTable>,
 ): Promise<LinkRow | undefined> {
   return db
     .updateTable('booking_links')
     .set(values)
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
+    .where('id', '=', key.id)
+    .where('account_id', '=', key.accountId)
+    .where('livemode', '=', key.livemode)
     .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }
 
-/** The live link `id` of the account locked for an update in `trx` (so a PATCH merges with what it read). */
-export async function lockLink(trx: Tx, accountId: string, id: string): Promise<LinkRow | undefined> {
+/** The live link of the key locked for an update in `trx` (so a PATCH merges with what it read). */
+export async function lockLink(trx: Tx, key: LinkKey): Promise<LinkRow | undefined> {
   return trx
     .selectFrom('booking_links')
     .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
+    .where('id', '=', key.id)
+    .where('account_id', '=', key.accountId)
+    .where('livemode', '=', key.livemode)
     .where('deleted_at', 'is', null)
     .forUpdate()
     .executeTakeFirst();

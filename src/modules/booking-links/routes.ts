@@ -8,11 +8,12 @@ import type { BookingLinkService } from './service.js';
 /** The route-specific error answers of the OpenAPI document (src/app.ts adds 400/401/403/404/429/5xx). */
 const SLUG_TAKEN = '`conflict` with `code: slug_taken`: another live booking link uses the slug';
 const NOT_PAYABLE =
-  '`unprocessable` with `code: payments_not_configured`: a price on a server without payments';
+  '`unprocessable` with `code: payments_not_configured`: a price on a server without payments (for test mode: without STRIPE_TEST_SECRET_KEY)';
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
 const LINK = {
   id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
+  livemode: true,
   slug: 'physio-assessment',
   title: 'Physiotherapy assessment',
   description: 'A first assessment with one of our physiotherapists.',
@@ -96,7 +97,7 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
       schema: {
         operationId: 'listBookingLinks',
         tags,
-        summary: 'List the account’s booking links, newest first',
+        summary: 'List the account’s booking links of the caller’s mode (live or test), newest first',
         querystring: ListQuery,
         response: {
           200: answer('One page of booking links', BookingLinkList, {
@@ -106,7 +107,7 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
         },
       },
     },
-    async (request) => links.list(actorOf(request.caller).accountId, request.query),
+    async (request) => links.list(actorOf(request.caller), request.query),
   );
 
   app.get(
@@ -122,7 +123,7 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
       },
     },
     async (request) => ({
-      booking_link: await links.read(actorOf(request.caller).accountId, request.params.id),
+      booking_link: await links.read(actorOf(request.caller), request.params.id),
     }),
   );
 
@@ -176,7 +177,7 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
       },
     },
     async (request) => ({
-      booking_link: await links.remove(actorOf(request.caller).accountId, request.params.id),
+      booking_link: await links.remove(actorOf(request.caller), request.params.id),
     }),
   );
 }

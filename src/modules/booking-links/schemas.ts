@@ -30,7 +30,8 @@ export const SLUG_PATTERN = '^[a-z0-9-]{3,64}$';
 
 const Slug = Type.String({
   pattern: SLUG_PATTERN,
-  description: 'Unique across the service: 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}',
+  description:
+    'Unique across the service (live and test links share one namespace): 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}',
   examples: ['intro-call'],
 });
 const Title = Type.String({ minLength: 1, maxLength: 200 });
@@ -103,7 +104,7 @@ const fields = {
       minItems: 1,
       maxItems: LINK_LIMITS.maxHosts,
       description:
-        'Distinct principals: the caller itself or live hosts of its account (default: the caller itself)',
+        'Distinct principals: the caller itself or live hosts of its account of the caller’s mode (a test key: test hosts; default: the caller itself)',
     }),
   ),
   assignment: Type.Optional(AssignmentSchema),
@@ -154,6 +155,10 @@ export const BookingLinkSchema = named(
   'BookingLink',
   Type.Object({
     id: Type.String({ pattern: prefixedIdPattern('link'), description: 'booking link id (link_…)' }),
+    livemode: Type.Boolean({
+      description:
+        'false for a link made with a test key (docs: Test mode): its page books in test mode; each mode sees only its own links',
+    }),
     slug: Type.String({ pattern: SLUG_PATTERN }),
     title: Type.String(),
     description: Type.String(),

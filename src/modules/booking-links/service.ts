@@ -4,7 +4,6 @@ import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
 import { type Db, withTransaction } from '../../db/store.js';
 import type { Actor } from '../../platform/actor.js';
-import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unprocessable } from '../../platform/errors.js';
 import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
@@ -16,7 +15,14 @@ import { type CreateLinkInput, LINK_LIMITS, SLUG_PATTERN, type UpdateLinkInput }
 import type { Static } from '@sinclair/typebox';
 import type { ListQuery } from '../../platform/schemas.js';
 
-/** What the module asks of the principals module: may the caller act for a principal. */
+/**
+ * The settings the module reads: the base URL of link pages, and whether Stripe is set up for each
+ * mode. `testSecretKey` is the payments module's STRIPE_TEST_SECRET_KEY (absent: not set up).
+ */
+type LinksConfig = Pick<Config, 'baseUrl'> & {
+  stripe: Pick<Config['stripe'], 'secretKey'> & { testSecretKey?: string | null };
+};
+
 const SLUG = new RegExp(SLUG_PATTERN);
 const isLinkId = (id: string): boolean => id.startsWith('link_') && isPrefixedId(id);
 const notFound = () => new NotFound('No booking link with this id');
@@ -25,6 +31,7 @@ const notFound = () => new NotFound('No booking link with this id');
 export function presentLink(link: BookingLink, baseUrl: string, deletedAt: Date | null = null) {
   return {
     id: link.id,
+    livemode: link.livemode,
     slug: link.slug,
     title: link.title,
     description: link.description,
@@ -57,15 +64,13 @@ export class BookingLinkService implements BookingLinksApi {
   private readonly bySlugCache: InvalidatedCache<BookingLink | null>;
 
   private readonly db: Db;
-  private readonly clock: Clock;
-  private readonly config: Pick<Config, 'baseUrl' | 'stripe'>;
+  private readonly config: LinksConfig;
 
   constructor(
     platform: Pick<Platform, 'db' | 'clock' | 'config'>,
     private readonly needs: BookingLinksNeeds,
   ) {
     this.db = platform.db;
-    this.clock = platform.clock;
     this.config = platform.config;
     this.bySlugCache = new InvalidatedCache(platform.clock, { channel: repo.BOOKING_LINKS_CHANNEL });
   }
@@ -77,9 +82,9 @@ export class BookingLinkService implements BookingLinksApi {
 
   // ---- the API other modules use ---------------------------------------------------------------------
 
-  async get(accountId: string, id: string): Promise<BookingLink | null> {
+  async get(accountId: string, id: string, livemode?: boolean): Promise<BookingLink | null> {
     if (!isLinkId(id) || !isUuid(accountId)) return null;
-    const row = await repo.findLink(this.db, accountId, id);
+    const row = await repo.findLink(this.db, accountId, id, livemode ?? null);
     return row ? toLink(row) : null;
   }
 
@@ -100,6 +105,7 @@ export class BookingLinkService implements BookingLinksApi {
 
   // ---- owners' use cases -----------------------------------------------------------------------------
 
+  /** A link of the actor's mode (a test link takes test hosts only), made at its clock's time. */
   async create(actor: Actor, input: CreateLinkInput): Promise<PresentedLink> {
     const problems = new Problems();
     const title = checkTitle(input.title, problems);
@@ -113,13 +119,14 @@ export class BookingLinkService implements BookingLinksApi {
     const questions = checkQuestions(input.questions ?? [], problems);
     const price = checkPrice(input.price_amount ?? null, input.price_currency ?? null, problems);
     problems.throwIfAny();
-    if (price.amount !== null) this.mayBePriced();
+    if (price.amount !== null) this.mayBePriced(actor.livemode);
 
-    const now = this.clock.now();
+    const now = actor.clock.now();
     try {
       const row = await repo.insertLink(this.db, {
         id: prefixedId('link', now.getTime()),
         account_id: actor.accountId,
+        livemode: actor.livemode,
         slug: input.slug,
         title,
         description: input.description ?? '',
@@ -143,15 +150,17 @@ export class BookingLinkService implements BookingLinksApi {
     }
   }
 
-  async list(accountId: string, opts: Static<typeof ListQuery>) {
+  /** The account's links of the actor's mode. */
+  async list(actor: Actor, opts: Static<typeof ListQuery>) {
     const pos = decodeCursor(opts.cursor, { prefix: 'link' });
-    const rows = await repo.listLinks(this.db, accountId, pos, opts.limit);
+    const rows = await repo.listLinks(this.db, actor.accountId, actor.livemode, pos, opts.limit);
     const { items, pagination } = page(rows, opts.limit);
     return { booking_links: items.map((r) => this.present(toLink(r))), pagination };
   }
 
-  async read(accountId: string, id: string): Promise<PresentedLink> {
-    const link = await this.get(accountId, id);
+  /** A link of the account in the actor's mode; 404 otherwise (another account's or mode's, deleted, unknown). */
+  async read(actor: Actor, id: string): Promise<PresentedLink> {
+    const link = await this.get(actor.accountId, id, actor.livemode);
     if (!link) throw notFound();
     return this.present(link);
   }
@@ -163,20 +172,21 @@ export class BookingLinkService implements BookingLinksApi {
   async update(actor: Actor, id: string, patch: UpdateLinkInput): Promise<PresentedLink> {
     if (!isLinkId(id)) throw notFound();
     // A link becomes priced only where payments are set up (a free one, or a price removed, always passes).
-    if (typeof patch.price_amount === 'number') this.mayBePriced();
+    if (typeof patch.price_amount === 'number') this.mayBePriced(actor.livemode);
     // Hosts are checked before the row is locked: the check may read principals on another connection.
     const problems = new Problems();
     const hostIds =
       patch.host_ids === undefined ? undefined : await this.checkHosts(actor, patch.host_ids, problems);
     const touched: string[] = [];
+    const key = { accountId: actor.accountId, id, livemode: actor.livemode };
     try {
       const row = await withTransaction(this.db, async (trx) => {
-        const current = await repo.lockLink(trx, actor.accountId, id);
+        const current = await repo.lockLink(trx, key);
         if (!current) throw notFound();
         touched.push(current.slug);
         const change = checkPatch(toLink(current), patch, hostIds, problems);
         if (change.slug !== undefined) touched.push(change.slug);
-        return repo.updateLink(trx, actor.accountId, id, change, this.clock.now());
+        return repo.updateLink(trx, key, change, actor.clock.now());
       });
       if (!row) throw notFound();
       return this.present(toLink(row));
@@ -188,9 +198,10 @@ export class BookingLinkService implements BookingLinksApi {
   }
 
   /** Soft delete: the link leaves lists, look-ups and the public surface; its slug is free again. */
-  async remove(accountId: string, id: string): Promise<PresentedLink> {
+  async remove(actor: Actor, id: string): Promise<PresentedLink> {
     if (!isLinkId(id)) throw notFound();
-    const row = await repo.softDeleteLink(this.db, accountId, id, this.clock.now());
+    const key = { accountId: actor.accountId, id, livemode: actor.livemode };
+    const row = await repo.softDeleteLink(this.db, key, actor.clock.now());
     if (!row) throw notFound();
     this.bySlugCache.invalidate(row.slug);
     return presentLink(toLink(row), this.config.baseUrl, row.deleted_at);
@@ -199,10 +210,18 @@ export class BookingLinkService implements BookingLinksApi {
   // ---- validation ------------------------------------------------------------------------------------
 
   /**
-   * A priced link is refused (422 `payments_not_configured`) on a server without Stripe
-   * (STRIPE_SECRET_KEY, the setting the payments module reads): its bookings could never be paid.
+   * A priced link is refused (422 `payments_not_configured`) on a server without Stripe for the
+   * link's mode (STRIPE_SECRET_KEY for live, STRIPE_TEST_SECRET_KEY for test: the settings the
+   * payments module reads): its bookings could never be paid. Test mode never falls back to the live key.
    */
-  private mayBePriced(): void {
+  private mayBePriced(livemode: boolean): void {
+    if (!livemode) {
+      if (this.config.stripe.testSecretKey) return;
+      throw new Unprocessable(
+        'Payments are not configured for test mode on this server (no STRIPE_TEST_SECRET_KEY), so a test booking link cannot be priced; leave price_amount out (or null) for a free link',
+        { code: 'payments_not_configured' },
+      );
+    }
     if (this.config.stripe.secretKey) return;
     throw new Unprocessable(
       'Payments are not configured on this server (no STRIPE_SECRET_KEY), so a booking link cannot be priced; leave price_amount out (or null) for a free link',
@@ -211,8 +230,9 @@ export class BookingLinkService implements BookingLinksApi {
   }
 
   /**
-   * Host ids, lower-cased: distinct UUIDs, each the caller itself or a live host of its account
-   * (the principals module decides). Null, with a `host_ids` problem, otherwise.
+   * Host ids, lower-cased: distinct UUIDs, each the caller itself or a live host of its account in
+   * the caller's mode (the principals module decides: a test link takes test hosts, a live link live
+   * ones). Null, with a `host_ids` problem, otherwise.
    */
   private async checkHosts(
     actor: Actor,
@@ -235,7 +255,8 @@ export class BookingLinkService implements BookingLinksApi {
     const allowed = await Promise.all(ids.map((id) => this.needs.principals.access.mayActFor(actor, id)));
     const refused = ids.find((_, i) => !allowed[i]);
     if (refused !== undefined) {
-      problems.add('host_ids', `${refused} is neither the caller nor a live host of its account`);
+      const host = actor.livemode ? 'a live host of its account' : 'a test-mode host of its account';
+      problems.add('host_ids', `${refused} is neither the caller nor ${host}`);
       return null;
     }
     return ids;
@@ -402,6 +423,7 @@ function toLink(row: repo.LinkRow): BookingLink {
   return {
     id: row.id,
     accountId: row.account_id,
+    livemode: row.livemode,
     slug: row.slug,
     title: row.title,
     description: row.description,

@@ -8,6 +8,7 @@ import type { Selectable } from 'kysely';
 import type { Tx } from '../../db/store.js';
 import type { Interval } from '../../lib/intervals.js';
 import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
 import type { AvailabilityApi } from '../availability/api.js';
 import type { BookingLink, BookingLinksApi } from '../booking-links/api.js';
 import type { CalendarsApi } from '../calendars/api.js';
@@ -59,6 +60,13 @@ export interface MeetingBookingInput {
   metadata: Record<string, string>;
   /** What the bookings are called: the proposal's title, or a name made from its parties (`meetingTitle`). */
   title: string;
+  /**
+   * The proposal's mode (docs/api.md#test-mode): the bookings, their occupancy and events are of it; a
+   * test meeting is refused (`taken`) where live time is taken. Absent: live.
+   */
+  livemode?: boolean;
+  /** That mode's clock (the bookings' `created_at`); absent: the server's. */
+  clock?: Clock;
 }
 
 /**

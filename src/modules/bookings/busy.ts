@@ -5,6 +5,10 @@
  * 0008 in every process, and by the writing process itself right after its commit, before it answers.
  * Answers for the same window are the same array while nothing changes, so availability can remember
  * what it computed from them.
+ *
+ * Per mode (docs/api.md#test-mode): live mode sees live occupancy only (one read, as before); test
+ * mode sees live and test occupancy (live bookings are busy in test availability). Both lists of a
+ * principal are kept in its one cache entry, so a change announced for the principal drops both.
  */
 import { InvalidatedCache } from '../../db/invalidated-cache.js';
 import type { Notifier } from '../../db/notify.js';
@@ -21,12 +25,22 @@ const KEEP_PAST_MS = 7 * DAY;
 const CLIPPED_PER_PRINCIPAL = 8;
 const EMPTY: readonly Interval[] = Object.freeze([]);
 
-interface Entry {
+interface ModeEntry {
   /** Occupancy ending after `whole.start`, all of it (so `whole.end` is +∞). */
   whole: WholeBusy;
   /** The last few windows asked, with their (shared) answers. */
   clipped: { start: number; end: number; answer: BusyAnswer }[];
+  /** When it was read (each mode's list ages on its own: storing one does not refresh the other). */
+  at: number;
 }
+
+/** A principal's cached occupancy: live mode's list, test mode's (live and test), either or both. */
+interface Entry {
+  live?: ModeEntry;
+  test?: ModeEntry;
+}
+
+const TTL_MS = 5 * 60_000;
 
 export class BookingBusySource implements BusySource {
   readonly name = 'booking' as const;
@@ -36,7 +50,7 @@ export class BookingBusySource implements BusySource {
     private readonly db: Db,
     private readonly clock: Clock,
   ) {
-    this.reads = new InvalidatedCache(clock, { channel: BOOKING_BUSY_CHANNEL, ttlMs: 5 * 60_000 });
+    this.reads = new InvalidatedCache(clock, { channel: BOOKING_BUSY_CHANNEL, ttlMs: TTL_MS });
   }
 
   listen(notifier: Notifier): Promise<void> {
@@ -50,15 +64,24 @@ export class BookingBusySource implements BusySource {
 
   async busy(principalId: string, window: Interval, opts: BusyOptions = {}): Promise<BusyAnswer> {
     const nowMs = this.clock.nowMs();
-    let entry = this.reads.get(principalId);
+    const mode = opts.livemode === false ? 'test' : 'live';
+    const cached = this.reads.get(principalId);
+    let entry = cached?.[mode];
+    if (entry !== undefined && nowMs - entry.at >= TTL_MS) entry = undefined;
     if (entry === undefined || window.start < entry.whole.start) {
       const from = Math.min(nowMs - KEEP_PAST_MS, window.start);
       const generation = this.reads.generation;
-      const intervals = await readOccupancy(this.db, principalId, from);
-      const fresh: Entry = { whole: { intervals, start: from, end: Number.POSITIVE_INFINITY }, clipped: [] };
+      const intervals = await readOccupancy(this.db, principalId, from, mode === 'live');
+      const fresh: ModeEntry = {
+        whole: { intervals, start: from, end: Number.POSITIVE_INFINITY },
+        clipped: [],
+        at: nowMs,
+      };
       // Only the usual shape (from a week back) is kept; a read reaching further back is answered once.
+      // The other mode's list, if known, stays beside it (a change since drops the whole entry and
+      // makes `store` refuse).
       if (from === nowMs - KEEP_PAST_MS || entry === undefined)
-        this.reads.store(generation, [[principalId, fresh]]);
+        this.reads.store(generation, [[principalId, { ...cached, [mode]: fresh }]]);
       entry = fresh;
     }
     const whole = entry.whole;
@@ -77,9 +100,14 @@ export class BookingBusySource implements BusySource {
   }
 }
 
-/** A principal's occupancy ending after `fromMs`, normalized. */
-async function readOccupancy(db: Db, principalId: string, fromMs: number): Promise<readonly Interval[]> {
-  const rows = await occupancyAfter(db, principalId, new Date(fromMs));
+/** A principal's occupancy ending after `fromMs`, normalized: live only, or (test mode) live and test. */
+async function readOccupancy(
+  db: Db,
+  principalId: string,
+  fromMs: number,
+  liveOnly: boolean,
+): Promise<readonly Interval[]> {
+  const rows = await occupancyAfter(db, principalId, new Date(fromMs), liveOnly);
   if (rows.length === 0) return EMPTY;
   return normalize(rows.map((r) => ({ start: r.s.getTime(), end: r.e.getTime() })));
 }

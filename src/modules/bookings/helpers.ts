@@ -5,6 +5,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
+import type { Clock } from '../../platform/clock.js';
 import { Conflict } from '../../platform/errors.js';
 import type { Problems } from '../../platform/validation.js';
 import type { BookingLimits, SlotRefusal } from '../availability/api.js';
@@ -19,7 +20,7 @@ import type { PublicCreateBody } from './schemas.js';
 import { MINUTE } from '../../lib/time.js';
 
 /** What the bookings' use cases take from the platform. */
-export type BookingsPlatform = Pick<Platform, 'db' | 'clock' | 'keys' | 'log'> & {
+export type BookingsPlatform = Pick<Platform, 'db' | 'clock' | 'keys' | 'log' | 'testClocks'> & {
   config: Pick<Config, 'baseUrl' | 'mailFrom' | 'stripe'>;
 };
 
@@ -72,6 +73,7 @@ export function meetingOf(b: repo.BookingRow, link: BookingLink | null): Meeting
     attendees: [{ name: b.customer_name, email: b.customer_email }],
     start: new Date(b.start_time),
     end: new Date(b.end_time),
+    livemode: b.livemode,
   };
 }
 
@@ -94,14 +96,37 @@ export function contactOf(
   };
 }
 
-/** The occupancy of host `h` for a booking at `slot`: the slot padded with the host's buffers. */
-export function occupancyOf(ownerId: string, h: PrincipalProfile, slot: Interval): repo.OccupancyRow {
+/**
+ * The occupancy of host `h` for a booking at `slot`: the slot padded with the host's buffers, in the
+ * mode of its owner (absent: live).
+ */
+export function occupancyOf(
+  ownerId: string,
+  h: PrincipalProfile,
+  slot: Interval,
+  livemode = true,
+): repo.OccupancyRow {
   return {
     ownerId,
     principalId: h.id,
     start: new Date(slot.start - h.schedule.buffer_before_minutes * MINUTE),
     end: new Date(slot.end + h.schedule.buffer_after_minutes * MINUTE),
+    livemode,
   };
+}
+
+/**
+ * The mode a use case acts in and its clock (docs/api.md#test-mode): an `Actor`, or for the public
+ * surface the link's (or the booking's) mode with `platform.testClocks.clockFor`.
+ */
+export interface Mode {
+  livemode: boolean;
+  clock: Clock;
+}
+
+/** The mode of a booking link (read defensively until the booking-links API gives `livemode`). */
+export function linkLivemode(link: BookingLink): boolean {
+  return (link as { livemode?: boolean }).livemode ?? true;
 }
 
 /** The live principals among `ids`, in that order (a deleted one is missing from `profiles`). */

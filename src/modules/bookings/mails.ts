@@ -230,6 +230,7 @@ export function bookingMailIntents(input: BookingMailInput): MailIntent[] {
     icsMethod: r.to === null || (r.for !== 'customer' && snap.hosts[r.for]?.calendarWritten) ? null : method,
     renderer: BOOKING_MAIL_RENDERER,
     data: { ...snap, for: r.for } satisfies BookingMailData,
+    livemode: input.booking.livemode,
   }));
 }
 
@@ -238,7 +239,13 @@ export function bookingMails(input: BookingMailInput): MailMessage[] {
   const snap = snapshotOf(input);
   const subject = SUBJECTS[input.kind](input.title);
   return recipients(snap).map((r) => {
-    const base = { kind: `booking.${input.kind}`, subjectId: snap.booking.id, to: r.to, subject };
+    const base = {
+      kind: `booking.${input.kind}`,
+      subjectId: snap.booking.id,
+      to: r.to,
+      subject,
+      livemode: input.booking.livemode,
+    };
     // Recorded, never sent (docs/api.md#e-mail-and-pages): the host has no address.
     if (r.to === null) return { ...base, recipient: r.recipient, text: '', html: '', invite: null };
     return { ...base, ...renderBookingMail({ ...snap, for: r.for }) };
@@ -267,6 +274,7 @@ export function latePaymentMail(b: BookingRow): MailMessage {
     text: lines.join('\n'),
     html: htmlBody(lines, null),
     invite: null,
+    livemode: b.livemode,
   };
 }
 

@@ -31,9 +31,10 @@ export async function bookMeeting(
   trx: Tx,
   deps: MeetingDeps,
   m: MeetingBookingInput,
-  occupancyOf: (ownerId: string, h: PrincipalProfile, slot: Interval) => repo.OccupancyRow,
+  occupancyOf: (ownerId: string, h: PrincipalProfile, slot: Interval, livemode: boolean) => repo.OccupancyRow,
 ): Promise<repo.BookingRow[]> {
   const now = deps.clock.now();
+  const livemode = m.livemode ?? true;
   const rows = m.principals.map((p) => {
     const id = prefixedId('booking', now.getTime());
     const nonce = newManageNonce();
@@ -41,10 +42,12 @@ export async function bookMeeting(
     if (!customer) throw new Error(`meeting booking: no customer for principal ${p.id}`);
     return { p, id, nonce, token: manageToken(deps.linkKey, id, nonce), customer };
   });
-  await repo.insertOccupancy(
-    trx,
-    rows.map((r) => occupancyOf(r.id, r.p, m.slot)),
-  );
+  const occupancy = rows.map((r) => occupancyOf(r.id, r.p, m.slot, livemode));
+  // Test mode: the constraint is per mode, so live time is checked (answered as the constraint would).
+  if (!livemode && (await repo.liveOverlaps(trx, occupancy)).size > 0) {
+    throw Object.assign(new Error('meeting booking: live time is taken'), { code: repo.EXCLUSION_VIOLATION });
+  }
+  await repo.insertOccupancy(trx, occupancy);
   const inserted = await repo.insertBookings(
     trx,
     rows.map((r) => ({
@@ -53,6 +56,7 @@ export async function bookMeeting(
       principal_id: r.p.id,
       host_ids: [r.p.id],
       booking_link_id: null,
+      livemode,
       title: m.title,
       status: 'confirmed' as const,
       start_time: new Date(m.slot.start),
@@ -77,6 +81,7 @@ export async function bookMeeting(
       accountId: b.account_id,
       type: 'booking.created',
       data: { booking: presentBooking(b) },
+      livemode: b.livemode,
     });
   }
   return inserted;
@@ -103,6 +108,7 @@ export async function cancelMeeting(
       accountId: b.account_id,
       type: 'booking.cancelled',
       data: { booking: presentBooking(b) },
+      livemode: b.livemode,
     });
   }
   return cancelled.flatMap((b) => b.host_ids);

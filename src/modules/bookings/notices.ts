@@ -8,6 +8,7 @@ import type { Tx } from '../../db/store.js';
 import { enqueue, type WriteBatch } from '../../jobs/runner.js';
 import { addressOf } from '../../lib/mail-text.js';
 import { iso } from '../../lib/time.js';
+import type { Clock } from '../../platform/clock.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalContact } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
@@ -76,7 +77,7 @@ export class BookingNotices {
       this.needs.principals.profiles(b.host_ids),
     ]);
     const slot = { start: new Date(b.start_time).getTime(), end: new Date(b.end_time).getTime() };
-    const occupancy = liveHosts(b.host_ids, profiles).map((h) => occupancyOf(b.id, h, slot));
+    const occupancy = liveHosts(b.host_ids, profiles).map((h) => occupancyOf(b.id, h, slot, b.livemode));
     return { link, contacts, occupancy };
   }
 
@@ -105,9 +106,12 @@ export class BookingNotices {
     );
   }
 
-  /** Queues the waitlist offer of a booking's freed time (a link booking, not yet started). */
-  async offerFreedTime(trx: Tx, b: repo.BookingRow): Promise<void> {
-    if (b.booking_link_id === null || new Date(b.start_time).getTime() <= this.clock.nowMs()) return;
+  /**
+   * Queues the waitlist offer of a booking's freed time (a link booking, not yet started by `clock`, the
+   * booking's mode's; absent: the server's). The payload names the booking's mode.
+   */
+  async offerFreedTime(trx: Tx, b: repo.BookingRow, clock: Clock = this.clock): Promise<void> {
+    if (b.booking_link_id === null || new Date(b.start_time).getTime() <= clock.nowMs()) return;
     await enqueue(
       trx,
       WAITLIST_OFFER_QUEUE,
@@ -118,6 +122,7 @@ export class BookingNotices {
         host_ids: b.host_ids,
         start: iso(b.start_time),
         end: iso(b.end_time),
+        livemode: b.livemode,
       },
       this.clock.now(),
     );

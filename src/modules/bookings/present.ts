@@ -47,6 +47,7 @@ function customerView(b: BookingRow) {
     customer_timezone: b.customer_timezone,
     notes: b.notes,
     answers: b.answers,
+    livemode: b.livemode,
   };
 }
 

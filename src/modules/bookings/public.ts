@@ -16,7 +16,7 @@ import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import { DAY } from '../../lib/time.js';
-import { limitsOf, returnUrls, titleOf } from './helpers.js';
+import { type BookingsPlatform, limitsOf, linkLivemode, type Mode, returnUrls, titleOf } from './helpers.js';
 import * as input from './input.js';
 import { presentPublicBooking } from './present.js';
 import * as repo from './repo.js';
@@ -45,14 +45,24 @@ const MANAGE_LINK_AFTER_END_MS = 30 * DAY;
 export class PublicBookings {
   private readonly db: Db;
   private readonly clock: Clock;
+  private readonly testClocks: BookingsPlatform['testClocks'];
 
   constructor(
-    platform: { db: Db; clock: Clock },
+    platform: Pick<BookingsPlatform, 'db' | 'clock' | 'testClocks'>,
     private readonly needs: Pick<BookingsNeeds, 'bookingLinks' | 'principals' | 'availability'>,
     private readonly writes: BookingWrites,
   ) {
     this.db = platform.db;
     this.clock = platform.clock;
+    this.testClocks = platform.testClocks;
+  }
+
+  /**
+   * The mode of the public surface (docs/api.md#test-mode): the link's (or the booking's), with that
+   * mode's clock — the server's for live mode (no statement), the account's test clock for test mode.
+   */
+  async modeOf(accountId: string, livemode: boolean): Promise<Mode> {
+    return { livemode, clock: await this.testClocks.clockFor(accountId, livemode) };
   }
 
   /**
@@ -82,6 +92,7 @@ export class PublicBookings {
         questions: link.questions,
         price_amount: link.priceAmount,
         price_currency: link.priceCurrency,
+        livemode: linkLivemode(link),
       },
     };
   }
@@ -106,7 +117,10 @@ export class PublicBookings {
     }
     const timezone = q.timezone ?? null;
     p.throwIfAny();
-    const hosts = await this.writes.hostsOf(link.hostIds);
+    const [hosts, mode] = await Promise.all([
+      this.writes.hostsOf(link.hostIds),
+      this.modeOf(link.accountId, linkLivemode(link)),
+    ]);
     if (hosts.length === 0) {
       return JSON.stringify({
         duration_minutes: duration,
@@ -123,6 +137,8 @@ export class PublicBookings {
       durationMinutes: duration,
       timezone: timezone ?? hosts[0]!.schedule.timezone,
       limits: limitsOf(link),
+      livemode: mode.livemode,
+      clock: mode.clock,
     });
   }
 
@@ -141,7 +157,8 @@ export class PublicBookings {
       );
     }
     p.throwIfAny();
-    this.writes.notPast(fields.slot);
+    const mode = await this.modeOf(link.accountId, linkLivemode(link));
+    this.writes.notPast(fields.slot, mode.clock);
     const hold = await this.writes.paid.holdFor(link);
     const created = await this.writes.book({
       accountId: link.accountId,
@@ -150,6 +167,7 @@ export class PublicBookings {
       assignment: link.assignment,
       ...fields,
       paid: hold,
+      mode,
     });
     return this.publicCreated(await this.writes.checkout(created, link, hold, body), link);
   }
@@ -166,11 +184,20 @@ export class PublicBookings {
 
   /** The booking behind a self-service token, while its link works; else 404. */
   async byToken(token: string): Promise<repo.BookingRow> {
+    return (await this.withMode(token)).row;
+  }
+
+  /**
+   * The booking behind a self-service token with its mode's clock (the token acts in the booking's
+   * mode), while its link works by that clock; else 404.
+   */
+  private async withMode(token: string): Promise<{ row: repo.BookingRow; mode: Mode }> {
     const row = isTokenShape(token) ? await repo.findByTokenHash(this.db, tokenHash(token)) : undefined;
-    if (!row || new Date(row.end_time).getTime() + MANAGE_LINK_AFTER_END_MS < this.clock.nowMs()) {
+    const mode = row ? await this.modeOf(row.account_id, row.livemode) : null;
+    if (!row || !mode || new Date(row.end_time).getTime() + MANAGE_LINK_AFTER_END_MS < mode.clock.nowMs()) {
       throw new NotFound('This booking link is not valid');
     }
-    return row;
+    return { row, mode };
   }
 
   /** GET /v1/public/bookings/{token} */
@@ -180,23 +207,26 @@ export class PublicBookings {
 
   /** POST /v1/public/bookings/{token}/cancel */
   async publicCancel(token: string, reason: string | undefined) {
-    const b = await this.byToken(token);
-    if (repo.LIVE_STATUSES.includes(b.status)) this.writes.notStarted(b);
-    return { booking: await this.publicBooking(await this.writes.cancelBooking(b, reason)) };
+    const { row: b, mode } = await this.withMode(token);
+    if (repo.LIVE_STATUSES.includes(b.status)) this.writes.notStarted(b, mode.clock);
+    return {
+      booking: await this.publicBooking(await this.writes.cancelBooking(b, reason, mode.clock)),
+    };
   }
 
   /** POST /v1/public/bookings/{token}/reschedule: the same length at a new start. */
   async publicReschedule(token: string, startTime: string) {
-    const b = await this.byToken(token);
+    const { row: b, mode } = await this.withMode(token);
     const p = new Problems();
     const start = input.instant(startTime, 'start_time', p);
     p.throwIfAny();
-    this.writes.notStarted(b);
+    this.writes.notStarted(b, mode.clock);
     const length = new Date(b.end_time).getTime() - new Date(b.start_time).getTime();
     const moved = await this.writes.reschedule(
       b,
       { start: start as number, end: (start as number) + length },
       {},
+      mode.clock,
     );
     return { booking: await this.publicBooking(moved) };
   }

@@ -99,7 +99,9 @@ describe('a new booking’s row made in memory', () => {
     const slot = { start: b.row.start_time, end: b.row.end_time };
     const made = await t.ctx.db.transaction().execute(async (trx) => {
       const batch = new WriteBatch();
-      const row = addBookingWrites(batch, b, [{ ownerId: b.row.id, principalId: acc.id, ...slot }]);
+      const row = addBookingWrites(batch, b, [
+        { ownerId: b.row.id, principalId: acc.id, ...slot, livemode: true },
+      ]);
       await batch.run(trx);
       return row;
     });
@@ -181,6 +183,7 @@ describe('the bookings ending after a moment', () => {
     for (const b of rows) await t.ctx.db.transaction().execute((trx) => insertBooking(trx, b.row));
     const listed = await listBookings(t.ctx.db, {
       accountId: acc.id,
+      livemode: true,
       from: new Date(at),
       after: null,
       limit: 10,
@@ -194,7 +197,13 @@ describe('the bookings ending after a moment', () => {
   it('are asked of the index by start time too, so the account’s past is not read', async () => {
     const acc = await t.account();
     const plan = await indexPlan(t.ctx.db, (trx) =>
-      listBookingsQuery(trx, { accountId: acc.id, from: new Date(at), after: null, limit: 10 }),
+      listBookingsQuery(trx, {
+        accountId: acc.id,
+        livemode: true,
+        from: new Date(at),
+        after: null,
+        limit: 10,
+      }),
     );
     expect(plan).toMatch(/"Index Cond":"[^"]*start_time >/);
   });

@@ -35,6 +35,8 @@ export interface OccupancyRow {
   principalId: string;
   start: Date;
   end: Date;
+  /** The mode of its owner (docs/api.md#test-mode): the exclusion constraint is per mode. */
+  livemode: boolean;
 }
 
 /** The INSERT of occupancy rows (to run alone, inside insertBooking's statement, or in a batch). */
@@ -45,8 +47,27 @@ function occupancyInsert(rows: readonly OccupancyRow[]): SqlPart {
       owner_id: r.ownerId,
       principal_id: r.principalId,
       during: part`tstzrange(${r.start}, ${r.end}, '[)')`,
+      livemode: r.livemode,
     })),
   );
+}
+
+/**
+ * The principals among `rows` (test-mode occupancy about to be taken) whose time overlaps LIVE
+ * occupancy: the exclusion constraint is per mode, so a test booking checks live time with this one
+ * statement (docs/api.md#test-mode: test mode never takes time from live mode, and sees it as busy).
+ */
+export async function liveOverlaps(db: Queryable, rows: readonly OccupancyRow[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const values = sql.join(
+    rows.map((r) => sql`(${r.principalId}::uuid, tstzrange(${r.start}, ${r.end}, '[)'))`),
+  );
+  const { rows: found } = await sql<{ principal_id: string }>`
+    SELECT DISTINCT o.principal_id FROM (VALUES ${values}) AS v (principal_id, during)
+    JOIN booking_occupancy AS o
+      ON o.principal_id = v.principal_id AND o.livemode = true AND o.during && v.during
+  `.execute(db);
+  return new Set(found.map((r) => r.principal_id));
 }
 
 /** Takes time for principals, all or nothing: 23P01 when any of it is taken. */
@@ -195,16 +216,19 @@ export function addBookingWrites(
   return newBookingRow(b);
 }
 
+/** The account's booking of that mode (another account's or mode's: undefined). */
 export async function findBooking(
   db: Queryable,
   accountId: string,
   id: string,
+  livemode: boolean,
 ): Promise<BookingRow | undefined> {
   return db
     .selectFrom('bookings')
     .selectAll()
     .where('id', '=', id)
     .where('account_id', '=', accountId)
+    .where('livemode', '=', livemode)
     .executeTakeFirst();
 }
 
@@ -343,24 +367,31 @@ export async function holdIfFree(trx: Tx, rows: readonly OccupancyRow[]): Promis
  * [from, ∞), which the exclusion constraint's index answers by itself: `upper(during) > from` would
  * read every range the principal ever had and filter them, a cost that grows with its history.
  */
-export function occupancyAfterQuery(db: Queryable, principalId: string, from: Date) {
-  return db
+export function occupancyAfterQuery(db: Queryable, principalId: string, from: Date, liveOnly = true) {
+  const q = db
     .selectFrom('booking_occupancy')
     .select([sql<Date>`lower(during)`.as('s'), sql<Date>`upper(during)`.as('e')])
-    .where('principal_id', '=', principalId)
-    .where(sql<boolean>`during && tstzrange(${from}, NULL, '[)')`);
+    .where('principal_id', '=', principalId);
+  // Live mode sees live occupancy; test mode both (docs/api.md#test-mode). The index leads with
+  // (principal_id, livemode, during): the literal keeps it one index condition.
+  return (liveOnly ? q.where('livemode', '=', sql.lit(true)) : q).where(
+    sql<boolean>`during && tstzrange(${from}, NULL, '[)')`,
+  );
 }
 
 export async function occupancyAfter(
   db: Queryable,
   principalId: string,
   from: Date,
+  liveOnly = true,
 ): Promise<{ s: Date; e: Date }[]> {
-  return occupancyAfterQuery(db, principalId, from).execute();
+  return occupancyAfterQuery(db, principalId, from, liveOnly).execute();
 }
 
 export interface ListFilter {
   accountId: string;
+  /** Only bookings of this mode (docs/api.md#test-mode). */
+  livemode: boolean;
   principalId?: string;
   bookingLinkId?: string;
   status?: BookingStatus;
@@ -376,7 +407,11 @@ export async function listBookings(db: Queryable, f: ListFilter): Promise<Bookin
 }
 
 export function listBookingsQuery(db: Queryable, f: ListFilter) {
-  let q = db.selectFrom('bookings').selectAll().where('account_id', '=', f.accountId);
+  let q = db
+    .selectFrom('bookings')
+    .selectAll()
+    .where('account_id', '=', f.accountId)
+    .where('livemode', '=', f.livemode);
   if (f.principalId) {
     const p = f.principalId;
     q = q.where((eb) =>

@@ -173,7 +173,7 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) => bookings.list(actorOf(request.caller).accountId, request.query),
+    async (request) => bookings.list(actorOf(request.caller), request.query),
   );
 
   app.get(
@@ -192,7 +192,7 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) => bookings.get(actorOf(request.caller).accountId, request.params.id),
+    async (request) => bookings.get(actorOf(request.caller), request.params.id),
   );
 
   app.patch(
@@ -227,7 +227,7 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) => bookings.update(actorOf(request.caller).accountId, request.params.id, request.body),
+    async (request) => bookings.update(actorOf(request.caller), request.params.id, request.body),
   );
 
   app.delete(
@@ -245,8 +245,7 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) =>
-      bookings.cancel(actorOf(request.caller).accountId, request.params.id, request.query.reason),
+    async (request) => bookings.cancel(actorOf(request.caller), request.params.id, request.query.reason),
   );
 
   const linkTags = ['Booking links'];
@@ -324,6 +323,7 @@ export function bookingRoutes(
               ],
               price_amount: null,
               price_currency: null,
+              livemode: true,
             },
           }),
         },

@@ -213,6 +213,9 @@ const BookingFields = {
   customer_timezone: Nullable(Type.String()),
   notes: Nullable(Type.String()),
   answers: Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean()])),
+  livemode: Type.Boolean({
+    description: 'false for a booking made in test mode (docs/api.md#test-mode), true for a live one',
+  }),
   payment_amount: Nullable(Type.Integer()),
   payment_currency: Nullable(Type.String()),
   checkout_url: Nullable(Type.String({ format: 'uri' })),
@@ -293,6 +296,10 @@ export const PublicLinkAnswer = Type.Object({
     questions: Type.Array(LinkQuestionSchema),
     price_amount: Nullable(Type.Integer()),
     price_currency: Nullable(Type.String()),
+    livemode: Type.Boolean({
+      description:
+        'false for a test-mode link: its page shows a "Test mode" banner and its bookings are test bookings',
+    }),
   }),
 });
 
@@ -375,6 +382,7 @@ export const BOOKED = {
   customer_timezone: 'Europe/London',
   notes: 'Left knee, after running',
   answers: { reason: 'Knee pain when running', first_visit: 'Yes' },
+  livemode: true,
   payment_amount: null,
   payment_currency: null,
   checkout_url: null,

@@ -18,7 +18,7 @@ import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalProfile } from '../principals/api.js';
 import type { BookingsApi, BookingsNeeds, MeetingBooked, MeetingBookingInput, WaitlistClaim } from './api.js';
 import type { BookingBusySource } from './busy.js';
-import { type BookingsPlatform, occupancyOf, returnUrls } from './helpers.js';
+import { type BookingsPlatform, linkLivemode, occupancyOf, returnUrls } from './helpers.js';
 import * as input from './input.js';
 import { bookMeeting, cancelMeeting } from './meetings.js';
 import { meetingWith, presentBooking } from './present.js';
@@ -53,6 +53,8 @@ export class BookingService implements BookingsApi {
       link = isPrefixedId(body.booking_link_id)
         ? await this.needs.bookingLinks.get(actor.accountId, body.booking_link_id)
         : null;
+      // A link of the other mode is as absent as another account's (docs/api.md#test-mode).
+      if (link && linkLivemode(link) !== actor.livemode) link = null;
       if (!link) p.add('booking_link_id', 'is not a booking link of this account');
     }
     if (body.principal_id !== undefined && !isUuid(body.principal_id))
@@ -63,7 +65,7 @@ export class BookingService implements BookingsApi {
     returnUrls(body, p);
     const fields = input.bookingFields(body, link, p);
     p.throwIfAny();
-    this.writes.notPast(fields.slot);
+    this.writes.notPast(fields.slot, actor.clock);
     const hold = await this.writes.paid.holdFor(link);
 
     let hosts: PrincipalProfile[];
@@ -82,7 +84,15 @@ export class BookingService implements BookingsApi {
       assignment = 'single';
     }
     const created = await this.writes.checkout(
-      await this.writes.book({ accountId: actor.accountId, link, hosts, assignment, ...fields, paid: hold }),
+      await this.writes.book({
+        accountId: actor.accountId,
+        link,
+        hosts,
+        assignment,
+        ...fields,
+        paid: hold,
+        mode: { livemode: actor.livemode, clock: actor.clock },
+      }),
       link,
       hold,
       body,
@@ -90,8 +100,8 @@ export class BookingService implements BookingsApi {
     return { booking: { ...presentBooking(created.row), manage_url: created.manageUrl } };
   }
 
-  /** GET /v1/bookings */
-  async list(accountId: string, q: Static<typeof ListQuery>) {
+  /** GET /v1/bookings: the actor's account's bookings of its mode. */
+  async list(actor: Actor, q: Static<typeof ListQuery>) {
     const p = new Problems();
     if (q.principal_id !== undefined && !isUuid(q.principal_id)) p.add('principal_id', 'must be a UUID');
     const from = input.instant(q.from, 'from', p);
@@ -100,7 +110,8 @@ export class BookingService implements BookingsApi {
     p.throwIfAny();
     const after = decodeCursor(q.cursor, { prefix: 'booking' });
     const rows = await repo.listBookings(this.db, {
-      accountId,
+      accountId: actor.accountId,
+      livemode: actor.livemode,
       principalId: q.principal_id?.toLowerCase(),
       bookingLinkId: q.booking_link_id,
       status: q.status,
@@ -122,16 +133,16 @@ export class BookingService implements BookingsApi {
     };
   }
 
-  /** GET /v1/bookings/{id}: another account's booking is 404. */
-  async get(accountId: string, id: string) {
-    const row = await this.owned(accountId, id);
+  /** GET /v1/bookings/{id}: another account's (or mode's) booking is 404. */
+  async get(actor: Actor, id: string) {
+    const row = await this.owned(actor, id);
     const sync = await this.needs.calendars.calendarSync([row.id]);
     return { booking: { ...presentBooking(row), calendar_sync: sync.get(row.id) ?? [] } };
   }
 
   /** PATCH /v1/bookings/{id}: notes and metadata; a new time is a reschedule. */
-  async update(accountId: string, id: string, body: Static<typeof UpdateBody>) {
-    const b = await this.owned(accountId, id);
+  async update(actor: Actor, id: string, body: Static<typeof UpdateBody>) {
+    const b = await this.owned(actor, id);
     const p = new Problems();
     // Lengths and metadata limits are the route schema's (schemas.ts UpdateBody).
     const notes = typeof body.notes === 'string' ? body.notes.trim() : body.notes;
@@ -155,7 +166,7 @@ export class BookingService implements BookingsApi {
       slot &&
       (slot.start !== new Date(b.start_time).getTime() || slot.end !== new Date(b.end_time).getTime())
     ) {
-      const moved = await this.writes.reschedule(b, slot, { notes, metadata });
+      const moved = await this.writes.reschedule(b, slot, { notes, metadata }, actor.clock);
       return { booking: presentBooking(moved) };
     }
     if (notes === undefined && metadata === undefined) return { booking: presentBooking(b) };
@@ -163,22 +174,22 @@ export class BookingService implements BookingsApi {
       repo.updateBooking(trx, b.id, {
         ...(notes !== undefined ? { notes } : {}),
         ...(metadata !== undefined ? { metadata: JSON.stringify(metadata) } : {}),
-        updated_at: this.clock.now(),
+        updated_at: actor.clock.now(),
       }),
     );
     return { booking: presentBooking(row) };
   }
 
   /** DELETE /v1/bookings/{id}?reason= */
-  async cancel(accountId: string, id: string, reason: string | undefined) {
-    const b = await this.owned(accountId, id);
-    return { booking: presentBooking(await this.writes.cancelBooking(b, reason)) };
+  async cancel(actor: Actor, id: string, reason: string | undefined) {
+    const b = await this.owned(actor, id);
+    return { booking: presentBooking(await this.writes.cancelBooking(b, reason, actor.clock)) };
   }
 
   // ---- bookings of accepted proposals (meetings.ts) ----------------------------------------------
 
   takeMeeting(trx: Tx, m: MeetingBookingInput, ifTaken: 'abort' | 'undo'): Promise<MeetingBooked> {
-    const deps = { clock: this.clock, linkKey: this.linkKey, webhooks: this.needs.webhooks };
+    const deps = { clock: m.clock ?? this.clock, linkKey: this.linkKey, webhooks: this.needs.webhooks };
     if (ifTaken === 'undo') {
       return repo
         .undoIfTaken(trx, 'meeting_booking', () => bookMeeting(trx, deps, m, occupancyOf))
@@ -205,10 +216,11 @@ export class BookingService implements BookingsApi {
     return meetingWith(names);
   }
 
-  private async owned(accountId: string, id: string): Promise<repo.BookingRow> {
+  /** The actor's account's booking of the actor's mode; anything else is 404. */
+  private async owned(actor: Pick<Actor, 'accountId' | 'livemode'>, id: string): Promise<repo.BookingRow> {
     const row =
       isPrefixedId(id) && id.startsWith('booking_')
-        ? await repo.findBooking(this.db, accountId, id)
+        ? await repo.findBooking(this.db, actor.accountId, id, actor.livemode)
         : undefined;
     if (!row) throw new NotFound('No booking with this id');
     return row;

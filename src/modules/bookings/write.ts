@@ -12,6 +12,7 @@
 import { type Db, type Tx, withTransaction } from '../../db/store.js';
 import { WriteBatch } from '../../jobs/runner.js';
 import type { Interval } from '../../lib/intervals.js';
+import type { Clock } from '../../platform/clock.js';
 import { iso, MINUTE } from '../../lib/time.js';
 import { Conflict, Unprocessable, ValidationFailed } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
@@ -26,6 +27,7 @@ import {
   limitsOf,
   liveHosts,
   meetingOf,
+  type Mode,
   occupancyOf,
   type ReturnUrls,
   slotUnavailable,
@@ -59,6 +61,11 @@ export interface Plan {
   alsoIn?: (trx: Tx, booking: repo.BookingRow) => Promise<void>;
   /** A priced link: the booking is a hold (`pending_payment`) until paid (paid.ts). */
   paid?: PaidHold | null;
+  /**
+   * The mode it is made in and that mode's clock (docs/api.md#test-mode): the actor's, or on the public
+   * surface the link's. Absent: live, on the server's clock.
+   */
+  mode?: Mode;
 }
 
 /** A written booking: its row, its self-service link (shown once) and its hosts' contacts. */
@@ -101,11 +108,13 @@ export class BookingWrites {
   /** Checks every host, then writes booking, occupancy, event and mails in one transaction. */
   async book(plan: Plan): Promise<Written> {
     const { link, slot } = plan;
+    const mode: Mode = plan.mode ?? { livemode: true, clock: this.clock };
+    const { livemode, clock } = mode;
     if (plan.hosts.length === 0) throw slotUnavailable('no_host');
     const limits = limitsOf(link);
     const refusals = plan.skipChecks
       ? plan.hosts.map(() => null)
-      : await Promise.all(plan.hosts.map((h) => this.needs.availability.refusal(h, slot, limits)));
+      : await Promise.all(plan.hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock)));
     let candidates: PrincipalProfile[];
     if (plan.assignment === 'collective') {
       const i = refusals.findIndex((r) => r !== null);
@@ -120,8 +129,9 @@ export class BookingWrites {
       }
     }
 
-    const now = this.clock.now();
-    const id = prefixedId('booking', now.getTime());
+    const now = clock.now();
+    // The id's time is real time (ids sort by when they were made); the row's times are the mode's.
+    const id = prefixedId('booking', this.clock.nowMs());
     const nonce = newManageNonce();
     const token = manageToken(this.linkKey, id, nonce);
     let everyHost = plan.assignment === 'collective' ? candidates : null;
@@ -139,7 +149,7 @@ export class BookingWrites {
         } else {
           // The schedules as stored now, locked until commit: a change of hours, zone or buffers (or
           // a deletion) made since the checks above either waits for this booking or is seen here.
-          const checked = await this.recheck(trx, everyHost ?? candidates, slot, limits, !!everyHost);
+          const checked = await this.recheck(trx, everyHost ?? candidates, slot, limits, !!everyHost, clock);
           if (everyHost) everyHost = checked.passed;
           else candidates = checked.passed;
           contacts = checked.contacts;
@@ -147,18 +157,30 @@ export class BookingWrites {
         let attributed: PrincipalProfile;
         // The time to take with the booking row, in its statement (round robin takes it before).
         let occupancy: repo.OccupancyRow[] = [];
+        // Test mode: the constraint is per mode, so live time is checked here (one more statement).
+        const liveTaken = livemode
+          ? null
+          : await repo.liveOverlaps(
+              trx,
+              (everyHost ?? candidates).map((h) => occupancyOf(id, h, slot, false)),
+            );
+        if (liveTaken && everyHost && liveTaken.size > 0) throw slotUnavailable('taken');
+        if (liveTaken && !everyHost) {
+          candidates = candidates.filter((h) => !liveTaken.has(h.id));
+          if (candidates.length === 0) throw slotUnavailable('taken');
+        }
         if (everyHost) {
-          occupancy = everyHost.map((h) => occupancyOf(id, h, slot));
+          occupancy = everyHost.map((h) => occupancyOf(id, h, slot, livemode));
           attributed = everyHost[0]!;
           occupied = everyHost.map((h) => h.id);
         } else if (candidates.length === 1) {
-          occupancy = [occupancyOf(id, candidates[0]!, slot)];
+          occupancy = [occupancyOf(id, candidates[0]!, slot, livemode)];
           attributed = candidates[0]!;
           occupied = [attributed.id];
         } else {
           let chosen: PrincipalProfile | null = null;
           for (const [i, h] of candidates.entries()) {
-            if (await repo.tryOccupy(trx, [occupancyOf(id, h, slot)], `rr_${i}`)) {
+            if (await repo.tryOccupy(trx, [occupancyOf(id, h, slot, livemode)], `rr_${i}`)) {
               chosen = h;
               break;
             }
@@ -174,6 +196,7 @@ export class BookingWrites {
             principal_id: attributed.id,
             host_ids: occupied,
             booking_link_id: link?.id ?? null,
+            livemode,
             title: link?.title ?? meetingWith(occupied.map((h) => contacts.get(h)?.name ?? '')),
             status: plan.paid ? 'pending_payment' : 'confirmed',
             start_time: new Date(slot.start),
@@ -218,6 +241,7 @@ export class BookingWrites {
               accountId: plan.accountId,
               type: 'booking.created',
               data: { booking: presentBooking(booking) },
+              livemode: booking.livemode,
             },
             batch,
           );
@@ -251,6 +275,7 @@ export class BookingWrites {
     slot: Interval,
     limits: BookingLimits,
     all: boolean,
+    clock: Clock,
   ): Promise<{ passed: PrincipalProfile[]; contacts: Map<string, PrincipalContact> }> {
     const { profiles: fresh, contacts } = await this.needs.principals.lockedProfiles(
       trx,
@@ -260,7 +285,7 @@ export class BookingWrites {
     let first: SlotRefusal | 'no_host' | null = null;
     for (const h of hosts) {
       const now = fresh.get(h.id);
-      const why = now ? this.needs.availability.scheduleRefusal(now, slot, limits) : 'no_host';
+      const why = now ? this.needs.availability.scheduleRefusal(now, slot, limits, clock) : 'no_host';
       if (why === null) passed.push(now!);
       else {
         first ??= why;
@@ -271,11 +296,15 @@ export class BookingWrites {
     return { passed, contacts };
   }
 
-  /** Moves a live booking to `slot` for the same hosts: same checks, 409 when taken, `booking.updated`. */
+  /**
+   * Moves a live booking to `slot` for the same hosts: same checks, 409 when taken, `booking.updated`.
+   * `clock`: the booking's mode's (the actor's, or the test clock of a test booking's token).
+   */
   async reschedule(
     b: repo.BookingRow,
     slot: Interval,
     also: { notes?: string | null; metadata?: Record<string, string> },
+    clock: Clock,
   ): Promise<repo.BookingRow> {
     if (!repo.LIVE_STATUSES.includes(b.status)) {
       throw new Conflict(`A ${b.status} booking cannot be rescheduled`, { code: 'booking_not_live' });
@@ -285,7 +314,7 @@ export class BookingWrites {
         code: 'payment_pending',
       });
     }
-    this.notPast(slot);
+    this.notPast(slot, clock);
     const link = b.booking_link_id
       ? await this.needs.bookingLinks.get(b.account_id, b.booking_link_id)
       : null;
@@ -299,7 +328,9 @@ export class BookingWrites {
       .map((h) => profiles.get(h))
       .filter((h): h is PrincipalProfile => h !== undefined);
     const limits = limitsOf(link);
-    const refusals = await Promise.all(hosts.map((h) => this.needs.availability.refusal(h, slot, limits)));
+    const refusals = await Promise.all(
+      hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock)),
+    );
     const refused = refusals.find((r) => r !== null);
     if (refused) throw slotUnavailable(refused);
     try {
@@ -308,16 +339,16 @@ export class BookingWrites {
         if (!locked || !repo.LIVE_STATUSES.includes(locked.status)) {
           throw new Conflict('The booking is no longer live', { code: 'booking_not_live' });
         }
-        const { passed, contacts } = await this.recheck(trx, hosts, slot, limits, true);
-        await repo.moveOccupancy(
-          trx,
-          passed.map((h) => occupancyOf(b.id, h, slot)),
-        );
+        const { passed, contacts } = await this.recheck(trx, hosts, slot, limits, true, clock);
+        const moved = passed.map((h) => occupancyOf(b.id, h, slot, b.livemode));
+        // Test mode: live time is checked here (the constraint is per mode).
+        if (!b.livemode && (await repo.liveOverlaps(trx, moved)).size > 0) throw slotUnavailable('taken');
+        await repo.moveOccupancy(trx, moved);
         const row = await repo.updateBooking(trx, b.id, {
           start_time: new Date(slot.start),
           end_time: new Date(slot.end),
           sequence: locked.sequence + 1,
-          updated_at: this.clock.now(),
+          updated_at: clock.now(),
           ...(also.notes !== undefined ? { notes: also.notes } : {}),
           ...(also.metadata !== undefined ? { metadata: JSON.stringify(also.metadata) } : {}),
         });
@@ -328,6 +359,7 @@ export class BookingWrites {
             booking: presentBooking(row),
             previous: { start_time: iso(locked.start_time), end_time: iso(locked.end_time) },
           },
+          livemode: row.livemode,
         });
         const written = await this.needs.calendars.writeMeeting(trx, meetingOf(row, link));
         await this.notices.mailAbout(
@@ -349,9 +381,14 @@ export class BookingWrites {
 
   /**
    * Cancels once: the first cancel frees the time, emits `booking.cancelled`, mails a CANCEL and offers
-   * the time to the link's waitlist; a repeat (or a booking no longer live) answers as it is.
+   * the time to the link's waitlist; a repeat (or a booking no longer live) answers as it is. `clock`:
+   * the booking's mode's.
    */
-  async cancelBooking(b: repo.BookingRow, reason: string | undefined): Promise<repo.BookingRow> {
+  async cancelBooking(
+    b: repo.BookingRow,
+    reason: string | undefined,
+    clock: Clock,
+  ): Promise<repo.BookingRow> {
     if (!repo.LIVE_STATUSES.includes(b.status)) return b;
     // Its length is the route schema's (schemas.ts CancelQuery, CancelBody).
     const why = reason?.trim() || null;
@@ -365,7 +402,7 @@ export class BookingWrites {
       row = await withTransaction(this.db, async (trx) => {
         const locked = await repo.lockBooking(trx, b.id);
         if (!locked || !repo.LIVE_STATUSES.includes(locked.status)) return locked ?? b;
-        const now = this.clock.now();
+        const now = clock.now();
         wasPending = locked.status === 'pending_payment';
         // A paid booking is refunded in full (paid.ts, a retried job).
         const refund = locked.status === 'confirmed' && locked.stripe_payment_intent !== null;
@@ -386,6 +423,7 @@ export class BookingWrites {
             accountId: cancelled.account_id,
             type: 'booking.cancelled',
             data: { booking: presentBooking(cancelled) },
+            livemode: cancelled.livemode,
           });
           const written = await this.needs.calendars.removeMeeting(trx, cancelled.id);
           await this.notices.mailAbout(
@@ -396,7 +434,7 @@ export class BookingWrites {
             b.host_ids.map((h) => contactOf(contacts, h, written)),
           );
         }
-        await this.notices.offerFreedTime(trx, cancelled);
+        await this.notices.offerFreedTime(trx, cancelled, clock);
         return cancelled;
       });
     } finally {
@@ -408,16 +446,17 @@ export class BookingWrites {
 
   // ---- helpers of the use cases ---------------------------------------------------------------------
 
-  notPast(slot: Interval): void {
-    if (slot.start < this.clock.nowMs()) {
+  /** 422 when `slot` starts before `clock`'s now (the mode's: a test clock in test mode). */
+  notPast(slot: Interval, clock: Clock): void {
+    if (slot.start < clock.nowMs()) {
       throw new Unprocessable('start_time is in the past; choose a time in the future', {
         code: 'start_in_past',
       });
     }
   }
 
-  notStarted(b: repo.BookingRow): void {
-    if (new Date(b.start_time).getTime() <= this.clock.nowMs()) {
+  notStarted(b: repo.BookingRow, clock: Clock): void {
+    if (new Date(b.start_time).getTime() <= clock.nowMs()) {
       throw new Unprocessable('The booking has already started', { code: 'booking_started' });
     }
   }

@@ -7,9 +7,9 @@ import type { WriteBatch } from '../../jobs/runner.js';
 import type { PrincipalsApi } from '../principals/api.js';
 import type { MeetingEventStatus, ProviderName } from './tables.js';
 
-/** What calendars need: may an actor act for a principal, is it a managed host, and its stored zone. */
+/** What calendars need: may an actor act for a principal (a host: of its mode), and its stored zone. */
 export interface CalendarsNeeds {
-  principals: Pick<PrincipalsApi, 'isManagedHost' | 'storedZoneOf'> & {
+  principals: Pick<PrincipalsApi, 'storedZoneOf'> & {
     access: Pick<PrincipalsApi['access'], 'mayActFor'>;
   };
 }
@@ -48,6 +48,7 @@ export interface CalendarsApi {
    * Keeps a meeting in its principals' own calendars (created, or moved/retitled when the key is
    * known), written after `trx` commits by a retried job. Answers the principals whose calendars will
    * receive it. With `batch`, its statement may join the caller's batch (sent when the caller runs it).
+   * A test-mode meeting (`livemode: false`) is written nowhere, stores nothing and answers no one.
    */
   writeMeeting(trx: Tx, spec: MeetingSpec, batch?: WriteBatch): Promise<Set<string>>;
   /** Removes a meeting from its principals' calendars, after `trx` commits. */

@@ -47,7 +47,7 @@ export function connectLinkRoutes(app: TypedApp, calendars: CalendarService): vo
     },
     async (request, reply) => {
       const link = await calendars.createConnectLink(
-        actorOf(request.caller).accountId,
+        actorOf(request.caller),
         request.params.id,
         request.body,
       );

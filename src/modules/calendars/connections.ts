@@ -36,6 +36,23 @@ import type { ProviderName } from './tables.js';
 
 export const PROVIDERS: readonly ProviderName[] = ['google', 'microsoft', 'caldav', 'ics'];
 
+/**
+ * Whether `caller` may change the calendars of `principalId`, one it may act for (docs/api.md#test-mode):
+ * a host's calendars follow the host, so a test-mode caller changes those of its (test) hosts; the
+ * principals shared by both modes — the caller's own (its account's, a user's) — it reads and syncs but
+ * never changes: 403 `live_mode_only`. Live callers: no check. No statement: whom a caller may act for
+ * is the caller itself or a host of its mode (the principals module's `mayActFor`).
+ */
+export function mayChange(caller: Actor, principalId: string): void {
+  if (caller.livemode) return;
+  const id = principalId.toLowerCase();
+  if (id !== caller.principalId.toLowerCase() && id !== caller.accountId.toLowerCase()) return;
+  throw new Forbidden(
+    'A test key cannot change the calendars of a principal shared with live mode; connect test calendars to a test host',
+    { code: 'live_mode_only' },
+  );
+}
+
 export function presentCalendar(row: CalendarRow, provider: ProviderName) {
   return {
     id: row.id,
@@ -125,6 +142,16 @@ export class Connections {
       return { ...caller, principalId };
     }
     throw new Forbidden('principal_id is neither you nor a host your account manages');
+  }
+
+  /**
+   * As `actorFor`, to change the principal's calendars (connect, select, disconnect): a test-mode
+   * caller changes only its test hosts' calendars (`mayChange`).
+   */
+  async changingFor(caller: Actor, principalId: string | undefined): Promise<Actor> {
+    const actor = await this.actorFor(caller, principalId);
+    mayChange(caller, actor.principalId);
+    return actor;
   }
 
   /** For the principals module: which of `ids` have a working calendar connection. */
@@ -245,6 +272,7 @@ export class Connections {
     change: { selected?: boolean | undefined; destination?: boolean | undefined },
   ): Promise<PresentedCalendar> {
     const { row, conn } = await this.accessibleCalendar(caller, id);
+    mayChange(caller, row.principal_id);
     if (change.destination === true && conn.provider === 'ics') {
       throw new Unprocessable('ICS feeds are read-only: meetings cannot be written into them', {
         code: 'calendar_read_only',

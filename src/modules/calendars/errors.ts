@@ -12,6 +12,11 @@ export const CALENDAR_CODES = errorCodes('calendars', {
     status: 503,
     meaning: 'A calendar’s access was revoked and nothing usable is cached; reconnect it',
   },
+  live_mode_only: {
+    status: 403,
+    meaning:
+      'A test key asked to change something shared with live mode (here: the calendars of the account’s or a user’s own principal); use a live key or a session, or a test host',
+  },
 });
 type Codes = typeof CALENDAR_CODES;
 

@@ -1,6 +1,7 @@
 /**
  * Calendar write-through (docs/design.md#calendar-write-through): the meetings Kairos keeps
- * in its principals' own calendars — a booking today, an accepted proposal later.
+ * in its principals' own calendars — a booking today, an accepted proposal later. A meeting of test
+ * mode (`MeetingSpec.livemode: false`) is never written anywhere (docs/api.md#test-mode).
  *
  * A caller states what should be in the calendars with `writeMeeting(trx, …)` / `removeMeeting(trx, …)`
  * inside its own transaction: one `calendar_meetings` row (its `version` rises with every change) and
@@ -81,6 +82,9 @@ export class MeetingWriter {
    * the last milliseconds may be missed by the answer, never by the write).
    */
   async writeMeeting(trx: Tx, spec: MeetingSpec, batch?: WriteBatch): Promise<Set<string>> {
+    // Test mode (docs/api.md#test-mode): nothing leaves the server. No row, no job: moving it writes
+    // nothing either, and removing it finds nothing to remove.
+    if (spec.livemode === false) return new Set();
     const now = this.deps.clock.now();
     const ids = [...spec.principalIds];
     const known = batch ? this.deps.writableKnown?.(ids) : undefined;
@@ -101,7 +105,8 @@ export class MeetingWriter {
 
   /**
    * States (inside the caller's transaction) that the meeting should leave every calendar. Answers
-   * the principals whose calendar holds it (or is about to).
+   * the principals whose calendar holds it (or is about to). A test-mode meeting was never stored:
+   * nothing to do, no statement beyond the look-up.
    */
   async removeMeeting(trx: Tx, key: string): Promise<Set<string>> {
     const now = this.deps.clock.now();

@@ -1,4 +1,5 @@
 import type { Caller } from '../../platform/auth.js';
+import type { ProblemDoc } from '../../platform/http.js';
 import { answer, noContent, withExample } from '../../platform/openapi.js';
 import { wrap } from '../../platform/schemas.js';
 import {
@@ -96,6 +97,18 @@ const CALDAV_CONNECTION = {
     },
   ],
 };
+/**
+ * The 403 of the routes that change a principal's calendars (docs/api.md#test-mode): a test key may read
+ * and sync the calendars of a principal shared with live mode (its own), not change them.
+ */
+const LIVE_MODE_ONLY: Record<'403', ProblemDoc> = {
+  '403': {
+    description:
+      '`forbidden`: principal_id is neither you nor a host your account manages; code `live_mode_only`: a test key changing the calendars of a principal shared with live mode (connect test calendars to a test host)',
+    codes: ['live_mode_only'],
+  },
+};
+
 /** The OAuth providers: each has its own connect and callback path (no path template to collide with others). */
 const OAUTH_PROVIDERS = [
   { provider: 'google', name: 'Google' },
@@ -111,7 +124,10 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       {
         config: {
           access: 'private',
-          problems: { '422': `\`unprocessable\`: ${name} is not configured on this server` },
+          problems: {
+            '422': `\`unprocessable\`: ${name} is not configured on this server`,
+            ...LIVE_MODE_ONLY,
+          },
         },
         schema: {
           operationId: `connect${name}Calendar`,
@@ -133,7 +149,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
         },
       },
       async (request, reply) => {
-        const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
+        const actor = await calendars.changingFor(callerRef(request.caller), request.query.principal_id);
         const started = await calendars.startOAuth(actor, provider, request.query);
         reply.header('cache-control', 'no-store');
         if (wantsJson(request)) return started;
@@ -174,7 +190,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
   app.post(
     '/v1/calendars/caldav/connect',
     {
-      config: { access: 'private', idempotent: true },
+      config: { access: 'private', idempotent: true, problems: { ...LIVE_MODE_ONLY } },
       schema: {
         operationId: 'connectCaldavCalendar',
         tags,
@@ -193,7 +209,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       },
     },
     async (request, reply) => {
-      const actor = await calendars.actorFor(
+      const actor = await calendars.changingFor(
         callerRef(request.caller),
         principalOf(request.body.principal_id, request.query.principal_id),
       );
@@ -206,7 +222,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
   app.post(
     '/v1/calendars/ics',
     {
-      config: { access: 'private', idempotent: true },
+      config: { access: 'private', idempotent: true, problems: { ...LIVE_MODE_ONLY } },
       schema: {
         operationId: 'addIcsFeed',
         tags,
@@ -239,7 +255,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       },
     },
     async (request, reply) => {
-      const actor = await calendars.actorFor(
+      const actor = await calendars.changingFor(
         callerRef(request.caller),
         principalOf(request.body.principal_id, request.query.principal_id),
       );
@@ -301,6 +317,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       config: {
         access: 'private',
         problems: {
+          ...LIVE_MODE_ONLY,
           '422': {
             description: '`unprocessable`: code `calendar_read_only` (an ICS feed as destination)',
             codes: ['calendar_read_only'],
@@ -368,7 +385,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
   app.delete(
     '/v1/calendars/connections/:provider',
     {
-      config: { access: 'private' },
+      config: { access: 'private', problems: { ...LIVE_MODE_ONLY } },
       schema: {
         operationId: 'disconnectCalendars',
         tags,
@@ -391,7 +408,7 @@ export function calendarRoutes(app: TypedApp, calendars: CalendarService): void 
       },
     },
     async (request) => {
-      const actor = await calendars.actorFor(callerRef(request.caller), request.query.principal_id);
+      const actor = await calendars.changingFor(callerRef(request.caller), request.query.principal_id);
       return { connections: await calendars.disconnect(actor, request.params.provider) };
     },
   );

@@ -41,7 +41,7 @@ export type { BrowserOutcome } from './oauth-flow.js';
 export type { Actor as CallerRef } from '../../platform/actor.js';
 
 /** What the calendars service takes from the platform. */
-export type CalendarsPlatform = Pick<Platform, 'db' | 'clock' | 'config' | 'keys' | 'log'>;
+export type CalendarsPlatform = Pick<Platform, 'db' | 'clock' | 'config' | 'keys' | 'log' | 'testClocks'>;
 
 export class CalendarService implements CalendarsApi {
   readonly busySource: CalendarBusySource;
@@ -59,7 +59,17 @@ export class CalendarService implements CalendarsApi {
     // The module's one view of principals (principals.ts), answered by the principals module.
     const directory: PrincipalDirectory = {
       mayActFor: (actor, principalId) => principals.access.mayActFor(actor, principalId),
-      isManagedHost: (accountId, principalId) => principals.isManagedHost(accountId, principalId),
+      // A host of the account in that mode: one the account itself, acting in that mode, may act for
+      // (the principals module's one access rule, which knows the modes).
+      isManagedHost: (accountId, principalId, livemode) => {
+        if (principalId.toLowerCase() === accountId.toLowerCase()) return Promise.resolve(false);
+        const account: Pick<Actor, 'accountId' | 'principalId' | 'livemode'> = {
+          accountId,
+          principalId: accountId,
+          livemode,
+        };
+        return principals.access.mayActFor(account, principalId);
+      },
       timeZoneOf: (principalId) => principals.storedZoneOf(principalId),
     };
     const deps = { ...platform, directory };
@@ -105,6 +115,7 @@ export class CalendarService implements CalendarsApi {
     });
     this.links = new ConnectLinks({
       clock: deps.clock,
+      testClocks: deps.testClocks,
       config: deps.config,
       keys: deps.keys,
       directory: deps.directory,
@@ -121,6 +132,14 @@ export class CalendarService implements CalendarsApi {
    */
   actorFor(caller: Actor, principalId: string | undefined): Promise<Actor> {
     return this.connections.actorFor(caller, principalId);
+  }
+
+  /**
+   * As `actorFor`, to change the principal's calendars: a test-mode caller may not change those of a
+   * principal shared with live mode (its own): 403 `live_mode_only` (docs/api.md#test-mode).
+   */
+  changingFor(caller: Actor, principalId: string | undefined): Promise<Actor> {
+    return this.connections.changingFor(caller, principalId);
   }
 
   /** For the principals module: which of `ids` have a working calendar connection. */
@@ -246,12 +265,13 @@ export class CalendarService implements CalendarsApi {
   // ---------------------------------------------------------------------------------------------
   // Host connect links
 
+  /** A connect link for a host of the caller's account and mode; the link acts in that mode. */
   createConnectLink(
-    accountId: string,
+    caller: Actor,
     hostId: string,
     input: Static<typeof ConnectLinkBody>,
   ): Promise<{ url: string; expires_at: string; host_id: string; providers: OAuthProviderName[] }> {
-    return this.links.createConnectLink(accountId, hostId, input);
+    return this.links.createConnectLink(caller, hostId, input);
   }
 
   /**

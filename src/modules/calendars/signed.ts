@@ -51,17 +51,22 @@ export function verifyToken<T extends object>(
 }
 
 /**
- * A host connect link token, compact enough for one URL path segment (71 characters): version,
- * host id, account id, expiry (seconds) and a 128-bit truncated HMAC, base64url.
+ * A host connect link token, compact enough for one URL path segment (71 characters): version (which
+ * also tells the mode: 1 live, 2 test), host id, account id, expiry (seconds) and a 128-bit truncated
+ * HMAC, base64url. The mode is signed with the rest: a live link cannot be made a test one.
  */
 export interface ConnectLink {
   hostId: string;
   accountId: string;
+  /** The host's mode (docs/api.md#test-mode). */
+  livemode: boolean;
   /** epoch ms, whole seconds */
   expMs: number;
 }
 
 const LINK_VERSION = 1;
+/** A test-mode host's link: the same layout. */
+const LINK_VERSION_TEST = 2;
 const LINK_BODY = 1 + 16 + 16 + 4;
 const LINK_SIG = 16;
 
@@ -85,7 +90,7 @@ function linkSignature(key: Buffer, body: Buffer): Buffer {
 
 export function signConnectLink(key: Buffer, link: ConnectLink): string {
   const body = Buffer.alloc(LINK_BODY);
-  body[0] = LINK_VERSION;
+  body[0] = link.livemode ? LINK_VERSION : LINK_VERSION_TEST;
   uuidBytes(link.hostId).copy(body, 1);
   uuidBytes(link.accountId).copy(body, 17);
   body.writeUInt32BE(Math.floor(link.expMs / 1000), 33);
@@ -95,7 +100,8 @@ export function signConnectLink(key: Buffer, link: ConnectLink): string {
 export function verifyConnectLink(key: Buffer, token: string, nowMs: number): ConnectLink | null {
   if (!/^[A-Za-z0-9_-]+$/.test(token)) return null;
   const raw = Buffer.from(token, 'base64url');
-  if (raw.length !== LINK_BODY + LINK_SIG || raw[0] !== LINK_VERSION) return null;
+  if (raw.length !== LINK_BODY + LINK_SIG) return null;
+  if (raw[0] !== LINK_VERSION && raw[0] !== LINK_VERSION_TEST) return null;
   // One spelling per link: the last character also carries unused bits, which decoding ignores.
   if (raw.toString('base64url') !== token) return null;
   const body = raw.subarray(0, LINK_BODY);
@@ -103,5 +109,10 @@ export function verifyConnectLink(key: Buffer, token: string, nowMs: number): Co
   if (!safeEqual(sig.toString('base64url'), linkSignature(key, body).toString('base64url'))) return null;
   const expMs = body.readUInt32BE(33) * 1000;
   if (expMs <= nowMs) return null;
-  return { hostId: uuidString(body.subarray(1, 17)), accountId: uuidString(body.subarray(17, 33)), expMs };
+  return {
+    hostId: uuidString(body.subarray(1, 17)),
+    accountId: uuidString(body.subarray(17, 33)),
+    livemode: body[0] === LINK_VERSION,
+    expMs,
+  };
 }

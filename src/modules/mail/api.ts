@@ -3,7 +3,8 @@
  * writes its mails with `enqueue(trx, …)` inside its own transaction (a rolled-back booking leaves no
  * mail, a committed one always has its mail); the `mail.send` job sends them after commit over SMTP
  * (SMTP_URL, From: MAIL_FROM), with retries. Without SMTP_URL a mail is recorded as `logged` (kept in
- * the database, announced in the log without its body).
+ * the database, announced in the log without its body). A test-mode mail (`livemode: false`) is kept as
+ * `suppressed`, rendered and complete, and never sent (docs/api.md#test-mode).
  */
 import type { Tx } from '../../db/store.js';
 import type { WriteBatch } from '../../jobs/runner.js';
@@ -46,6 +47,11 @@ export interface MailMessage {
    * The mode of what it is about (docs/api.md#test-mode): a test-mode mail is kept as `suppressed`, never sent. Absent: live.
    */
   livemode?: boolean;
+  /**
+   * When it is written, if not now: a test-mode mail written as at a time of the account's test clock
+   * (the actor's `clock.now()`, or a timed piece of work's due time). Absent: the server's now.
+   */
+  at?: Date;
 }
 
 /**
@@ -71,6 +77,11 @@ export interface MailIntent {
    * The mode of what it is about (docs/api.md#test-mode): a test-mode mail is kept as `suppressed`, never sent. Absent: live.
    */
   livemode?: boolean;
+  /**
+   * When it is written, if not now: a test-mode mail written as at a time of the account's test clock
+   * (the actor's `clock.now()`, or a timed piece of work's due time). Absent: the server's now.
+   */
+  at?: Date;
 }
 
 /** What a renderer makes of an intent's data: the parts of a `MailMessage` decided at sending. */
@@ -105,6 +116,8 @@ export interface MailRow {
   subject: string;
   status: string;
   ics_method: string | null;
+  /** False for a test-mode mail (status `suppressed`). */
+  livemode: boolean;
 }
 
 /** One outbox row as an operator lists it (`kairos mail list`), newest first. */
@@ -115,12 +128,14 @@ export interface MailSummary {
   subject: string;
   status: string;
   created_at: Date;
+  /** False for a test-mode mail (status `suppressed`). */
+  livemode: boolean;
 }
 
 /** One outbox row with its plain-text body (`kairos mail show`). */
 export interface MailDetail extends MailSummary {
   text: string;
-  /** Why it was not sent (skipped, failed, a retried SMTP error), or null. */
+  /** Why it was not sent (skipped, failed, a retried SMTP error, a test-mode mail), or null. */
   last_error: string | null;
 }
 
@@ -129,14 +144,15 @@ export interface MailApi {
    * Writes the messages into the outbox inside `trx` and enqueues their sending (after commit): the
    * rows and their send jobs in one statement, no per-message round trips. With `batch`, they join
    * the caller's batch instead (sent when the caller runs it). A `MailIntent` is stored as its data
-   * and rendered by its renderer when it is sent.
+   * and rendered by its renderer when it is sent. A test-mode message (`livemode: false`) is stored
+   * `suppressed` (an intent rendered now) with no send job: it never leaves the server.
    */
   enqueue(trx: Tx, messages: readonly (MailMessage | MailIntent)[], batch?: WriteBatch): Promise<void>;
-  /** Rows of the outbox about one subject (for tests and support), oldest first. */
+  /** Rows of the outbox about one subject (for tests and support), oldest first; both modes. */
   listFor(subjectId: string): Promise<MailRow[]>;
   /**
    * The most recent mails, newest first, at most `limit` (for operators reading mails that were
-   * only logged: no SMTP_URL).
+   * only logged: no SMTP_URL, or suppressed: test mode); both modes.
    */
   listRecent(limit: number): Promise<MailSummary[]>;
   /** One mail with its text body, or null when there is no mail with that id. */

@@ -19,7 +19,7 @@ export function outboxInsert(rows: readonly Insertable<MailOutboxTable>[]): SqlP
 export async function mailsAbout(db: Db, subjectId: string): Promise<MailRow[]> {
   return db
     .selectFrom('mail_outbox')
-    .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'ics_method'])
+    .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'ics_method', 'livemode'])
     .where('subject_id', '=', subjectId)
     .orderBy('created_at')
     .orderBy('seq')
@@ -30,7 +30,7 @@ export async function mailsAbout(db: Db, subjectId: string): Promise<MailRow[]> 
 export async function recentMails(db: Db, limit: number): Promise<MailSummary[]> {
   return db
     .selectFrom('mail_outbox')
-    .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'created_at'])
+    .select(['id', 'kind', 'to_address as to', 'subject', 'status', 'created_at', 'livemode'])
     .orderBy('created_at', 'desc')
     .orderBy('seq', 'desc')
     .limit(limit)
@@ -51,6 +51,7 @@ export async function mailDetail(
       'subject',
       'status',
       'created_at',
+      'livemode',
       'text_body as text',
       'last_error',
       'render',

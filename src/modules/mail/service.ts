@@ -15,6 +15,12 @@
  * `created_at`, as it would have been at commit) and stores the bodies with the row's last update. A
  * renderer that throws, or is missing, fails the attempt like an SMTP error: recorded, retried, then
  * `failed` and logged.
+ *
+ * Test mode (docs/api.md#test-mode): `enqueue` is the one place that decides. A message with
+ * `livemode: false` is stored `suppressed` with `livemode = false` and no send job, whatever SMTP_URL
+ * says (to no one: `skipped`, as a live one); it keeps what a logged mail keeps (bodies, invite,
+ * links: an intent is rendered at once), so `kairos mail list|show` reads it. The send job never
+ * touches a row that is not `pending`.
  */
 import type { Selectable } from 'kysely';
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -146,27 +152,52 @@ export class MailOutbox implements MailApi {
     if (messages.length === 0) return;
     const now = this.clock.now();
     // One build per invite: a booking's mails to its customer and hosts share theirs (~0.3 ms each).
-    const built = new Map<InviteSpec, string>();
+    const built = new Map<InviteSpec, { at: number; ics: string }>();
+    const inviteOf = (invite: InviteSpec, stamp: Date): string => {
+      const known = built.get(invite);
+      if (known?.at === stamp.getTime()) return known.ics;
+      const ics = buildInvite(invite, { stamp });
+      built.set(invite, { at: stamp.getTime(), ics });
+      return ics;
+    };
     const rows = messages.map((m) => {
+      const livemode = m.livemode ?? true;
+      const createdAt = m.at ?? now;
       let ics: string | null = null;
       let render: string | null = null;
       let icsMethod: InviteSpec['method'] | null;
       let text = '';
       let html = '';
+      let lastError: string | null = null;
       if ('renderer' in m) {
         icsMethod = m.icsMethod;
         // A mail never sent needs no rendering: it keeps its empty bodies, as a rendered one would.
         if (m.to !== null) render = JSON.stringify({ renderer: m.renderer, data: m.data });
         else icsMethod = null;
-      } else {
-        if (m.invite) {
-          ics = built.get(m.invite) ?? buildInvite(m.invite, { stamp: now });
-          built.set(m.invite, ics);
+        if (render !== null && !livemode) {
+          // A test-mode mail is never sent, so it is rendered now, as the send job renders a logged
+          // one: it keeps its bodies and invite. A renderer that throws leaves it to `get` (shown as
+          // rendered on reading), with why.
+          try {
+            const r = this.render({ renderer: m.renderer, data: m.data }, createdAt);
+            text = r.text_body;
+            html = r.html_body;
+            ics = r.ics;
+            icsMethod = r.ics_method;
+          } catch (err) {
+            lastError = `not rendered: ${describe(err)}`;
+          }
         }
+      } else {
+        if (m.invite) ics = inviteOf(m.invite, createdAt);
         icsMethod = m.invite ? m.invite.method : null;
         text = m.text;
         html = m.html;
       }
+      // To no one: skipped in either mode (never sent either way; the table ties a null address to it).
+      const status =
+        m.to === null ? ('skipped' as const) : livemode ? ('pending' as const) : ('suppressed' as const);
+      if (m.to === null) lastError = `no e-mail address for ${m.recipient ?? 'the recipient'}`;
       return {
         id: prefixedId('mail', now.getTime()),
         kind: m.kind,
@@ -178,10 +209,11 @@ export class MailOutbox implements MailApi {
         ics,
         ics_method: icsMethod,
         render,
-        status: m.to === null ? ('skipped' as const) : ('pending' as const),
-        last_error: m.to === null ? `no e-mail address for ${m.recipient ?? 'the recipient'}` : null,
+        status,
+        last_error: lastError,
         attempts: 0,
-        created_at: now,
+        created_at: createdAt,
+        livemode,
       };
     });
     const into = batch ?? new WriteBatch();

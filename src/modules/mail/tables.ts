@@ -4,7 +4,8 @@ import type { Timestamp } from '../../db/types.js';
 
 /**
  * pending: waiting for its job; sent: accepted by the SMTP server; logged: no SMTP_URL; failed: gave
- * up; skipped: its recipient has no address (recorded, never sent).
+ * up; skipped: its recipient has no address (recorded, never sent); suppressed: a test-mode mail
+ * (migration 0024, docs/api.md#test-mode), kept whole and never sent.
  */
 export type MailStatus = 'pending' | 'sent' | 'logged' | 'failed' | 'skipped' | 'suppressed';
 

@@ -4,7 +4,8 @@
  * account manages are decided here (`relationTo`); further grants — the network and consents — are
  * contributed by other modules through the `accessGrants` extension point. Anything else, including
  * a principal that does not exist, is denied; endpoints answer 403 (never 404), so ids cannot be
- * probed.
+ * probed. Test mode (docs/api.md#test-mode): a host of the other mode than the caller's is a stranger
+ * (`visibleIn`); the account's and users' principals are shared by both modes.
  */
 import type { Caller } from '../../platform/auth.js';
 import type { Extensions } from '../module.js';
@@ -18,12 +19,27 @@ import type {
 } from './api.js';
 
 /**
+ * Does a caller of mode `livemode` see principal `p` at all? Hosts belong to their mode; account and
+ * user principals (always livemode=true) are shared by both.
+ */
+export function visibleIn(p: Pick<PrincipalRef, 'kind' | 'livemode'>, livemode: boolean): boolean {
+  return p.kind !== 'host' || p.livemode === livemode;
+}
+
+/**
  * How `actor` relates to principal `p`: the actor itself (its acting principal, or its account's
- * principal), a host its account manages, or nothing. Schedules and availability share this rule.
+ * principal), a host its account manages in the actor's mode, or nothing. Schedules and availability
+ * share this rule.
  */
 export function relationTo(actor: ActorLike, p: PrincipalRef): 'self' | 'managed_host' | null {
   if (p.id === actor.principalId || p.id === actor.accountId) return 'self';
-  if (p.kind === 'host' && actor.accountId !== null && p.accountId === actor.accountId) return 'managed_host';
+  if (
+    p.kind === 'host' &&
+    actor.accountId !== null &&
+    p.accountId === actor.accountId &&
+    p.livemode === actor.livemode
+  )
+    return 'managed_host';
   return null;
 }
 
@@ -44,7 +60,8 @@ export class PrincipalAccess implements PrincipalAccessApi {
 
   /**
    * The live principal `principalId` if `actor` may act for it — itself or a host its account
-   * manages — else null (also when it does not exist). Callers choose the 403 they answer.
+   * manages in the actor's mode — else null (also when it does not exist). Callers choose the 403
+   * they answer.
    */
   async actingFor(actor: ActorLike, principalId: string): Promise<PrincipalProfile | null> {
     const id = principalId.toLowerCase();
@@ -54,7 +71,8 @@ export class PrincipalAccess implements PrincipalAccessApi {
 
   /**
    * May `actor` act for `principalId` — itself (its principal or its account) or a live host its
-   * account manages? The one answer every module asks before acting for a principal.
+   * account manages in the actor's mode? The one answer every module asks before acting for a
+   * principal.
    */
   async mayActFor(actor: ActorLike, principalId: string): Promise<boolean> {
     if (principalId === actor.principalId || principalId === actor.accountId) return true;
@@ -65,6 +83,7 @@ export class PrincipalAccess implements PrincipalAccessApi {
    * The read decision for each of `ids` at once. `known` passes principals the caller already loaded
    * (any id missing from it is looked up; absent or deleted principals are denied). Grants are asked
    * for secret keys and user sessions only: publishable keys reach their own account and its hosts.
+   * A host of the other mode than the caller's is denied as an unknown one (no grant can reach it).
    */
   async canReadMany(
     caller: Caller,
@@ -84,7 +103,7 @@ export class PrincipalAccess implements PrincipalAccessApi {
     let pending: PrincipalRef[] = [];
     for (const id of new Set(ids)) {
       const p = known.get(id);
-      if (!p) continue;
+      if (!p || !visibleIn(p, caller.livemode)) continue;
       const relation = relationTo(caller, p);
       if (relation) out.set(id, { allowed: true, basis: relation, consentId: null, details: true });
       else pending.push(p);

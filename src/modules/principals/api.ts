@@ -6,6 +6,7 @@
 import type { Tx } from '../../db/store.js';
 import type { Schedule } from '../../lib/schedule.js';
 import type { Caller } from '../../platform/auth.js';
+import type { Clock } from '../../platform/clock.js';
 import type { CreateHostBody, Host } from './schemas.js';
 import type { Static } from '@sinclair/typebox';
 
@@ -17,6 +18,12 @@ export interface PrincipalRef {
   kind: PrincipalKind;
   accountId: string;
   timezone: string;
+  /**
+   * Its mode (docs/api.md#test-mode): false for a host made with a test key. Account and user
+   * principals are always true and shared by both modes; a host belongs to its mode only (see
+   * `visibleIn`, principals/access.ts).
+   */
+  livemode: boolean;
 }
 
 /** A live principal with its effective schedule (the stored one or the default). */
@@ -43,8 +50,24 @@ export interface NewPrincipal {
   created_at: Date;
 }
 
-/** Who acts, as far as principal relations go (a Caller fits too: anonymous callers relate to nothing). */
-export type ActorLike = { accountId: string | null; principalId: string | null };
+/**
+ * Who acts, as far as principal relations go (a Caller fits too: anonymous callers relate to nothing);
+ * `livemode` is its mode: hosts of the other mode are strangers to it.
+ */
+export type ActorLike = { accountId: string | null; principalId: string | null; livemode: boolean };
+
+/** Whose hosts, in which mode and on which clock (an Actor fits): the hosts routes' owner. */
+export interface HostOwner {
+  accountId: string;
+  livemode: boolean;
+  clock: Clock;
+}
+
+/** Limits a principal look-up to what one mode sees (absent: both modes). */
+export interface ModeFilter {
+  /** Hosts of the other mode are left out (as if they did not exist); shared principals stay. */
+  livemode?: boolean;
+}
 
 /** Why a read of another principal's availability is allowed. */
 export type AccessBasis = 'self' | 'managed_host' | 'network' | 'consent';
@@ -114,15 +137,18 @@ export interface PrincipalsApi {
   /**
    * Live principals among `ids` (keyed by lower-case id), with their effective schedules, from a
    * cache invalidated by NOTIFY. The objects may be shared with other requests: never mutate them.
+   * With `mode.livemode`, hosts of the other mode are absent (no extra statement: a filter).
    */
-  profiles(ids: readonly string[]): Promise<Map<string, PrincipalProfile>>;
+  profiles(ids: readonly string[], mode?: ModeFilter): Promise<Map<string, PrincipalProfile>>;
   /**
    * The live principals behind `ids` as stored now, read in the caller's transaction and locked
    * against changes (schedule, zone, deletion) until it ends; `contacts` as `contacts()` answers them.
+   * With `mode.livemode`, hosts of the other mode are absent from `profiles` (as deleted ones are).
    */
   lockedProfiles(
     trx: Tx,
     ids: readonly string[],
+    mode?: ModeFilter,
   ): Promise<{ profiles: Map<string, PrincipalProfile>; contacts: Map<string, PrincipalContact> }>;
   /**
    * Display names and mail addresses (docs/api.md#e-mail-and-pages: a user's sign-in e-mail, a host's
@@ -131,14 +157,29 @@ export interface PrincipalsApi {
   contacts(ids: readonly string[]): Promise<Map<string, PrincipalContact>>;
   /** Sets the display name of a user's principal (the accounts module: a user's name), in `trx`. */
   renameUser(trx: Tx, id: string, displayName: string): Promise<void>;
-  /** Is `principalId` a live host of the account? */
-  isManagedHost(accountId: string, principalId: string): Promise<boolean>;
+  /**
+   * Is `principalId` a live host of the account — of mode `livemode` when given (a request's: a host
+   * of the other mode is a stranger), of either mode when left out (a signed link naming the host)?
+   */
+  isManagedHost(accountId: string, principalId: string, livemode?: boolean): Promise<boolean>;
+  /**
+   * The mode of the account's live host `principalId` (false: a test-mode host), or null when it has
+   * no such host: what acts for a host named by a signed link (a connect link) acts in. One statement.
+   */
+  hostMode(accountId: string, principalId: string): Promise<boolean | null>;
   /** The zone a principal's floating and all-day calendar events are read in (also when deleted); UTC by default. */
   storedZoneOf(id: string): Promise<string>;
   /** Inserts the principal row of a new account or user, in the caller's transaction. */
   insertPrincipal(trx: Tx, principal: NewPrincipal): Promise<void>;
-  /** Creates a host of the account (the hosts route; operators' and tests' fixtures). */
-  createHost(accountId: string, input: Static<typeof CreateHostBody>): Promise<Static<typeof Host>>;
+  /**
+   * Creates a host of the account (the hosts route; operators' and tests' fixtures), of the mode and
+   * at the time of `as` (default: a live host, now by the server's clock).
+   */
+  createHost(
+    accountId: string,
+    input: Static<typeof CreateHostBody>,
+    as?: Pick<HostOwner, 'livemode' | 'clock'>,
+  ): Promise<Static<typeof Host>>;
 }
 
 /** The principals module needs no other module. */

@@ -32,6 +32,7 @@ describe('hosts', () => {
       display_name: 'Dr. Ada',
       email: 'ada@example.com',
       timezone: 'UTC',
+      livemode: true,
       status: 'active',
       calendar_connected: false,
       deleted_at: null,

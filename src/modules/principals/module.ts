@@ -1,3 +1,5 @@
+// Its problem codes, merged into the closed set (platform/errors.ts) and registered for the document.
+import './errors.js';
 import { defineModule } from '../module.js';
 import type { PrincipalsApi, PrincipalsNeeds } from './api.js';
 import { principalRoutes } from './routes.js';

@@ -15,6 +15,8 @@ export const PRINCIPALS_CHANNEL = 'kairos_principals';
 export interface HostRow {
   id: string;
   account_id: string;
+  /** False for a host made in test mode. */
+  livemode: boolean;
   display_name: string;
   email: string | null;
   timezone: string;
@@ -29,6 +31,7 @@ export interface PrincipalScheduleRow {
   id: string;
   kind: PrincipalKind;
   account_id: string;
+  livemode: boolean;
   timezone: string;
   deleted_at: Date | null;
   schedule: Schedule | null;
@@ -37,6 +40,7 @@ export interface PrincipalScheduleRow {
 const HOST_COLUMNS = [
   'id',
   'account_id',
+  'livemode',
   'display_name',
   'email',
   'timezone',
@@ -57,22 +61,29 @@ export async function insertHost(
     .executeTakeFirstOrThrow();
 }
 
-/** One live host of the account, or undefined. */
-export async function findHost(db: Queryable, accountId: string, id: string): Promise<HostRow | undefined> {
-  return db
+/** One live host of the account, of mode `livemode` (null: of either mode), or undefined. */
+export async function findHost(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  livemode: boolean | null,
+): Promise<HostRow | undefined> {
+  let q = db
     .selectFrom('principals')
     .select(HOST_COLUMNS)
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .where('kind', '=', 'host')
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+    .where('deleted_at', 'is', null);
+  if (livemode !== null) q = q.where('livemode', '=', livemode);
+  return q.executeTakeFirst();
 }
 
-/** Live hosts of the account, newest first, `limit + 1` rows from after `pos`. */
+/** Live hosts of the account in one mode, newest first, `limit + 1` rows from after `pos`. */
 export async function listHosts(
   db: Queryable,
   accountId: string,
+  livemode: boolean,
   pos: CursorPosition | null,
   limit: number,
 ): Promise<HostRow[]> {
@@ -81,42 +92,44 @@ export async function listHosts(
     .select(HOST_COLUMNS)
     .where('account_id', '=', accountId)
     .where('kind', '=', 'host')
+    .where('livemode', '=', livemode)
     .where('deleted_at', 'is', null);
   return newestFirstAfter(q, pos, limit).execute();
 }
 
+/** The account's live host `id` of one mode: whose row a change may touch. */
+export interface HostKey {
+  accountId: string;
+  id: string;
+  livemode: boolean;
+}
+
 export async function updateHost(
   db: Queryable,
-  accountId: string,
-  id: string,
+  key: HostKey,
   patch: { display_name?: string; email?: string | null; timezone?: string },
   now: Date,
 ): Promise<HostRow | undefined> {
-  return changeLiveHost(db, accountId, id, { ...patch, updated_at: now });
+  return changeLiveHost(db, key, { ...patch, updated_at: now });
 }
 
-export async function softDeleteHost(
-  db: Queryable,
-  accountId: string,
-  id: string,
-  now: Date,
-): Promise<HostRow | undefined> {
-  return changeLiveHost(db, accountId, id, { status: 'deleted', deleted_at: now, updated_at: now });
+export async function softDeleteHost(db: Queryable, key: HostKey, now: Date): Promise<HostRow | undefined> {
+  return changeLiveHost(db, key, { status: 'deleted', deleted_at: now, updated_at: now });
 }
 
-/** Sets `values` on the account's live host `id`; its row after the change, or undefined if none. */
+/** Sets `values` on the account's live host `id` of the mode; its row after the change, or undefined if none. */
 async function changeLiveHost(
   db: Queryable,
-  accountId: string,
-  id: string,
+  key: HostKey,
   values: Updateable<PrincipalsTable>,
 ): Promise<HostRow | undefined> {
   return db
     .updateTable('principals')
     .set(values)
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
+    .where('id', '=', key.id)
+    .where('account_id', '=', key.accountId)
     .where('kind', '=', 'host')
+    .where('livemode', '=', key.livemode)
     .where('deleted_at', 'is', null)
     .returning(HOST_COLUMNS)
     .executeTakeFirst();
@@ -176,7 +189,7 @@ export async function lockWithSchedules(
 ): Promise<(PrincipalScheduleRow & { display_name: string; email: string | null })[]> {
   if (ids.length === 0) return [];
   const { rows } = await sql<LockedRow>`
-    SELECT p.id, p.kind, p.account_id, p.display_name, p.email, p.timezone, p.deleted_at,
+    SELECT p.id, p.kind, p.account_id, p.livemode, p.display_name, p.email, p.timezone, p.deleted_at,
       s.timezone AS s_timezone, s.weekly, s.overrides, s.buffer_before_minutes, s.buffer_after_minutes,
       s.minimum_notice_minutes, s.max_days_ahead, p.schedule_seq <> coalesce(s.seq, 0) AS stale
     FROM principals p LEFT JOIN schedules s ON s.principal_id = p.id
@@ -212,6 +225,7 @@ interface ScheduleJoinRow {
   id: string;
   kind: PrincipalKind;
   account_id: string;
+  livemode: boolean;
   timezone: string;
   deleted_at: Date | null;
   s_timezone: string | null;
@@ -228,6 +242,7 @@ function withSchedule(r: ScheduleJoinRow): PrincipalScheduleRow {
     id: r.id,
     kind: r.kind,
     account_id: r.account_id,
+    livemode: r.livemode,
     timezone: r.timezone,
     deleted_at: r.deleted_at,
     schedule:
@@ -258,6 +273,7 @@ export async function findPrincipalsWithSchedules(
       'p.id',
       'p.kind',
       'p.account_id',
+      'p.livemode',
       'p.timezone',
       'p.deleted_at',
       's.timezone as s_timezone',

@@ -29,6 +29,7 @@ function scheduleBodyCompiler(): FastifySchemaCompiler<unknown> {
 const HOST = {
   id: '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03',
   principal_id: '0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03',
+  livemode: true,
   display_name: 'Dr. Maya Chen',
   email: 'maya.chen@example.com',
   timezone: 'Europe/Paris',
@@ -80,7 +81,8 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
       },
     },
     async (request, reply) => {
-      const host = await principals.createHost(actorOf(request.caller).accountId, request.body);
+      const actor = actorOf(request.caller);
+      const host = await principals.createHost(actor.accountId, request.body, actor);
       reply.code(201).header('location', `/v1/hosts/${host.principal_id}`);
       return { host };
     },
@@ -93,7 +95,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
       schema: {
         operationId: 'listHosts',
         tags,
-        summary: 'List the account’s hosts, newest first',
+        summary: 'List the account’s hosts of the caller’s mode (live or test), newest first',
         querystring: ListQuery,
         response: {
           200: answer('One page of hosts', HostList, {
@@ -103,7 +105,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
         },
       },
     },
-    async (request) => principals.listHosts(actorOf(request.caller).accountId, request.query),
+    async (request) => principals.listHosts(actorOf(request.caller), request.query),
   );
 
   app.get(
@@ -119,7 +121,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
       },
     },
     async (request) => ({
-      host: await principals.getHost(actorOf(request.caller).accountId, request.params.id),
+      host: await principals.getHost(actorOf(request.caller), request.params.id),
     }),
   );
 
@@ -141,7 +143,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
       },
     },
     async (request) => ({
-      host: await principals.updateHost(actorOf(request.caller).accountId, request.params.id, request.body),
+      host: await principals.updateHost(actorOf(request.caller), request.params.id, request.body),
     }),
   );
 
@@ -167,7 +169,7 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
       },
     },
     async (request) => ({
-      host: await principals.deleteHost(actorOf(request.caller).accountId, request.params.id),
+      host: await principals.deleteHost(actorOf(request.caller), request.params.id),
     }),
   );
 
@@ -192,7 +194,16 @@ export function principalRoutes(app: TypedApp, principals: PrincipalService): vo
   app.put(
     '/v1/principals/:id/schedule',
     {
-      config: { access: 'private' },
+      config: {
+        access: 'private',
+        problems: {
+          '403': {
+            description:
+              'The principal does not exist or is not the caller or a host of its account in the caller’s mode; or a test key on a principal shared with live mode, the account’s or a user’s own (`live_mode_only`)',
+            codes: ['live_mode_only'],
+          },
+        },
+      },
       validatorCompiler: scheduleBodyCompiler(),
       schema: {
         operationId: 'replaceSchedule',

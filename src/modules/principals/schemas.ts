@@ -23,6 +23,10 @@ export const Host = named(
       description: 'the host’s id, the same as principal_id (paths take either)',
     }),
     principal_id: Uuid,
+    livemode: Type.Boolean({
+      description:
+        'false for a host made with a test key (docs: Test mode); each mode sees only its own hosts',
+    }),
     display_name: Type.String(),
     email: Type.Union([EmailAddress, Type.Null()]),
     timezone: Type.String({ description: 'IANA time zone' }),

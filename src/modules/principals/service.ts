@@ -10,7 +10,16 @@ import { isUuid, uuidv7 } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import type { Extensions, Platform } from '../module.js';
 import { PrincipalAccess } from './access.js';
-import type { ActorLike, NewPrincipal, PrincipalContact, PrincipalProfile, PrincipalsApi } from './api.js';
+import { visibleIn } from './access.js';
+import type {
+  ActorLike,
+  HostOwner,
+  ModeFilter,
+  NewPrincipal,
+  PrincipalContact,
+  PrincipalProfile,
+  PrincipalsApi,
+} from './api.js';
 import * as repo from './repo.js';
 import { isEmailAddress, isTimeZone } from '../../platform/validation.js';
 import type { CreateHostBody, UpdateHostBody } from './schemas.js';
@@ -56,7 +65,12 @@ export class PrincipalService implements PrincipalsApi {
 
   // ---- hosts ---------------------------------------------------------------------------------------
 
-  async createHost(accountId: string, input: Static<typeof CreateHostBody>) {
+  /** A host of the account, of the mode of `as` and made at its clock's time (default: live, now). */
+  async createHost(
+    accountId: string,
+    input: Static<typeof CreateHostBody>,
+    as: Pick<HostOwner, 'livemode' | 'clock'> = { livemode: true, clock: this.clock },
+  ) {
     const errors: Record<string, string> = {};
     const displayName = input.display_name.trim();
     if (!displayName) errors.display_name = 'must not be empty';
@@ -66,10 +80,11 @@ export class PrincipalService implements PrincipalsApi {
     }
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
     const timezone = input.timezone ?? (await this.timezoneOf(accountId)) ?? 'UTC';
-    const now = this.clock.now();
+    const now = as.clock.now();
     const row = await repo.insertHost(this.db, {
       id: uuidv7(now.getTime()),
       account_id: accountId,
+      livemode: as.livemode,
       display_name: displayName,
       email,
       timezone,
@@ -79,21 +94,23 @@ export class PrincipalService implements PrincipalsApi {
     return presentHost(row, false);
   }
 
-  async listHosts(accountId: string, opts: Static<typeof ListQuery>) {
-    const rows = await repo.listHosts(this.db, accountId, decodeCursor(opts.cursor, 'uuid'), opts.limit);
+  /** The account's hosts of the owner's mode. */
+  async listHosts(owner: HostOwner, opts: Static<typeof ListQuery>) {
+    const pos = decodeCursor(opts.cursor, 'uuid');
+    const rows = await repo.listHosts(this.db, owner.accountId, owner.livemode, pos, opts.limit);
     const { items, pagination } = page(rows, opts.limit);
     const connected = await this.calendarConnected(items.map((r) => r.id));
     return { hosts: items.map((r) => presentHost(r, connected.has(r.id))), pagination };
   }
 
-  /** A live host of the account; NotFound otherwise (another account's host, deleted, unknown). */
-  async getHost(accountId: string, id: string) {
-    const row = isUuid(id) ? await repo.findHost(this.db, accountId, id) : undefined;
+  /** A live host of the account in the owner's mode; NotFound otherwise (another account's or mode's host, deleted, unknown). */
+  async getHost(owner: HostOwner, id: string) {
+    const row = isUuid(id) ? await repo.findHost(this.db, owner.accountId, id, owner.livemode) : undefined;
     if (!row) throw new NotFound('No host with this id');
     return presentHost(row, (await this.calendarConnected([id])).has(id));
   }
 
-  async updateHost(accountId: string, id: string, patch: Static<typeof UpdateHostBody>) {
+  async updateHost(owner: HostOwner, id: string, patch: Static<typeof UpdateHostBody>) {
     const errors: Record<string, string> = {};
     const set: { display_name?: string; email?: string | null; timezone?: string } = {};
     if (patch.display_name !== undefined) {
@@ -106,20 +123,28 @@ export class PrincipalService implements PrincipalsApi {
       set.timezone = patch.timezone;
     }
     if (Object.keys(errors).length) throw new ValidationFailed(errors);
-    const row = await this.changing(id, (trx) => repo.updateHost(trx, accountId, id, set, this.clock.now()));
+    const key = { accountId: owner.accountId, id, livemode: owner.livemode };
+    const row = await this.changing(id, (trx) => repo.updateHost(trx, key, set, owner.clock.now()));
     if (!row) throw new NotFound('No host with this id');
     return presentHost(row, (await this.calendarConnected([id])).has(id));
   }
 
   /** Soft delete: the host disappears from lists and availability; its rows stay for history. */
-  async deleteHost(accountId: string, id: string) {
-    const row = await this.changing(id, (trx) => repo.softDeleteHost(trx, accountId, id, this.clock.now()));
+  async deleteHost(owner: HostOwner, id: string) {
+    const key = { accountId: owner.accountId, id, livemode: owner.livemode };
+    const row = await this.changing(id, (trx) => repo.softDeleteHost(trx, key, owner.clock.now()));
     if (!row) throw new NotFound('No host with this id');
     return presentHost(row, false);
   }
 
-  async isManagedHost(accountId: string, principalId: string): Promise<boolean> {
-    return isUuid(principalId) && (await repo.findHost(this.db, accountId, principalId)) !== undefined;
+  async isManagedHost(accountId: string, principalId: string, livemode?: boolean): Promise<boolean> {
+    if (!isUuid(principalId)) return false;
+    return (await repo.findHost(this.db, accountId, principalId, livemode ?? null)) !== undefined;
+  }
+
+  async hostMode(accountId: string, principalId: string): Promise<boolean | null> {
+    if (!isUuid(principalId)) return null;
+    return (await repo.findHost(this.db, accountId, principalId, null))?.livemode ?? null;
   }
 
   // ---- principals ----------------------------------------------------------------------------------
@@ -127,8 +152,16 @@ export class PrincipalService implements PrincipalsApi {
   /**
    * Live principals among `ids` (keyed by lower-case id), with their effective schedules: from the
    * cache, the rest in one query. The objects may be shared with other requests: never mutate them.
+   * With `mode.livemode`, hosts of the other mode are left out.
    */
-  async profiles(ids: readonly string[]): Promise<Map<string, PrincipalProfile>> {
+  async profiles(ids: readonly string[], mode: ModeFilter = {}): Promise<Map<string, PrincipalProfile>> {
+    const all = await this.allProfiles(ids);
+    if (mode.livemode === undefined) return all;
+    for (const [id, p] of all) if (!visibleIn(p, mode.livemode)) all.delete(id);
+    return all;
+  }
+
+  private async allProfiles(ids: readonly string[]): Promise<Map<string, PrincipalProfile>> {
     const out = new Map<string, PrincipalProfile>();
     const missing: string[] = [];
     for (const id of new Set(ids.map((x) => x.toLowerCase()))) {
@@ -154,11 +187,13 @@ export class PrincipalService implements PrincipalsApi {
    * The live principals behind `ids` as stored now, read in the caller's transaction and locked
    * against changes (schedule, zone, deletion) until it ends: what a booking is checked against
    * cannot change before it commits. Deleted and unknown ids are absent from `profiles`; `contacts`
-   * are as `contacts()` answers them, read with the schedules after the lock (one round trip).
+   * are as `contacts()` answers them, read with the schedules after the lock (one round trip). With
+   * `mode.livemode`, hosts of the other mode are absent from `profiles` as deleted ones are.
    */
   async lockedProfiles(
     trx: Tx,
     ids: readonly string[],
+    mode: ModeFilter = {},
   ): Promise<{ profiles: Map<string, PrincipalProfile>; contacts: Map<string, Contact> }> {
     const valid = [...new Set(ids.map((x) => x.toLowerCase()))].filter(isUuid);
     const contacts = new Map<string, Contact>();
@@ -169,7 +204,9 @@ export class PrincipalService implements PrincipalsApi {
         email: r.email,
         timezone: r.schedule?.timezone ?? r.timezone,
       });
-      if (r.deleted_at === null) profiles.set(r.id, profileOf(r));
+      if (r.deleted_at !== null) continue;
+      if (mode.livemode !== undefined && !visibleIn(r, mode.livemode)) continue;
+      profiles.set(r.id, profileOf(r));
     }
     return { profiles, contacts };
   }
@@ -232,10 +269,22 @@ export class PrincipalService implements PrincipalsApi {
 
   /**
    * Replaces the schedule. Fields left out take their default values (the principal's zone,
-   * Mon–Fri 09:00–17:00, no overrides, buffers or notice, 60 days ahead).
+   * Mon–Fri 09:00–17:00, no overrides, buffers or notice, 60 days ahead). A test actor changes test
+   * hosts' schedules only: the account's and users' own principals are shared with live mode (403
+   * `live_mode_only`).
    */
-  async putSchedule(actor: ActorLike, principalId: string, body: unknown): Promise<Schedule> {
+  async putSchedule(
+    actor: ActorLike & { clock: Clock },
+    principalId: string,
+    body: unknown,
+  ): Promise<Schedule> {
     const p = await this.manageable(actor, principalId);
+    if (!actor.livemode && p.kind !== 'host') {
+      throw new Forbidden(
+        'A test key cannot change the schedule of the account’s or a user’s own principal (shared with live mode); use a live key or a session, or give a test host its hours',
+        { code: 'live_mode_only' },
+      );
+    }
     const input =
       typeof body === 'object' && body !== null && !Array.isArray(body)
         ? { ...DEFAULT_SCHEDULE(p.timezone), ...body }
@@ -258,7 +307,7 @@ export class PrincipalService implements PrincipalsApi {
       minimum_notice_minutes: s.minimum_notice_minutes,
       max_days_ahead: s.max_days_ahead,
     };
-    await this.changing(p.id, (trx) => repo.upsertSchedule(trx, p.id, schedule, this.clock.now()));
+    await this.changing(p.id, (trx) => repo.upsertSchedule(trx, p.id, schedule, actor.clock.now()));
     return schedule;
   }
 
@@ -277,6 +326,7 @@ export function presentHost(row: repo.HostRow, calendarConnected: boolean) {
   return {
     id: row.id,
     principal_id: row.id,
+    livemode: row.livemode,
     display_name: row.display_name,
     email: row.email,
     timezone: row.timezone,
@@ -303,6 +353,7 @@ function profileOf(r: repo.PrincipalScheduleRow): PrincipalProfile {
     kind: r.kind,
     accountId: r.account_id,
     timezone: r.timezone,
+    livemode: r.livemode,
     schedule: r.schedule ?? DEFAULT_SCHEDULE(r.timezone),
   };
 }
