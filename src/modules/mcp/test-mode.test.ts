@@ -2,7 +2,8 @@
  * The MCP server with a test key (docs/api.md#test-mode, docs/mcp.md#test-mode), driven by the
  * official MCP client in both protocol generations: the instructions say test mode, `current_time`
  * answers the account's test clock with `livemode: false`, the test clock's tools are listed (and
- * only to a test key) and move the clock, and REST tools answer as that key's requests.
+ * only to a test key) and move the clock, and REST tools answer as that key's requests (a test host
+ * with `livemode: false`, unseen by the live key).
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +111,21 @@ describe('MCP with a test key', () => {
       expect(r.isError).toBe(true);
       expect(JSON.parse(r.content[0]?.text ?? '{}').error.code).toBe('unknown_tool');
     }
+  });
+
+  it('a REST tool answers each mode its own objects, each saying livemode', async () => {
+    const made = await t.call('POST', '/v1/hosts', {
+      token: test,
+      body: { display_name: 'Test host', timezone: 'UTC' },
+    });
+    expect(made.status, await made.clone().text()).toBe(201);
+    const id = (await made.json()).host.principal_id as string;
+    const testHosts = (await ok(await connect(test, true), 'list_hosts')).hosts as Json[];
+    expect(testHosts.map((h) => h.principal_id)).toContain(id);
+    for (const h of testHosts) expect(h.livemode).toBe(false);
+    const liveHosts = (await ok(await connect(live, false), 'list_hosts')).hosts as Json[];
+    expect(liveHosts.map((h) => h.principal_id)).not.toContain(id);
+    for (const h of liveHosts) expect(h.livemode).toBe(true);
   });
 
   it('the test_clock toolset lists current_time and the two test clock tools', async () => {
