@@ -7,7 +7,10 @@ import { operations } from './operations.js';
 import type { Method, OperationId, PagePromise, RequestOptions } from './types.js';
 
 export interface KairosOptions {
-  /** A secret key (`svc_sk_…`), a publishable key (`svc_pk_…`), a session token, or none (public routes). */
+  /**
+   * A secret key (`svc_sk_live_…`, or `svc_sk_test_…` for test mode), a publishable key (`svc_pk_…`),
+   * a session token, or none (public routes). Any is sent as it is: the server decides what it is.
+   */
   apiKey?: string;
   /** Where the server is, e.g. `https://kairos.example.com` (default: the page's origin in a browser). */
   baseUrl?: string;

@@ -5,7 +5,7 @@
  *   const { booking } = await kairos.bookings.create({ start_time, customer_email, customer_name });
  */
 import { KairosCore, type KairosOptions } from './client.js';
-import type { Method, OperationId } from './types.js';
+import type { Method, OperationId, RequestOptions, Result } from './types.js';
 
 /** Resource → method → operationId: what each method calls. Inputs and results follow the operation. */
 export const RESOURCES = {
@@ -102,6 +102,7 @@ export const RESOURCES = {
     cancel: 'cancelProposal',
   },
   payments: { connectStripe: 'connectStripeAccount', stripeAccount: 'getStripeAccount' },
+  testClock: { get: 'getTestClock', advance: 'advanceTestClock' },
 } as const satisfies Table;
 
 interface Table {
@@ -110,8 +111,22 @@ interface Table {
 
 type Build<T> = { [M in keyof T]: T[M] extends OperationId ? Method<T[M]> : Build<T[M]> };
 
+/**
+ * How far `testClock.advance` moves the account's test clock (docs/api.md#test-clock): by `seconds`,
+ * or `to` an instant — exactly one of them, as the server requires.
+ */
+export type TestClockAdvance = { seconds: number; to?: never } | { to: string; seconds?: never };
+
+/** The test clock of a test key's account: read it, move it forward. */
+export interface TestClock {
+  /** GET /v1/test-clock (getTestClock): the clock's `now` and `offset_seconds`. */
+  get: Method<'getTestClock'>;
+  /** POST /v1/test-clock/advance (advanceTestClock): answers the clock as the move left it. */
+  advance(input: TestClockAdvance, options?: RequestOptions): Promise<Result<'advanceTestClock'>>;
+}
+
 /** Every resource of the API, typed by the OpenAPI document. */
-export type Resources = Build<typeof RESOURCES>;
+export type Resources = Omit<Build<typeof RESOURCES>, 'testClock'> & { testClock: TestClock };
 
 /** The Kairos API client. */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface declares the methods the constructor builds from RESOURCES

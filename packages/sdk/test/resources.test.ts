@@ -15,6 +15,7 @@ import {
   Kairos,
   KairosError,
   NotFoundError,
+  PermissionError,
   RESOURCES,
   UnprocessableError,
   verifyWebhook,
@@ -240,5 +241,29 @@ describe('the resources', () => {
     const unpaid = await kairos.payments.stripeAccount().catch((e) => e);
     expect(unpaid).toBeInstanceOf(UnprocessableError);
     expect(unpaid.code).toBe('payments_not_configured');
+  });
+
+  it('test mode: a test key made with the SDK is used as any key, and testClock reads and moves its clock', async () => {
+    const made = await kairos.apiKeys.create({ name: 'sdk test mode', environment: 'test' });
+    expect(made.api_key.environment).toBe('test');
+    expect(made.api_key.key).toMatch(/^svc_sk_test_/);
+    expect((await kairos.apiKeys.get(made.api_key.id)).api_key.environment).toBe('test');
+    expect((await kairos.me()).environment).toBe('live');
+
+    const test = new Kairos({ apiKey: made.api_key.key, baseUrl: t.url });
+    expect(await test.me()).toMatchObject({ principal_id: accountId, environment: 'test' });
+    const before = (await test.testClock.get()).test_clock;
+    const moved = (await test.testClock.advance({ seconds: 86_400 })).test_clock;
+    expect(moved.offset_seconds).toBe(before.offset_seconds + 86_400);
+    expect(Date.parse(moved.now) - Date.parse(before.now)).toBeGreaterThanOrEqual(86_400_000);
+    const to = new Date(Date.parse(moved.now) + 7 * day).toISOString();
+    const there = (await test.testClock.advance({ to })).test_clock;
+    expect(Math.abs(Date.parse(there.now) - Date.parse(to))).toBeLessThan(5_000);
+    expect((await test.testClock.get()).test_clock.offset_seconds).toBe(there.offset_seconds);
+
+    // Only a test key reads or moves the clock: a live key is refused with the documented code.
+    const refused = await kairos.testClock.get().catch((e) => e);
+    expect(refused).toBeInstanceOf(PermissionError);
+    expect(refused.code).toBe('test_mode_only');
   });
 });

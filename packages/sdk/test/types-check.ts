@@ -27,4 +27,14 @@ export async function typeChecks(k: Kairos, event: WebhookEvent): Promise<void> 
   (await k.webhooks.delete('wh_1')) satisfies undefined;
   // A webhook event narrows by its type.
   if (event.type === 'booking.updated') event.data.previous.start_time satisfies string;
+  // Test mode: the environment of a key and of the caller; the test clock moves by seconds or to an instant.
+  (await k.me()).environment satisfies 'live' | 'test';
+  (await k.apiKeys.create({ name: 'ci', environment: 'test' })).api_key.environment satisfies 'live' | 'test';
+  (await k.testClock.get()).test_clock.offset_seconds satisfies number;
+  (await k.testClock.advance({ seconds: 3600 })).test_clock.now satisfies string;
+  await k.testClock.advance({ to: '2054-06-10T09:00:00Z' });
+  // @ts-expect-error: exactly one of seconds and to
+  await k.testClock.advance({ seconds: 3600, to: '2054-06-10T09:00:00Z' });
+  // @ts-expect-error: one of them is required
+  await k.testClock.advance({});
 }

@@ -36,6 +36,10 @@ export const CurrentTimeInput = Type.Object(
 export type CurrentTimeInput = Static<typeof CurrentTimeInput>;
 
 export const CurrentTimeOutput = Type.Object({
+  livemode: Type.Boolean({
+    description:
+      'false: test mode (a test key): `now` is the account’s test clock and what you make is not real (docs/api.md#test-mode)',
+  }),
   now: Type.String({
     format: 'date-time',
     description: 'the current instant with the UTC offset of `timezone`',

@@ -26,6 +26,10 @@ import type { CallContext, McpService } from './service.js';
 const INSTRUCTIONS =
   'Kairos schedules meetings. Call current_time before reasoning about dates. Every time you send needs a UTC offset; every time you get back carries one and the answer names its IANA timezone. Ask check_consent before reading other people’s availability or proposing to them. Pass an idempotency_key to creating tools and reuse it on retries. An isError result says what failed and what to do next.';
 
+/** Added for a test key (docs/api.md#test-mode): the agent knows nothing it does is real. */
+const TEST_MODE_INSTRUCTIONS =
+  ' You are in TEST MODE (a test key): every host, link and booking you see or make is a test object (`livemode: false`), no mail or calendar event leaves the server, and time is the account’s test clock (current_time shows it; get_test_clock and advance_test_clock read and move it).';
+
 export interface McpEndpoint {
   /** Serves one POST to /mcp for an authenticated caller. */
   handle(request: Request, parsedBody: unknown, ctx: CallContext): Promise<Response>;
@@ -45,7 +49,10 @@ export function createMcpEndpoint(service: McpService, version: string): McpEndp
   const build = (ctx: CallContext): Server => {
     const server = new Server(
       { ...serverInfo },
-      { capabilities: { tools: {}, prompts: {} }, instructions: INSTRUCTIONS },
+      {
+        capabilities: { tools: {}, prompts: {} },
+        instructions: ctx.caller.livemode ? INSTRUCTIONS : INSTRUCTIONS + TEST_MODE_INSTRUCTIONS,
+      },
     );
     // The service's schemas are JSON Schema objects (`type: object` at the root, derive.ts).
     const tools = () => service.list(ctx.app, ctx.caller, ctx.toolsets) as unknown as Tool[];

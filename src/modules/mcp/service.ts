@@ -106,6 +106,8 @@ export interface CallContext {
 
 function seesTool(caller: Caller, def: ToolDefinition, toolsets?: ReadonlySet<string>): boolean {
   if (toolsets && !toolsets.has(def.name)) return false;
+  // The test clock's tools are a test key's only (docs/api.md#test-clock): a live caller never sees them.
+  if (def.mode === 'test' && caller.livemode) return false;
   return def.audience === 'any' || caller.kind === 'secret' || caller.kind === 'session';
 }
 
@@ -261,7 +263,7 @@ export class McpService {
       return inputError(Object.fromEntries(unknown.map((k) => [k, 'is not a field of this tool'])));
     const result =
       entry.def.name === 'current_time'
-        ? this.currentTime(args as CurrentTimeInput)
+        ? this.currentTime(ctx.caller, args as CurrentTimeInput)
         : await this.checkConsent(ctx, args as CheckConsentInput);
     return this.checked(ctx, entry, result);
   }
@@ -291,10 +293,17 @@ export class McpService {
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
   }
 
-  private currentTime(args: CurrentTimeInput): ToolResult {
+  /**
+   * The caller's now: the server's clock, or for a test key its account's test clock (the gate sets
+   * `caller.clock`; docs/api.md#test-clock), so an agent in test mode reasons on the time its
+   * bookings are checked against. `livemode` says which.
+   */
+  private currentTime(caller: Caller, args: CurrentTimeInput): ToolResult {
     const zone = args.timezone ?? 'UTC';
-    const now = DateTime.fromMillis(this.clock.nowMs(), { zone });
+    const clock = caller.livemode ? this.clock : caller.clock;
+    const now = DateTime.fromMillis(clock.nowMs(), { zone });
     return this.ok({
+      livemode: caller.livemode,
       now: now.toISO() as string,
       now_utc: now.toUTC().toISO() as string,
       timezone: zone,

@@ -15,6 +15,12 @@ export interface ToolAnnotations {
 /** Who sees a tool: `any` credential (publishable keys too: the public surface) or `private` ones. */
 export type Audience = 'any' | 'private';
 
+/**
+ * In which mode a tool is listed (docs/api.md#test-mode): `any` (the default), or `test` for a tool
+ * only a test key may call (the test clock: a live key would get 403 `test_mode_only`).
+ */
+export type ToolMode = 'any' | 'test';
+
 export interface RestTool {
   kind: 'rest';
   name: string;
@@ -31,6 +37,8 @@ export interface RestTool {
   creates?: boolean;
   /** On a 403, the consent the caller lacks and how to get it. */
   consentHint?: string;
+  /** Listed in which mode (default `any`). */
+  mode?: ToolMode;
 }
 
 export interface CustomTool {
@@ -40,6 +48,8 @@ export interface CustomTool {
   description: string;
   audience: Audience;
   annotations: ToolAnnotations;
+  /** Listed in which mode (default `any`). */
+  mode?: ToolMode;
 }
 
 export type ToolDefinition = RestTool | CustomTool;
@@ -73,7 +83,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'current_time',
     title: 'Current time',
     description:
-      'The current instant, in a given IANA time zone (default: UTC), with its UTC offset and the local date and weekday. Call it first whenever the user says "today", "tomorrow" or "next week": never assume the date.',
+      'The current instant, in a given IANA time zone (default: UTC), with its UTC offset and the local date and weekday, and `livemode` (false: a test key, whose time is its account’s test clock and whose bookings are not real). Call it first whenever the user says "today", "tomorrow" or "next week": never assume the date.',
     audience: 'any',
     annotations: { ...READ, idempotentHint: false },
   },
@@ -359,5 +369,28 @@ export const TOOLS: readonly ToolDefinition[] = [
     description: `One proposal by its \`prop_…\` id: participants’ responses, slots, resolution. ${TIMES}`,
     audience: 'private',
     annotations: READ,
+  },
+  {
+    kind: 'rest',
+    name: 'get_test_clock',
+    title: 'Get test clock',
+    operationId: 'getTestClock',
+    description:
+      'Test mode only: the account’s test clock, `now` and `offset_seconds` (real time plus the offset). Every time in test mode (minimum notice, horizons, holds, expiries) reads it; current_time shows the same `now`.',
+    audience: 'private',
+    annotations: READ,
+    mode: 'test',
+  },
+  {
+    kind: 'rest',
+    name: 'advance_test_clock',
+    title: 'Advance test clock',
+    operationId: 'advanceTestClock',
+    description:
+      'Test mode only: move the account’s test clock forward by `seconds`, or `to` an instant (exactly one; never back; at most 400 days ahead of real time in all). The work that falls due in the skipped time (payment holds, waitlist offers, expiries, reminders) is done before it answers, as at the time each fell due. Live mode’s time never moves.',
+    audience: 'private',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    creates: true,
+    mode: 'test',
   },
 ];

@@ -27,6 +27,7 @@ export const TOOLSETS: Readonly<Record<string, readonly string[]>> = {
     'list_proposals',
     'get_proposal',
   ],
+  test_clock: ['get_test_clock', 'advance_test_clock'],
 };
 
 /** Tools listed whatever the toolsets. */

@@ -4,7 +4,7 @@
  * `/v1/public/links/{slug}` (served inline with the page), `/availability`, `/bookings`, `/waitlist`.
  * A priced link goes to Stripe Checkout and comes back here (`?booking=…&payment=success|cancelled`).
  * Inside the embed's iframe it fills in the embed's prefill and tells the embedding page what happens
- * (shared/embed.ts).
+ * (shared/embed.ts). A test-mode link (`livemode: false`) shows a "Test mode — no real booking" banner.
  */
 import { html } from 'htm/preact';
 import { render, type VNode } from 'preact';
@@ -160,7 +160,12 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
       }
     </section>`;
   }
-  return html`<div class="card">${header}<main class="body">${body}</main></div>`;
+  // A test-mode link (docs/api.md#test-mode): said before anything else, on every step.
+  const test =
+    link.livemode === false
+      ? html`<p class="test-banner" id="test-mode" role="note"><strong>Test mode</strong> — no real booking. What you book here is a test: no e-mail is sent and no calendar changes.</p>`
+      : null;
+  return html`<div class="card">${test}${header}<main class="body">${body}</main></div>`;
 }
 
 function durationLabel(minutes: number): string {

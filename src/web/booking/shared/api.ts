@@ -45,6 +45,11 @@ export interface PublicLink {
   questions: Question[];
   price_amount: number | null;
   price_currency: string | null;
+  /**
+   * false: a test-mode link (docs/api.md#test-mode): what is booked on it is not real. Read
+   * defensively: an answer without it is a live link.
+   */
+  livemode?: boolean;
 }
 
 export interface PublicBooking {

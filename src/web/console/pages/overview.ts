@@ -17,6 +17,8 @@ type Window = 'day' | 'week';
 interface KeyUsage {
   id: string;
   name: string;
+  /** A test-mode key (docs/api.md#test-mode): shown with a "Test" badge. */
+  test: boolean;
   day: number;
   week: number;
   remaining: number;
@@ -101,7 +103,7 @@ function UsagePanel(p: { usage: Usage }): VNode {
       <tbody>
         ${p.usage.keys.map(
           (u) => html`<tr key=${u.id}>
-            <th scope="row">${u.name}</th>
+            <th scope="row">${u.name}${u.test ? html` <span class="badge test">Test</span>` : null}</th>
             <td>${u.day}</td>
             <td>${u.week}</td>
             <td>${u.remaining} of ${u.limit}</td>
@@ -138,6 +140,7 @@ export function Overview(): VNode {
           keys: stats.map(({ k, day, week }) => ({
             id: k.id,
             name: k.name,
+            test: k.environment === 'test',
             day: day.requests,
             week: week.requests,
             remaining: day.remaining,
