@@ -42,8 +42,9 @@ export class TestClocks {
     private readonly clock: Clock,
   ) {}
 
-  async offsetMs(accountId: string): Promise<number> {
-    const row = await this.db
+  /** The account's offset; `db`: a transaction of the caller's to read it in. */
+  async offsetMs(accountId: string, db: Pick<Db, 'selectFrom'> = this.db): Promise<number> {
+    const row = await db
       .selectFrom('test_clocks')
       .select('offset_ms')
       .where('account_id', '=', accountId)

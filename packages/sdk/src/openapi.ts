@@ -7,7 +7,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the account’s hosts, newest first */
+        /** List the account’s hosts of the caller’s mode (live or test), newest first */
         get: operations["listHosts"];
         put?: never;
         /** Create a host: a principal the account manages (its own calendar and schedule) */
@@ -645,7 +645,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the account’s booking links, newest first */
+        /** List the account’s booking links of the caller’s mode (live or test), newest first */
         get: operations["listBookingLinks"];
         put?: never;
         /**
@@ -1616,6 +1616,8 @@ export interface components {
              * @description UUID
              */
             principal_id: string;
+            /** @description false for a host made with a test key (docs: Test mode); each mode sees only its own hosts */
+            livemode: boolean;
             display_name: string;
             email: string | null;
             /** @description IANA time zone */
@@ -1716,6 +1718,10 @@ export interface components {
             minimum_notice_minutes?: number;
             max_days_ahead?: number;
         };
+        LiveModeOnlyProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "live_mode_only";
+        };
         /** @enum {string} */
         ApiKeyType: "secret" | "publishable";
         /**
@@ -1751,10 +1757,6 @@ export interface components {
             expires_at: string | null;
             revoked_at: string | null;
             status: components["schemas"]["ApiKeyStatus"];
-        };
-        LiveModeOnlyProblem: components["schemas"]["Problem"] & {
-            /** @enum {string} */
-            code?: "live_mode_only";
         };
         User: {
             /**
@@ -1846,6 +1848,8 @@ export interface components {
             url: string;
             events: components["schemas"]["EventType"][];
             description: string;
+            /** @description false: made with a test key; receives test-mode events only (docs/api.md#test-mode) */
+            livemode: boolean;
             /** @description signing secret; shown only in this response */
             secret: string;
             /**
@@ -1865,6 +1869,8 @@ export interface components {
             events: components["schemas"]["EventType"][];
             description: string;
             active: boolean;
+            /** @description false: made with a test key; receives test-mode events only (docs/api.md#test-mode) */
+            livemode: boolean;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -1888,6 +1894,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             created_at: string;
+            /** @description false for an event of test mode (docs/api.md#test-mode) */
+            livemode: boolean;
             data: {
                 [key: string]: unknown;
             };
@@ -2048,6 +2056,8 @@ export interface components {
         BookingLink: {
             /** @description booking link id (link_…) */
             id: string;
+            /** @description false for a link made with a test key (docs: Test mode): its page books in test mode; each mode sees only its own links */
+            livemode: boolean;
             slug: string;
             title: string;
             description: string;
@@ -2131,6 +2141,8 @@ export interface components {
             answers: {
                 [key: string]: string | boolean;
             };
+            /** @description false for a booking made in test mode (docs/api.md#test-mode), true for a live one */
+            livemode: boolean;
             payment_amount: number | null;
             payment_currency: string | null;
             checkout_url: string | null;
@@ -2218,6 +2230,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             preferred_to: string;
+            /** @description false: of test mode (its link’s mode, docs/api.md#test-mode) */
+            livemode: boolean;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2278,6 +2292,8 @@ export interface components {
             answers: {
                 [key: string]: string | boolean;
             };
+            /** @description false for a booking made in test mode (docs/api.md#test-mode), true for a live one */
+            livemode: boolean;
             payment_amount: number | null;
             payment_currency: string | null;
             checkout_url: string | null;
@@ -2335,6 +2351,8 @@ export interface components {
              */
             created_at: string;
             revoked_at: string | null;
+            /** @description false: made in test mode (docs/api.md#test-mode) */
+            livemode: boolean;
         };
         ConsentAnswer: {
             consent: components["schemas"]["Consent"];
@@ -2366,6 +2384,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             created_at: string;
+            /** @description false: made in test mode (docs/api.md#test-mode) */
+            livemode: boolean;
         };
         InvitationAnswer: {
             invitation: components["schemas"]["Invitation"];
@@ -2468,6 +2488,8 @@ export interface components {
              */
             created_at: string;
             resolved_at: string | null;
+            /** @description false: made in test mode (docs/api.md#test-mode) */
+            livemode: boolean;
         };
         EarliestSlotTooSoonProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
@@ -2610,6 +2632,7 @@ export interface operations {
                      *         {
                      *           "id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
                      *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *           "livemode": true,
                      *           "display_name": "Dr. Maya Chen",
                      *           "email": "maya.chen@example.com",
                      *           "timezone": "Europe/Paris",
@@ -2774,6 +2797,7 @@ export interface operations {
                      *       "host": {
                      *         "id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *         "livemode": true,
                      *         "display_name": "Dr. Maya Chen",
                      *         "email": "maya.chen@example.com",
                      *         "timezone": "Europe/Paris",
@@ -2973,6 +2997,7 @@ export interface operations {
                      *       "host": {
                      *         "id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *         "livemode": true,
                      *         "display_name": "Dr. Maya Chen",
                      *         "email": "maya.chen@example.com",
                      *         "timezone": "Europe/Paris",
@@ -3124,6 +3149,7 @@ export interface operations {
                      *       "host": {
                      *         "id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *         "livemode": true,
                      *         "display_name": "Dr. Maya Chen",
                      *         "email": "maya.chen@example.com",
                      *         "timezone": "Europe/Paris",
@@ -3318,6 +3344,7 @@ export interface operations {
                      *       "host": {
                      *         "id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *         "livemode": true,
                      *         "display_name": "Dr. Maya Chen",
                      *         "email": "maya.chen@example.com",
                      *         "timezone": "America/New_York",
@@ -3802,7 +3829,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description The principal does not exist or is not the caller or a host of its account in the caller’s mode; or a test key on a principal shared with live mode, the account’s or a user’s own (`live_mode_only`). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3812,7 +3839,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -5847,6 +5874,7 @@ export interface operations {
                      *           ],
                      *           "description": "CRM sync",
                      *           "active": true,
+                     *           "livemode": true,
                      *           "created_at": "2054-06-02T11:30:00.000Z",
                      *           "updated_at": "2054-06-02T11:30:00.000Z",
                      *           "previous_secret_expires_at": null
@@ -6013,6 +6041,7 @@ export interface operations {
                      *         "booking.cancelled"
                      *       ],
                      *       "description": "CRM sync",
+                     *       "livemode": true,
                      *       "secret": "whsec_MfKQ9r8GKYqVpmLs1e8xq5dUJ3ZtR0d0n6yq2m1tN2c=",
                      *       "created_at": "2054-06-02T11:30:00.000Z"
                      *     }
@@ -6209,6 +6238,7 @@ export interface operations {
                      *         ],
                      *         "description": "CRM sync",
                      *         "active": true,
+                     *         "livemode": true,
                      *         "created_at": "2054-06-02T11:30:00.000Z",
                      *         "updated_at": "2054-06-02T11:30:00.000Z",
                      *         "previous_secret_expires_at": null
@@ -6542,6 +6572,7 @@ export interface operations {
                      *         ],
                      *         "description": "CRM sync",
                      *         "active": true,
+                     *         "livemode": true,
                      *         "created_at": "2054-06-02T11:30:00.000Z",
                      *         "updated_at": "2054-06-05T08:12:40.019Z",
                      *         "previous_secret_expires_at": null
@@ -6724,6 +6755,7 @@ export interface operations {
                      *         ],
                      *         "description": "CRM sync",
                      *         "active": true,
+                     *         "livemode": true,
                      *         "created_at": "2054-06-02T11:30:00.000Z",
                      *         "updated_at": "2054-06-09T10:00:00.000Z",
                      *         "previous_secret_expires_at": "2054-06-10T10:00:00.000Z",
@@ -6941,6 +6973,7 @@ export interface operations {
                      *         "id": "evt_01jxkb0a2c4e6g8j0k2m4p6r8t",
                      *         "type": "webhook.test",
                      *         "created_at": "2054-06-09T10:05:00.000Z",
+                     *         "livemode": true,
                      *         "data": {
                      *           "webhook_id": "wh_01jxk2m4q8r7t5v3w9y6z1a2b3",
                      *           "message": "This is a test event sent from the Kairos API."
@@ -7569,6 +7602,7 @@ export interface operations {
                      *         "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                      *         "type": "booking.created",
                      *         "created_at": "2054-06-08T09:15:02.310Z",
+                     *         "livemode": true,
                      *         "data": {
                      *           "booking": {
                      *             "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
@@ -7767,7 +7801,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description `forbidden`: principal_id is neither you nor a host your account manages; code `live_mode_only`: a test key changing the calendars of a principal shared with live mode (connect test calendars to a test host). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7777,7 +7811,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -8033,7 +8067,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description `forbidden`: principal_id is neither you nor a host your account manages; code `live_mode_only`: a test key changing the calendars of a principal shared with live mode (connect test calendars to a test host). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8043,7 +8077,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -8336,7 +8370,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description `forbidden`: principal_id is neither you nor a host your account manages; code `live_mode_only`: a test key changing the calendars of a principal shared with live mode (connect test calendars to a test host). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8347,7 +8381,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -8570,7 +8604,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description `forbidden`: principal_id is neither you nor a host your account manages; code `live_mode_only`: a test key changing the calendars of a principal shared with live mode (connect test calendars to a test host). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8581,7 +8615,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -9182,7 +9216,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description `forbidden`: principal_id is neither you nor a host your account manages; code `live_mode_only`: a test key changing the calendars of a principal shared with live mode (connect test calendars to a test host). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9192,7 +9226,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -9576,7 +9610,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description `forbidden`: principal_id is neither you nor a host your account manages; code `live_mode_only`: a test key changing the calendars of a principal shared with live mode (connect test calendars to a test host). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9586,7 +9620,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -10854,6 +10888,7 @@ export interface operations {
                      *       "booking_links": [
                      *         {
                      *           "id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *           "livemode": true,
                      *           "slug": "physio-assessment",
                      *           "title": "Physiotherapy assessment",
                      *           "description": "A first assessment with one of our physiotherapists.",
@@ -11058,7 +11093,7 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description Unique across the service: 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}
+                     * @description Unique across the service (live and test links share one namespace): 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}
                      * @example intro-call
                      */
                     slug: string;
@@ -11068,7 +11103,7 @@ export interface operations {
                     duration_minutes?: number;
                     /** @description The durations a booker may pick (at most 10 distinct; stored sorted; default: [duration_minutes]) */
                     durations?: number[];
-                    /** @description Distinct principals: the caller itself or live hosts of its account (default: the caller itself) */
+                    /** @description Distinct principals: the caller itself or live hosts of its account of the caller’s mode (a test key: test hosts; default: the caller itself) */
                     host_ids?: string[];
                     assignment?: components["schemas"]["Assignment"];
                     questions?: components["schemas"]["QuestionInput"][];
@@ -11101,6 +11136,7 @@ export interface operations {
                      * @example {
                      *       "booking_link": {
                      *         "id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "livemode": true,
                      *         "slug": "physio-assessment",
                      *         "title": "Physiotherapy assessment",
                      *         "description": "A first assessment with one of our physiotherapists.",
@@ -11249,7 +11285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unprocessable` with `code: payments_not_configured`: a price on a server without payments; or `idempotency-key-reused`. Codes: `payments_not_configured` */
+            /** @description `unprocessable` with `code: payments_not_configured`: a price on a server without payments (for test mode: without STRIPE_TEST_SECRET_KEY); or `idempotency-key-reused`. Codes: `payments_not_configured` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11332,6 +11368,7 @@ export interface operations {
                      * @example {
                      *       "booking_link": {
                      *         "id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "livemode": true,
                      *         "slug": "physio-assessment",
                      *         "title": "Physiotherapy assessment",
                      *         "description": "A first assessment with one of our physiotherapists.",
@@ -11515,6 +11552,7 @@ export interface operations {
                      * @example {
                      *       "booking_link": {
                      *         "id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "livemode": true,
                      *         "slug": "physio-assessment",
                      *         "title": "Physiotherapy assessment",
                      *         "description": "A first assessment with one of our physiotherapists.",
@@ -11718,7 +11756,7 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description Unique across the service: 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}
+                     * @description Unique across the service (live and test links share one namespace): 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}
                      * @example intro-call
                      */
                     slug?: string;
@@ -11728,7 +11766,7 @@ export interface operations {
                     duration_minutes?: number;
                     /** @description The durations a booker may pick (at most 10 distinct; stored sorted; default: [duration_minutes]) */
                     durations?: number[];
-                    /** @description Distinct principals: the caller itself or live hosts of its account (default: the caller itself) */
+                    /** @description Distinct principals: the caller itself or live hosts of its account of the caller’s mode (a test key: test hosts; default: the caller itself) */
                     host_ids?: string[];
                     assignment?: components["schemas"]["Assignment"];
                     questions?: components["schemas"]["QuestionInput"][];
@@ -11760,6 +11798,7 @@ export interface operations {
                      * @example {
                      *       "booking_link": {
                      *         "id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "livemode": true,
                      *         "slug": "physio-assessment",
                      *         "title": "Physiotherapy assessment",
                      *         "description": "A first assessment with one of our physiotherapists.",
@@ -11913,7 +11952,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `unprocessable` with `code: payments_not_configured`: a price on a server without payments. Codes: `payments_not_configured` */
+            /** @description `unprocessable` with `code: payments_not_configured`: a price on a server without payments (for test mode: without STRIPE_TEST_SECRET_KEY). Codes: `payments_not_configured` */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12058,7 +12097,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            /** @description `forbidden`: code `live_mode_only` (a test key: the connected account is live only). Codes: `live_mode_only` */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12068,7 +12107,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["LiveModeOnlyProblem"];
                 };
             };
             /** @description Not found */
@@ -12352,6 +12391,7 @@ export interface operations {
                      *             "reason": "Knee pain when running",
                      *             "first_visit": "Yes"
                      *           },
+                     *           "livemode": true,
                      *           "payment_amount": null,
                      *           "payment_currency": null,
                      *           "checkout_url": null,
@@ -12592,6 +12632,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -12810,6 +12851,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -12990,6 +13032,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -13205,6 +13248,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -13422,6 +13466,7 @@ export interface operations {
                      *           "status": "waiting",
                      *           "preferred_from": "2054-06-11T07:00:00.000Z",
                      *           "preferred_to": "2054-06-12T16:00:00.000Z",
+                     *           "livemode": true,
                      *           "created_at": "2054-06-08T12:40:00.000Z",
                      *           "booking_link_id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
                      *           "customer_email": "grace@example.com",
@@ -13583,6 +13628,7 @@ export interface operations {
                      *         "status": "removed",
                      *         "preferred_from": "2054-06-11T07:00:00.000Z",
                      *         "preferred_to": "2054-06-12T16:00:00.000Z",
+                     *         "livemode": true,
                      *         "created_at": "2054-06-08T12:40:00.000Z",
                      *         "booking_link_id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
                      *         "customer_email": "grace@example.com",
@@ -13791,7 +13837,8 @@ export interface operations {
                      *           }
                      *         ],
                      *         "price_amount": null,
-                     *         "price_currency": null
+                     *         "price_currency": null,
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -13808,6 +13855,8 @@ export interface operations {
                             questions: components["schemas"]["LinkQuestion"][];
                             price_amount: number | null;
                             price_currency: string | null;
+                            /** @description false for a test-mode link: its page shows a "Test mode" banner and its bookings are test bookings */
+                            livemode: boolean;
                         };
                     };
                 };
@@ -14194,6 +14243,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -14443,6 +14493,7 @@ export interface operations {
                      *         "status": "waiting",
                      *         "preferred_from": "2054-06-11T07:00:00.000Z",
                      *         "preferred_to": "2054-06-12T16:00:00.000Z",
+                     *         "livemode": true,
                      *         "created_at": "2054-06-08T12:40:00.000Z"
                      *       }
                      *     }
@@ -14462,6 +14513,8 @@ export interface operations {
                              * @description ISO 8601 UTC timestamp
                              */
                             preferred_to: string;
+                            /** @description false: of test mode (its link’s mode, docs/api.md#test-mode) */
+                            livemode: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC timestamp
@@ -14696,6 +14749,7 @@ export interface operations {
                      *         "customer_timezone": null,
                      *         "notes": "Mornings preferred",
                      *         "answers": {},
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -14928,6 +14982,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -15108,6 +15163,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -15328,6 +15384,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -15551,7 +15608,8 @@ export interface operations {
                      *           "status": "active",
                      *           "expires_at": "2054-12-31T23:00:00.000Z",
                      *           "created_at": "2054-06-05T14:20:00.000Z",
-                     *           "revoked_at": null
+                     *           "revoked_at": null,
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "pagination": {
@@ -15722,7 +15780,8 @@ export interface operations {
                      *         "status": "active",
                      *         "expires_at": "2054-12-31T23:00:00.000Z",
                      *         "created_at": "2054-06-05T14:20:00.000Z",
-                     *         "revoked_at": null
+                     *         "revoked_at": null,
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -15752,7 +15811,8 @@ export interface operations {
                      *         "status": "active",
                      *         "expires_at": "2054-12-31T23:00:00.000Z",
                      *         "created_at": "2054-06-05T14:20:00.000Z",
-                     *         "revoked_at": null
+                     *         "revoked_at": null,
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -15949,7 +16009,8 @@ export interface operations {
                      *         "status": "active",
                      *         "expires_at": "2054-12-31T23:00:00.000Z",
                      *         "created_at": "2054-06-05T14:20:00.000Z",
-                     *         "revoked_at": null
+                     *         "revoked_at": null,
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -16098,7 +16159,8 @@ export interface operations {
                      *         "status": "revoked",
                      *         "expires_at": "2054-12-31T23:00:00.000Z",
                      *         "created_at": "2054-06-05T14:20:00.000Z",
-                     *         "revoked_at": "2054-06-20T09:00:00.000Z"
+                     *         "revoked_at": "2054-06-20T09:00:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -16270,7 +16332,8 @@ export interface operations {
                      *           "principal_id": "0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f",
                      *           "display_name": "Okafor Sports Clinic",
                      *           "relationship_type": "colleague",
-                     *           "connected_at": "2054-06-05T15:02:10.000Z"
+                     *           "connected_at": "2054-06-05T15:02:10.000Z",
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "pagination": {
@@ -16290,6 +16353,8 @@ export interface operations {
                              * @description ISO 8601 UTC timestamp
                              */
                             connected_at: string;
+                            /** @description false: made in test mode (docs/api.md#test-mode) */
+                            livemode: boolean;
                         }[];
                         pagination: components["schemas"]["Pagination"];
                     };
@@ -16586,7 +16651,8 @@ export interface operations {
                      *           "relationship_type": "colleague",
                      *           "status": "pending",
                      *           "expires_at": "2054-06-12T14:30:00.000Z",
-                     *           "created_at": "2054-06-05T14:30:00.000Z"
+                     *           "created_at": "2054-06-05T14:30:00.000Z",
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "pagination": {
@@ -16751,7 +16817,8 @@ export interface operations {
                      *         "relationship_type": "colleague",
                      *         "status": "pending",
                      *         "expires_at": "2054-06-12T14:30:00.000Z",
-                     *         "created_at": "2054-06-05T14:30:00.000Z"
+                     *         "created_at": "2054-06-05T14:30:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -16778,7 +16845,8 @@ export interface operations {
                      *         "relationship_type": "colleague",
                      *         "status": "pending",
                      *         "expires_at": "2054-06-12T14:30:00.000Z",
-                     *         "created_at": "2054-06-05T14:30:00.000Z"
+                     *         "created_at": "2054-06-05T14:30:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -17010,7 +17078,8 @@ export interface operations {
                      *           "relationship_type": "colleague",
                      *           "status": "pending",
                      *           "expires_at": "2054-06-12T14:30:00.000Z",
-                     *           "created_at": "2054-06-05T14:30:00.000Z"
+                     *           "created_at": "2054-06-05T14:30:00.000Z",
+                     *           "livemode": true
                      *         },
                      *         {
                      *           "id": "inv_01jxk8f1g2h3j4k5m6n7p8q9r1",
@@ -17019,7 +17088,8 @@ export interface operations {
                      *           "relationship_type": "colleague",
                      *           "status": "pending",
                      *           "expires_at": "2054-06-12T14:30:00.000Z",
-                     *           "created_at": "2054-06-05T14:30:00.000Z"
+                     *           "created_at": "2054-06-05T14:30:00.000Z",
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "skipped": [
@@ -17230,7 +17300,8 @@ export interface operations {
                      *         "relationship_type": "colleague",
                      *         "status": "accepted",
                      *         "expires_at": "2054-06-12T14:30:00.000Z",
-                     *         "created_at": "2054-06-05T14:30:00.000Z"
+                     *         "created_at": "2054-06-05T14:30:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -17419,7 +17490,8 @@ export interface operations {
                      *         "relationship_type": "colleague",
                      *         "status": "declined",
                      *         "expires_at": "2054-06-12T14:30:00.000Z",
-                     *         "created_at": "2054-06-05T14:30:00.000Z"
+                     *         "created_at": "2054-06-05T14:30:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -17641,7 +17713,8 @@ export interface operations {
                      *           "booking_error": null,
                      *           "expires_at": "2054-06-08T14:00:00.000Z",
                      *           "created_at": "2054-06-05T14:00:00.000Z",
-                     *           "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *           "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *           "livemode": true
                      *         }
                      *       ],
                      *       "pagination": {
@@ -17855,7 +17928,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": null
+                     *         "resolved_at": null,
+                     *         "livemode": true
                      *       },
                      *       "magic_link_url": "https://kairos.example.com/p/Zk3v2mQm8rT0yXc1nB5aL9dE7hJ4pW6sU2gF0oK8iVq"
                      *     }
@@ -18271,7 +18345,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *         "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -18452,7 +18527,8 @@ export interface operations {
                      *             "booking_error": null,
                      *             "expires_at": "2054-06-08T14:00:00.000Z",
                      *             "created_at": "2054-06-05T14:00:00.000Z",
-                     *             "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *             "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *             "livemode": true
                      *           }
                      *         ]
                      *       }
@@ -18662,7 +18738,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *         "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -18906,7 +18983,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-07T09:00:00.000Z"
+                     *         "resolved_at": "2054-06-07T09:00:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -19134,7 +19212,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *         "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -19763,6 +19842,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "webhook.test",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "webhook_id": "wh_01jxk2m4q8r7t5v3w9y6z1a2b3",
                  *         "message": "This is a test event sent from the Kairos API."
@@ -19775,6 +19855,8 @@ export interface operations {
                     type: "webhook.test";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A test event, sent by POST /v1/webhooks/{id}/test to that subscription only
                      * @example {
@@ -19829,6 +19911,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "booking.created",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "booking": {
                  *           "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
@@ -19843,6 +19926,7 @@ export interface operations {
                  *             "reason": "Knee pain when running",
                  *             "first_visit": "Yes"
                  *           },
+                 *           "livemode": true,
                  *           "payment_amount": null,
                  *           "payment_currency": null,
                  *           "checkout_url": null,
@@ -19871,6 +19955,8 @@ export interface operations {
                     type: "booking.created";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A booking was made (a paid one once paid, with booking.confirmed)
                      * @example {
@@ -19887,6 +19973,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -19954,6 +20041,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "booking.confirmed",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "booking": {
                  *           "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
@@ -19968,6 +20056,7 @@ export interface operations {
                  *             "reason": "Knee pain when running",
                  *             "first_visit": "Yes"
                  *           },
+                 *           "livemode": true,
                  *           "payment_amount": null,
                  *           "payment_currency": null,
                  *           "checkout_url": null,
@@ -19996,6 +20085,8 @@ export interface operations {
                     type: "booking.confirmed";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A paid booking was paid for and is now confirmed
                      * @example {
@@ -20012,6 +20103,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -20079,6 +20171,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "booking.updated",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "booking": {
                  *           "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
@@ -20093,6 +20186,7 @@ export interface operations {
                  *             "reason": "Knee pain when running",
                  *             "first_visit": "Yes"
                  *           },
+                 *           "livemode": true,
                  *           "payment_amount": null,
                  *           "payment_currency": null,
                  *           "checkout_url": null,
@@ -20125,6 +20219,8 @@ export interface operations {
                     type: "booking.updated";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A booking was rescheduled
                      * @example {
@@ -20141,6 +20237,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -20225,6 +20322,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "booking.cancelled",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "booking": {
                  *           "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
@@ -20239,6 +20337,7 @@ export interface operations {
                  *             "reason": "Knee pain when running",
                  *             "first_visit": "Yes"
                  *           },
+                 *           "livemode": true,
                  *           "payment_amount": null,
                  *           "payment_currency": null,
                  *           "checkout_url": null,
@@ -20267,6 +20366,8 @@ export interface operations {
                     type: "booking.cancelled";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A booking was cancelled (by the host, the customer or a proposal)
                      * @example {
@@ -20283,6 +20384,7 @@ export interface operations {
                      *           "reason": "Knee pain when running",
                      *           "first_visit": "Yes"
                      *         },
+                     *         "livemode": true,
                      *         "payment_amount": null,
                      *         "payment_currency": null,
                      *         "checkout_url": null,
@@ -20350,6 +20452,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "consent.granted",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "consent": {
                  *           "id": "cons_01jxk8d4e5f6g7h8j9k0m1n2p3",
@@ -20361,7 +20464,8 @@ export interface operations {
                  *           "status": "active",
                  *           "expires_at": "2054-12-31T23:00:00.000Z",
                  *           "created_at": "2054-06-05T14:20:00.000Z",
-                 *           "revoked_at": null
+                 *           "revoked_at": null,
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -20372,6 +20476,8 @@ export interface operations {
                     type: "consent.granted";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A principal granted another access to its time
                      * @example {
@@ -20385,7 +20491,8 @@ export interface operations {
                      *         "status": "active",
                      *         "expires_at": "2054-12-31T23:00:00.000Z",
                      *         "created_at": "2054-06-05T14:20:00.000Z",
-                     *         "revoked_at": null
+                     *         "revoked_at": null,
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -20435,6 +20542,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "consent.revoked",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "consent": {
                  *           "id": "cons_01jxk8d4e5f6g7h8j9k0m1n2p3",
@@ -20446,7 +20554,8 @@ export interface operations {
                  *           "status": "revoked",
                  *           "expires_at": "2054-12-31T23:00:00.000Z",
                  *           "created_at": "2054-06-05T14:20:00.000Z",
-                 *           "revoked_at": "2054-06-20T10:00:00.000Z"
+                 *           "revoked_at": "2054-06-20T10:00:00.000Z",
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -20457,6 +20566,8 @@ export interface operations {
                     type: "consent.revoked";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A consent was revoked by its grantor
                      * @example {
@@ -20470,7 +20581,8 @@ export interface operations {
                      *         "status": "revoked",
                      *         "expires_at": "2054-12-31T23:00:00.000Z",
                      *         "created_at": "2054-06-05T14:20:00.000Z",
-                     *         "revoked_at": "2054-06-20T10:00:00.000Z"
+                     *         "revoked_at": "2054-06-20T10:00:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -20520,6 +20632,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "proposal.created",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "proposal": {
                  *           "id": "prop_01jxk9a0b1c2d3e4f5g6h7j8k9",
@@ -20560,7 +20673,8 @@ export interface operations {
                  *           "booking_error": null,
                  *           "expires_at": "2054-06-08T14:00:00.000Z",
                  *           "created_at": "2054-06-05T14:00:00.000Z",
-                 *           "resolved_at": null
+                 *           "resolved_at": null,
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -20571,6 +20685,8 @@ export interface operations {
                     type: "proposal.created";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A proposal or poll was made (to every party’s account)
                      * @example {
@@ -20613,7 +20729,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": null
+                     *         "resolved_at": null,
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -20663,6 +20780,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "proposal.countered",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "proposal": {
                  *           "id": "prop_01jxk9a0b1c2d3e4f5g6h7j8k9",
@@ -20703,7 +20821,8 @@ export interface operations {
                  *           "booking_error": null,
                  *           "expires_at": "2054-06-08T14:00:00.000Z",
                  *           "created_at": "2054-06-05T14:00:00.000Z",
-                 *           "resolved_at": "2054-06-05T16:12:00.000Z"
+                 *           "resolved_at": "2054-06-05T16:12:00.000Z",
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -20714,6 +20833,8 @@ export interface operations {
                     type: "proposal.countered";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A participant answered with other times
                      * @example {
@@ -20756,7 +20877,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *         "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -20807,6 +20929,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "proposal.accepted",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "proposal": {
                  *           "id": "prop_01jxk9a0b1c2d3e4f5g6h7j8k9",
@@ -20847,7 +20970,8 @@ export interface operations {
                  *           "booking_error": null,
                  *           "expires_at": "2054-06-08T14:00:00.000Z",
                  *           "created_at": "2054-06-05T14:00:00.000Z",
-                 *           "resolved_at": "2054-06-05T16:12:00.000Z"
+                 *           "resolved_at": "2054-06-05T16:12:00.000Z",
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -20858,6 +20982,8 @@ export interface operations {
                     type: "proposal.accepted";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description Every participant accepted; the bookings are made
                      * @example {
@@ -20900,7 +21026,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *         "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -20950,6 +21077,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "proposal.rejected",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "proposal": {
                  *           "id": "prop_01jxk9a0b1c2d3e4f5g6h7j8k9",
@@ -20990,7 +21118,8 @@ export interface operations {
                  *           "booking_error": null,
                  *           "expires_at": "2054-06-08T14:00:00.000Z",
                  *           "created_at": "2054-06-05T14:00:00.000Z",
-                 *           "resolved_at": "2054-06-05T16:12:00.000Z"
+                 *           "resolved_at": "2054-06-05T16:12:00.000Z",
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -21001,6 +21130,8 @@ export interface operations {
                     type: "proposal.rejected";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A participant rejected the proposal
                      * @example {
@@ -21043,7 +21174,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *         "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -21093,6 +21225,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "proposal.cancelled",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "proposal": {
                  *           "id": "prop_01jxk9a0b1c2d3e4f5g6h7j8k9",
@@ -21133,7 +21266,8 @@ export interface operations {
                  *           "booking_error": null,
                  *           "expires_at": "2054-06-08T14:00:00.000Z",
                  *           "created_at": "2054-06-05T14:00:00.000Z",
-                 *           "resolved_at": "2054-06-05T16:12:00.000Z"
+                 *           "resolved_at": "2054-06-05T16:12:00.000Z",
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -21144,6 +21278,8 @@ export interface operations {
                     type: "proposal.cancelled";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description The proposal was withdrawn, or its accepted meeting cancelled
                      * @example {
@@ -21186,7 +21322,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": "2054-06-05T16:12:00.000Z"
+                     *         "resolved_at": "2054-06-05T16:12:00.000Z",
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -21236,6 +21373,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "proposal.expired",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "proposal": {
                  *           "id": "prop_01jxk9a0b1c2d3e4f5g6h7j8k9",
@@ -21276,7 +21414,8 @@ export interface operations {
                  *           "booking_error": null,
                  *           "expires_at": "2054-06-08T14:00:00.000Z",
                  *           "created_at": "2054-06-05T14:00:00.000Z",
-                 *           "resolved_at": null
+                 *           "resolved_at": null,
+                 *           "livemode": true
                  *         }
                  *       }
                  *     }
@@ -21287,6 +21426,8 @@ export interface operations {
                     type: "proposal.expired";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description Nobody decided before it expired
                      * @example {
@@ -21329,7 +21470,8 @@ export interface operations {
                      *         "booking_error": null,
                      *         "expires_at": "2054-06-08T14:00:00.000Z",
                      *         "created_at": "2054-06-05T14:00:00.000Z",
-                     *         "resolved_at": null
+                     *         "resolved_at": null,
+                     *         "livemode": true
                      *       }
                      *     }
                      */
@@ -21379,6 +21521,7 @@ export interface operations {
                  *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
                  *       "type": "proposal.resolved",
                  *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
                  *       "data": {
                  *         "proposal_id": "prop_01jxk9c0b1c2d3e4f5g6h7j8k9",
                  *         "thread_id": "thr_01jxk9c0b1c2d3e4f5g6h7j8k9",
@@ -21400,6 +21543,8 @@ export interface operations {
                     type: "proposal.resolved";
                     /** Format: date-time */
                     created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
                     /**
                      * @description A poll closed with a winning time (to the organiser’s subscriptions only)
                      * @example {

@@ -34,6 +34,7 @@ import type {
   TitledInterval,
   WholeBusy,
 } from './api.js';
+import { type BusyFor, busyFor } from './busy-for.js';
 import { AnswerMemo } from './memo.js';
 import { DaySlots } from './days.js';
 import { DAY, isoUtc, MINUTE } from '../../lib/time.js';
@@ -67,14 +68,6 @@ const NEXT_SEARCH_DAYS = [1, 7, MAX_NEXT_DAYS_AHEAD];
 
 export type BlockStatus = 'busy' | 'free' | 'outside_hours';
 export type BlockSource = 'calendar' | 'booking' | 'schedule';
-
-/** Busy time of one principal, per source kind, inside the asked window. */
-interface PrincipalBusy {
-  calendar: readonly Interval[];
-  booking: readonly Interval[];
-  /** Each kind's whole known list, when one source answered with one (BusyAnswer.whole). */
-  whole: { calendar?: WholeBusy; booking?: WholeBusy };
-}
 
 /** The answer of GET /v1/availability/next (shared between requests: never mutate it). */
 export interface NextAnswer {
@@ -394,7 +387,11 @@ export class AvailabilityService implements AvailabilityApi {
     const c = constraintsWith(p, limits);
     // A slot keeps [start - after, end + before) clear of calendar busy time (lib/slots.ts).
     const near = { start: slot.start - c.bufferAfterMs, end: slot.end + c.bufferBeforeMs };
-    const { busy } = await this.busyFor([p], [near], { requireCalendar: false, only: 'calendar' });
+    const { busy } = await this.busyFor([p], [near], {
+      requireCalendar: false,
+      only: 'calendar',
+      livemode: true,
+    });
     for (const b of busy[0]!.calendar) if (b.start < near.end && b.end > near.start) return 'calendar_busy';
     return null;
   }
@@ -527,77 +524,8 @@ export class AvailabilityService implements AvailabilityApi {
     return found.flat();
   }
 
-  /**
-   * Busy time of each principal (principal i over windows[i]) from every registered source, all asked
-   * at once. A principal the calendar source does not know (no connected calendar) is 404; a source
-   * that fails with nothing cached propagates its ServiceUnavailable (503, naming the failed
-   * calendar), never "all free". `busyAsOf`: when any answer is stale, the oldest `asOf` among the
-   * stale answers (when that busy time was read from its provider); null when all are fresh. Memo
-   * keys carry it in place of `stale`, so a remembered answer never shows another read's age.
-   */
-  private async busyFor(
-    ps: readonly PrincipalProfile[],
-    windows: readonly Interval[],
-    opts: {
-      requireCalendar?: boolean;
-      only?: BusySource['name'];
-      unclipped?: boolean;
-      livemode?: boolean;
-    } = {},
-  ): Promise<{ busy: PrincipalBusy[]; stale: boolean; busyAsOf: number | null }> {
-    const all: readonly BusySource[] = this.extensions.all('busySources');
-    const sources = opts.only === undefined ? all : all.filter((s) => s.name === opts.only);
-    const requireCalendar = opts.requireCalendar ?? true;
-    const asking = { unclipped: opts.unclipped === true, livemode: opts.livemode ?? true };
-    const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!, asking)));
-    const settled = await Promise.allSettled(asks);
-    const busy: PrincipalBusy[] = [];
-    let stale = false;
-    let busyAsOf: number | null = null;
-    let failure: unknown = null;
-    for (let i = 0; i < ps.length; i++) {
-      // One shared empty list: a fresh [] per request would give memo keys a new id every time.
-      const entry: PrincipalBusy = { calendar: NO_BUSY, booking: NO_BUSY, whole: {} };
-      // A kind no source answered for has no busy time anywhere; one answered for twice has no single list.
-      const answered = { calendar: 0, booking: 0 };
-      let calendarKnown = false;
-      for (let j = 0; j < sources.length; j++) {
-        const r = settled[i * sources.length + j]!;
-        const source = sources[j]!;
-        if (r.status === 'rejected') {
-          failure ??= r.reason;
-          continue;
-        }
-        const answer: BusyAnswer | null = r.value;
-        if (answer === null) continue;
-        if (source.name === 'calendar') calendarKnown = true;
-        if (answer.stale) {
-          stale = true;
-          if (busyAsOf === null || answer.asOf < busyAsOf) busyAsOf = answer.asOf;
-        }
-        const list = entry[source.name];
-        entry[source.name] = list.length === 0 ? answer.intervals : union(list, answer.intervals);
-        entry.whole[source.name] = ++answered[source.name] === 1 ? answer.whole : undefined;
-      }
-      for (const kind of ['calendar', 'booking'] as const) {
-        if (answered[kind] === 0) entry.whole[kind] = EVERYWHERE_FREE;
-      }
-      const calendarFailed = sources.some(
-        (s, j) => s.name === 'calendar' && settled[i * sources.length + j]!.status === 'rejected',
-      );
-      if (requireCalendar && !calendarKnown && !calendarFailed) {
-        throw new AppError(
-          404,
-          'not-found',
-          ps.length > 1
-            ? `The principal ${ps[i]!.id} has no connected calendar`
-            : 'The principal has no connected calendar',
-          { code: 'calendar_not_connected' },
-        );
-      }
-      busy.push(entry);
-    }
-    if (failure !== null) throw failure;
-    return { busy, stale, busyAsOf };
+  /** Busy time of each principal from every registered source (busy-for.ts). */
+  private busyFor(ps: readonly PrincipalProfile[], windows: readonly Interval[], opts: BusyFor) {
+    return busyFor(this.extensions.all('busySources'), ps, windows, opts);
   }
 }

@@ -9,7 +9,8 @@ import { WriteBatch } from '../../jobs/runner.js';
 import type { Clock } from '../../platform/clock.js';
 import type { EmitEventInput, EventType, StoredEvent } from './api.js';
 import { FixedClock, OffsetClock } from '../../platform/test-clocks.js';
-import { anySubscriptionFor, eventInsert, testClockOffsetMs } from './repo.js';
+import type { TestClocks } from '../../platform/test-clocks.js';
+import { anySubscriptionFor, eventInsert } from './repo.js';
 
 /** Sent by POST /v1/webhooks/{id}/test to one endpoint only; not subscribable. */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -48,9 +49,10 @@ export async function emitEvent<T extends EventType>(
   clock: Clock,
   input: EmitEventInput<T>,
   batch?: WriteBatch,
+  testClocks?: Pick<TestClocks, 'offsetMs'>,
 ): Promise<StoredEvent> {
-  const livemode = input.livemode ?? true;
-  const { event, insert } = eventInsert(await clockOfEvent(trx, clock, input, livemode), {
+  const livemode = input.livemode;
+  const { event, insert } = eventInsert(await clockOfEvent(trx, clock, input, livemode, testClocks), {
     accountId: input.accountId,
     type: input.type,
     data: input.data as Record<string, unknown>,
@@ -82,8 +84,10 @@ async function clockOfEvent(
   clock: Clock,
   input: Pick<EmitEventInput, 'accountId' | 'at'>,
   livemode: boolean,
+  testClocks: Pick<TestClocks, 'offsetMs'> | undefined,
 ): Promise<Clock> {
   if (input.at !== undefined) return new FixedClock(input.at.getTime());
   if (livemode) return clock;
-  return new OffsetClock(clock, await testClockOffsetMs(trx, input.accountId));
+  if (!testClocks) throw new Error('a test-mode event needs its time (`at`) or the test clocks');
+  return new OffsetClock(clock, await testClocks.offsetMs(input.accountId, trx));
 }

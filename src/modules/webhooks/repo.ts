@@ -80,16 +80,6 @@ export async function insertEvent(
   return event;
 }
 
-/** The offset of the account's test clock (docs/api.md#test-clock), read in the caller's transaction. */
-export async function testClockOffsetMs(db: Queryable, accountId: string): Promise<number> {
-  const row = await db
-    .selectFrom('test_clocks')
-    .select('offset_ms')
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
-  return row ? Number(row.offset_ms) : 0;
-}
-
 /**
  * An event of the account and mode: the envelope exactly as delivered (one stored before test mode
  * existed has no `livemode`: it is live, and shown so).

@@ -31,16 +31,14 @@ async function subscribe() {
 }
 
 function emit(accountId: string) {
-  return t.ctx.db
-    .transaction()
-    .execute((trx) =>
-      emitEvent(trx, clock, {
-        accountId,
-        livemode: true,
-        type: 'booking.created',
-        data: { booking: sampleBooking() },
-      }),
-    );
+  return t.ctx.db.transaction().execute((trx) =>
+    emitEvent(trx, clock, {
+      accountId,
+      livemode: true,
+      type: 'booking.created',
+      data: { booking: sampleBooking() },
+    }),
+  );
 }
 
 async function count(table: 'events' | 'webhook_deliveries' | 'webhook_attempts', where?: [string, string]) {

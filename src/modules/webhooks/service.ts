@@ -11,6 +11,7 @@ import { prefixedId } from '../../platform/ids.js';
 import { type OutboundPolicy, checkUrl } from '../../platform/outbound.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import { Problems } from '../../platform/validation.js';
+import type { TestClocks } from '../../platform/test-clocks.js';
 import type { Platform } from '../module.js';
 import type { EmitEventInput, EventType, StoredEvent, WebhooksApi } from './api.js';
 import { attemptJob, makeDeliveries } from './delivery.js';
@@ -85,19 +86,22 @@ export class WebhookService implements WebhooksApi {
   private readonly encryptionKey: Buffer;
   private readonly policy: OutboundPolicy;
 
+  private readonly testClocks: Pick<TestClocks, 'offsetMs'>;
+
   constructor(
-    platform: Pick<Platform, 'db' | 'clock' | 'keys' | 'config'>,
+    platform: Pick<Platform, 'db' | 'clock' | 'keys' | 'config' | 'testClocks'>,
     /** What a subscription may list: the event types the modules declare. */
     private readonly eventTypes: readonly string[],
   ) {
     this.db = platform.db;
     this.clock = platform.clock;
+    this.testClocks = platform.testClocks;
     this.encryptionKey = platform.keys.encryptionKey;
     this.policy = { allowPrivateNetwork: platform.config.allowPrivateNetwork };
   }
 
   emit<T extends EventType>(trx: Tx, input: EmitEventInput<T>, batch?: WriteBatch): Promise<StoredEvent> {
-    return emitEvent(trx, this.clock, input, batch);
+    return emitEvent(trx, this.clock, input, batch, this.testClocks);
   }
 
   private validUrl(url: string, problems: Problems): void {
