@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret, signatureHeader } from '../../src/modules/webhooks/signing.js';
+import { startStripeEmulator } from '../emulators/stripe.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { REPO, spawnServer } from '../helpers/process.js';
 
@@ -64,11 +65,19 @@ describe('README', () => {
       const blocks = walkThroughs(readme);
       expect(blocks.length).toBeGreaterThan(10);
       const database = await createTestDatabase();
+      // Test your integration's payment hold: a key of Stripe's test mode, here the emulator's.
+      const stripe = await startStripeEmulator({
+        testSecretKey: 'sk_test_readme',
+        testWebhookSecret: 'whsec_readme_test',
+      });
       const env = {
         DATABASE_URL: database.url,
         KAIROS_MASTER_KEY: randomBytes(32).toString('base64'),
         // What First steps tells the reader to start the server with.
         KAIROS_ALLOW_PRIVATE_NETWORK: 'true',
+        STRIPE_TEST_SECRET_KEY: 'sk_test_readme',
+        STRIPE_TEST_WEBHOOK_SECRET: 'whsec_readme_test',
+        STRIPE_API_URL: stripe.url,
       };
       const server = await spawnServer(env);
       try {
@@ -102,9 +111,16 @@ describe('README', () => {
         expect(out.code, `${where}--- stderr (end):\n${out.stderr.slice(-4000)}`).toBe(0);
         expect(out.stderr).toContain('::all blocks ran');
         // The revoked consent's read, whose status the README prints.
-        expect(out.stdout.split('\n')).toContain('403');
+        const printed = out.stdout.split('\n');
+        expect(printed).toContain('403');
+        // Test your integration: the mode, the live key's 404, the hold ended by the test clock.
+        expect(printed).toEqual(
+          expect.arrayContaining(['test', 'false', '404', 'pending_payment', 'expired']),
+        );
+        expect(out.stdout).toMatch(/suppressed \(test mode: never sent\)/);
       } finally {
         await server.stop();
+        await stripe.close();
         await database.drop();
       }
     },

@@ -300,7 +300,34 @@ describe('test mode without STRIPE_TEST_SECRET_KEY', () => {
   });
 
   it('answers 422 payments_not_configured for a priced test link and never calls Stripe with the live key', async () => {
-    const s = await testLink(other);
+    // A priced test link cannot be made …
+    const acc = await other.account();
+    const test = await testKeyFor(other, acc.key);
+    const host = (
+      await (
+        await other.call('POST', '/v1/hosts', {
+          token: test.key,
+          body: { display_name: 'Host', timezone: 'UTC' },
+        })
+      ).json()
+    ).host.principal_id;
+    const refused = await other.call('POST', '/v1/booking-links', {
+      token: test.key,
+      body: {
+        slug: `tm-unpriced-${++slugs}`,
+        title: 'Consult',
+        host_ids: [host],
+        price_amount: 2500,
+        price_currency: 'eur',
+      },
+    });
+    expect(refused.status).toBe(422);
+    expect((await refused.json()).code).toBe('payments_not_configured');
+    // … and one priced when the server had the key (here: in the store) is not booked without it.
+    const s = await testLink(other, false);
+    await sql`UPDATE booking_links SET price_amount = 2500, price_currency = 'eur' WHERE id = ${s.linkId}`.execute(
+      other.ctx.db,
+    );
     const before = stripe.requests.length;
     const res = await book(other, s.testKey, s.linkId, '2026-03-03T10:00:00Z');
     expect(res.status).toBe(422);
