@@ -151,7 +151,9 @@ describe('a principal’s occupancy from a moment on', () => {
     const acc = await t.account();
     const plan = await indexPlan(t.ctx.db, (trx) => occupancyAfterQuery(trx, acc.id, new Date()));
     expect(plan).toMatch(/"Index Cond":"[^"]*during &&/);
-    expect(plan).not.toMatch(/"Filter"/);
+    // The mode may be left to a filter (PostgreSQL 15 folds `livemode = true` to `livemode`, which a
+    // GiST index does not take as a condition): it narrows rows the index already bounded by time.
+    expect(plan.replace(/"Filter":"livemode"/g, '')).not.toMatch(/"Filter"/);
   });
 });
 

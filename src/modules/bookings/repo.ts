@@ -372,8 +372,8 @@ export function occupancyAfterQuery(db: Queryable, principalId: string, from: Da
     .selectFrom('booking_occupancy')
     .select([sql<Date>`lower(during)`.as('s'), sql<Date>`upper(during)`.as('e')])
     .where('principal_id', '=', principalId);
-  // Live mode sees live occupancy; test mode both (docs/api.md#test-mode). The index leads with
-  // (principal_id, livemode, during): the literal keeps it one index condition.
+  // Live mode sees live occupancy; test mode both (docs/api.md#test-mode). The index is (principal_id,
+  // livemode, during); principal and time bound the scan, the mode is at worst a filter on what they find.
   return (liveOnly ? q.where('livemode', '=', sql.lit(true)) : q).where(
     sql<boolean>`during && tstzrange(${from}, NULL, '[)')`,
   );
