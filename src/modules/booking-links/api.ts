@@ -23,6 +23,21 @@ export interface LinkQuestion {
   options?: string[];
 }
 
+/** What recurrence a link lets its public bookers ask for (docs/api.md#recurring-series). */
+export interface LinkRecurrence {
+  frequencies: ('daily' | 'weekly' | 'monthly')[];
+  /** The most occurrences a public series may have (2–52). */
+  max_count: number;
+}
+
+/** A seated link's seats (docs/api.md#seats). */
+export interface LinkSeats {
+  /** Customers per slot (2–500). */
+  capacity: number;
+  /** Whether the public slots show `seats_remaining`. */
+  showRemaining: boolean;
+}
+
 export interface BookingLink {
   id: string;
   accountId: string;
@@ -51,6 +66,10 @@ export interface BookingLink {
   /** Null: each host's schedule decides. */
   maxDaysAhead: number | null;
   active: boolean;
+  /** Null: the public surface refuses `recurrence` (400). */
+  recurrence: LinkRecurrence | null;
+  /** Null: one customer per slot. */
+  seats: LinkSeats | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -437,6 +437,11 @@ function toLink(row: repo.LinkRow): BookingLink {
     minimumNoticeMinutes: row.minimum_notice_minutes,
     maxDaysAhead: row.max_days_ahead,
     active: row.active,
+    recurrence: row.recurrence ?? null,
+    seats:
+      row.seat_capacity === null
+        ? null
+        : { capacity: row.seat_capacity, showRemaining: row.seats_show_remaining },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -1,7 +1,7 @@
 /** Table types of the bookingLinks module (migration 0007_booking_links), merged into the database type. */
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Json, Timestamp } from '../../db/types.js';
-import type { Assignment, LinkQuestion } from './api.js';
+import type { Assignment, LinkQuestion, LinkRecurrence } from './api.js';
 
 export interface BookingLinksTable {
   /** False for objects made in test mode (migration 0024, docs/api.md#test-mode). */
@@ -25,6 +25,12 @@ export interface BookingLinksTable {
   minimum_notice_minutes: number | null;
   max_days_ahead: number | null;
   active: boolean;
+  /** Recurrence the public surface allows (migration 0026): `{frequencies, max_count}`, or null. */
+  recurrence: ColumnType<LinkRecurrence | null, string | null | undefined, string | null>;
+  /** A seated link's seats per slot (migration 0026), else null. */
+  seat_capacity: Generated<number | null>;
+  /** Whether the public slots show `seats_remaining`. */
+  seats_show_remaining: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: Timestamp | null;

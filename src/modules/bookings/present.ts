@@ -14,6 +14,7 @@ export function presentBooking(b: BookingRow) {
     title: b.title,
     ...customerView(b),
     metadata: b.metadata,
+    seat_session_id: b.seat_session_id ?? null,
     ...paymentAndLife(b),
   };
 }
@@ -62,6 +63,7 @@ function paymentAndLife(b: BookingRow) {
     refund_status: b.refund_status,
     cancellation_reason: b.cancellation_reason,
     cancelled_at: isoOrNull(b.cancelled_at),
+    series_id: b.series_id ?? null,
     created_at: isoOrNull(b.created_at) as string,
     updated_at: isoOrNull(b.updated_at) as string,
   };

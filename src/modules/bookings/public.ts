@@ -93,6 +93,8 @@ export class PublicBookings {
         price_amount: link.priceAmount,
         price_currency: link.priceCurrency,
         livemode: link.livemode,
+        recurrence: link.recurrence,
+        seats: link.seats && { capacity: link.seats.capacity, show_remaining: link.seats.showRemaining },
       },
     };
   }

@@ -150,6 +150,7 @@ export interface NewBooking {
     payment_expires_at?: Date | null;
     cancelled_at?: Date | null;
     paid_at?: Date | null;
+    occurrence_start?: Date | null;
   };
   answers: Record<string, string | boolean>;
   metadata: Record<string, string>;
@@ -196,6 +197,9 @@ export function newBookingRow(b: NewBooking): BookingRow {
     refund_status: r.refund_status ?? null,
     refund_id: r.refund_id ?? null,
     refund_error: r.refund_error ?? null,
+    series_id: r.series_id ?? null,
+    occurrence_start: r.occurrence_start ?? null,
+    seat_session_id: r.seat_session_id ?? null,
     created_at: r.created_at,
     updated_at: r.updated_at,
   };

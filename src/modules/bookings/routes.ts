@@ -324,6 +324,8 @@ export function bookingRoutes(
               price_amount: null,
               price_currency: null,
               livemode: true,
+              recurrence: { frequencies: ['weekly'], max_count: 12 },
+              seats: null,
             },
           }),
         },

@@ -80,6 +80,42 @@ const Customer = {
   notes: Type.Optional(Type.String({ maxLength: L.notes })),
 };
 
+/** The recurrence limits of docs/api.md#recurring-series. */
+export const RECURRENCE_LIMITS = { minCount: 2, maxCount: 52, maxInterval: 4 } as const;
+export const Frequency = StringEnum(['daily', 'weekly', 'monthly'], {
+  name: 'RecurrenceFrequency',
+  description: 'how often the series repeats',
+});
+export const Recurrence = named(
+  'Recurrence',
+  Type.Object(
+    {
+      frequency: Frequency,
+      interval: Type.Integer({
+        minimum: 1,
+        maximum: RECURRENCE_LIMITS.maxInterval,
+        default: 1,
+        description: 'every how many days, weeks or months (default 1)',
+      }),
+      count: Type.Integer({
+        minimum: RECURRENCE_LIMITS.minCount,
+        maximum: RECURRENCE_LIMITS.maxCount,
+        description: 'how many occurrences, the first included',
+      }),
+      timezone: Type.Optional({
+        ...TimeZone,
+        description:
+          'the zone whose wall-clock time every occurrence keeps (default the customer’s zone, else the host’s): a weekly 09:00 Europe/Berlin stays 09:00 Berlin across DST',
+      }),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'Book a series: the first occurrence at start_time, the rest repeating from it; all or nothing',
+    },
+  ),
+);
+
 const ReturnUrls = {
   success_url: Type.Optional(
     Type.String({
@@ -107,11 +143,13 @@ export const CreateBody = Type.Object(
     ...Customer,
     metadata: Type.Optional(Metadata),
     answers: Type.Optional(Answers),
+    recurrence: Type.Optional(Recurrence),
     ...ReturnUrls,
   },
   {
     'x-checks': [
       '`end_time` or `duration_minutes`, not both; `end_time` is after `start_time`',
+      '`recurrence`: not with a priced or seated booking link',
       "`booking_link_id` names a booking link of the caller's account; with it, `duration_minutes` is one the link offers, `principal_id` one of its hosts, and `answers` answer its questions (required ones present, each of its question's type and options); without it, `answers` is refused",
     ],
     additionalProperties: false,
@@ -123,10 +161,12 @@ export const PublicCreateBody = Type.Object(
     ...Customer,
     answers: Type.Optional(Answers),
     metadata: Type.Optional(Metadata),
+    recurrence: Type.Optional(Recurrence),
     ...ReturnUrls,
   },
   {
     'x-checks': [
+      "`recurrence` only where the link allows it: one of the link's `recurrence.frequencies`, `count` at most its `max_count`",
       '`end_time` or `duration_minutes`, not both; `end_time` is after `start_time`; `duration_minutes` is one the link offers',
       "`answers` answer the link's questions: required ones present, each of its question's type and options, no others",
     ],
@@ -165,14 +205,21 @@ export const ListQuery = Type.Object(
   { 'x-checks': ['`to` is after `from`'], additionalProperties: false },
 );
 
+const Scope = StringEnum(['single', 'following', 'series'], {
+  name: 'CancelScope',
+  description:
+    'an occurrence of a series: `single` cancels it alone (the default), `following` it and the later live occurrences, `series` every future live occurrence; a booking outside a series takes only `single`',
+});
 export const CancelQuery = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: L.reason })) },
+  { reason: Type.Optional(Type.String({ maxLength: L.reason })), scope: Type.Optional(Scope) },
   { additionalProperties: false },
 );
 export const CancelBody = Type.Object(
-  { reason: Type.Optional(Type.String({ maxLength: L.reason })) },
+  { reason: Type.Optional(Type.String({ maxLength: L.reason })), scope: Type.Optional(Scope) },
   { additionalProperties: false },
 );
+export const SeriesId = Type.String({ pattern: `^ser_${ID_CHARS}$`, description: 'series id (ser_…)' });
+export const SeriesParams = Type.Object({ id: SeriesId }, { additionalProperties: false });
 export const RescheduleBody = Type.Object({ start_time: Instant }, { additionalProperties: false });
 
 export const BookingParams = Type.Object({ id: BookingId }, { additionalProperties: false });
@@ -223,6 +270,7 @@ const BookingFields = {
   refund_status: Nullable(RefundStatus),
   cancellation_reason: Nullable(Type.String()),
   cancelled_at: Nullable(Timestamp),
+  series_id: Nullable({ ...SeriesId, description: 'the recurring series it is an occurrence of, else null' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 };
@@ -242,6 +290,13 @@ export const Booking = named(
       }),
     ),
     metadata: Type.Record(Type.String(), Type.String()),
+    seat_session_id: Nullable(
+      Type.String({
+        pattern: `^sess_${ID_CHARS}$`,
+        description:
+          'a seat of a seated link: the session (one slot of the link) it holds a seat in, shared by that slot’s other seats; else null',
+      }),
+    ),
     manage_url: Type.Optional(
       Type.String({
         format: 'uri',
@@ -300,6 +355,18 @@ export const PublicLinkAnswer = Type.Object({
       description:
         'false for a test-mode link: its page shows a "Test mode" banner and its bookings are test bookings',
     }),
+    recurrence: Nullable(
+      Type.Object(
+        { frequencies: Type.Array(Frequency), max_count: Type.Integer() },
+        { description: 'the series a booker may ask for; null: single bookings only' },
+      ),
+    ),
+    seats: Nullable(
+      Type.Object(
+        { capacity: Type.Integer(), show_remaining: Type.Boolean() },
+        { description: 'a seated link: customers per slot; null: one customer per slot' },
+      ),
+    ),
   }),
 });
 
@@ -317,8 +384,54 @@ export const PublicSlots = Type.Object({
   timezone: Type.String(),
   stale: Type.Boolean(),
   busy_as_of: BusyAsOf,
-  slots: Type.Array(Type.Object({ start: Timestamp, end: Timestamp })),
+  slots: Type.Array(
+    Type.Object({
+      start: Timestamp,
+      end: Timestamp,
+      seats_remaining: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description: 'a seated link that shows what remains: the seats of this slot still free',
+        }),
+      ),
+    }),
+  ),
 });
+
+const Occurrence = Type.Object(
+  { booking_id: BookingId, start_time: Timestamp, end_time: Timestamp, status: Status },
+  { additionalProperties: false },
+);
+const SeriesRecurrence = Type.Object(
+  {
+    frequency: Frequency,
+    interval: Type.Integer(),
+    count: Type.Integer(),
+    timezone: Type.String({ description: 'the zone whose wall-clock time the occurrences keep' }),
+  },
+  { additionalProperties: false },
+);
+export const Series = named(
+  'BookingSeries',
+  Type.Object({
+    id: SeriesId,
+    principal_id: Type.String({ format: 'uuid', description: 'the host the series is attributed to' }),
+    booking_link_id: Nullable(LinkId),
+    livemode: Type.Boolean(),
+    recurrence: SeriesRecurrence,
+    occurrences: Type.Array(Occurrence, { description: 'every occurrence, by start time' }),
+    created_at: Timestamp,
+  }),
+);
+export const SeriesAnswer = named('BookingSeriesAnswer', Type.Object({ series: Series }));
+export const SeriesCreated = Type.Object({ booking: Booking, series: Series });
+/** A series as its attendee sees it: no host ids. */
+export const PublicSeries = Type.Object({
+  id: SeriesId,
+  recurrence: SeriesRecurrence,
+  occurrences: Type.Array(Occurrence),
+});
+export const PublicSeriesCreated = Type.Object({ booking: PublicBooking, series: PublicSeries });
 
 export const JoinBody = Type.Object(
   {
@@ -391,6 +504,7 @@ export const BOOKED = {
   refund_status: null,
   cancellation_reason: null,
   cancelled_at: null,
+  series_id: null,
   created_at: '2054-06-08T09:15:02.310Z',
   updated_at: '2054-06-08T09:15:02.310Z',
 };
@@ -401,4 +515,5 @@ export const BOOKING = {
   booking_link_id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
   title: 'Physiotherapy assessment',
   metadata: { crm_contact_id: 'C-20931' },
+  seat_session_id: null,
 };

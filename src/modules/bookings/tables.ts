@@ -50,8 +50,52 @@ export interface BookingsTable {
   refund_status: Generated<RefundStatus | null>;
   refund_id: Generated<string | null>;
   refund_error: Generated<string | null>;
+  /** The recurring series it is an occurrence of (migration 0026), else null. */
+  series_id: Generated<string | null>;
+  /** An occurrence: its start as the series' rule made it (the invite's RECURRENCE-ID), kept when moved. */
+  occurrence_start: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The seated session it holds a seat in (migration 0026), else null. */
+  seat_session_id: Generated<string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export type RecurrenceFrequency = 'daily' | 'weekly' | 'monthly';
+
+/** A recurring series (migration 0026, docs/api.md#recurring-series): the rule its occurrences follow. */
+export interface BookingSeriesTable {
+  id: string;
+  account_id: string;
+  livemode: Generated<boolean>;
+  /** The host the series is attributed to (its first occurrence's). */
+  principal_id: string;
+  booking_link_id: string | null;
+  frequency: RecurrenceFrequency;
+  interval: number;
+  count: number;
+  /** The zone whose wall-clock time the occurrences keep. */
+  timezone: string;
+  /** The series invite's SEQUENCE: rises with each change of any occurrence. */
+  sequence: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/**
+ * One slot of a seated link (migration 0026, docs/design.md#series-and-seats): it owns the hosts'
+ * occupancy from its first seat to its last cancellation; `seats_taken` never exceeds `capacity`.
+ */
+export interface SeatSessionsTable {
+  id: string;
+  account_id: string;
+  livemode: Generated<boolean>;
+  booking_link_id: string;
+  start_time: Timestamp;
+  end_time: Timestamp;
+  host_ids: string[];
+  capacity: number;
+  seats_taken: number;
+  created_at: Timestamp;
 }
 
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
@@ -96,5 +140,7 @@ declare module '../../db/types.js' {
     bookings: BookingsTable;
     booking_occupancy: BookingOccupancyTable;
     waitlist_entries: WaitlistEntriesTable;
+    booking_series: BookingSeriesTable;
+    seat_sessions: SeatSessionsTable;
   }
 }
