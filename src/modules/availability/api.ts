@@ -51,6 +51,29 @@ export interface LinkSlotsInput {
   livemode: boolean;
   /** The link's mode's clock: the server's, or the account's test clock. */
   clock: Clock;
+  /** A seated link (docs/api.md#seats): its capacity and its sessions in (or near) the window. */
+  seats?: LinkSeatsInput;
+}
+
+/** A seated link's seats, for its slots (docs/design.md#series-and-seats). */
+export interface LinkSeatsInput {
+  /** Seats of a slot that has no session yet. */
+  capacity: number;
+  /** Whether each slot says `seats_remaining`. */
+  showRemaining: boolean;
+  /** The link's sessions overlapping the window (their own seats, and the occupancy they hold). */
+  sessions: readonly SeatSessionSlot[];
+}
+
+/** One session of a seated link: its slot, its seats, and the hosts' time it holds. */
+export interface SeatSessionSlot {
+  start: number;
+  end: number;
+  /** The session's own capacity (copied from the link when it was made). */
+  capacity: number;
+  seatsTaken: number;
+  /** Its occupancy rows (padded with buffers), one per host it holds. */
+  occupancy: readonly { principalId: string; start: number; end: number }[];
 }
 
 /** GET /v1/availability/slots's query, once checked against its schema (defaults filled in). */
