@@ -7,12 +7,15 @@ const iso = (ms: number) => new Date(ms).toISOString();
 describe('occurrences', () => {
   it('keeps a weekly 09:00 Europe/Berlin at 09:00 local across both 2027 DST changes', () => {
     const first = Date.parse('2027-03-16T08:00:00Z'); // Tue 09:00 CET
-    const got = occurrences({ start: first, end: first + H }, {
-      frequency: 'weekly',
-      interval: 1,
-      count: 34,
-      timezone: 'Europe/Berlin',
-    });
+    const got = occurrences(
+      { start: first, end: first + H },
+      {
+        frequency: 'weekly',
+        interval: 1,
+        count: 34,
+        timezone: 'Europe/Berlin',
+      },
+    );
     expect(got).toHaveLength(34);
     expect(iso(got[1]!.start)).toBe('2027-03-23T08:00:00.000Z'); // still CET
     expect(iso(got[2]!.start)).toBe('2027-03-30T07:00:00.000Z'); // CEST after 28 March
@@ -32,12 +35,15 @@ describe('occurrences', () => {
 
   it('adds local days for a daily rule with an interval', () => {
     const first = Date.parse('2027-01-01T15:30:00Z');
-    const got = occurrences({ start: first, end: first + H }, {
-      frequency: 'daily',
-      interval: 3,
-      count: 3,
-      timezone: 'UTC',
-    });
+    const got = occurrences(
+      { start: first, end: first + H },
+      {
+        frequency: 'daily',
+        interval: 3,
+        count: 3,
+        timezone: 'UTC',
+      },
+    );
     expect(got.map((o) => iso(o.start))).toEqual([
       '2027-01-01T15:30:00.000Z',
       '2027-01-04T15:30:00.000Z',
@@ -47,12 +53,15 @@ describe('occurrences', () => {
 
   it('skips months without the day, as RFC 5545 does', () => {
     const first = Date.parse('2027-01-31T10:00:00Z');
-    const got = occurrences({ start: first, end: first + H }, {
-      frequency: 'monthly',
-      interval: 1,
-      count: 4,
-      timezone: 'UTC',
-    });
+    const got = occurrences(
+      { start: first, end: first + H },
+      {
+        frequency: 'monthly',
+        interval: 1,
+        count: 4,
+        timezone: 'UTC',
+      },
+    );
     expect(got.map((o) => iso(o.start).slice(0, 10))).toEqual([
       '2027-01-31',
       '2027-03-31',
@@ -64,12 +73,15 @@ describe('occurrences', () => {
   it('moves a time inside a spring-forward gap forward by the gap', () => {
     // 02:30 local in Berlin: 28 March 2027 has no 02:30.
     const first = Date.parse('2027-03-21T01:30:00Z'); // Sun 02:30 CET
-    const got = occurrences({ start: first, end: first + H }, {
-      frequency: 'weekly',
-      interval: 1,
-      count: 2,
-      timezone: 'Europe/Berlin',
-    });
+    const got = occurrences(
+      { start: first, end: first + H },
+      {
+        frequency: 'weekly',
+        interval: 1,
+        count: 2,
+        timezone: 'Europe/Berlin',
+      },
+    );
     expect(iso(got[1]!.start)).toBe('2027-03-28T01:30:00.000Z'); // 03:30 CEST
   });
 });

@@ -6,6 +6,7 @@ export const BOOKING_CODES = errorCodes('bookings', {
     status: 409,
     meaning: 'The time is taken, busy, or outside hours, notice or horizon (with a `reason`); re-query',
   },
+  slot_full: { status: 409, meaning: 'Every seat of the slot of a seated booking link is taken; re-query' },
   booking_not_live: { status: 409, meaning: 'The booking is cancelled or otherwise no longer live' },
   payment_pending: { status: 409, meaning: 'The booking waits for its payment and cannot be rescheduled' },
   offer_expired: { status: 409, meaning: 'The waitlist offer is no longer held' },

@@ -42,6 +42,25 @@ export const bookingEvents = {
     cancellation_reason: 'Feeling better',
     cancelled_at: '2054-06-09T08:00:00.000Z',
   }),
+  'booking_series.cancelled': Type.Object(
+    {
+      series_id: Type.String({ pattern: '^ser_[0-9a-z]{26}$' }),
+      cancelled_booking_ids: Type.Array(Type.String({ pattern: '^booking_[0-9a-z]{26}$' }), {
+        description: 'the occurrences this cancel took (each also has its own booking.cancelled)',
+      }),
+    },
+    {
+      additionalProperties: false,
+      description:
+        'Occurrences of a recurring series were cancelled together (scope `following` or `series`)',
+      examples: [
+        {
+          series_id: 'ser_01jxk9c2e1d3f5g7h9j1k3m5n7',
+          cancelled_booking_ids: ['booking_01jxk9c2e1d3f5g7h9j1k3m5n7', 'booking_01jxk9c2e1d3f5g7h9j1k3m5n8'],
+        },
+      ],
+    },
+  ),
 } as const;
 
 type Payload<T extends keyof typeof bookingEvents> = Static<(typeof bookingEvents)[T]>;
@@ -52,5 +71,6 @@ declare module '../webhooks/api.js' {
     'booking.confirmed': Payload<'booking.confirmed'>;
     'booking.updated': Payload<'booking.updated'>;
     'booking.cancelled': Payload<'booking.cancelled'>;
+    'booking_series.cancelled': Payload<'booking_series.cancelled'>;
   }
 }

@@ -7,6 +7,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
+import type { RecurrenceRule } from '../../lib/recurrence.js';
 import { MINUTE } from '../../lib/time.js';
 import { isIsoInstant, isStrictEmailAddress, type Problems } from '../../platform/validation.js';
 import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
@@ -138,4 +139,37 @@ export function answers(
     } else out[q.id] = s;
   }
   return out;
+}
+
+/**
+ * A series' rule (docs/api.md#recurring-series), or null without `recurrence`: refused on a priced or
+ * seated link, and on the public surface (`publicLink`) beyond what the link allows. Its zone: the
+ * given one, else the customer's, else the first host's.
+ */
+export function recurrenceOf(
+  body: Pick<Static<typeof PublicCreateBody>, 'recurrence' | 'customer_timezone'>,
+  link: BookingLink | null,
+  p: Problems,
+  publicLink: boolean,
+): (Omit<RecurrenceRule, 'timezone'> & { timezone: string | null }) | null {
+  const r = body.recurrence;
+  if (!r) return null;
+  if (link?.priceAmount != null) p.add('recurrence', 'a priced booking link cannot book a series');
+  else if (link?.seats) p.add('recurrence', 'a seated booking link cannot book a series');
+  else if (publicLink && !link?.recurrence) {
+    p.add('recurrence', 'this booking link does not offer recurring bookings');
+  } else if (publicLink && link?.recurrence) {
+    if (!link.recurrence.frequencies.includes(r.frequency)) {
+      p.add('recurrence.frequency', `this booking link offers ${link.recurrence.frequencies.join(', ')}`);
+    }
+    if (r.count > link.recurrence.max_count) {
+      p.add('recurrence.count', `this booking link allows at most ${link.recurrence.max_count} occurrences`);
+    }
+  }
+  return {
+    frequency: r.frequency,
+    interval: r.interval ?? 1,
+    count: r.count,
+    timezone: r.timezone ?? body.customer_timezone ?? null,
+  };
 }

@@ -38,6 +38,8 @@ export interface BookingMailInput {
   manageUrl: string;
   /** The address mails are sent from, the organizer when no host has an address. */
   fromAddress: string;
+  /** An occurrence of a recurring series: the mail is about the series. */
+  series?: SeriesMail;
 }
 
 const SUBJECTS: Record<BookingMailKind, (title: string) => string> = {
@@ -319,4 +321,20 @@ export function formatAmount(minor: number, currency: string): string {
   } catch {
     return `${minor} ${currency.toUpperCase()} (minor units)`;
   }
+}
+
+/** A recurring series, as its mails say it (placeholder until the series mails land). */
+export interface SeriesMail {
+  id: string;
+  frequency: 'daily' | 'weekly' | 'monthly';
+  interval: number;
+  count: number;
+  timezone: string;
+  first: { start: Date; end: Date };
+  exdates: Date[];
+  sequence: number;
+  occurrences: { start: Date; end: Date }[];
+  cancelled: { start: Date; end: Date }[];
+  whole: boolean;
+  recurrenceId?: Date | null;
 }

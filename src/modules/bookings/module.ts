@@ -6,16 +6,18 @@ import { BookingBusySource } from './busy.js';
 import { bookingEvents } from './events.js';
 import { bookingMailRenderer } from './mails.js';
 import { bookingRoutes } from './routes.js';
+import { seriesRoutes } from './series-routes.js';
 import { BookingNotices } from './notices.js';
 import { PaidBookings } from './paid.js';
 import { PublicBookings } from './public.js';
+import { SeriesWrites } from './series.js';
 import { BookingService } from './service.js';
 import { WaitlistService } from './waitlist.js';
 import { BookingWrites } from './write.js';
 
 /**
  * Bookings (authenticated and public), the attendee's self-service, the waitlist. Contributes the
- * `booking` busy source to availability and the renderer of its mails to mail; emits booking.created, booking.updated, booking.cancelled.
+ * `booking` busy source to availability and the renderer of its mails to mail; emits booking.created, booking.updated, booking.cancelled, booking_series.cancelled.
  */
 export const bookingsModule = defineModule<BookingsNeeds>()({
   name: 'bookings',
@@ -39,8 +41,9 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       notices,
     });
     const writes = new BookingWrites(platform, needs, busy, paid, notices);
-    const publicBookings = new PublicBookings(platform, needs, writes);
-    const bookings = new BookingService(platform, needs, busy, writes, publicBookings);
+    const series = new SeriesWrites(platform, needs, busy, writes, notices);
+    const publicBookings = new PublicBookings(platform, needs, writes, series);
+    const bookings = new BookingService(platform, needs, busy, writes, publicBookings, series);
     const waitlist = new WaitlistService({
       db,
       clock,
@@ -57,7 +60,10 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
     const api: BookingsApi = bookings;
     return {
       api,
-      routes: (app) => bookingRoutes(app, bookings, publicBookings, waitlist),
+      routes: (app) => {
+        bookingRoutes(app, bookings, publicBookings, waitlist);
+        seriesRoutes(app, bookings);
+      },
       jobs: [...jobs, ...paid.queues()],
       schedules,
       listen: [(notifier) => busy.listen(notifier)],

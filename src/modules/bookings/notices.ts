@@ -13,7 +13,7 @@ import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalContact } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import { type BookingsPlatform, contactOf, liveHosts, meetingOf, occupancyOf, titleOf } from './helpers.js';
-import { type BookingMailKind, bookingMailIntents, type Contact } from './mails.js';
+import { type BookingMailKind, bookingMailIntents, type Contact, type SeriesMail } from './mails.js';
 import type * as repo from './repo.js';
 import { manageToken } from './tokens.js';
 
@@ -77,7 +77,10 @@ export class BookingNotices {
       this.needs.principals.profiles(b.host_ids),
     ]);
     const slot = { start: new Date(b.start_time).getTime(), end: new Date(b.end_time).getTime() };
-    const occupancy = liveHosts(b.host_ids, profiles).map((h) => occupancyOf(b.id, h, slot, b.livemode));
+    // A seat's time is its session's: a seat paid too late is refunded, not taken again (paid.ts).
+    const occupancy = b.seat_session_id
+      ? []
+      : liveHosts(b.host_ids, profiles).map((h) => occupancyOf(b.id, h, slot, b.livemode));
     return { link, contacts, occupancy };
   }
 
@@ -89,6 +92,7 @@ export class BookingNotices {
     hosts: Contact[],
     token?: string,
     batch?: WriteBatch,
+    series?: SeriesMail,
   ): Promise<void> {
     const manage = token ?? manageToken(this.linkKey, booking.id, booking.manage_nonce);
     // Intents: the mails are rendered by the mail worker after commit (mails.ts, bookingMailRenderer).
@@ -101,6 +105,7 @@ export class BookingNotices {
         hosts,
         manageUrl: this.manageUrl(manage),
         fromAddress: addressOf(this.config.mailFrom),
+        ...(series ? { series } : {}),
       }),
       batch,
     );
@@ -111,6 +116,8 @@ export class BookingNotices {
    * booking's mode's; absent: the server's). The payload names the booking's mode.
    */
   async offerFreedTime(trx: Tx, b: repo.BookingRow, clock: Clock = this.clock): Promise<void> {
+    // A seat frees a seat, not the hosts' time (the session still holds it while others sit in it).
+    if (b.seat_session_id !== null) return;
     if (b.booking_link_id === null || new Date(b.start_time).getTime() <= clock.nowMs()) return;
     await enqueue(
       trx,

@@ -35,6 +35,7 @@ import { latePaymentMail } from './mails.js';
 import type { Announcement, BookingNotices } from './notices.js';
 import { presentBooking } from './present.js';
 import * as repo from './repo.js';
+import { releaseSeat } from './series-repo.js';
 import * as testRepo from './test-mode-repo.js';
 import { MINUTE } from '../../lib/time.js';
 
@@ -328,7 +329,9 @@ export class PaidBookings {
     if (b?.status !== 'pending_payment' || b.livemode !== mode.livemode) return [];
     if (sessionId !== null && b.stripe_session_id !== null && b.stripe_session_id !== sessionId) return [];
     const now = mode.clock.now();
-    const released = await repo.releaseOccupancy(trx, b.id);
+    const released = b.seat_session_id
+      ? await releaseSeat(trx, b.seat_session_id)
+      : await repo.releaseOccupancy(trx, b.id);
     const row = await repo.updateBooking(trx, b.id, {
       status: 'expired',
       checkout_url: null,

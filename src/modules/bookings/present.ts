@@ -1,6 +1,7 @@
 /** How bookings and waitlist entries look on the wire (docs/api.md#bookings, #waitlist). */
 import { publicName } from '../../lib/mail-text.js';
 import type { BookingRow, WaitlistRow } from './repo.js';
+import type { SeriesRow } from './series-repo.js';
 import { isoOrNull } from '../../lib/time.js';
 
 /** The `booking` object of the authenticated API and of booking events. */
@@ -109,4 +110,29 @@ export function meetingWith(names: readonly string[]): string {
   if (named.length === 0) return 'Meeting';
   const list = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} and ${named.at(-1)}`;
   return `Meeting with ${list}`;
+}
+
+/** A recurring series as its attendee sees it: its rule and occurrences, no host ids. */
+export function presentPublicSeries(s: SeriesRow, occurrences: readonly BookingRow[]) {
+  return {
+    id: s.id,
+    recurrence: { frequency: s.frequency, interval: s.interval, count: s.count, timezone: s.timezone },
+    occurrences: occurrences.map((o) => ({
+      booking_id: o.id,
+      start_time: isoOrNull(o.start_time) as string,
+      end_time: isoOrNull(o.end_time) as string,
+      status: o.status,
+    })),
+  };
+}
+
+/** The `series` object of the authenticated API (docs/api.md#recurring-series). */
+export function presentSeries(s: SeriesRow, occurrences: readonly BookingRow[]) {
+  return {
+    ...presentPublicSeries(s, occurrences),
+    principal_id: s.principal_id,
+    booking_link_id: s.booking_link_id,
+    livemode: s.livemode,
+    created_at: isoOrNull(s.created_at) as string,
+  };
 }

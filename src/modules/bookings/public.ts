@@ -12,14 +12,17 @@ import type { Caller } from '../../platform/auth.js';
 import { NotFound } from '../../platform/errors.js';
 import { publicName } from '../../lib/mail-text.js';
 import { Problems } from '../../platform/validation.js';
+import type { LinkSeatsInput, SeatSessionSlot } from '../availability/api.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import { DAY } from '../../lib/time.js';
 import { type BookingsPlatform, limitsOf, type Mode, returnUrls, titleOf } from './helpers.js';
 import * as input from './input.js';
-import { presentPublicBooking } from './present.js';
+import { presentPublicBooking, presentPublicSeries } from './present.js';
 import * as repo from './repo.js';
+import { type CancelScope, notInSeries, type SeriesWrites } from './series.js';
+import * as seriesRepo from './series-repo.js';
 import type { PublicCreateBody } from './schemas.js';
 import { isTokenShape, tokenHash } from './tokens.js';
 import type { BookingWrites, Written } from './write.js';
@@ -51,6 +54,7 @@ export class PublicBookings {
     platform: Pick<BookingsPlatform, 'db' | 'clock' | 'testClocks'>,
     private readonly needs: Pick<BookingsNeeds, 'bookingLinks' | 'principals' | 'availability'>,
     private readonly writes: BookingWrites,
+    private readonly series: SeriesWrites,
   ) {
     this.db = platform.db;
     this.clock = platform.clock;
@@ -133,6 +137,7 @@ export class PublicBookings {
       });
     }
     return this.needs.availability.linkSlots({
+      ...(link.seats ? { seats: await this.seatsOf(link, from as number, to as number) } : {}),
       hosts,
       mode: link.assignment === 'collective' ? 'all' : 'any',
       window: { start: from as number, end: to as number },
@@ -144,12 +149,50 @@ export class PublicBookings {
     });
   }
 
+  /**
+   * A seated link's sessions near the window (a session starting before `from` may hold a host's time
+   * into it), with the occupancy each holds: what its slots show (docs/api.md#seats).
+   */
+  private async seatsOf(link: BookingLink, from: number, to: number): Promise<LinkSeatsInput> {
+    const rows = await seriesRepo.sessionsOfLink(this.db, link.id, new Date(from - DAY), new Date(to + DAY));
+    const sessions = new Map<
+      string,
+      SeatSessionSlot & { occupancy: SeatSessionSlot['occupancy'][number][] }
+    >();
+    for (const r of rows) {
+      let s = sessions.get(r.id);
+      if (!s) {
+        s = {
+          start: new Date(r.start_time).getTime(),
+          end: new Date(r.end_time).getTime(),
+          capacity: r.capacity,
+          seatsTaken: r.seats_taken,
+          occupancy: [],
+        };
+        sessions.set(r.id, s);
+      }
+      if (r.principal_id !== null && r.o_start !== null && r.o_end !== null) {
+        s.occupancy.push({
+          principalId: r.principal_id,
+          start: new Date(r.o_start).getTime(),
+          end: new Date(r.o_end).getTime(),
+        });
+      }
+    }
+    return {
+      capacity: link.seats?.capacity ?? 1,
+      showRemaining: link.seats?.showRemaining ?? false,
+      sessions: [...sessions.values()],
+    };
+  }
+
   /** POST /v1/public/links/{slug}/bookings */
   async createPublic(caller: Caller, slug: string, body: Static<typeof PublicCreateBody>) {
     const link = await this.publicLink(caller, slug);
     const p = new Problems();
     returnUrls(body, p);
     const fields = input.bookingFields(body, link, p);
+    const recurrence = input.recurrenceOf(body, link, p, true);
     const hosts = await this.writes.hostsOf(link.hostIds);
     if (fields.slot !== undefined && !offeredStart(fields.slot, link, hosts)) {
       const step = slotInterval({ durationMs: fields.slot.end - fields.slot.start }) / 60_000;
@@ -161,6 +204,21 @@ export class PublicBookings {
     p.throwIfAny();
     const mode = await this.modeOf(link.accountId, link.livemode);
     this.writes.notPast(fields.slot, mode.clock);
+    if (recurrence) {
+      const made = await this.series.create({
+        accountId: link.accountId,
+        link,
+        hosts,
+        assignment: link.assignment,
+        ...fields,
+        rule: { ...recurrence, timezone: recurrence.timezone ?? hosts[0]?.schedule.timezone ?? 'UTC' },
+        mode,
+      });
+      return {
+        ...this.publicCreated(made.first, link),
+        series: presentPublicSeries(made.series, made.occurrences),
+      };
+    }
     const hold = await this.writes.paid.holdFor(link);
     const created = await this.writes.book({
       accountId: link.accountId,
@@ -207,10 +265,15 @@ export class PublicBookings {
     return { booking: await this.publicBooking(await this.byToken(token)) };
   }
 
-  /** POST /v1/public/bookings/{token}/cancel */
-  async publicCancel(token: string, reason: string | undefined) {
+  /** POST /v1/public/bookings/{token}/cancel; an occurrence of a series takes a `scope`. */
+  async publicCancel(token: string, reason: string | undefined, scope?: CancelScope) {
     const { row: b, mode } = await this.withMode(token);
     if (repo.LIVE_STATUSES.includes(b.status)) this.writes.notStarted(b, mode.clock);
+    if (b.series_id !== null) {
+      const row = await this.series.cancel(b, scope ?? 'single', reason, mode.clock);
+      return { booking: await this.publicBooking(row) };
+    }
+    notInSeries(scope);
     return {
       booking: await this.publicBooking(await this.writes.cancelBooking(b, reason, mode.clock)),
     };

@@ -40,7 +40,7 @@ export interface OccupancyRow {
 }
 
 /** The INSERT of occupancy rows (to run alone, inside insertBooking's statement, or in a batch). */
-function occupancyInsert(rows: readonly OccupancyRow[]): SqlPart {
+export function occupancyInsert(rows: readonly OccupancyRow[]): SqlPart {
   return rowsInsert(
     'booking_occupancy',
     rows.map((r) => ({

@@ -9,6 +9,7 @@ import {
   BOOKED,
   BOOKING,
   BookingAnswer,
+  BookingCreated,
   BookingList,
   BookingParams,
   CancelBody,
@@ -25,6 +26,7 @@ import {
   ListQuery,
   PublicAvailabilityQuery,
   PublicBookingAnswer,
+  PublicBookingCreated,
   PublicCreateBody,
   PublicEntryAnswer,
   PublicLinkAnswer,
@@ -56,7 +58,10 @@ const BOOKING_503: ProblemDoc = {
 };
 /** Booking a time: busy time is read, and a priced link opens a Stripe checkout. */
 const BOOKING_PROBLEMS: Record<string, ProblemDoc> = {
-  '409': { description: CONFLICT, codes: ['slot_unavailable'] },
+  '409': {
+    description: `${CONFLICT}; a series (\`recurrence\`) names every failing occurrence in \`conflicts\` [{start_time, end_time, reason}] and books none; \`slot_full\`: every seat of a seated slot is taken`,
+    codes: ['slot_unavailable', 'slot_full'],
+  },
   '422': {
     description: `${PAST}, or \`payments_not_ready\` (the payee has not finished Stripe onboarding)`,
     codes: ['start_in_past', 'payments_not_configured', 'payments_not_ready'],
@@ -66,7 +71,7 @@ const BOOKING_PROBLEMS: Record<string, ProblemDoc> = {
 /** Moving a booking: busy time is read again. */
 const RESCHEDULE_409: ProblemDoc = {
   description: `${CONFLICT}; or \`booking_not_live\`, or \`payment_pending\` (waiting for its payment)`,
-  codes: ['slot_unavailable', 'booking_not_live', 'payment_pending'],
+  codes: ['slot_unavailable', 'slot_full', 'booking_not_live', 'payment_pending'],
 };
 
 /** What the OpenAPI document shows (platform/openapi.ts). */
@@ -141,9 +146,11 @@ export function bookingRoutes(
           metadata: BOOKING.metadata,
         }),
         response: {
-          201: answer('The booking, with the attendee’s manage_url (shown only here)', BookingAnswer, {
-            booking: { ...BOOKING, manage_url: MANAGE_URL },
-          }),
+          201: answer(
+            'The booking, with the attendee’s manage_url (shown only here); with `recurrence`, the first occurrence and the series',
+            BookingCreated,
+            { booking: { ...BOOKING, manage_url: MANAGE_URL } },
+          ),
         },
       },
     },
@@ -246,7 +253,8 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) => bookings.cancel(actorOf(request.caller), request.params.id, request.query.reason),
+    async (request) =>
+      bookings.cancel(actorOf(request.caller), request.params.id, request.query.reason, request.query.scope),
   );
 
   const linkTags = ['Booking links'];
@@ -391,9 +399,11 @@ export function bookingRoutes(
           answers: { reason: 'Knee pain when running', first_visit: 'Yes' },
         }),
         response: {
-          201: answer('The booking, with manage_url (shown only here)', PublicBookingAnswer, {
-            booking: { ...PUBLIC_BOOKING, notes: null, manage_url: MANAGE_URL },
-          }),
+          201: answer(
+            'The booking, with manage_url (shown only here); with `recurrence`, the first occurrence and the series',
+            PublicBookingCreated,
+            { booking: { ...PUBLIC_BOOKING, notes: null, manage_url: MANAGE_URL } },
+          ),
         },
       },
     },
@@ -521,7 +531,8 @@ export function bookingRoutes(
         },
       },
     },
-    async (request) => publicBookings.publicCancel(request.params.token, request.body?.reason),
+    async (request) =>
+      publicBookings.publicCancel(request.params.token, request.body?.reason, request.body?.scope),
   );
 
   app.post(

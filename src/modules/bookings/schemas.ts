@@ -424,14 +424,26 @@ export const Series = named(
   }),
 );
 export const SeriesAnswer = named('BookingSeriesAnswer', Type.Object({ series: Series }));
-export const SeriesCreated = Type.Object({ booking: Booking, series: Series });
+export const BookingCreated = Type.Object({
+  booking: Booking,
+  series: Type.Optional({
+    ...Series,
+    description: 'with `recurrence` only: the series and every occurrence',
+  }),
+});
 /** A series as its attendee sees it: no host ids. */
 export const PublicSeries = Type.Object({
   id: SeriesId,
   recurrence: SeriesRecurrence,
   occurrences: Type.Array(Occurrence),
 });
-export const PublicSeriesCreated = Type.Object({ booking: PublicBooking, series: PublicSeries });
+export const PublicBookingCreated = Type.Object({
+  booking: PublicBooking,
+  series: Type.Optional({
+    ...PublicSeries,
+    description: 'with `recurrence` only: the series and every occurrence',
+  }),
+});
 
 export const JoinBody = Type.Object(
   {

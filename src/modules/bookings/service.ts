@@ -21,11 +21,12 @@ import type { BookingBusySource } from './busy.js';
 import { type BookingsPlatform, occupancyOf, returnUrls } from './helpers.js';
 import * as input from './input.js';
 import { bookMeeting, cancelMeeting } from './meetings.js';
-import { meetingWith, presentBooking } from './present.js';
+import { meetingWith, presentBooking, presentSeries } from './present.js';
 import type { PublicBookings } from './public.js';
 import * as repo from './repo.js';
 import type { CreateBody, ListQuery, UpdateBody } from './schemas.js';
 import { isTokenShape, tokenHash } from './tokens.js';
+import { type CancelScope, notInSeries, type SeriesWrites } from './series.js';
 import type { Assignment, BookingWrites } from './write.js';
 
 export class BookingService implements BookingsApi {
@@ -39,6 +40,7 @@ export class BookingService implements BookingsApi {
     private readonly busy: Pick<BookingBusySource, 'changed'>,
     private readonly writes: BookingWrites,
     private readonly publicSurface: PublicBookings,
+    private readonly series: SeriesWrites,
   ) {
     this.db = platform.db;
     this.clock = platform.clock;
@@ -64,6 +66,7 @@ export class BookingService implements BookingsApi {
     }
     returnUrls(body, p);
     const fields = input.bookingFields(body, link, p);
+    const recurrence = input.recurrenceOf(body, link, p, false);
     p.throwIfAny();
     this.writes.notPast(fields.slot, actor.clock);
     const hold = await this.writes.paid.holdFor(link);
@@ -82,6 +85,21 @@ export class BookingService implements BookingsApi {
       if (!profile) throw new Forbidden('The principal does not exist or this caller may not book for it');
       hosts = [profile];
       assignment = 'single';
+    }
+    if (recurrence) {
+      const made = await this.series.create({
+        accountId: actor.accountId,
+        link,
+        hosts,
+        assignment,
+        ...fields,
+        rule: { ...recurrence, timezone: recurrence.timezone ?? hosts[0]?.schedule.timezone ?? 'UTC' },
+        mode: { livemode: actor.livemode, clock: actor.clock },
+      });
+      return {
+        booking: { ...presentBooking(made.first.row), manage_url: made.first.manageUrl },
+        series: presentSeries(made.series, made.occurrences),
+      };
     }
     const created = await this.writes.checkout(
       await this.writes.book({
@@ -180,10 +198,21 @@ export class BookingService implements BookingsApi {
     return { booking: presentBooking(row) };
   }
 
-  /** DELETE /v1/bookings/{id}?reason= */
-  async cancel(actor: Actor, id: string, reason: string | undefined) {
+  /** DELETE /v1/bookings/{id}?reason=&scope= */
+  async cancel(actor: Actor, id: string, reason: string | undefined, scope?: CancelScope) {
     const b = await this.owned(actor, id);
+    if (b.series_id !== null) {
+      return { booking: presentBooking(await this.series.cancel(b, scope ?? 'single', reason, actor.clock)) };
+    }
+    notInSeries(scope);
     return { booking: presentBooking(await this.writes.cancelBooking(b, reason, actor.clock)) };
+  }
+
+  /** GET /v1/booking-series/{id}: another account's (or mode's) series is 404. */
+  async getSeries(actor: Actor, id: string) {
+    const found = isPrefixedId(id) ? await this.series.find(actor.accountId, id, actor.livemode) : undefined;
+    if (!found) throw new NotFound('No booking series with this id');
+    return { series: presentSeries(found.series, found.occurrences) };
   }
 
   // ---- bookings of accepted proposals (meetings.ts) ----------------------------------------------

@@ -36,6 +36,8 @@ import type { BookingNotices } from './notices.js';
 import type { PaidBookings, PaidHold } from './paid.js';
 import { meetingWith, presentBooking } from './present.js';
 import * as repo from './repo.js';
+import { seriesMail } from './series.js';
+import * as seriesRepo from './series-repo.js';
 import { manageToken, newManageNonce, tokenHash } from './tokens.js';
 
 export type Assignment = 'single' | 'round_robin' | 'collective';
@@ -169,7 +171,14 @@ export class BookingWrites {
           candidates = candidates.filter((h) => !liveTaken.has(h.id));
           if (candidates.length === 0) throw slotUnavailable('taken');
         }
-        if (everyHost) {
+        let seatSessionId: string | null = null;
+        if (link?.seats) {
+          // A seat (docs/design.md#series-and-seats): the slot's session holds the hosts' time.
+          const taking = everyHost ?? [candidates[0]!];
+          seatSessionId = await this.takeSeat(trx, link, taking, slot, livemode, now);
+          attributed = taking[0]!;
+          occupied = taking.map((h) => h.id);
+        } else if (everyHost) {
           occupancy = everyHost.map((h) => occupancyOf(id, h, slot, livemode));
           attributed = everyHost[0]!;
           occupied = everyHost.map((h) => h.id);
@@ -211,6 +220,7 @@ export class BookingWrites {
             manage_nonce: nonce,
             sequence: 0,
             waitlist_entry_id: plan.waitlistEntryId ?? null,
+            ...(seatSessionId ? { seat_session_id: seatSessionId } : {}),
             ...(plan.paid
               ? {
                   payment_amount: plan.paid.amount,
@@ -343,8 +353,20 @@ export class BookingWrites {
         const moved = passed.map((h) => occupancyOf(b.id, h, slot, b.livemode));
         // Test mode: live time is checked here (the constraint is per mode).
         if (!b.livemode && (await repo.liveOverlaps(trx, moved)).size > 0) throw slotUnavailable('taken');
-        await repo.moveOccupancy(trx, moved);
+        let seat: { seat_session_id: string | null } | null = null;
+        if (locked.seat_session_id) {
+          // A seat moves alone: its seat given back, one taken in the new slot (or, the link no longer
+          // seated, its own time), in this transaction.
+          await seriesRepo.releaseSeat(trx, locked.seat_session_id);
+          if (link?.seats) {
+            seat = { seat_session_id: await this.takeSeat(trx, link, passed, slot, b.livemode, clock.now()) };
+          } else {
+            await repo.insertOccupancy(trx, moved);
+            seat = { seat_session_id: null };
+          }
+        } else await repo.moveOccupancy(trx, moved);
         const row = await repo.updateBooking(trx, b.id, {
+          ...seat,
           start_time: new Date(slot.start),
           end_time: new Date(slot.end),
           sequence: locked.sequence + 1,
@@ -362,12 +384,23 @@ export class BookingWrites {
           livemode: row.livemode,
         });
         const written = await this.needs.calendars.writeMeeting(trx, meetingOf(row, link));
+        // An occurrence of a series moves alone: its invite is an override of the series' (RECURRENCE-ID).
+        const series = row.series_id ? await seriesRepo.lockSeries(trx, row.series_id) : undefined;
         await this.notices.mailAbout(
           trx,
           'reschedule',
           row,
           link,
           b.host_ids.map((h) => contactOf(contacts, h, written)),
+          undefined,
+          undefined,
+          series
+            ? seriesMail(
+                await seriesRepo.bumpSeries(trx, series.id, clock.now()),
+                await seriesRepo.occurrencesOf(trx, series.id),
+                { cancelled: [], whole: false, recurrenceId: row.occurrence_start ?? locked.start_time },
+              )
+            : undefined,
         );
         return row;
       });
@@ -406,7 +439,8 @@ export class BookingWrites {
         wasPending = locked.status === 'pending_payment';
         // A paid booking is refunded in full (paid.ts, a retried job).
         const refund = locked.status === 'confirmed' && locked.stripe_payment_intent !== null;
-        await repo.releaseOccupancy(trx, b.id);
+        if (locked.seat_session_id) await seriesRepo.releaseSeat(trx, locked.seat_session_id);
+        else await repo.releaseOccupancy(trx, b.id);
         const cancelled = await repo.updateBooking(trx, b.id, {
           status: 'cancelled',
           cancellation_reason: why,
@@ -446,6 +480,43 @@ export class BookingWrites {
 
   // ---- helpers of the use cases ---------------------------------------------------------------------
 
+  /**
+   * Takes a seat of `link`'s slot for `hosts` (docs/design.md#series-and-seats): one statement adds a
+   * seat to the slot's session or makes the session; a new session takes the hosts' time (23P01 when
+   * it is not free). 409 `slot_full` when no seat is left. Answers the session's id.
+   */
+  private async takeSeat(
+    trx: Tx,
+    link: BookingLink,
+    hosts: readonly PrincipalProfile[],
+    slot: Interval,
+    livemode: boolean,
+    now: Date,
+  ): Promise<string> {
+    const got = await seriesRepo.takeSeat(trx, {
+      id: prefixedId('sess', this.clock.nowMs()),
+      accountId: link.accountId,
+      livemode,
+      linkId: link.id,
+      start: new Date(slot.start),
+      end: new Date(slot.end),
+      hostIds: hosts.map((h) => h.id),
+      capacity: link.seats?.capacity ?? 1,
+      now,
+    });
+    if (!got) {
+      const session = await seriesRepo.sessionAt(trx, link.id, new Date(slot.start));
+      if (session && new Date(session.end_time).getTime() !== slot.end) throw slotUnavailable('taken');
+      throw new Conflict('Every seat of this slot is taken; choose another time', { code: 'slot_full' });
+    }
+    if (got.created)
+      await repo.insertOccupancy(
+        trx,
+        hosts.map((h) => occupancyOf(got.id, h, slot, livemode)),
+      );
+    return got.id;
+  }
+
   /** 422 when `slot` starts before `clock`'s now (the mode's: a test clock in test mode). */
   notPast(slot: Interval, clock: Clock): void {
     if (slot.start < clock.nowMs()) {
@@ -467,7 +538,7 @@ export class BookingWrites {
   }
 
   /** Round robin: fewest live bookings of the link around the slot first, then least recently booked. */
-  private async roundRobinOrder(link: BookingLink, hosts: PrincipalProfile[], slot: Interval) {
+  async roundRobinOrder(link: BookingLink, hosts: PrincipalProfile[], slot: Interval) {
     const load = await repo.roundRobinLoad(
       this.db,
       link.id,
