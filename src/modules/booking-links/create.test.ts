@@ -31,6 +31,8 @@ describe('booking links: create and read', () => {
       minimum_notice_minutes: null,
       max_days_ahead: null,
       active: true,
+      recurrence: null,
+      seats: null,
       url: `${t.url}/book/${s}`,
       created_at: expect.any(String),
       updated_at: link.created_at,

@@ -1,8 +1,8 @@
-/** SQL of the bookingLinks module (migration 0007_booking_links). */
+/** SQL of the bookingLinks module (migrations 0007_booking_links, 0026_series_seats). */
 import type { Selectable, Updateable } from 'kysely';
 import type { Db, Tx } from '../../db/store.js';
 import { type CursorPosition, newestFirstAfter } from '../../platform/pagination.js';
-import type { LinkQuestion } from './api.js';
+import type { LinkQuestion, LinkRecurrence, LinkSeats } from './api.js';
 import type { BookingLinksTable } from './tables.js';
 import './tables.js';
 
@@ -33,6 +33,10 @@ export interface NewLinkRow {
   minimum_notice_minutes: number | null;
   max_days_ahead: number | null;
   active: boolean;
+  /** Stored as jsonb, or SQL NULL (never a jsonb `null`). */
+  recurrence: LinkRecurrence | null;
+  /** Stored as `seat_capacity` and `seats_show_remaining` (null: NULL and false). */
+  seats: LinkSeats | null;
   created_at: Date;
 }
 
@@ -45,11 +49,24 @@ export interface LinkKey {
   livemode: boolean;
 }
 
+/** The `recurrence` column: jsonb text, or SQL NULL for none (a jsonb `null` would be a value). */
+const recurrenceColumn = (recurrence: LinkRecurrence | null): string | null =>
+  recurrence === null ? null : JSON.stringify(recurrence);
+
+/** The seat columns: none is a NULL capacity, shown remaining false. */
+const seatColumns = (seats: LinkSeats | null) => ({
+  seat_capacity: seats?.capacity ?? null,
+  seats_show_remaining: seats?.showRemaining ?? false,
+});
+
 export async function insertLink(db: Queryable, row: NewLinkRow): Promise<LinkRow> {
+  const { recurrence, seats, ...rest } = row;
   return db
     .insertInto('booking_links')
     .values({
-      ...row,
+      ...rest,
+      recurrence: recurrenceColumn(recurrence),
+      ...seatColumns(seats),
       questions: JSON.stringify(row.questions),
       updated_at: row.created_at,
       deleted_at: null,
@@ -109,9 +126,14 @@ export async function updateLink(
   change: LinkChange,
   now: Date,
 ): Promise<LinkRow | undefined> {
-  const { questions, ...rest } = change;
-  const values: Updateable<BookingLinksTable> = { ...rest, updated_at: now };
+  const { questions, recurrence, seats, ...rest } = change;
+  const values: Updateable<BookingLinksTable> = {
+    ...rest,
+    ...(seats !== undefined ? seatColumns(seats) : {}),
+    updated_at: now,
+  };
   if (questions !== undefined) values.questions = JSON.stringify(questions);
+  if (recurrence !== undefined) values.recurrence = recurrenceColumn(recurrence);
   return changeLive(db, key, values);
 }
 

@@ -36,10 +36,44 @@ const LINK = {
   minimum_notice_minutes: 240,
   max_days_ahead: 60,
   active: true,
+  recurrence: null,
+  seats: null,
   url: 'https://kairos.acme-physio.example/book/physio-assessment',
   created_at: '2054-06-02T12:00:00.000Z',
   updated_at: '2054-06-02T12:00:00.000Z',
   deleted_at: null,
+};
+
+/** A free link whose bookers may ask for a weekly or monthly series (docs/api.md#recurring-series). */
+const RECURRING_LINK = {
+  ...LINK,
+  id: 'link_01jxk4a2b4c6d8e0f2g4h6j8k0',
+  slug: 'physio-follow-up',
+  title: 'Follow-up session',
+  description: 'Regular follow-up sessions with your physiotherapist.',
+  duration_minutes: 30,
+  durations: [30],
+  host_ids: [LINK.host_ids[0]!],
+  assignment: 'single' as const,
+  questions: [],
+  price_amount: null,
+  price_currency: null,
+  recurrence: { frequencies: ['weekly' as const, 'monthly' as const], max_count: 12 },
+  url: 'https://kairos.acme-physio.example/book/physio-follow-up',
+};
+
+/** A seated link: twelve customers share each slot (docs/api.md#seats). */
+const SEATED_LINK = {
+  ...RECURRING_LINK,
+  id: 'link_01jxk4c3d5e7f9g1h3j5k7m9n1',
+  slug: 'back-pain-class',
+  title: 'Back pain group class',
+  description: 'A guided group class for a healthy back.',
+  duration_minutes: 60,
+  durations: [60],
+  recurrence: null,
+  seats: { capacity: 12, show_remaining: true },
+  url: 'https://kairos.acme-physio.example/book/back-pain-class',
 };
 
 /** docs/api.md#booking-links: secret keys and sessions only (publishable keys get the platform's 403). */
@@ -101,7 +135,7 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
         querystring: ListQuery,
         response: {
           200: answer('One page of booking links', BookingLinkList, {
-            booking_links: [LINK],
+            booking_links: [SEATED_LINK, RECURRING_LINK, LINK],
             pagination: { next_cursor: null, has_more: false },
           }),
         },
@@ -142,10 +176,10 @@ export function bookingLinkRoutes(app: TypedApp, links: BookingLinkService): voi
         tags,
         summary: 'Change any field of a booking link; the result is validated as a whole',
         params: LinkParams,
-        body: withExample(UpdateLinkBody, { price_amount: 7500, active: true }),
+        body: withExample(UpdateLinkBody, { seats: { capacity: 12, show_remaining: true } }),
         response: {
           200: answer('The booking link as updated', Link, {
-            booking_link: { ...LINK, price_amount: 7500, updated_at: '2054-06-04T09:30:00.000Z' },
+            booking_link: { ...SEATED_LINK, updated_at: '2054-06-04T09:30:00.000Z' },
           }),
         },
       },

@@ -24,7 +24,14 @@ export const LINK_LIMITS = {
   maxPrice: 99_999_999,
   maxNoticeMinutes: 525_600,
   maxDaysAhead: 730,
+  minRecurrenceCount: 2,
+  maxRecurrenceCount: 52,
+  minSeats: 2,
+  maxSeats: 500,
 } as const;
+
+/** The frequencies a link may allow (docs/api.md#recurring-series), in the order the API lists them. */
+export const FREQUENCIES = ['daily', 'weekly', 'monthly'] as const;
 
 export const SLUG_PATTERN = '^[a-z0-9-]{3,64}$';
 
@@ -84,6 +91,63 @@ const DaysAhead = Type.Union([Type.Integer({ minimum: 1, maximum: LINK_LIMITS.ma
   description: 'How far ahead bookings may be made; null: each host’s schedule decides',
 });
 
+/**
+ * The frequency of a series: the one `RecurrenceFrequency` component (the bookings module's
+ * `recurrence.frequency` has the same rule, so the document shows one enum).
+ */
+const Frequency = StringEnum(FREQUENCIES, {
+  name: 'RecurrenceFrequency',
+  description: 'how often the series repeats',
+});
+
+const RecurrenceInput = named(
+  'LinkRecurrenceInput',
+  Type.Object(
+    {
+      frequencies: Type.Array(Frequency, {
+        minItems: 1,
+        maxItems: FREQUENCIES.length,
+        description: 'The frequencies a public booker may pick, each at most once',
+      }),
+      max_count: Type.Integer({
+        minimum: LINK_LIMITS.minRecurrenceCount,
+        maximum: LINK_LIMITS.maxRecurrenceCount,
+        description: 'The most occurrences a public series may have, the first included',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+);
+const RecurrenceField = Type.Union([RecurrenceInput, Type.Null()], {
+  description:
+    'The recurring series public bookers may ask for (docs: Recurring series); null (the default): single bookings only. Not on a priced or seated link',
+});
+
+const SeatsInput = named(
+  'LinkSeatsInput',
+  Type.Object(
+    {
+      capacity: Type.Integer({
+        minimum: LINK_LIMITS.minSeats,
+        maximum: LINK_LIMITS.maxSeats,
+        description:
+          'Customers who may book the same slot; a change applies to slots not yet booked (a slot already booked keeps the capacity it was opened with)',
+      }),
+      show_remaining: Type.Optional(
+        Type.Boolean({
+          default: false,
+          description: 'Whether the public slots show `seats_remaining` (default false)',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+const SeatsField = Type.Union([SeatsInput, Type.Null()], {
+  description:
+    'A seated (group) link: `capacity` customers may book each slot (docs: Seats); null (the default): one customer per slot. Only with one duration, not with `round_robin` or `recurrence`; a PATCH replaces the whole object',
+});
+
 const fields = {
   slug: Slug,
   title: Title,
@@ -114,6 +178,8 @@ const fields = {
   minimum_notice_minutes: Type.Optional(Notice),
   max_days_ahead: Type.Optional(DaysAhead),
   active: Type.Optional(Type.Boolean({ description: 'false: the public page answers 404' })),
+  recurrence: Type.Optional(RecurrenceField),
+  seats: Type.Optional(SeatsField),
 };
 
 export const CreateLinkBody = Type.Object(fields, {
@@ -122,6 +188,8 @@ export const CreateLinkBody = Type.Object(fields, {
     '`host_ids` names each principal once (in any case), each the caller or a live host of its account; `assignment: single` takes exactly one host',
     '`price_currency` is given with `price_amount` and null without it; a priced link needs payments configured on the server (422)',
     'question ids are distinct; `options` is required for, and only allowed on, `select` questions',
+    '`recurrence.frequencies` are distinct; `recurrence` is refused on a priced link',
+    '`seats` is refused with `recurrence`, with `assignment: round_robin` and with more than one duration',
   ],
   additionalProperties: false,
 });
@@ -130,7 +198,7 @@ export const UpdateLinkBody = Type.Object(
   { ...fields, slug: Type.Optional(Slug), title: Type.Optional(Title) },
   {
     'x-checks': [
-      'the link as changed follows the rules of creation: `duration_minutes` one of `durations`, `host_ids` distinct hosts of the account, one host for `assignment: single`, `price_currency` with `price_amount`, distinct question ids, `options` only on `select` questions',
+      'the link as changed follows the rules of creation: `duration_minutes` one of `durations`, `host_ids` distinct hosts of the account, one host for `assignment: single`, `price_currency` with `price_amount`, distinct question ids, `options` only on `select` questions, distinct `recurrence.frequencies`, no `recurrence` on a priced link, no `seats` with `recurrence`, `round_robin` or several durations',
     ],
     additionalProperties: false,
     minProperties: 1,
@@ -149,6 +217,28 @@ export const LinkQuestionSchema = named(
     required: Type.Boolean(),
     options: Type.Optional(Type.Array(Type.String())),
   }),
+);
+
+export const LinkRecurrenceSchema = named(
+  'LinkRecurrence',
+  Type.Object(
+    {
+      frequencies: Type.Array(Frequency),
+      max_count: Type.Integer({ description: 'the most occurrences a public series may have' }),
+    },
+    { description: 'the series a public booker may ask for; null: single bookings only' },
+  ),
+);
+
+export const LinkSeatsSchema = named(
+  'LinkSeats',
+  Type.Object(
+    {
+      capacity: Type.Integer({ description: 'customers per slot (for slots not yet booked)' }),
+      show_remaining: Type.Boolean({ description: 'whether the public slots show `seats_remaining`' }),
+    },
+    { description: 'a seated link’s seats; null: one customer per slot' },
+  ),
 );
 
 export const BookingLinkSchema = named(
@@ -172,6 +262,8 @@ export const BookingLinkSchema = named(
     minimum_notice_minutes: Type.Union([Type.Integer(), Type.Null()]),
     max_days_ahead: Type.Union([Type.Integer(), Type.Null()]),
     active: Type.Boolean(),
+    recurrence: Type.Union([LinkRecurrenceSchema, Type.Null()]),
+    seats: Type.Union([LinkSeatsSchema, Type.Null()]),
     url: Type.String({ format: 'uri', description: 'the public booking page: {base_url}/book/{slug}' }),
     created_at: Timestamp,
     updated_at: Timestamp,

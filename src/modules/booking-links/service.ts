@@ -9,7 +9,15 @@ import { isPrefixedId, isUuid, prefixedId } from '../../platform/ids.js';
 import { decodeCursor, page } from '../../platform/pagination.js';
 import { Problems } from '../../platform/validation.js';
 import type { Platform } from '../module.js';
-import type { Assignment, BookingLink, BookingLinksApi, BookingLinksNeeds, LinkQuestion } from './api.js';
+import type {
+  Assignment,
+  BookingLink,
+  BookingLinksApi,
+  BookingLinksNeeds,
+  LinkQuestion,
+  LinkRecurrence,
+  LinkSeats,
+} from './api.js';
 import * as repo from './repo.js';
 import { type CreateLinkInput, LINK_LIMITS, SLUG_PATTERN, type UpdateLinkInput } from './schemas.js';
 import type { Static } from '@sinclair/typebox';
@@ -51,6 +59,11 @@ export function presentLink(link: BookingLink, baseUrl: string, deletedAt: Date 
     minimum_notice_minutes: link.minimumNoticeMinutes,
     max_days_ahead: link.maxDaysAhead,
     active: link.active,
+    recurrence: link.recurrence && {
+      frequencies: [...link.recurrence.frequencies],
+      max_count: link.recurrence.max_count,
+    },
+    seats: link.seats && { capacity: link.seats.capacity, show_remaining: link.seats.showRemaining },
     url: `${baseUrl}/book/${link.slug}`,
     created_at: link.createdAt.toISOString(),
     updated_at: link.updatedAt.toISOString(),
@@ -118,6 +131,14 @@ export class BookingLinkService implements BookingLinksApi {
     checkAssignment(assignment, hostIds, problems);
     const questions = checkQuestions(input.questions ?? [], problems);
     const price = checkPrice(input.price_amount ?? null, input.price_currency ?? null, problems);
+    const recurrence = input.recurrence ? checkRecurrence(input.recurrence, problems) : null;
+    const seats = input.seats ? toSeats(input.seats) : null;
+    if (durations) {
+      checkSeriesAndSeats(
+        { priceAmount: price.amount, recurrence, seats, assignment, durations: durations.durations },
+        problems,
+      );
+    }
     problems.throwIfAny();
     if (price.amount !== null) this.mayBePriced(actor.livemode);
 
@@ -140,6 +161,8 @@ export class BookingLinkService implements BookingLinksApi {
         minimum_notice_minutes: input.minimum_notice_minutes ?? null,
         max_days_ahead: input.max_days_ahead ?? null,
         active: input.active ?? true,
+        recurrence,
+        seats,
         created_at: now,
       });
       return this.present(toLink(row));
@@ -167,7 +190,7 @@ export class BookingLinkService implements BookingLinksApi {
 
   /**
    * Changes the fields given; the result is validated as a whole (durations, hosts and assignment,
-   * price and currency) against the row locked in the same transaction.
+   * price and currency, recurrence and seats) against the row locked in the same transaction.
    */
   async update(actor: Actor, id: string, patch: UpdateLinkInput): Promise<PresentedLink> {
     if (!isLinkId(id)) throw notFound();
@@ -310,6 +333,22 @@ function checkPatch(
     change.minimum_notice_minutes = patch.minimum_notice_minutes;
   if (patch.max_days_ahead !== undefined) change.max_days_ahead = patch.max_days_ahead;
   if (patch.active !== undefined) change.active = patch.active;
+
+  if (patch.recurrence !== undefined) {
+    change.recurrence = patch.recurrence && checkRecurrence(patch.recurrence, problems);
+  }
+  if (patch.seats !== undefined) change.seats = patch.seats && toSeats(patch.seats);
+  // The combination the link would have after the change: the series and seats rules hold for it.
+  checkSeriesAndSeats(
+    {
+      priceAmount: change.price_amount !== undefined ? change.price_amount : current.priceAmount,
+      recurrence: change.recurrence !== undefined ? change.recurrence : current.recurrence,
+      seats: change.seats !== undefined ? change.seats : current.seats,
+      assignment,
+      durations: change.durations ?? current.durations,
+    },
+    problems,
+  );
   problems.throwIfAny();
   return change;
 }
@@ -412,6 +451,51 @@ function checkPrice(
   return { amount, currency };
 }
 
+/** A link's recurrence as given, with distinct frequencies (a `recurrence.frequencies` problem otherwise). */
+function checkRecurrence(raw: LinkRecurrence, problems: Problems): LinkRecurrence {
+  const frequencies = [...raw.frequencies];
+  if (new Set(frequencies).size !== frequencies.length) {
+    problems.add('recurrence.frequencies', 'must not name a frequency twice');
+  }
+  return { frequencies, max_count: raw.max_count };
+}
+
+function toSeats(raw: { capacity: number; show_remaining?: boolean }): LinkSeats {
+  return { capacity: raw.capacity, showRemaining: raw.show_remaining ?? false };
+}
+
+/**
+ * The rules between recurrence, seats and the rest of a link (docs/api.md#booking-links), checked on
+ * what the link is (created) or would be (patched): a series is never priced, a seated link has no
+ * series (this round), never assigns round robin, and offers one duration. A problem names
+ * `recurrence` or `seats`, whichever field the rule is about, whatever the request changed.
+ */
+function checkSeriesAndSeats(
+  link: Pick<BookingLink, 'priceAmount' | 'recurrence' | 'seats' | 'assignment' | 'durations'>,
+  problems: Problems,
+): void {
+  if (link.recurrence && link.priceAmount !== null) {
+    problems.add(
+      'recurrence',
+      'a priced link cannot allow recurrence; set recurrence to null or make the link free (price_amount null)',
+    );
+  }
+  if (!link.seats) return;
+  if (link.recurrence) {
+    problems.add(
+      'seats',
+      'a seated link cannot allow recurrence; set recurrence to null, or seats to null for a series',
+    );
+  } else if (link.assignment === 'round_robin') {
+    problems.add('seats', 'a seated link cannot assign round_robin; use single or collective');
+  } else if (link.durations.length > 1) {
+    problems.add(
+      'seats',
+      `a seated link offers one duration (this link would offer ${link.durations.join(', ')}); send durations with one value`,
+    );
+  }
+}
+
 /** The 409 for a slug another live link holds (the unique index decided), or null for other errors. */
 function slugTaken(err: unknown): Conflict | null {
   const e = err as { code?: string; constraint?: string };
@@ -456,5 +540,10 @@ function freeze(link: BookingLink): BookingLink {
     Object.freeze(q);
   }
   Object.freeze(link.questions);
+  if (link.recurrence) {
+    Object.freeze(link.recurrence.frequencies);
+    Object.freeze(link.recurrence);
+  }
+  if (link.seats) Object.freeze(link.seats);
   return Object.freeze(link);
 }
