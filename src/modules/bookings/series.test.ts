@@ -127,7 +127,7 @@ describe('POST /v1/bookings with recurrence', () => {
     expect(res.status).toBe(400);
     expect((await res.json()).errors).toHaveProperty('scope');
     const h = await host(acc.key);
-    const plain = await link(acc.key, { host_ids: [h], slug: `plain-${acc.id.slice(0, 8)}` });
+    const plain = await link(acc.key, { host_ids: [h], slug: `plain-${acc.id.slice(-12)}` });
     const pub = await t.call('POST', `/v1/public/links/${plain.slug}/bookings`, {
       body: { ...customer, start_time: '2026-03-04T11:00:00Z', recurrence: weekly(3) },
     });
