@@ -68,21 +68,47 @@ export function presentSlots(r: SlotsResult) {
     : { ...head, slots: r.slots.map(presentSlot) };
 }
 
-/** A booking link's slots (public surface): the slots shape without any principal id. */
-export function linkSlotsJson(r: {
+/** The members of a booking link's slots answer before its slots. */
+export interface LinkSlotsHead {
   duration_minutes: number;
   timezone: string;
   stale: boolean;
   busy_as_of: string | null;
-  slots: readonly Interval[];
-}): Buffer {
-  return slotList(
-    r.slots,
-    0,
-    r.slots.length,
+}
+
+/** A booking link's slots (public surface): the slots shape without any principal id. */
+export function linkSlotsJson(r: LinkSlotsHead & { slots: readonly Interval[] }): Buffer {
+  return slotList(r.slots, 0, r.slots.length, linkHead(r), ']}');
+}
+
+/**
+ * A seated link's slots: each with `seats_remaining` (after `start` and `end`) when the link shows
+ * what remains, else exactly the shape of `linkSlotsJson`. Seated links are few: their slots are
+ * written as they come, without the remembered texts of `slotList`.
+ */
+export function linkSeatSlotsJson(
+  r: LinkSlotsHead & { slots: readonly (Interval & { seatsRemaining: number })[] },
+  showRemaining: boolean,
+): Buffer {
+  if (!showRemaining) return linkSlotsJson(r);
+  const parts = new Array<string>(r.slots.length);
+  for (let i = 0; i < r.slots.length; i++) {
+    const s = r.slots[i]!;
+    parts[i] =
+      `{"start":"${isoUtc(s.start)}","end":"${isoUtc(s.end)}","seats_remaining":${s.seatsRemaining}}`;
+  }
+  const text = `${linkHead(r)}${parts.join(',')}]}`;
+  // A buffer of its own (never a slice of Node's shared pool), as slotList's: answers are remembered.
+  const out = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  out.write(text, 0);
+  return out;
+}
+
+/** A link's slots answer up to the opening of its slot list. */
+function linkHead(r: LinkSlotsHead): string {
+  return (
     `{"duration_minutes":${r.duration_minutes},"timezone":${JSON.stringify(r.timezone)},` +
-      `"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of, undefined)},"slots":[`,
-    ']}',
+    `"stale":${r.stale},"busy_as_of":${asOfJson(r.busy_as_of, undefined)},"slots":[`
   );
 }
 

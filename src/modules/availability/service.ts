@@ -18,7 +18,7 @@ import {
 } from '../../lib/slots.js';
 import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { AppError, Forbidden } from '../../platform/errors.js';
+import { Forbidden } from '../../platform/errors.js';
 import { isUuid } from '../../platform/ids.js';
 import { Problems } from '../../platform/validation.js';
 import type { Extensions, Platform } from '../module.js';
@@ -27,23 +27,26 @@ import type {
   AvailabilityApi,
   AvailabilityNeeds,
   BookingLimits,
-  BusyAnswer,
-  BusySource,
   LinkSlotsInput,
   SlotRefusal,
   TitledInterval,
-  WholeBusy,
 } from './api.js';
 import { type BusyFor, busyFor } from './busy-for.js';
 import { AnswerMemo } from './memo.js';
+import { linkSeats } from './seats.js';
 import { DaySlots } from './days.js';
 import { DAY, isoUtc, MINUTE } from '../../lib/time.js';
-import { linkSlotsJson, type PresentedSlot, presentSlot, slotsBytes, slotsFrame } from './present.js';
+import {
+  linkSeatSlotsJson,
+  linkSlotsJson,
+  type PresentedSlot,
+  presentSlot,
+  slotsBytes,
+  slotsFrame,
+} from './present.js';
 import {
   checkCommon,
   constraintsWith,
-  EVERYWHERE_FREE,
-  NO_BUSY,
   parseWindow,
   profileConstraints,
   queryWindow,
@@ -421,6 +424,8 @@ export class AvailabilityService implements AvailabilityApi {
    * The bookable slots of a booking link (GET /v1/public/links/{slug}/availability): `any` host free
    * (single, round robin) or `all` free (collective), under the link's limits. Hosts need no connected
    * calendar here. The answer names no principal. Remembered like slots, by every host's busy arrays.
+   * A seated link's sessions (`input.seats`, seats.ts) are its own slots with the seats left, not busy
+   * time; a full one is not offered, nor any slot that would meet one.
    */
   async linkSlots(input: LinkSlotsInput): Promise<Buffer | string> {
     const { hosts, window, limits } = input;
@@ -436,6 +441,13 @@ export class AvailabilityService implements AvailabilityApi {
       constraints.map((c, i) => queryWindow(c, ranges[i]!, window)),
       { requireCalendar: false, livemode: input.livemode },
     );
+    const seats =
+      input.seats === undefined
+        ? null
+        : linkSeats(
+            input.seats,
+            hosts.map((p, i) => ({ ...constraints[i]!, id: p.id })),
+          );
     const memo = this.slotAnswers;
     const key =
       `link|${input.mode}|${input.durationMinutes}|${input.timezone}|${busyAsOf}|` +
@@ -445,7 +457,8 @@ export class AvailabilityService implements AvailabilityApi {
             `${p.id}|${memo.idOf(busy[i]!.calendar)}|${memo.idOf(busy[i]!.booking)}|${memo.idOf(p.schedule)}|` +
             `${ranges[i]!.start}|${ranges[i]!.end}|${constraints[i]!.minimumNoticeMs}|${constraints[i]!.maxDaysAhead}`,
         )
-        .join('|');
+        .join('|') +
+      (seats === null ? '' : `|${seats.key}`);
     const known = memo.get(key);
     if (known !== undefined) {
       this.counted.slots.remembered.inc();
@@ -456,7 +469,7 @@ export class AvailabilityService implements AvailabilityApi {
       ...constraints[i]!,
       working: workingFor(p.schedule, window),
       busy: busy[i]!.calendar,
-      occupied: busy[i]!.booking,
+      occupied: seats === null ? busy[i]!.booking : seats.occupied(i, busy[i]!.booking),
     }));
     let slots: Interval[];
     if (input.mode === 'all' && hosts.length > 1) {
@@ -475,13 +488,16 @@ export class AvailabilityService implements AvailabilityApi {
       });
       slots = [...seen.values()].sort((a, b) => a.start - b.start);
     }
-    const json = linkSlotsJson({
+    const head = {
       duration_minutes: input.durationMinutes,
       timezone: input.timezone,
       stale,
       busy_as_of: busyAsOf === null ? null : isoUtc(busyAsOf),
-      slots,
-    });
+    };
+    const json =
+      seats === null
+        ? linkSlotsJson({ ...head, slots })
+        : linkSeatSlotsJson({ ...head, slots: seats.offered(slots) }, seats.showRemaining);
     if (memo.admit(key)) memo.set(key, json);
     return json;
   }
