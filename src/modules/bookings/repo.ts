@@ -351,22 +351,6 @@ export async function finishRefund(
 }
 
 /**
- * Takes time for a waitlist hold inside savepoint `hold`: false (and the hold's writes undone) when
- * someone took the time first.
- */
-export async function holdIfFree(trx: Tx, rows: readonly OccupancyRow[]): Promise<boolean> {
-  await sql`SAVEPOINT hold`.execute(trx);
-  try {
-    await insertOccupancy(trx, rows);
-    return true;
-  } catch (err) {
-    if (!isExclusionViolation(err)) throw err;
-    await sql`ROLLBACK TO SAVEPOINT hold`.execute(trx);
-    return false;
-  }
-}
-
-/**
  * A principal's occupancy ending after `from` (busy.ts keeps it in memory). Asked as an overlap with
  * [from, ∞), which the exclusion constraint's index answers by itself: `upper(during) > from` would
  * read every range the principal ever had and filter them, a cost that grows with its history.

@@ -371,7 +371,7 @@ export class WaitlistService {
     const slot = { start: start.getTime(), end: end.getTime() };
     const rows = hosts.map((h) => ({ ...occupancyOf(entry.id, h, slot), livemode: entry.livemode }));
     // Someone may have booked the time since it was freed: then there is nothing to offer.
-    if (!(await repo.holdIfFree(trx, rows))) return [];
+    if (!(await repo.tryOccupy(trx, rows, 'hold'))) return [];
     const expiresAt = new Date(now.getTime() + this.deps.config.waitlistHoldMinutes * MINUTE);
     const token = newClaimToken();
     await repo.updateEntry(trx, entry.id, {
