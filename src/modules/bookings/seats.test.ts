@@ -113,4 +113,42 @@ describe('seated links', () => {
       ['2026-03-03T15:00:00.000Z', 1],
     ]);
   });
+
+  it('shows each slot’s seats_remaining, the session’s own count, and never a full slot', async () => {
+    const { l } = await seated(2);
+    const slots = async () => {
+      const res = await t.call(
+        'GET',
+        `/v1/public/links/${l.slug}/availability?from=2026-03-03T09:00:00Z&to=2026-03-03T12:00:00Z`,
+      );
+      expect(res.status).toBe(200);
+      return (await res.json()).slots.map((s: { start: string; seats_remaining?: number }) => [
+        s.start.slice(11, 16),
+        s.seats_remaining,
+      ]);
+    };
+    expect(await slots()).toEqual([
+      ['09:00', 2],
+      ['09:15', 2],
+      ['09:30', 2],
+      ['09:45', 2],
+      ['10:00', 2],
+      ['10:15', 2],
+      ['10:30', 2],
+      ['10:45', 2],
+      ['11:00', 2],
+    ]);
+    await seat(l.slug, 1);
+    // The session at 10:00 is offered with its one seat left; what overlaps it is not.
+    expect(await slots()).toEqual([
+      ['09:00', 2],
+      ['10:00', 1],
+      ['11:00', 2],
+    ]);
+    await seat(l.slug, 2);
+    expect(await slots()).toEqual([
+      ['09:00', 2],
+      ['11:00', 2],
+    ]);
+  });
 });
