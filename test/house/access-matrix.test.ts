@@ -200,6 +200,17 @@ beforeAll(async () => {
     { slug: link.slug },
     { start_time: start, customer_email: 'c@example.com', customer_name: 'C' },
   );
+  const series = (
+    await ok(
+      await call('POST', '/v1/bookings', key, {
+        principal_id: host2,
+        start_time: start,
+        customer_email: 's@example.com',
+        customer_name: 'S',
+        recurrence: { frequency: 'weekly', count: 2 },
+      }),
+    )
+  ).series;
   const entry = (
     await ok(
       await call('POST', `/v1/public/links/${link.slug}/waitlist`, undefined, {
@@ -267,6 +278,7 @@ beforeAll(async () => {
     'links/:slug': link.slug,
     'book/:slug': link.slug,
     'bookings/:id': booking.id,
+    'booking-series/:id': series.id,
     'bookings/:token': lastSegment(booking.manage_url),
     'b/:token': lastSegment(booking.manage_url),
     'consents/:id': consent.consent.id,

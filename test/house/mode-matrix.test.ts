@@ -96,6 +96,17 @@ async function makeResources(mode: Mode, key: string): Promise<Record<string, st
     { slug: link.slug },
     { start_time: start, customer_email: `c@${mode}.example.com`, customer_name: 'C' },
   );
+  const series = (
+    await ok(
+      await call('POST', '/v1/bookings', key, {
+        principal_id: host,
+        start_time: starts.slots[mode === 'live' ? 2 : 3].start,
+        customer_email: `s@${mode}.example.com`,
+        customer_name: 'S',
+        recurrence: { frequency: 'weekly', count: 2 },
+      }),
+    )
+  ).series;
   const entry = (
     await ok(
       await call('POST', `/v1/public/links/${link.slug}/waitlist`, undefined, {
@@ -136,6 +147,7 @@ async function makeResources(mode: Mode, key: string): Promise<Record<string, st
     'booking-links/:id': link.id,
     'waitlist/:entry_id': entry.id,
     'bookings/:id': booking.id,
+    'booking-series/:id': series.id,
     'consents/:id': consent.consent.id,
     'proposals/:id': proposal.proposal.id,
     'threads/:id': proposal.proposal.thread_id,
