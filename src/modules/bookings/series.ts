@@ -141,16 +141,12 @@ export class SeriesWrites {
         contacts = locked.contacts;
         const fresh = hostIds.map((id) => locked.profiles.get(id));
         const late: SeriesConflict[] = [];
-        slots.forEach((s, i) => {
-          for (const h of fresh) {
-            const why = h ? this.needs.availability.scheduleRefusal(h, s, limits, clock) : 'no_host';
-            if (why !== null) {
-              late.push(conflictOf(s, why));
-              return;
-            }
-          }
-          void i;
-        });
+        for (const s of slots) {
+          const why = fresh
+            .map((h) => (h ? this.needs.availability.scheduleRefusal(h, s, limits, clock) : 'no_host'))
+            .find((r) => r !== null);
+          if (why) late.push(conflictOf(s, why));
+        }
         if (late.length > 0) throw seriesUnavailable(late);
         const profiles = fresh as PrincipalProfile[];
         occupancy = slots.flatMap((s, i) => profiles.map((h) => occupancyOf(ids[i]!, h, s, livemode)));
@@ -381,12 +377,10 @@ export function seriesMail(
   all: readonly repo.BookingRow[],
   change: { cancelled: readonly repo.BookingRow[]; whole: boolean; recurrenceId?: Date | null },
 ): SeriesMail {
-  const firstOf = all.reduce<repo.BookingRow | undefined>(
-    (a, o) => (!a || startOf(o) < startOf(a) ? o : a),
-    undefined,
-  );
-  const firstStart = firstOf ? startOf(firstOf) : Date.now();
-  const length = firstOf ? new Date(firstOf.end_time).getTime() - new Date(firstOf.start_time).getTime() : 0;
+  // The rule's first occurrence: the earliest as the rule made it (a moved one keeps its RECURRENCE-ID).
+  const firstOf = all.reduce((a, o) => (startOf(o) < startOf(a) ? o : a));
+  const firstStart = startOf(firstOf);
+  const length = new Date(firstOf.end_time).getTime() - new Date(firstOf.start_time).getTime();
   const span = (o: repo.BookingRow) => ({ start: new Date(o.start_time), end: new Date(o.end_time) });
   return {
     id: s.id,
