@@ -44,13 +44,21 @@ describe('seated links', () => {
       .execute();
     expect(rows).toHaveLength(3);
     expect(new Set(rows.map((r) => r.seat_session_id)).size).toBe(1);
-    const session = await t.ctx.db.selectFrom('seat_sessions').selectAll().where('booking_link_id', '=', l.id).execute();
+    const session = await t.ctx.db
+      .selectFrom('seat_sessions')
+      .selectAll()
+      .where('booking_link_id', '=', l.id)
+      .execute();
     expect(session.map((s) => [s.seats_taken, s.capacity])).toEqual([[3, 3]]);
     // Each seat's own mail, to its own customer only.
     const mails = await t.ctx.db
       .selectFrom('mail_outbox')
       .select(['to_address', 'subject_id'])
-      .where('subject_id', 'in', made.map((b) => b.id))
+      .where(
+        'subject_id',
+        'in',
+        made.map((b) => b.id),
+      )
       .where('to_address', 'like', 'seat%')
       .execute();
     expect(mails.map((m) => m.to_address).sort()).toEqual([
@@ -77,7 +85,12 @@ describe('seated links', () => {
     expect((await busy.json()).code).toBe('slot_unavailable');
     expect((await t.call('DELETE', `/v1/bookings/${a.id}`, { token: acc.key })).status).toBe(200);
     expect((await other()).status).toBe(409);
-    const sessions = () => t.ctx.db.selectFrom('seat_sessions').select('seats_taken').where('booking_link_id', '=', l.id).execute();
+    const sessions = () =>
+      t.ctx.db
+        .selectFrom('seat_sessions')
+        .select('seats_taken')
+        .where('booking_link_id', '=', l.id)
+        .execute();
     expect(await sessions()).toEqual([{ seats_taken: 1 }]);
     expect((await t.call('DELETE', `/v1/bookings/${b.id}`, { token: acc.key })).status).toBe(200);
     expect(await sessions()).toEqual([]);

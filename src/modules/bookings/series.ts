@@ -14,7 +14,6 @@ import type { Clock } from '../../platform/clock.js';
 import { Conflict, ValidationFailed } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
 import type { BookingLimits, SlotRefusal } from '../availability/api.js';
-import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalContact, PrincipalProfile } from '../principals/api.js';
 import type { BookingsNeeds } from './api.js';
 import type { BookingBusySource } from './busy.js';
