@@ -319,23 +319,33 @@ export class SeriesWrites {
         const cancelled = await repo.cancelBookings(trx, ids, why, now);
         const bumped = await seriesRepo.bumpSeries(trx, seriesId, now);
         let written = new Set<string>();
+        // The events in one statement at the end (a series may cancel 52 occurrences at once).
+        const batch = new WriteBatch();
         for (const c of cancelled) {
-          await this.needs.webhooks.emit(trx, {
-            accountId: c.account_id,
-            type: 'booking.cancelled',
-            data: { booking: presentBooking(c) },
-            livemode: c.livemode,
-          });
+          await this.needs.webhooks.emit(
+            trx,
+            {
+              accountId: c.account_id,
+              type: 'booking.cancelled',
+              data: { booking: presentBooking(c) },
+              livemode: c.livemode,
+            },
+            batch,
+          );
           written = new Set([...written, ...(await this.needs.calendars.removeMeeting(trx, c.id))]);
           await this.notices.offerFreedTime(trx, c, clock);
         }
         if (scope !== 'single') {
-          await this.needs.webhooks.emit(trx, {
-            accountId: series.account_id,
-            type: 'booking_series.cancelled',
-            data: { series_id: seriesId, cancelled_booking_ids: ids },
-            livemode: series.livemode,
-          });
+          await this.needs.webhooks.emit(
+            trx,
+            {
+              accountId: series.account_id,
+              type: 'booking_series.cancelled',
+              data: { series_id: seriesId, cancelled_booking_ids: ids },
+              livemode: series.livemode,
+            },
+            batch,
+          );
         }
         const all = await seriesRepo.occurrencesOf(trx, seriesId);
         const left = all.filter((o) => repo.LIVE_STATUSES.includes(o.status) && o.start_time > now);
@@ -347,9 +357,10 @@ export class SeriesWrites {
           link,
           b.host_ids.map((h) => contactOf(contacts, h, written)),
           undefined,
-          undefined,
+          batch,
           seriesMail(bumped, all, { cancelled, whole: left.length === 0 }),
         );
+        await batch.run(trx);
         return mine;
       });
     } finally {
