@@ -13,8 +13,8 @@ import { textOf, useSubmit } from '../lib/form.js';
 import { CreatePanel, ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError } from '../lib/ui.js';
 import { type Draft, drafts, Questions, questionsBody } from './questions.js';
+import type { Frequency } from './series.js';
 
-type Frequency = 'daily' | 'weekly' | 'monthly';
 /** A listed link; `recurrence` and `seats` written out for an SDK made before them. */
 type Link = Item<Result<'listBookingLinks'>> & {
   recurrence?: { frequencies: Frequency[]; max_count: number } | null;

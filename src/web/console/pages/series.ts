@@ -139,10 +139,21 @@ export function SeriesOccurrences(p: { b: SeriesAndSeat; series: Series | undefi
   </div>`;
 }
 
-const SCOPES: readonly (readonly [Scope, string, string])[] = [
-  ['single', 'This one', 'Cancel the booking'],
-  ['following', 'This and following', 'Cancel this and the following'],
-  ['series', 'The whole series', 'Cancel the whole series'],
+/** Each scope: its choice, what it cancels (the API's rule), its confirm button. */
+const SCOPES: readonly (readonly [Scope, string, string, string])[] = [
+  ['single', 'This one', 'Only this occurrence; the others stay booked.', 'Cancel the booking'],
+  [
+    'following',
+    'This and following',
+    'This occurrence and every later one still booked.',
+    'Cancel this and the following',
+  ],
+  [
+    'series',
+    'The whole series',
+    'Every occurrence still to come, this one included; past ones stay as they were.',
+    'Cancel the whole series',
+  ],
 ];
 
 /**
@@ -184,18 +195,19 @@ export function CancelOccurrence(p: {
   return html`<button type="button" class="danger" onClick=${show}>Cancel booking<span class="sr"> with ${p.who}</span></button>
     <dialog ref=${ref} aria-labelledby=${`${id}-title`}>
       <h2 id=${`${id}-title`}>Cancel an occurrence of a series?</h2>
-      <fieldset>
+      <fieldset aria-describedby=${`${id}-what`}>
         <legend>Which occurrences</legend>
         ${SCOPES.map(
           ([s, label]) =>
             html`<label class="choice" key=${s}><input type="radio" name=${`${id}-scope`} value=${s} checked=${scope === s} onChange=${() => setScope(s)} /> ${label}</label>`,
         )}
       </fieldset>
+      <p class="hint" id=${`${id}-what`}>${chosen?.[2]}</p>
       <p>${p.body}</p>
       <${FormError} message=${error} />
       <div class="actions">
         <button type="button" class="secondary" onClick=${() => ref.current?.close()}>Cancel</button>
-        <button type="button" class="danger" disabled=${busy} onClick=${confirm}>${chosen?.[2]}</button>
+        <button type="button" class="danger" disabled=${busy} onClick=${confirm}>${chosen?.[3]}</button>
       </div>
     </dialog>`;
 }
