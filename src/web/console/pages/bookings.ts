@@ -1,6 +1,8 @@
 /**
  * Bookings: filter by status, host, booking link and date range; each booking's details (paid ones with their
- * payment state); cancel after a confirmation; reschedule to one of the host's real free slots.
+ * payment state); cancel after a confirmation (an occurrence of a series: this one, this and the
+ * following, or the whole series); reschedule to one of the host's real free slots. An occurrence shows
+ * its place in its series and the series' occurrences, a seat its group session (pages/series.ts).
  */
 import type { Item, Result } from '@kairos/sdk';
 import { html } from 'htm/preact';
@@ -9,11 +11,21 @@ import { useEffect, useState } from 'preact/hooks';
 import { failure, kairos } from '../lib/api.js';
 import { ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, FormError, when } from '../lib/ui.js';
+import {
+  Badges,
+  CancelOccurrence,
+  type Series,
+  SeatLine,
+  SeriesOccurrences,
+  seatsListed,
+  useSeriesOf,
+} from './series.js';
 
-type Booking = Item<Result<'listBookings'>>;
+/** A listed booking; `series_id` and `seat_session_id` written out for an SDK made before them. */
+type Booking = Item<Result<'listBookings'>> & { series_id?: string | null; seat_session_id?: string | null };
 const LISTED = 'kairos:bookings-listed';
 type Host = Item<Result<'listHosts'>>;
-type Link = Item<Result<'listBookingLinks'>>;
+type Link = Item<Result<'listBookingLinks'>> & { seats?: { capacity: number } | null };
 type Status = 'pending_payment' | 'confirmed' | 'cancelled' | 'expired';
 interface Filters {
   status: Status | '';
@@ -135,27 +147,39 @@ function BookingRow(p: {
   b: Booking;
   hosts: Map<string, string>;
   links: Map<string, string>;
+  series: Series | undefined;
+  /** A seat: its session's live seats in this list, and its link's capacity where known. */
+  seats?: { listed: number; capacity: number | undefined } | undefined;
   onChanged: () => void;
 }): VNode {
   const b = p.b;
   const [open, setOpen] = useState(false);
   const [moving, setMoving] = useState(false);
   const hostNames = b.host_ids.map((h) => p.hosts.get(h) ?? h).join(', ');
-  return html`<li class="row booking">
-    <div class="row-head"><h3>${when(b.start_time)} — ${b.title ?? 'Booking'}</h3><span class=${`badge ${b.status}`}>${b.status.replace('_', ' ')}</span></div>
+  const live = b.status === 'confirmed' || b.status === 'pending_payment';
+  const told = `${b.customer_name} is told by e-mail${b.payment_amount !== null ? ', and a paid booking is refunded' : ''}. This cannot be undone.`;
+  return html`<li class=${`row booking${b.seat_session_id ? ' seat' : ''}`} data-session=${b.seat_session_id ?? undefined}>
+    <div class="row-head"><h3>${when(b.start_time)} — ${b.title ?? 'Booking'}</h3><span class=${`badge ${b.status}`}>${b.status.replace('_', ' ')}</span><${Badges} b=${b} series=${p.series} /></div>
     <p class="hint">${b.customer_name} · ${b.customer_email}</p>
+    ${p.seats ? html`<${SeatLine} listed=${p.seats.listed} capacity=${p.seats.capacity} />` : null}
+    ${b.series_id ? html`<${SeriesOccurrences} b=${b} series=${p.series} who=${b.customer_name} />` : null}
     <div class="actions start">
       <button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? 'Hide details' : 'Details'}<span class="sr"> of the booking with ${b.customer_name}</span></button>
       ${b.status === 'confirmed' ? html`<button type="button" onClick=${() => setMoving(true)} disabled=${moving}>Reschedule</button>` : null}
       ${
-        b.status === 'confirmed' || b.status === 'pending_payment'
+        live && b.series_id
+          ? html`<${CancelOccurrence} b=${b} who=${b.customer_name} body=${told} onCancelled=${p.onChanged} />`
+          : null
+      }
+      ${
+        live && !b.series_id
           ? html`<${Confirm}
               id=${`cancel-${b.id}`}
               label="Cancel booking"
               labelSuffix=${`with ${b.customer_name}`}
               danger=${true}
               title="Cancel this booking?"
-              body=${`${b.customer_name} is told by e-mail${b.payment_amount !== null ? ', and a paid booking is refunded' : ''}. This cannot be undone.`}
+              body=${told}
               confirmLabel="Cancel the booking"
               onConfirm=${async () => {
                 await kairos.bookings.cancel(b.id, { reason: 'Cancelled from the console' });
@@ -173,6 +197,8 @@ function BookingRow(p: {
             <div><dt>Ends</dt><dd>${when(b.end_time)}</dd></div>
             <div><dt>Hosts</dt><dd>${hostNames}</dd></div>
             <div><dt>Booking link</dt><dd>${b.booking_link_id ? (p.links.get(b.booking_link_id) ?? b.booking_link_id) : '—'}</dd></div>
+            ${b.series_id ? html`<div><dt>Series</dt><dd><code>${b.series_id}</code></dd></div>` : null}
+            ${b.seat_session_id ? html`<div><dt>Seat session</dt><dd><code>${b.seat_session_id}</code></dd></div>` : null}
             <div><dt>Attendee’s zone</dt><dd>${b.customer_timezone ?? '—'}</dd></div>
             <div><dt>Notes</dt><dd>${b.notes ?? '—'}</dd></div>
             ${Object.entries(b.answers).map(([k, v]) => html`<div key=${k}><dt>${k}</dt><dd>${String(v)}</dd></div>`)}
@@ -242,6 +268,16 @@ export function Bookings(): VNode {
   }, [list.items]);
   const names = new Map(hosts.map((h) => [h.principal_id, h.display_name]));
   const titles = new Map(links.map((l) => [l.id, l.title]));
+  const capacities = new Map(links.map((l) => [l.id, l.seats?.capacity]));
+  const series = useSeriesOf(list.items);
+  const listed = seatsListed(list.items);
+  const seatsOf = (b: Booking) =>
+    b.seat_session_id
+      ? {
+          listed: listed.get(b.seat_session_id) ?? 0,
+          capacity: b.booking_link_id ? capacities.get(b.booking_link_id) : undefined,
+        }
+      : undefined;
   return html`<section class="panel" aria-labelledby="filter-title">
       <h2 id="filter-title">Filter</h2>
       <form class="filters" onSubmit=${apply}>
@@ -261,6 +297,7 @@ export function Bookings(): VNode {
       list=${list}
       loading="Loading the bookings…"
       empty=${html`<p>No booking matches. Share a booking link, or widen the filter.</p>`}
-      row=${(b: Booking) => html`<${BookingRow} key=${`${b.id}-${b.updated_at}`} b=${b} hosts=${names} links=${titles} onChanged=${list.reload} />`}
+      row=${(b: Booking) =>
+        html`<${BookingRow} key=${`${b.id}-${b.updated_at}`} b=${b} hosts=${names} links=${titles} series=${b.series_id ? series.get(b.series_id) : undefined} seats=${seatsOf(b)} onChanged=${list.reload} />`}
     />`;
 }

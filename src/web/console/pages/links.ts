@@ -1,6 +1,7 @@
 /**
  * Booking links: create and edit (slug, title, description, durations, hosts, assignment, notice,
- * horizon, price, active, the questions asked of the person booking: pages/questions.ts), copy the public URL, delete after confirmation; the embed snippet
+ * horizon, price, recurring series and seats, active, the questions asked of the person booking:
+ * pages/questions.ts), copy the public URL, delete after confirmation; the embed snippet
  * generator (inline, popup, floating button; theme) with a live preview of the page it embeds.
  */
 import type { Item, Result } from '@kairos/sdk';
@@ -12,8 +13,13 @@ import { textOf, useSubmit } from '../lib/form.js';
 import { CreatePanel, ListPanel, usePaged } from '../lib/list.js';
 import { Confirm, Copyable, Field, FormError } from '../lib/ui.js';
 import { type Draft, drafts, Questions, questionsBody } from './questions.js';
+import type { Frequency } from './series.js';
 
-type Link = Item<Result<'listBookingLinks'>>;
+/** A listed link; `recurrence` and `seats` written out for an SDK made before them. */
+type Link = Item<Result<'listBookingLinks'>> & {
+  recurrence?: { frequencies: Frequency[]; max_count: number } | null;
+  seats?: { capacity: number; show_remaining: boolean } | null;
+};
 type Host = Item<Result<'listHosts'>>;
 type Kind = 'inline' | 'popup' | 'button';
 
@@ -57,6 +63,77 @@ function Embed(p: { link: Link }): VNode {
   </section>`;
 }
 
+const FREQUENCIES: readonly (readonly [Frequency, string])[] = [
+  ['daily', 'Daily'],
+  ['weekly', 'Weekly'],
+  ['monthly', 'Monthly'],
+];
+
+/** A link's recurrence out of the form: null when no frequency is ticked. */
+function recurrenceBody(f: FormData): unknown {
+  const frequencies = f.getAll('recurrence_frequencies').map(String);
+  if (frequencies.length === 0) return null;
+  const max = String(f.get('recurrence_max_count') ?? '').trim();
+  // An empty or odd count is sent as it is: the API's 400 names it beside the field.
+  return { frequencies, max_count: max === '' ? 0 : Number(max) };
+}
+
+/** A link's seats out of the form: null when no capacity is given (one customer per slot). */
+function seatsBody(f: FormData): unknown {
+  const capacity = String(f.get('seats_capacity') ?? '').trim();
+  if (capacity === '') return null;
+  return { capacity: Number(capacity), show_remaining: f.get('seats_show_remaining') === 'on' };
+}
+
+/** An error of a fieldset (the API's whole-object rule): an id for `aria-describedby`, and the text. */
+function GroupError(p: { id: string; message: string | undefined }): VNode | null {
+  return p.message ? html`<p class="error" id=${p.id}>${p.message}</p>` : null;
+}
+
+/**
+ * The recurring series a public booker may ask for (frequencies ticked, at most so many) and the
+ * seats of a group link, with the API's errors at their fields (`recurrence.max_count`, …) and its
+ * rules between them and the rest of the link (`recurrence`, `seats`) under their group.
+ */
+function SeriesAndSeats(p: { pre: string; link: Link | undefined; paths: Record<string, string> }): VNode {
+  const r = p.link?.recurrence ?? null;
+  const seats = p.link?.seats ?? null;
+  const e = p.paths;
+  const freqError = e['recurrence.frequencies'] ?? e['recurrence.frequencies.0'];
+  // The ids of a group's hint and of those of its errors that are shown.
+  const described = (...ids: [string, unknown][]) =>
+    ids
+      .filter(([, shown]) => shown)
+      .map(([id]) => id)
+      .join(' ');
+  return html`<fieldset class="group" aria-describedby=${described([`${p.pre}-recurrence-hint`, true], [`${p.pre}-recurrence-error`, e.recurrence], [`${p.pre}-frequencies-error`, freqError])}>
+      <legend>Recurring series</legend>
+      <p class="hint" id=${`${p.pre}-recurrence-hint`}>Let the person booking repeat the meeting at the frequencies ticked. None ticked: single bookings only. Not on a priced or seated link.</p>
+      <${GroupError} id=${`${p.pre}-recurrence-error`} message=${e.recurrence} />
+      <div class="choices">
+        ${FREQUENCIES.map(
+          ([v, label]) =>
+            html`<label class="choice" key=${v}><input type="checkbox" name="recurrence_frequencies" value=${v} defaultChecked=${r?.frequencies.includes(v) ?? false} /> ${label}</label>`,
+        )}
+      </div>
+      <${GroupError} id=${`${p.pre}-frequencies-error`} message=${freqError} />
+      <${Field} id=${`${p.pre}-recurrence-max`} label="Most occurrences" hint="2–52, the first included." error=${e['recurrence.max_count']}>${(
+        a: Record<string, unknown>,
+      ) =>
+        html`<input ...${a} name="recurrence_max_count" type="number" min="2" max="52" defaultValue=${r?.max_count ?? 12} />`}<//>
+    </fieldset>
+    <fieldset class="group" aria-describedby=${described([`${p.pre}-seats-hint`, true], [`${p.pre}-seats-error`, e.seats])}>
+      <legend>Seats (group bookings)</legend>
+      <p class="hint" id=${`${p.pre}-seats-hint`}>Empty: one person per slot. 2–500: that many people may book the same slot. One duration only; not with round robin or a series.</p>
+      <${GroupError} id=${`${p.pre}-seats-error`} message=${e.seats} />
+      <${Field} id=${`${p.pre}-seats`} label="Seats per slot (optional)" error=${e['seats.capacity']}>${(
+        a: Record<string, unknown>,
+      ) =>
+        html`<input ...${a} name="seats_capacity" type="number" min="2" max="500" defaultValue=${seats?.capacity ?? ''} />`}<//>
+      <label class="choice"><input type="checkbox" name="seats_show_remaining" defaultChecked=${seats?.show_remaining ?? false} /> Show the seats left on the booking page</label>
+    </fieldset>`;
+}
+
 function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel?: () => void }): VNode {
   const l = p.link;
   const [questions, setQuestions] = useState<Draft[]>(() => drafts(l?.questions));
@@ -78,6 +155,8 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
       price_currency: text('price') ? text('price_currency').toLowerCase() : null,
       active: f.get('active') === 'on',
       questions: questionsBody(questions),
+      recurrence: recurrenceBody(f),
+      seats: seatsBody(f),
     };
     if (!l) body.slug = text('slug');
     // No host picked (or none to pick): the API's default, the caller itself.
@@ -127,6 +206,7 @@ function LinkForm(p: { hosts: Host[]; link?: Link; onSaved: () => void; onCancel
     <${Field} id=${`${pre}-price`} label="Price (optional)" hint="Empty: free. Paid links need Stripe connected." error=${fail.fields.price_amount}>${input('price', { inputmode: 'decimal', defaultValue: l?.price_amount != null ? String(l.price_amount / 100) : '' })}<//>
     <${Field} id=${`${pre}-currency`} label="Currency" error=${fail.fields.price_currency}>${input('price_currency', { defaultValue: l?.price_currency ?? 'usd', maxlength: 3 })}<//>
     <${Questions} pre=${pre} list=${questions} onChange=${setQuestions} errors=${fail.paths ?? {}} error=${fail.fields.questions && !Object.keys(fail.paths ?? {}).some((k) => /^questions\.\d/.test(k)) ? fail.fields.questions : undefined} />
+    <${SeriesAndSeats} pre=${pre} link=${l} paths=${fail.paths ?? {}} />
     <label class="choice"><input type="checkbox" name="active" defaultChecked=${l ? l.active : true} /> Active (the public page answers)</label>
     <div class="actions start">
       <button type="submit" disabled=${busy}>${busy ? 'Saving…' : l ? 'Save changes' : 'Create link'}</button>
@@ -149,7 +229,10 @@ function LinkRow(p: { link: Link; hosts: Host[]; onChanged: () => void }): VNode
     }
   };
   return html`<li class="row">
-    <div class="row-head"><h3>${l.title}</h3><span class=${`badge ${l.active ? 'active' : 'paused'}`}>${l.active ? 'active' : 'inactive'}</span></div>
+    <div class="row-head"><h3>${l.title}</h3><span class=${`badge ${l.active ? 'active' : 'paused'}`}>${l.active ? 'active' : 'inactive'}</span>${
+      l.seats ? html`<span class="badge seat">Seats: ${l.seats.capacity}</span>` : null
+    }${l.recurrence ? html`<span class="badge series">Repeats</span>` : null}</div>
+    ${l.recurrence ? html`<p class="hint">Repeats ${l.recurrence.frequencies.join(', ')} · up to ${l.recurrence.max_count} occurrences</p>` : null}
     <p><a href=${`/book/${l.slug}`}>${publicUrl(l.slug)}</a></p>
     <p class="status" role="status">${copied}</p>
     <div class="actions start">
