@@ -17,12 +17,14 @@ import ical, {
   ICalEventStatus,
 } from 'ical-generator';
 import { DateTime } from 'luxon';
-import { tzlib_get_ical_block } from 'timezones-ical-library';
+import { tzlib_get_ical_block, tzlib_get_timezones } from 'timezones-ical-library';
 import { publicName } from '../../lib/mail-text.js';
 import type { InviteSpec } from './api.js';
 
 /** VTIMEZONE blocks by zone (the library builds one in ~0.2 ms; a series' mails ask for one zone). */
 const vtimezones = new Map<string, string | null>();
+/** The zones the library has a VTIMEZONE for (made when first asked). */
+let known: Set<string> | undefined;
 
 /**
  * The VTIMEZONE of an IANA zone (CRLF lines, no CRLF after its last), or null when the library does
@@ -32,7 +34,12 @@ const vtimezones = new Map<string, string | null>();
 export function vtimezone(zone: string): string | null {
   let block = vtimezones.get(zone);
   if (block === undefined) {
-    const got = tzlib_get_ical_block(zone);
+    // Asked only for a zone it knows (it logs an error for any other).
+    if (!known) {
+      const names = tzlib_get_timezones(false);
+      known = new Set(Array.isArray(names) ? names : []);
+    }
+    const got = known.has(zone) ? tzlib_get_ical_block(zone) : '';
     const text = Array.isArray(got) ? (got[0] ?? '') : '';
     block = text.startsWith('BEGIN:VTIMEZONE')
       ? text
