@@ -4,11 +4,17 @@
  * of the series) that a real parser (ical.js) expands to the live occurrences; METHOD:CANCEL of the
  * series UID for the whole series, a REQUEST with the new EXDATE for some dates, a RECURRENCE-ID
  * override for one date moved alone; the rule in words in the reader's zone; and the intent path (data
- * through JSON, rendered at send) gives exactly what the pre-rendered path gives.
+ * through JSON, rendered at send) gives exactly what the pre-rendered path gives, also through the real
+ * outbox (a real database, the bookings' contributed renderer, a real SMTP server).
  */
 import ICAL from 'ical.js';
+import type { ParsedMail } from 'mailparser';
 import { describe, expect, it } from 'vitest';
+import { startTestApp } from '../../../test/helpers/app.js';
+import { startSmtpSink } from '../../../test/helpers/smtp.js';
 import { occurrences, type RecurrenceRule } from '../../lib/recurrence.js';
+import { FakeClock } from '../../platform/clock.js';
+import type { MailApi, MailMessage } from '../mail/api.js';
 import { buildInvite } from '../mail/invite.js';
 import {
   type BookingMailInput,
@@ -303,5 +309,64 @@ describe('the mails of a recurring series', () => {
     expect(mail.subject).toBe('Cancelled: Weekly sync');
     expect(ics).toContain('UID:bk_series1@kairos\r\n');
     expect(ics).not.toContain('TZID');
+  });
+});
+
+/** A received mail's parts: text, HTML and its text/calendar part. */
+function partsOf(m: ParsedMail) {
+  return {
+    subject: m.subject,
+    to: m.to && !Array.isArray(m.to) ? m.to.value[0]?.address : undefined,
+    text: m.text,
+    html: m.html,
+    ics: m.attachments.find((a) => a.contentType === 'text/calendar')?.content.toString('utf8') ?? null,
+  };
+}
+
+describe('the mails of a series through the real outbox', () => {
+  it('sends from the stored intents exactly what the pre-rendered path sends', async () => {
+    const clock = new FakeClock('2027-03-01T12:00:00.000Z');
+    const sink = await startSmtpSink();
+    const t = await startTestApp({
+      clock,
+      env: { SMTP_URL: sink.url, MAIL_FROM: 'Kairos <bookings@kairos.test>' },
+    });
+    try {
+      const mail = t.ctx.modules.mail as MailApi;
+      const i = input(
+        'cancellation',
+        series({ sequence: 2, exdates: [ALL[3]!.start], cancelled: [ALL[3]!], occurrences: ALL.slice(4) }),
+      );
+      await t.ctx.db.transaction().execute(async (trx) => {
+        await mail.enqueue(trx, bookingMailIntents(i));
+        await mail.enqueue(
+          trx,
+          bookingMails(i).map((m): MailMessage => ({ ...m, subjectId: `pre_${m.subjectId}` })),
+        );
+      });
+      expect((await mail.listFor('bk_series1')).map((r) => [r.to, r.status, r.ics_method])).toEqual([
+        ['ada@example.com', 'pending', 'REQUEST'],
+        ['ann@example.com', 'pending', 'REQUEST'],
+        [null, 'skipped', null],
+        ['cal@example.com', 'pending', null],
+      ]);
+      await t.ctx.jobs.drain();
+      const got = (await sink.waitFor(6)).map(partsOf);
+      expect(got).toHaveLength(6);
+      for (const to of ['ada@example.com', 'ann@example.com', 'cal@example.com']) {
+        const [a, b] = got.filter((m) => m.to === to);
+        expect(a, to).toBeDefined();
+        expect(a).toEqual(b);
+        expect(a!.subject).toBe('Cancelled: Weekly sync (1 date)');
+      }
+      const ics = got.find((m) => m.to === 'ada@example.com')!.ics!;
+      expect(ics).toContain('UID:ser_weekly@kairos\r\n');
+      expect(ics).toContain('DTSTAMP:20270301T120000Z\r\n');
+      expect(expand(parse(ics).event)).toEqual(isos(ALL.filter((_, k) => k !== 3)));
+      expect(got.find((m) => m.to === 'cal@example.com')!.ics).toBeNull();
+    } finally {
+      await t.close();
+      await sink.close();
+    }
   });
 });
