@@ -7,10 +7,26 @@
  * Confirmation, reschedule and cancellation are written into the mail outbox inside the booking's own
  * transaction as intents (their data, snapshotted at commit), rendered when sent by
  * `bookingMailRenderer`; the others are written rendered.
+ * A change of a recurring series (`series`; docs/api.md#recurring-series) mails each recipient once for
+ * the series: its invite is the series' (series-mails.ts), its text names the rule and lists the dates.
  */
 import type { InviteSpec, MailIntent, MailMessage, MailRenderer, RenderedMail } from '../mail/api.js';
 import { describeTime, htmlBody, publicName } from '../../lib/mail-text.js';
 import type { BookingRow } from './repo.js';
+import {
+  dateLines,
+  datesCount,
+  describeRule,
+  movesOne,
+  type SeriesMail,
+  type SeriesMailData,
+  seriesInvite,
+  seriesMethod,
+  seriesSnapshot,
+  seriesTag,
+} from './series-mails.js';
+
+export type { SeriesMail, SeriesMailData } from './series-mails.js';
 
 export type BookingMailKind = 'confirmation' | 'reschedule' | 'cancellation';
 
@@ -38,7 +54,7 @@ export interface BookingMailInput {
   manageUrl: string;
   /** The address mails are sent from, the organizer when no host has an address. */
   fromAddress: string;
-  /** An occurrence of a recurring series: the mail is about the series. */
+  /** The booking's series, when the change is one of a recurring series: one mail for the series. */
   series?: SeriesMail;
 }
 
@@ -81,6 +97,8 @@ export interface BookingMailData {
   fromAddress: string;
   /** The customer, or the host at this index of `hosts`. */
   for: 'customer' | number;
+  /** The series the change is of (absent: a booking alone, as before series). */
+  series?: SeriesMailData;
 }
 
 /** The snapshot a booking's mails are rendered from (one per recipient: `for`). */
@@ -109,7 +127,23 @@ function snapshotOf(input: BookingMailInput): Omit<BookingMailData, 'for'> {
     })),
     manageUrl: input.manageUrl,
     fromAddress: input.fromAddress,
+    ...(input.series ? { series: seriesSnapshot(input.series) } : {}),
   };
+}
+
+/** A mail's subject: a series' names its rule, or how many dates a cancellation took away. */
+function subjectOf(d: Omit<BookingMailData, 'for'>): string {
+  const plain = SUBJECTS[d.kind](d.title);
+  const s = d.series;
+  if (!s || movesOne(d.kind, s)) return plain;
+  if (d.kind === 'cancellation' && !s.whole) return `${plain} (${datesCount(s.cancelled.length)})`;
+  return `${plain} ${seriesTag(s)}`;
+}
+
+/** The invite's method: a booking's cancellation is a CANCEL, a series' only when it is the whole series. */
+function methodOf(d: Omit<BookingMailData, 'for'>): InviteSpec['method'] {
+  if (d.series) return seriesMethod(d.kind, d.series);
+  return d.kind === 'cancellation' ? 'CANCEL' : 'REQUEST';
 }
 
 /**
@@ -125,12 +159,16 @@ function zoneFor(d: Omit<BookingMailData, 'for'>, recipient: BookingMailData['fo
 function inviteOf(d: Omit<BookingMailData, 'for'>, zone: string | null): InviteSpec {
   const b = d.booking;
   const organizerHost = d.hosts.find((h) => h.email !== null);
+  const start = new Date(b.start);
+  const end = new Date(b.end);
   return {
-    method: d.kind === 'cancellation' ? 'CANCEL' : 'REQUEST',
+    method: methodOf(d),
     uid: `${b.id}@kairos`,
     sequence: b.sequence,
-    start: new Date(b.start),
-    end: new Date(b.end),
+    start,
+    end,
+    // A series' UID, SEQUENCE and times (the series VEVENT, or one occurrence's override).
+    ...(d.series ? seriesInvite(d.kind, d.series, { start, end }) : {}),
     summary: d.title,
     description: b.notes ?? null,
     url: null,
@@ -153,6 +191,7 @@ function inviteOf(d: Omit<BookingMailData, 'for'>, zone: string | null): InviteS
  * it when it sends an intent) and the pre-rendered path alike.
  */
 export function renderBookingMail(d: BookingMailData): RenderedMail {
+  if (d.series) return renderSeriesMail(d, d.series);
   const { booking: b, kind, title } = d;
   const start = new Date(b.start);
   const end = new Date(b.end);
@@ -198,6 +237,89 @@ export function renderBookingMail(d: BookingMailData): RenderedMail {
   };
 }
 
+const SERIES_LEADS: Record<BookingMailKind, string> = {
+  confirmation: 'Your recurring booking is confirmed.',
+  reschedule: 'Your recurring booking has moved to new times.',
+  cancellation: 'Your recurring booking has been cancelled: every date of it.',
+};
+
+const SERIES_HOST_LEADS: Record<BookingMailKind, string> = {
+  confirmation: 'New recurring booking',
+  reschedule: 'Recurring booking rescheduled',
+  cancellation: 'Recurring booking cancelled',
+};
+
+/**
+ * A series' mail: the rule in words and the dates (the live ones; a cancellation's cancelled ones),
+ * or, for one occurrence moved alone, a reschedule's text naming it as one date of the series.
+ */
+function renderSeriesMail(d: BookingMailData, s: SeriesMailData): RenderedMail {
+  const { booking: b, kind, title } = d;
+  const zone = zoneFor(d, d.for);
+  const one = movesOne(kind, s);
+  const partial = kind === 'cancellation' && !s.whole;
+  const n = s.cancelled.length;
+  const when = one
+    ? [`When: ${describeTime(new Date(b.start), new Date(b.end), zone)}`]
+    : [
+        `${partial ? 'Series' : 'When'}: ${describeRule(s, zone)}`,
+        ...(kind === 'cancellation'
+          ? dateLines('Cancelled', s.cancelled, zone)
+          : dateLines('Dates', s.occurrences, zone)),
+        ...(partial ? dateLines('Still booked', s.occurrences, zone) : []),
+      ];
+  const reason = kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : [];
+  const live = kind !== 'cancellation' || partial;
+  const hostIndex = d.for;
+  if (hostIndex === 'customer') {
+    const lead = one
+      ? 'One date of your recurring booking has moved to a new time; the other dates stay as they are.'
+      : partial
+        ? `${n === 1 ? 'A date' : `${n} dates`} of your recurring booking ${n === 1 ? 'has' : 'have'} been cancelled.`
+        : SERIES_LEADS[kind];
+    const manage = live ? d.manageUrl : null;
+    const lines = [
+      `Hello ${b.customer_name},`,
+      '',
+      lead,
+      '',
+      `What: ${title}`,
+      ...when,
+      `With: ${d.hosts.map((h) => publicName(h.name)).join(', ')}`,
+      ...reason,
+      ...(manage ? ['', `View, reschedule or cancel: ${manage}`] : []),
+    ];
+    return { text: lines.join('\n'), html: htmlBody(lines, manage), invite: inviteOf(d, zone) };
+  }
+  const h = d.hosts[hostIndex];
+  if (!h) throw new Error(`booking mail: no host ${hostIndex} in the mail's data`);
+  const lead = one
+    ? 'Booking rescheduled (one date of a series)'
+    : partial
+      ? `Dates cancelled (${datesCount(n)})`
+      : SERIES_HOST_LEADS[kind];
+  const lines = [
+    `Hello ${h.name},`,
+    '',
+    `${lead}: ${title}`,
+    '',
+    ...when,
+    `Customer: ${b.customer_name} <${b.customer_email}>`,
+    ...(b.notes ? [`Notes: ${b.notes}`] : []),
+    ...reason,
+    `Booking: ${b.id}`,
+    `Series: ${s.id}`,
+    ...(h.calendarWritten
+      ? ['', kind === 'cancellation' ? 'They are removed from your calendar.' : 'It is in your calendar.']
+      : []),
+  ];
+  return {
+    text: lines.join('\n'),
+    html: htmlBody(lines, null),
+    invite: h.calendarWritten ? null : inviteOf(d, zone),
+  };
+}
+
 /**
  * The bookings' renderer of mail intents. Its data is what `bookingMailIntents` wrote, read back from
  * the outbox as JSON: written by this module only, so it is taken as that shape.
@@ -221,8 +343,8 @@ function recipients(d: Omit<BookingMailData, 'for'>) {
  */
 export function bookingMailIntents(input: BookingMailInput): MailIntent[] {
   const snap = snapshotOf(input);
-  const subject = SUBJECTS[input.kind](input.title);
-  const method = input.kind === 'cancellation' ? 'CANCEL' : 'REQUEST';
+  const subject = subjectOf(snap);
+  const method = methodOf(snap);
   return recipients(snap).map((r) => ({
     kind: `booking.${input.kind}`,
     subjectId: snap.booking.id,
@@ -239,7 +361,7 @@ export function bookingMailIntents(input: BookingMailInput): MailIntent[] {
 /** A booking's mails rendered now (the path before render at send; tests compare the two). */
 export function bookingMails(input: BookingMailInput): MailMessage[] {
   const snap = snapshotOf(input);
-  const subject = SUBJECTS[input.kind](input.title);
+  const subject = subjectOf(snap);
   return recipients(snap).map((r) => {
     const base = {
       kind: `booking.${input.kind}`,
@@ -321,20 +443,4 @@ export function formatAmount(minor: number, currency: string): string {
   } catch {
     return `${minor} ${currency.toUpperCase()} (minor units)`;
   }
-}
-
-/** A recurring series, as its mails say it (placeholder until the series mails land). */
-export interface SeriesMail {
-  id: string;
-  frequency: 'daily' | 'weekly' | 'monthly';
-  interval: number;
-  count: number;
-  timezone: string;
-  first: { start: Date; end: Date };
-  exdates: Date[];
-  sequence: number;
-  occurrences: { start: Date; end: Date }[];
-  cancelled: { start: Date; end: Date }[];
-  whole: boolean;
-  recurrenceId?: Date | null;
 }

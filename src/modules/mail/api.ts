@@ -24,10 +24,21 @@ export interface InviteSpec {
   summary: string;
   description?: string | null;
   url?: string | null;
-  /** IANA, for display; instants are UTC. */
+  /** IANA, for display; instants are UTC (in a series' zone with `recurrence` or `recurrenceId`). */
   timezone?: string | null;
   organizer: { name: string; email: string };
   attendees: { name?: string | null; email: string }[];
+  /** A recurring series (docs/api.md#recurring-series): the VEVENT repeats; start/end are its first occurrence. */
+  recurrence?: {
+    /** An RRULE value without its name, e.g. `FREQ=WEEKLY;INTERVAL=1;COUNT=10`. */
+    rrule: string;
+    /** The IANA zone the rule repeats in (DTSTART;TZID=, with its VTIMEZONE). */
+    timezone: string;
+    /** Instants the rule made that no longer happen (EXDATE). */
+    exdates: Date[];
+  } | null;
+  /** One occurrence of a series changed alone: its start as the rule made it (RECURRENCE-ID, in the series' zone). */
+  recurrenceId?: { at: Date; timezone: string } | null;
 }
 
 export interface MailMessage {
