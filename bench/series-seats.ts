@@ -34,7 +34,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -385,6 +385,8 @@ interface Turn {
   cpuMs: number;
   statements: number;
   queryKinds: [string, number][];
+  /** The machine's 1-minute load average at the turn's end (other work on it shows here). */
+  load: number;
 }
 
 function refusedOf(r: LoadResult): number {
@@ -438,6 +440,7 @@ export async function benchSeriesSeats(): Promise<Row[]> {
         cpuMs: (after.cpuMs - before.cpuMs) / made,
         statements: (afterRun.queries - before.queries - 1) / made, // less the stats' own count
         queryKinds: afterRun.queryKinds,
+        load: loadavg()[0] ?? Number.NaN,
       };
     };
     // Warm-up, in the kinds' order (`next seat` needs the slots `first seat` opened).
@@ -522,6 +525,12 @@ function rowsOf(rounds: Record<Kind, Turn>[]): Row[] {
       },
     );
   };
+  const loads = rounds.flatMap((r) => KINDS.map((k) => r[k].load));
+  rows.push({
+    name: 'machine load average (1 min) at the turns’ ends',
+    value: fmt(median(loads), 1),
+    unit: `median (${fmt(Math.min(...loads), 1)}–${fmt(Math.max(...loads), 1)}) on ${availableParallelism()} cores: above the cores, other work shared the machine and single rounds wander`,
+  });
   against('series', 'booking', '≤ 10×');
   against('first seat', 'link booking', '≤ 1.5×');
   against('next seat', 'link booking', '≤ 1.5×');
