@@ -12,6 +12,7 @@ import { benchPlatform } from './platform.js';
 import { benchProposals } from './proposals.js';
 import { benchSdk } from './sdk.js';
 import { benchSerializer } from './serializer.js';
+import { benchSeriesSeats } from './series-seats.js';
 import { benchSlots } from './slots.js';
 import { benchWebhooks } from './webhooks.js';
 
@@ -22,6 +23,7 @@ const suites: [string, () => Promise<Row[]>][] = [
   ['availability', benchAvailability],
   ['webhooks', benchWebhooks],
   ['bookings', benchBookingCreate],
+  ['series-seats', benchSeriesSeats],
   ['notify', benchNotify],
   ['bookings-slots', benchBusySlots],
   ['proposals', benchProposals],
