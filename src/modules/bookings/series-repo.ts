@@ -17,8 +17,7 @@ export type NewSeries = Insertable<BookingSeriesTable> & { created_at: Date; upd
 
 /**
  * The indexes of `rows` whose time overlaps occupancy already stored, in one statement: of their own
- * mode, and live occupancy too for test-mode rows (test mode sees live time as busy). `exceptOwner`:
- * occupancy of that owner does not count (a seat's own session).
+ * mode, and live occupancy too for test-mode rows (test mode sees live time as busy).
  */
 export async function overlapping(db: Queryable, rows: readonly OccupancyRow[]): Promise<Set<number>> {
   if (rows.length === 0) return new Set();
@@ -28,11 +27,16 @@ export async function overlapping(db: Queryable, rows: readonly OccupancyRow[]):
         sql`(${i}::int, ${r.principalId}::uuid, tstzrange(${r.start}, ${r.end}, '[)'), ${r.livemode}::boolean)`,
     ),
   );
+  // One probe of the exclusion constraint's index per row (LATERAL … LIMIT 1): a join of the VALUES
+  // with the table is planned as a scan of every occupancy row, a cost growing with the host's history.
   const { rows: found } = await sql<{ i: number }>`
-    SELECT DISTINCT v.i FROM (VALUES ${values}) AS v (i, principal_id, during, livemode)
-    JOIN booking_occupancy AS o
-      ON o.principal_id = v.principal_id AND (o.livemode = v.livemode OR o.livemode)
-     AND o.during && v.during
+    SELECT v.i FROM (VALUES ${values}) AS v (i, principal_id, during, livemode)
+    CROSS JOIN LATERAL (
+      SELECT 1 FROM booking_occupancy AS o
+      WHERE o.principal_id = v.principal_id AND (o.livemode = v.livemode OR o.livemode)
+        AND o.during && v.during
+      LIMIT 1
+    ) AS hit
   `.execute(db);
   return new Set(found.map((r) => Number(r.i)));
 }
