@@ -74,8 +74,13 @@ const CHANGE: ToolAnnotations = {
 };
 const CONSENT_FOR_AVAILABILITY =
   'Reading someone else’s availability needs their consent `availability:read:freebusy` (or a network connection): call check_consent for each principal; if one is missing, that principal grants it with grant_consent (their own credentials) — you cannot grant it for them.';
-const TIMES =
-  'Every time in the answer carries its UTC offset and the answer names its IANA `timezone`; pass `timezone` to choose it.';
+/** The same, as a tool's description says it (the full text is the next step of a 403). */
+const CONSENT_SHORT =
+  'Someone else’s availability needs their consent `availability:read:freebusy` (or a network connection): check_consent first; only they can grant_consent.';
+const TIMES = 'Times carry their UTC offset in the answer’s `timezone` (pass `timezone` to choose it).';
+/** What a series booking does (create_booking, book_on_link). */
+const SERIES =
+  'With `recurrence` (frequency, interval, count 2–52) it books a weekly, daily or monthly series, all or nothing: the answer adds `series` with every occurrence (get_booking_series reads it later); a 409 names each occurrence that cannot be booked in `conflicts` (start_time, reason) and books none.';
 
 export const TOOLS: readonly ToolDefinition[] = [
   {
@@ -102,7 +107,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_available_slots',
     title: 'Available slots',
     operationId: 'listAvailableSlots',
-    description: `Bookable slots of one principal (your account or one of its hosts, or someone who consented) between \`from\` and \`to\` (at most 62 days). ${TIMES} A principal without a connected calendar is an error that says so, never an empty list. ${CONSENT_FOR_AVAILABILITY}`,
+    description: `Bookable slots of one principal (your account or one of its hosts, or someone who consented) between \`from\` and \`to\` (at most 62 days). ${TIMES} A principal without a connected calendar is an error that says so, never an empty list. ${CONSENT_SHORT}`,
     audience: 'any',
     annotations: READ,
     consentHint: CONSENT_FOR_AVAILABILITY,
@@ -222,7 +227,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_link_slots',
     title: 'Booking link slots',
     operationId: 'listPublicSlots',
-    description: `Bookable slots of a booking link, by its \`slug\`, between \`from\` and \`to\`. ${TIMES} Book one with book_on_link.`,
+    description: `Bookable slots of a booking link, by its \`slug\`, between \`from\` and \`to\`. ${TIMES} On a seated (group) link each slot may carry \`seats_remaining\`. Book one with book_on_link.`,
     audience: 'any',
     annotations: READ,
   },
@@ -231,8 +236,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'book_on_link',
     title: 'Book on a link',
     operationId: 'createPublicBooking',
-    description:
-      'Book a slot of a booking link (by `slug`) for a customer: `start_time` must be a slot get_link_slots offered. Pass an `idempotency_key` so a retry never books twice. A conflict means the slot was just taken: ask for slots again.',
+    description: `Book a slot of a booking link (by \`slug\`) for a customer: \`start_time\` must be a slot get_link_slots offered. Pass an \`idempotency_key\` so a retry never books twice. A conflict means the slot was just taken (\`slot_full\`: a seated slot has no seat left): ask for slots again. ${SERIES} Only on a link whose \`recurrence\` allows it (its frequencies, up to its max_count).`,
     audience: 'any',
     annotations: CREATE,
     creates: true,
@@ -242,8 +246,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'create_booking',
     title: 'Create booking',
     operationId: 'createBooking',
-    description:
-      'Book a principal of your account (`principal_id`, or through `booking_link_id`) for a customer at `start_time` (a slot get_available_slots offered). Pass an `idempotency_key` so a retry never books twice. A conflict means the time was just taken: ask for slots again.',
+    description: `Book a principal of your account (\`principal_id\`, or through \`booking_link_id\`) for a customer at \`start_time\` (a slot get_available_slots offered). Pass an \`idempotency_key\` so a retry never books twice. A conflict means the time was just taken: ask for slots again. ${SERIES}`,
     audience: 'private',
     annotations: CREATE,
     creates: true,
@@ -282,9 +285,18 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Cancel booking',
     operationId: 'cancelBooking',
     description:
-      'Cancel a booking by id (with an optional `reason`); the customer and hosts are mailed. Cancelling again changes nothing.',
+      'Cancel a booking by id (with an optional `reason`); the customer and hosts are mailed. Cancelling again changes nothing. An occurrence of a series takes `scope`: `single` (the default), `following` (it and the later ones) or `series` (every future one).',
     audience: 'private',
     annotations: CHANGE,
+  },
+  {
+    kind: 'rest',
+    name: 'get_booking_series',
+    title: 'Get booking series',
+    operationId: 'getBookingSeries',
+    description: `One recurring series by its \`ser_…\` id (a booking’s \`series_id\`): its rule and every occurrence with its \`booking_id\` and status. ${TIMES}`,
+    audience: 'private',
+    annotations: READ,
   },
   {
     kind: 'rest',
