@@ -6,7 +6,8 @@
  * - Input: the fields, their types, enums, numeric bounds, list sizes, defaults and descriptions;
  *   no string lengths, and an instant is `format: date-time` instead of its long pattern (the API
  *   checks the whole rule either way, and refuses a time without an offset); a field with a default
- *   is not required (the route fills it in).
+ *   is not required (the route fills it in); no `additionalProperties: false` (an unknown field is
+ *   refused by name all the same).
  * - Output: a loosening of the full answer schema — every answer valid against the full schema is
  *   valid against the compact one, so a client that checks `structuredContent` against the listed
  *   `outputSchema` accepts every answer (the server itself checks the full one before it leaves).
@@ -48,6 +49,8 @@ export function compactInput(schema: JsonSchema): JsonSchema {
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(schema)) {
     if (INPUT_DROPPED.has(k)) continue;
+    // A closed object: the tool refuses an unknown field by name (service.ts), the route a nested one.
+    if (k === 'additionalProperties' && v === false) continue;
     if (k === 'properties' && isObj(v)) {
       out.properties = Object.fromEntries(
         Object.entries(v).map(([n, s]) => [n, compactInput(s as JsonSchema)]),
