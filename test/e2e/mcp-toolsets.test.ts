@@ -77,6 +77,7 @@ describe('tools/list size and toolsets', () => {
         'create_booking',
         'list_bookings',
         'get_booking',
+        'get_booking_series',
         'reschedule_booking',
         'cancel_booking',
       ].sort(),

@@ -50,6 +50,7 @@ export const RESOURCES = {
     reschedule: 'updateBooking',
     cancel: 'cancelBooking',
   },
+  bookingSeries: { get: 'getBookingSeries' },
   public: {
     link: 'getPublicBookingLink',
     availability: 'listPublicSlots',

@@ -147,6 +147,12 @@ export function nextStep(tool: RestTool, status: number, problem: Record<string,
     if (code === 'idempotency-key-in-use' || problem.type?.toString().endsWith('/idempotency-key-in-use')) {
       return 'The first call with this idempotency key is still running: wait a moment and repeat it with the same key.';
     }
+    if (Array.isArray(problem.conflicts) && problem.conflicts.length > 0) {
+      return 'Nothing was booked: the occurrences in `conflicts` cannot be (each with its `reason`). Pick another start time, fewer occurrences (`count`) or another frequency, or book without `recurrence`.';
+    }
+    if (code === 'slot_full') {
+      return 'Every seat of this slot is taken: ask for slots again and pick another (do not repeat the same time).';
+    }
     if (
       code === 'slot_unavailable' ||
       tool.creates ||

@@ -150,13 +150,53 @@ describe('compactInput', () => {
     expect(compact).toEqual({
       type: 'object',
       required: ['start_time'],
-      additionalProperties: false,
       properties: {
         start_time: { type: 'string', format: 'date-time' },
         assignment: { type: 'string', enum: ['single', 'collective'] },
         mode: { type: 'string', enum: ['standard', 'poll'] },
         duration_minutes: { type: 'integer', minimum: 5, maximum: 720, default: 30 },
         principal_ids: { type: 'array', minItems: 2, maxItems: 5, items: { type: 'string' } },
+      },
+    });
+  });
+});
+
+describe('compactInput of nested objects', () => {
+  it('does not require a field with a default, and drops closed objects and key lengths', () => {
+    const compact = compactInput({
+      type: 'object',
+      required: ['recurrence'],
+      additionalProperties: false,
+      properties: {
+        recurrence: {
+          type: 'object',
+          required: ['frequency', 'interval'],
+          additionalProperties: false,
+          properties: {
+            frequency: { type: 'string', enum: ['weekly'] },
+            interval: { type: 'integer', minimum: 1, maximum: 4, default: 1 },
+          },
+        },
+        metadata: {
+          type: 'object',
+          propertyNames: { minLength: 1, maxLength: 40 },
+          additionalProperties: { type: 'string', maxLength: 500 },
+        },
+      },
+    });
+    expect(compact).toEqual({
+      type: 'object',
+      required: ['recurrence'],
+      properties: {
+        recurrence: {
+          type: 'object',
+          required: ['frequency'],
+          properties: {
+            frequency: { type: 'string', enum: ['weekly'] },
+            interval: { type: 'integer', minimum: 1, maximum: 4, default: 1 },
+          },
+        },
+        metadata: { type: 'object', additionalProperties: { type: 'string' } },
       },
     });
   });

@@ -5,7 +5,9 @@
  *
  * - Input: the fields, their types, enums, numeric bounds, list sizes, defaults and descriptions;
  *   no string lengths, and an instant is `format: date-time` instead of its long pattern (the API
- *   checks the whole rule either way, and refuses a time without an offset).
+ *   checks the whole rule either way, and refuses a time without an offset); a field with a default
+ *   is not required (the route fills it in); no `additionalProperties: false` (an unknown field is
+ *   refused by name all the same).
  * - Output: a loosening of the full answer schema — every answer valid against the full schema is
  *   valid against the compact one, so a client that checks `structuredContent` against the listed
  *   `outputSchema` accepts every answer (the server itself checks the full one before it leaves).
@@ -47,12 +49,18 @@ export function compactInput(schema: JsonSchema): JsonSchema {
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(schema)) {
     if (INPUT_DROPPED.has(k)) continue;
+    // A closed object: the tool refuses an unknown field by name (service.ts), the route a nested one.
+    if (k === 'additionalProperties' && v === false) continue;
     if (k === 'properties' && isObj(v)) {
       out.properties = Object.fromEntries(
         Object.entries(v).map(([n, s]) => [n, compactInput(s as JsonSchema)]),
       );
     } else if ((k === 'items' || k === 'additionalProperties') && isObj(v)) {
       out[k] = compactInput(v);
+    } else if (k === 'propertyNames' && isObj(v)) {
+      // Keys' lengths, like strings' (the route checks them): nothing else left, nothing listed.
+      const names = compactInput(v);
+      if (Object.keys(names).length > 0) out[k] = names;
     } else if ((k === 'anyOf' || k === 'oneOf') && Array.isArray(v)) {
       const values = enumOf(v as JsonSchema[]);
       if (values?.every((x) => typeof x === 'string')) {
@@ -60,6 +68,13 @@ export function compactInput(schema: JsonSchema): JsonSchema {
         out.enum = values;
       } else out[k] = (v as JsonSchema[]).map((s) => compactInput(s));
     } else out[k] = v;
+  }
+  // A field with a default is filled by the route when absent: not one the agent must send.
+  if (Array.isArray(out.required) && isObj(out.properties)) {
+    const props = out.properties;
+    const required = (out.required as string[]).filter((n) => !(isObj(props[n]) && 'default' in props[n]));
+    if (required.length > 0) out.required = required;
+    else delete out.required;
   }
   if (isInstantPattern(out) || out.format === 'date-time') {
     delete out.pattern;

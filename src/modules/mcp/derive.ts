@@ -118,7 +118,7 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
       const instantFields: string[] = [];
       const fixed = tool.fixed ?? {};
       const add = (name: string, schema: JsonSchema, isRequired: boolean, description?: string) => {
-        if (name in fixed) return;
+        if (name in fixed || tool.omit?.includes(name)) return;
         const s = inline(schema, components) as JsonSchema;
         const hint = tool.hints?.[name] ?? description ?? (s.description as string | undefined);
         const instant = isInstant(s);
@@ -145,6 +145,7 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
         const props = (b.properties ?? {}) as Record<string, JsonSchema>;
         const req = new Set((b.required ?? []) as string[]);
         for (const [name, s] of Object.entries(props)) {
+          if (tool.omit?.includes(name)) continue;
           bodyParams.push(name);
           add(name, s, req.has(name));
         }
@@ -154,7 +155,7 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
           type: 'string',
           minLength: 1,
           maxLength: 64,
-          description: 'IANA zone for the answer’s times',
+          description: 'IANA zone of the answer',
         };
       }
       if (tool.creates) {
@@ -163,7 +164,7 @@ export function deriveOperation(doc: OpenApiDocument, tool: RestTool): DerivedOp
           minLength: 1,
           maxLength: 256,
           pattern: '^[A-Za-z0-9_\\-:.]+$',
-          description: 'reuse on a retry: nothing is done twice (24 h)',
+          description: 'reuse on a retry: done once (24 h)',
         };
       }
       const out = inline(successSchema(op) ?? { type: 'object' }, components) as JsonSchema;

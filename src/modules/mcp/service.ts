@@ -453,12 +453,18 @@ export class McpService {
     body: unknown,
   ): Promise<ToolResult> {
     const code = (body as { code?: unknown } | null)?.code;
+    // A series' failing occurrences, shown in the zone asked for as a success would be.
+    const conflicts = (body as { conflicts?: unknown } | null)?.conflicts;
+    const shown =
+      Array.isArray(conflicts) && typeof args.timezone === 'string'
+        ? { ...(body as object), conflicts: inZone(conflicts, args.timezone) }
+        : body;
     const principal = typeof args.principal_id === 'string' ? args.principal_id : ctx.caller.principalId;
     const next =
       tool.name === 'get_available_slots' && code === 'calendar_not_connected' && principal
         ? await this.linkHint(ctx, principal)
         : undefined;
-    return this.problem(tool, status, body, next);
+    return this.problem(tool, status, shown, next);
   }
 
   /**

@@ -31,6 +31,8 @@ export interface RestTool {
   annotations: ToolAnnotations;
   /** Request fields the tool sets itself (hidden from its input): `create_poll` sets `mode: poll`. */
   fixed?: Record<string, unknown>;
+  /** Request fields the tool does not take (what its `fixed` mode refuses): neither listed nor sent. */
+  omit?: readonly string[];
   /** Agent-facing descriptions of input fields, over the route's own. */
   hints?: Record<string, string>;
   /** A creating call: takes an optional `idempotency_key`, sent as `Idempotency-Key`. */
@@ -74,8 +76,24 @@ const CHANGE: ToolAnnotations = {
 };
 const CONSENT_FOR_AVAILABILITY =
   'Reading someone else’s availability needs their consent `availability:read:freebusy` (or a network connection): call check_consent for each principal; if one is missing, that principal grants it with grant_consent (their own credentials) — you cannot grant it for them.';
-const TIMES =
-  'Every time in the answer carries its UTC offset and the answer names its IANA `timezone`; pass `timezone` to choose it.';
+/** The same, as a tool's description says it (the full text is the next step of a 403). */
+const CONSENT_SHORT =
+  'Someone else’s needs their consent (or a network connection): check_consent first; only they can grant it.';
+const TIMES = 'Times carry their offset in the answer’s `timezone`.';
+/** The route's descriptions of the slot tools' fields, as an agent needs them. */
+const SLOT_HINTS = {
+  timezone: 'IANA zone of the answer (default: the principal’s); never changes the slots',
+  slot_interval: 'minutes between slot starts from local midnight (default min(duration, 15))',
+};
+/** What a series booking does (create_booking, book_on_link). */
+/** create_booking's and book_on_link's fields, as an agent needs them. */
+const BOOKING_HINTS = {
+  recurrence: 'a series repeating start_time',
+  success_url: 'a priced link: where Checkout returns after payment (default: the link’s page)',
+  cancel_url: 'a priced link: where Checkout returns when abandoned',
+};
+const SERIES =
+  '`recurrence` books a series, all or nothing: the answer adds `series` (get_booking_series reads it); a 409 names the failing occurrences in `conflicts` and books none.';
 
 export const TOOLS: readonly ToolDefinition[] = [
   {
@@ -83,7 +101,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'current_time',
     title: 'Current time',
     description:
-      'The current instant, in a given IANA time zone (default: UTC), with its UTC offset and the local date and weekday, and `livemode` (false: a test key, whose time is its account’s test clock and whose bookings are not real). Call it first whenever the user says "today", "tomorrow" or "next week": never assume the date.',
+      'The current instant in an IANA zone (default UTC): its offset, local date and weekday, and `livemode` (false: a test key, on its account’s test clock). Call it first whenever the user says "today", "tomorrow" or "next week": never assume the date.',
     audience: 'any',
     annotations: { ...READ, idempotentHint: false },
   },
@@ -102,7 +120,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_available_slots',
     title: 'Available slots',
     operationId: 'listAvailableSlots',
-    description: `Bookable slots of one principal (your account or one of its hosts, or someone who consented) between \`from\` and \`to\` (at most 62 days). ${TIMES} A principal without a connected calendar is an error that says so, never an empty list. ${CONSENT_FOR_AVAILABILITY}`,
+    hints: SLOT_HINTS,
+    description: `Bookable slots of one principal (you, your host, or someone who consented) between \`from\` and \`to\` (at most 62 days). ${TIMES} A principal without a connected calendar is an error that says so, never an empty list. ${CONSENT_SHORT}`,
     audience: 'any',
     annotations: READ,
     consentHint: CONSENT_FOR_AVAILABILITY,
@@ -112,6 +131,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_next_available',
     title: 'Next available slot',
     operationId: 'getNextAvailableSlot',
+    hints: SLOT_HINTS,
     description: `The first bookable slot of one principal after \`after\` (default now), looking \`days_ahead\` days. \`slot: null\` means no free time in that window (a missing calendar is an error, not null). ${TIMES}`,
     audience: 'any',
     annotations: READ,
@@ -122,7 +142,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'find_mutual_availability',
     title: 'Mutual availability',
     operationId: 'listMutualSlots',
-    description: `Slots when 2–5 principals (\`principal_ids\`, comma-separated) are all free. Each one must have consented to you reading their availability (or be you, your host or in your network): call check_consent first. The answer says on what basis each was read. ${TIMES} Then propose a slot with create_proposal.`,
+    hints: SLOT_HINTS,
+    description: `Slots when 2–5 principals (\`principal_ids\`, comma-separated) are all free. Each must be you, your host, in your network or have consented: check_consent first. The answer says on what basis each was read. ${TIMES} Then propose a slot with create_proposal.`,
     audience: 'private',
     annotations: READ,
     consentHint: CONSENT_FOR_AVAILABILITY,
@@ -132,6 +153,10 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_principal_availability',
     title: 'Availability blocks',
     operationId: 'listAvailabilityBlocks',
+    hints: {
+      details:
+        'add event titles to calendar blocks: for yourself, your hosts, or with availability:read:details (else 403)',
+    },
     description: `One principal’s time between \`from\` and \`to\` as busy / free / outside-hours blocks (with event titles only when \`details=true\` and the consent allows). ${TIMES}`,
     audience: 'private',
     annotations: READ,
@@ -142,7 +167,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'check_consent',
     title: 'Check consent',
     description:
-      'Whether a principal has granted you (the caller, or `principal_id` you act for) a consent scope: `availability:read:freebusy` (default; needed by find_mutual_availability and the availability tools), `availability:read:details` or `booking:propose` (needed by create_proposal). Ask before reading or proposing; if `granted` is false, the principal grants it with grant_consent using their own credentials.',
+      'Whether a principal granted you (or the `principal_id` you act for) a scope: `availability:read:freebusy` (default; for the availability tools), `availability:read:details` or `booking:propose` (for create_proposal). If `granted` is false, only the principal can grant it (grant_consent, with their credentials).',
     audience: 'private',
     annotations: READ,
   },
@@ -162,7 +187,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Grant consent',
     operationId: 'grantConsent',
     description:
-      'Grant another principal (`grantee_id`) scopes over YOUR calendar: `availability:read:freebusy`, `availability:read:details`, `booking:propose`. Only the grantor can grant: act with the grantor’s own credentials and only when the user asked for it. Granting again merges scopes.',
+      'Grant another principal (`grantee_id`) scopes over YOUR calendar: `availability:read:freebusy`, `availability:read:details`, `booking:propose`. Only the grantor can grant, with their own credentials, and only when the user asked. Granting again merges scopes.',
     audience: 'private',
     annotations: { ...CREATE, idempotentHint: true },
     creates: true,
@@ -213,6 +238,14 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Create booking link',
     operationId: 'createBookingLink',
     description: 'Create a booking link (a public page people book through) for hosts of your account.',
+    hints: {
+      slug: 'unique across the service: 3–64 of a–z, 0–9 and -; the page is {base_url}/book/{slug}',
+      host_ids: 'you or hosts of your account, in your mode (default: you)',
+      seats:
+        'a group link: `capacity` customers per slot; one duration only, not with round_robin or recurrence',
+      recurrence:
+        'the series public bookers may book (null: single bookings); not on a priced or seated link',
+    },
     audience: 'private',
     annotations: CREATE,
     creates: true,
@@ -222,7 +255,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_link_slots',
     title: 'Booking link slots',
     operationId: 'listPublicSlots',
-    description: `Bookable slots of a booking link, by its \`slug\`, between \`from\` and \`to\`. ${TIMES} Book one with book_on_link.`,
+    description: `Bookable slots of a booking link, by its \`slug\`, between \`from\` and \`to\`. ${TIMES} On a seated (group) link each slot may carry \`seats_remaining\`. Book one with book_on_link.`,
     audience: 'any',
     annotations: READ,
   },
@@ -231,8 +264,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'book_on_link',
     title: 'Book on a link',
     operationId: 'createPublicBooking',
-    description:
-      'Book a slot of a booking link (by `slug`) for a customer: `start_time` must be a slot get_link_slots offered. Pass an `idempotency_key` so a retry never books twice. A conflict means the slot was just taken: ask for slots again.',
+    hints: BOOKING_HINTS,
+    description: `Book a slot of a booking link (by \`slug\`) for a customer: \`start_time\` must be a slot get_link_slots offered. A conflict means the slot was just taken (\`slot_full\`: a seated slot has no seat left): ask for slots again. ${SERIES} The link must allow recurrence.`,
     audience: 'any',
     annotations: CREATE,
     creates: true,
@@ -242,8 +275,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'create_booking',
     title: 'Create booking',
     operationId: 'createBooking',
-    description:
-      'Book a principal of your account (`principal_id`, or through `booking_link_id`) for a customer at `start_time` (a slot get_available_slots offered). Pass an `idempotency_key` so a retry never books twice. A conflict means the time was just taken: ask for slots again.',
+    hints: BOOKING_HINTS,
+    description: `Book a principal of your account (\`principal_id\`, or through \`booking_link_id\`) for a customer at \`start_time\` (a slot get_available_slots offered). A conflict means the time was just taken: ask for slots again. ${SERIES}`,
     audience: 'private',
     annotations: CREATE,
     creates: true,
@@ -282,9 +315,18 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Cancel booking',
     operationId: 'cancelBooking',
     description:
-      'Cancel a booking by id (with an optional `reason`); the customer and hosts are mailed. Cancelling again changes nothing.',
+      'Cancel a booking by id (with an optional `reason`); the customer and hosts are mailed. Cancelling again changes nothing. An occurrence of a series: `scope` single, following or series.',
     audience: 'private',
     annotations: CHANGE,
+  },
+  {
+    kind: 'rest',
+    name: 'get_booking_series',
+    title: 'Get booking series',
+    operationId: 'getBookingSeries',
+    description: `One recurring series by its \`ser_…\` id (a booking’s \`series_id\`): its rule and every occurrence with its \`booking_id\` and status. ${TIMES}`,
+    audience: 'private',
+    annotations: READ,
   },
   {
     kind: 'rest',
@@ -303,10 +345,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Propose a meeting',
     operationId: 'createProposal',
     description:
-      'Propose 1–10 candidate slots to principals (`participant_ids`); each participant must have granted you `booking:propose` or be in your network (check_consent with scope `booking:propose`). When all accept, everyone is booked. Slots usually come from find_mutual_availability.',
+      'Propose 1–10 candidate slots to principals (`participant_ids`); each must have granted you `booking:propose` or be in your network (check_consent). When all accept, everyone is booked. Slots usually come from find_mutual_availability.',
     audience: 'private',
     annotations: CREATE,
     fixed: { mode: 'standard' },
+    omit: ['participant_emails'],
+    hints: { expires_in_hours: 'default 72' },
     creates: true,
     consentHint:
       'Every participant must have granted you `booking:propose` (or be connected to you): call check_consent with scope `booking:propose`; a participant grants it with grant_consent using their own credentials.',
@@ -321,6 +365,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     audience: 'private',
     annotations: CREATE,
     fixed: { mode: 'poll' },
+    omit: ['participant_ids'],
+    hints: { expires_in_hours: 'default 168; at most until an hour before its first slot' },
     creates: true,
   },
   {

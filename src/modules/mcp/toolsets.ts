@@ -17,7 +17,14 @@ export const TOOLSETS: Readonly<Record<string, readonly string[]>> = {
   consent: ['check_consent', 'list_consents', 'grant_consent', 'revoke_consent'],
   network: ['list_network', 'invite_to_network'],
   links: ['list_booking_links', 'create_booking_link', 'get_link_slots', 'book_on_link', 'join_waitlist'],
-  booking: ['create_booking', 'list_bookings', 'get_booking', 'reschedule_booking', 'cancel_booking'],
+  booking: [
+    'create_booking',
+    'list_bookings',
+    'get_booking',
+    'get_booking_series',
+    'reschedule_booking',
+    'cancel_booking',
+  ],
   proposals: [
     'create_proposal',
     'create_poll',
