@@ -655,6 +655,8 @@ export interface paths {
          *     - `host_ids` names each principal once (in any case), each the caller or a live host of its account; `assignment: single` takes exactly one host
          *     - `price_currency` is given with `price_amount` and null without it; a priced link needs payments configured on the server (422)
          *     - question ids are distinct; `options` is required for, and only allowed on, `select` questions
+         *     - `recurrence.frequencies` are distinct; `recurrence` is refused on a priced link
+         *     - `seats` is refused with `recurrence`, with `assignment: round_robin` and with more than one duration
          */
         post: operations["createBookingLink"];
         delete?: never;
@@ -681,7 +683,7 @@ export interface paths {
         /**
          * Change any field of a booking link; the result is validated as a whole
          * @description Checked beyond the schema (a 400 naming the field):
-         *     - the link as changed follows the rules of creation: `duration_minutes` one of `durations`, `host_ids` distinct hosts of the account, one host for `assignment: single`, `price_currency` with `price_amount`, distinct question ids, `options` only on `select` questions
+         *     - the link as changed follows the rules of creation: `duration_minutes` one of `durations`, `host_ids` distinct hosts of the account, one host for `assignment: single`, `price_currency` with `price_amount`, distinct question ids, `options` only on `select` questions, distinct `recurrence.frequencies`, no `recurrence` on a priced link, no `seats` with `recurrence`, `round_robin` or several durations
          */
         patch: operations["updateBookingLink"];
         trace?: never;
@@ -738,6 +740,7 @@ export interface paths {
          * Book a time for the caller or one of its hosts (directly, or through one of its booking links)
          * @description Checked beyond the schema (a 400 naming the field):
          *     - `end_time` or `duration_minutes`, not both; `end_time` is after `start_time`
+         *     - `recurrence`: not with a priced or seated booking link
          *     - `booking_link_id` names a booking link of the caller's account; with it, `duration_minutes` is one the link offers, `principal_id` one of its hosts, and `answers` answer its questions (required ones present, each of its question's type and options); without it, `answers` is refused
          */
         post: operations["createBooking"];
@@ -853,6 +856,7 @@ export interface paths {
         /**
          * Book a link; the answer carries manage_url, the attendee’s self-service link (once)
          * @description Checked beyond the schema (a 400 naming the field):
+         *     - `recurrence` only where the link allows it: one of the link's `recurrence.frequencies`, `count` at most its `max_count`
          *     - `end_time` or `duration_minutes`, not both; `end_time` is after `start_time`; `duration_minutes` is one the link offers
          *     - `answers` answer the link's questions: required ones present, each of its question's type and options, no others
          */
@@ -949,6 +953,23 @@ export interface paths {
         put?: never;
         /** Move the booking to a new start, same length (booking.updated) */
         post: operations["reschedulePublicBooking"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/booking-series/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A recurring series: its rule and every occurrence with its status */
+        get: operations["getBookingSeries"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1386,6 +1407,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "booking_series.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * booking_series.cancelled
+         * @description Occurrences of a recurring series were cancelled together (scope `following` or `series`). Sent to every active subscription listing `booking_series.cancelled` (docs: Signatures and retries): a 2xx ends the delivery; any other answer, or none in time, is retried with the same `webhook-id`, so deliveries are at least once.
+         */
+        post: operations["bookingSeriesCancelledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "consent.granted": {
         parameters: {
             query?: never;
@@ -1599,12 +1640,12 @@ export interface components {
          * @description A webhook event type (docs/api.md#events)
          * @enum {string}
          */
-        EventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved";
+        EventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "booking_series.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved";
         /**
          * @description A webhook event type, or webhook.test (sent by POST /v1/webhooks/{id}/test)
          * @enum {string}
          */
-        DeliveredEventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved" | "webhook.test";
+        DeliveredEventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "booking_series.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved" | "webhook.test";
         Host: {
             /**
              * Format: uuid
@@ -2046,12 +2087,45 @@ export interface components {
             /** @description The choices; required for `select` questions, refused for the others */
             options?: string[];
         };
+        /**
+         * @description how often the series repeats
+         * @enum {string}
+         */
+        RecurrenceFrequency: "daily" | "weekly" | "monthly";
+        LinkRecurrenceInput: {
+            /** @description The frequencies a public booker may pick, each at most once */
+            frequencies: components["schemas"]["RecurrenceFrequency"][];
+            /** @description The most occurrences a public series may have, the first included */
+            max_count: number;
+        };
+        LinkSeatsInput: {
+            /** @description Customers who may book the same slot; a change applies to slots not yet booked (a slot already booked keeps the capacity it was opened with) */
+            capacity: number;
+            /**
+             * @description Whether the public slots show `seats_remaining` (default false)
+             * @default false
+             */
+            show_remaining: boolean;
+        };
         LinkQuestion: {
             id: string;
             label: string;
             type: components["schemas"]["QuestionType"];
             required: boolean;
             options?: string[];
+        };
+        /** @description the series a public booker may ask for; null: single bookings only */
+        LinkRecurrence: {
+            frequencies: components["schemas"]["RecurrenceFrequency"][];
+            /** @description the most occurrences a public series may have */
+            max_count: number;
+        };
+        /** @description a seated link’s seats; null: one customer per slot */
+        LinkSeats: {
+            /** @description customers per slot (for slots not yet booked) */
+            capacity: number;
+            /** @description whether the public slots show `seats_remaining` */
+            show_remaining: boolean;
         };
         BookingLink: {
             /** @description booking link id (link_…) */
@@ -2073,6 +2147,8 @@ export interface components {
             minimum_notice_minutes: number | null;
             max_days_ahead: number | null;
             active: boolean;
+            recurrence: components["schemas"]["LinkRecurrence"] | null;
+            seats: components["schemas"]["LinkSeats"] | null;
             /**
              * Format: uri
              * @description the public booking page: {base_url}/book/{slug}
@@ -2112,6 +2188,22 @@ export interface components {
             /** @description charges enabled and details submitted: paid bookings go to it */
             ready: boolean;
         };
+        /** @description Book a series: the first occurrence at start_time, the rest repeating from it; all or nothing */
+        Recurrence: {
+            frequency: components["schemas"]["RecurrenceFrequency"];
+            /**
+             * @description every how many days, weeks or months (default 1)
+             * @default 1
+             */
+            interval: number;
+            /** @description how many occurrences, the first included */
+            count: number;
+            /**
+             * Format: iana-time-zone
+             * @description the zone whose wall-clock time every occurrence keeps (default the customer’s zone, else the host’s): a weekly 09:00 Europe/Berlin stays 09:00 Berlin across DST
+             */
+            timezone?: string;
+        };
         /** @enum {string} */
         BookingStatus: "pending_payment" | "confirmed" | "cancelled" | "expired";
         /**
@@ -2150,6 +2242,7 @@ export interface components {
             refund_status: components["schemas"]["RefundStatus"] | null;
             cancellation_reason: string | null;
             cancelled_at: string | null;
+            series_id: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2172,6 +2265,7 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+            seat_session_id: string | null;
             /**
              * Format: uri
              * @description the attendee’s self-service link; only in the creation answer
@@ -2188,12 +2282,49 @@ export interface components {
                 updated_at: string | null;
             }[];
         };
-        BookingAnswer: {
-            booking: components["schemas"]["Booking"];
+        /** @description with `recurrence` only: the series and every occurrence */
+        BookingSeries: {
+            /** @description series id (ser_…) */
+            id: string;
+            /**
+             * Format: uuid
+             * @description the host the series is attributed to
+             */
+            principal_id: string;
+            booking_link_id: string | null;
+            livemode: boolean;
+            recurrence: {
+                frequency: components["schemas"]["RecurrenceFrequency"];
+                interval: number;
+                count: number;
+                /** @description the zone whose wall-clock time the occurrences keep */
+                timezone: string;
+            };
+            /** @description every occurrence, by start time */
+            occurrences: {
+                /** @description booking id (booking_…) */
+                booking_id: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                start_time: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                end_time: string;
+                status: components["schemas"]["BookingStatus"];
+            }[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            created_at: string;
         };
-        SlotUnavailableProblem: components["schemas"]["Problem"] & {
+        SlotUnavailableOrSlotFullProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
-            code?: "slot_unavailable";
+            code?: "slot_unavailable" | "slot_full";
         };
         StartInPastOrPaymentsNotConfiguredOrPaymentsNotReadyProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
@@ -2203,14 +2334,19 @@ export interface components {
             /** @enum {string} */
             code?: "calendar_unavailable" | "calendar_disconnected" | "payments_unavailable" | "store_unavailable" | "overloaded" | "shutting_down";
         };
-        SlotUnavailableOrBookingNotLiveOrPaymentPendingProblem: components["schemas"]["Problem"] & {
+        BookingAnswer: {
+            booking: components["schemas"]["Booking"];
+        };
+        SlotUnavailableOrSlotFullOrBookingNotLiveOrPaymentPendingProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
-            code?: "slot_unavailable" | "booking_not_live" | "payment_pending";
+            code?: "slot_unavailable" | "slot_full" | "booking_not_live" | "payment_pending";
         };
         StartInPastProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
             code?: "start_in_past";
         };
+        /** @enum {string} */
+        CancelScope: "single" | "following" | "series";
         /**
          * @description waiting: for freed time inside its window; offered: time is held for it; booked: the offer was claimed; expired: an offer ran out unclaimed, or the window ended while it waited (within a minute); removed: by the owner
          * @enum {string}
@@ -2301,6 +2437,7 @@ export interface components {
             refund_status: components["schemas"]["RefundStatus"] | null;
             cancellation_reason: string | null;
             cancelled_at: string | null;
+            series_id: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2331,6 +2468,9 @@ export interface components {
         StartInPastOrBookingStartedProblem: components["schemas"]["Problem"] & {
             /** @enum {string} */
             code?: "start_in_past" | "booking_started";
+        };
+        BookingSeriesAnswer: {
+            series: components["schemas"]["BookingSeries"];
         };
         /** @enum {string} */
         ConsentScope: "availability:read:freebusy" | "availability:read:details" | "booking:propose";
@@ -10887,6 +11027,69 @@ export interface operations {
                      * @example {
                      *       "booking_links": [
                      *         {
+                     *           "id": "link_01jxk4c3d5e7f9g1h3j5k7m9n1",
+                     *           "livemode": true,
+                     *           "slug": "back-pain-class",
+                     *           "title": "Back pain group class",
+                     *           "description": "A guided group class for a healthy back.",
+                     *           "duration_minutes": 60,
+                     *           "durations": [
+                     *             60
+                     *           ],
+                     *           "host_ids": [
+                     *             "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03"
+                     *           ],
+                     *           "assignment": "single",
+                     *           "questions": [],
+                     *           "price_amount": null,
+                     *           "price_currency": null,
+                     *           "minimum_notice_minutes": 240,
+                     *           "max_days_ahead": 60,
+                     *           "active": true,
+                     *           "recurrence": null,
+                     *           "seats": {
+                     *             "capacity": 12,
+                     *             "show_remaining": true
+                     *           },
+                     *           "url": "https://kairos.acme-physio.example/book/back-pain-class",
+                     *           "created_at": "2054-06-02T12:00:00.000Z",
+                     *           "updated_at": "2054-06-02T12:00:00.000Z",
+                     *           "deleted_at": null
+                     *         },
+                     *         {
+                     *           "id": "link_01jxk4a2b4c6d8e0f2g4h6j8k0",
+                     *           "livemode": true,
+                     *           "slug": "physio-follow-up",
+                     *           "title": "Follow-up session",
+                     *           "description": "Regular follow-up sessions with your physiotherapist.",
+                     *           "duration_minutes": 30,
+                     *           "durations": [
+                     *             30
+                     *           ],
+                     *           "host_ids": [
+                     *             "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03"
+                     *           ],
+                     *           "assignment": "single",
+                     *           "questions": [],
+                     *           "price_amount": null,
+                     *           "price_currency": null,
+                     *           "minimum_notice_minutes": 240,
+                     *           "max_days_ahead": 60,
+                     *           "active": true,
+                     *           "recurrence": {
+                     *             "frequencies": [
+                     *               "weekly",
+                     *               "monthly"
+                     *             ],
+                     *             "max_count": 12
+                     *           },
+                     *           "seats": null,
+                     *           "url": "https://kairos.acme-physio.example/book/physio-follow-up",
+                     *           "created_at": "2054-06-02T12:00:00.000Z",
+                     *           "updated_at": "2054-06-02T12:00:00.000Z",
+                     *           "deleted_at": null
+                     *         },
+                     *         {
                      *           "id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
                      *           "livemode": true,
                      *           "slug": "physio-assessment",
@@ -10926,6 +11129,8 @@ export interface operations {
                      *           "minimum_notice_minutes": 240,
                      *           "max_days_ahead": 60,
                      *           "active": true,
+                     *           "recurrence": null,
+                     *           "seats": null,
                      *           "url": "https://kairos.acme-physio.example/book/physio-assessment",
                      *           "created_at": "2054-06-02T12:00:00.000Z",
                      *           "updated_at": "2054-06-02T12:00:00.000Z",
@@ -11117,6 +11322,10 @@ export interface operations {
                     max_days_ahead?: number | null;
                     /** @description false: the public page answers 404 */
                     active?: boolean;
+                    /** @description The recurring series public bookers may ask for (docs: Recurring series); null (the default): single bookings only. Not on a priced or seated link */
+                    recurrence?: components["schemas"]["LinkRecurrenceInput"] | null;
+                    /** @description A seated (group) link: `capacity` customers may book each slot (docs: Seats); null (the default): one customer per slot. Only with one duration, not with `round_robin` or `recurrence`; a PATCH replaces the whole object */
+                    seats?: components["schemas"]["LinkSeatsInput"] | null;
                 };
             };
         };
@@ -11174,6 +11383,8 @@ export interface operations {
                      *         "minimum_notice_minutes": 240,
                      *         "max_days_ahead": 60,
                      *         "active": true,
+                     *         "recurrence": null,
+                     *         "seats": null,
                      *         "url": "https://kairos.acme-physio.example/book/physio-assessment",
                      *         "created_at": "2054-06-02T12:00:00.000Z",
                      *         "updated_at": "2054-06-02T12:00:00.000Z",
@@ -11406,6 +11617,8 @@ export interface operations {
                      *         "minimum_notice_minutes": 240,
                      *         "max_days_ahead": 60,
                      *         "active": true,
+                     *         "recurrence": null,
+                     *         "seats": null,
                      *         "url": "https://kairos.acme-physio.example/book/physio-assessment",
                      *         "created_at": "2054-06-02T12:00:00.000Z",
                      *         "updated_at": "2054-06-02T12:00:00.000Z",
@@ -11590,6 +11803,8 @@ export interface operations {
                      *         "minimum_notice_minutes": 240,
                      *         "max_days_ahead": 60,
                      *         "active": true,
+                     *         "recurrence": null,
+                     *         "seats": null,
                      *         "url": "https://kairos.acme-physio.example/book/physio-assessment",
                      *         "created_at": "2054-06-02T12:00:00.000Z",
                      *         "updated_at": "2054-06-30T17:00:00.000Z",
@@ -11750,8 +11965,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "price_amount": 7500,
-                 *       "active": true
+                 *       "seats": {
+                 *         "capacity": 12,
+                 *         "show_remaining": true
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -11780,6 +11997,10 @@ export interface operations {
                     max_days_ahead?: number | null;
                     /** @description false: the public page answers 404 */
                     active?: boolean;
+                    /** @description The recurring series public bookers may ask for (docs: Recurring series); null (the default): single bookings only. Not on a priced or seated link */
+                    recurrence?: components["schemas"]["LinkRecurrenceInput"] | null;
+                    /** @description A seated (group) link: `capacity` customers may book each slot (docs: Seats); null (the default): one customer per slot. Only with one duration, not with `round_robin` or `recurrence`; a PATCH replaces the whole object */
+                    seats?: components["schemas"]["LinkSeatsInput"] | null;
                 };
             };
         };
@@ -11797,46 +12018,31 @@ export interface operations {
                     /**
                      * @example {
                      *       "booking_link": {
-                     *         "id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "id": "link_01jxk4c3d5e7f9g1h3j5k7m9n1",
                      *         "livemode": true,
-                     *         "slug": "physio-assessment",
-                     *         "title": "Physiotherapy assessment",
-                     *         "description": "A first assessment with one of our physiotherapists.",
-                     *         "duration_minutes": 45,
+                     *         "slug": "back-pain-class",
+                     *         "title": "Back pain group class",
+                     *         "description": "A guided group class for a healthy back.",
+                     *         "duration_minutes": 60,
                      *         "durations": [
-                     *           30,
-                     *           45,
                      *           60
                      *         ],
                      *         "host_ids": [
-                     *           "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
-                     *           "0190a4c3-2a4b-7c6d-8e0f-1a2b3c4d5e6f"
+                     *           "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03"
                      *         ],
-                     *         "assignment": "round_robin",
-                     *         "questions": [
-                     *           {
-                     *             "id": "reason",
-                     *             "label": "What brings you in?",
-                     *             "type": "textarea",
-                     *             "required": true
-                     *           },
-                     *           {
-                     *             "id": "first_visit",
-                     *             "label": "First visit?",
-                     *             "type": "select",
-                     *             "required": false,
-                     *             "options": [
-                     *               "Yes",
-                     *               "No"
-                     *             ]
-                     *           }
-                     *         ],
-                     *         "price_amount": 7500,
-                     *         "price_currency": "eur",
+                     *         "assignment": "single",
+                     *         "questions": [],
+                     *         "price_amount": null,
+                     *         "price_currency": null,
                      *         "minimum_notice_minutes": 240,
                      *         "max_days_ahead": 60,
                      *         "active": true,
-                     *         "url": "https://kairos.acme-physio.example/book/physio-assessment",
+                     *         "recurrence": null,
+                     *         "seats": {
+                     *           "capacity": 12,
+                     *           "show_remaining": true
+                     *         },
+                     *         "url": "https://kairos.acme-physio.example/book/back-pain-class",
                      *         "created_at": "2054-06-02T12:00:00.000Z",
                      *         "updated_at": "2054-06-04T09:30:00.000Z",
                      *         "deleted_at": null
@@ -12399,6 +12605,7 @@ export interface operations {
                      *           "refund_status": null,
                      *           "cancellation_reason": null,
                      *           "cancelled_at": null,
+                     *           "series_id": null,
                      *           "created_at": "2054-06-08T09:15:02.310Z",
                      *           "updated_at": "2054-06-08T09:15:02.310Z",
                      *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -12410,6 +12617,7 @@ export interface operations {
                      *           "metadata": {
                      *             "crm_contact_id": "C-20931"
                      *           },
+                     *           "seat_session_id": null,
                      *           "calendar_sync": [
                      *             {
                      *               "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -12592,6 +12800,7 @@ export interface operations {
                     answers?: {
                         [key: string]: string | boolean;
                     };
+                    recurrence?: components["schemas"]["Recurrence"];
                     /**
                      * Format: uri
                      * @description a priced link: where Stripe Checkout returns after payment (default: the link’s page)
@@ -12606,7 +12815,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The booking, with the attendee’s manage_url (shown only here) */
+            /** @description The booking, with the attendee’s manage_url (shown only here); with `recurrence`, the first occurrence and the series */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12640,6 +12849,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -12651,11 +12861,15 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "seat_session_id": null,
                      *         "manage_url": "https://kairos.acme-physio.example/b/bm_Yk3xQ9vN2rT7wL5pZ8cF1hJ4dS6gA0mE"
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["BookingAnswer"];
+                    "application/json": {
+                        booking: components["schemas"]["Booking"];
+                        series?: components["schemas"]["BookingSeries"];
+                    };
                 };
             };
             /** @description Validation error (problem+json, `errors` maps fields to messages) */
@@ -12714,7 +12928,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon. Codes: `slot_unavailable` */
+            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; a series (`recurrence`) names every failing occurrence in `conflicts` [{start_time, end_time, reason}] and books none; `slot_full`: every seat of a seated slot is taken. Codes: `slot_unavailable`, `slot_full` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -12726,7 +12940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["SlotUnavailableProblem"];
+                    "application/problem+json": components["schemas"]["SlotUnavailableOrSlotFullProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
@@ -12859,6 +13073,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -12870,6 +13085,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "seat_session_id": null,
                      *         "calendar_sync": [
                      *           {
                      *             "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -12997,6 +13213,8 @@ export interface operations {
         parameters: {
             query?: {
                 reason?: string;
+                /** @description an occurrence of a series: `single` cancels it alone (the default), `following` it and the later live occurrences, `series` every future live occurrence; a booking outside a series takes only `single` */
+                scope?: components["schemas"]["CancelScope"];
             };
             header?: never;
             path: {
@@ -13040,6 +13258,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": "Feeling better",
                      *         "cancelled_at": "2054-06-09T18:02:44.120Z",
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T18:02:44.120Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -13050,7 +13269,8 @@ export interface operations {
                      *         "title": "Physiotherapy assessment",
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
-                     *         }
+                     *         },
+                     *         "seat_session_id": null
                      *       }
                      *     }
                      */
@@ -13256,6 +13476,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T08:30:00.000Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -13266,7 +13487,8 @@ export interface operations {
                      *         "title": "Physiotherapy assessment",
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
-                     *         }
+                     *         },
+                     *         "seat_session_id": null
                      *       }
                      *     }
                      */
@@ -13325,7 +13547,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; or `booking_not_live`, or `payment_pending` (waiting for its payment). Codes: `slot_unavailable`, `booking_not_live`, `payment_pending` */
+            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; or `booking_not_live`, or `payment_pending` (waiting for its payment). Codes: `slot_unavailable`, `slot_full`, `booking_not_live`, `payment_pending` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -13335,7 +13557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["SlotUnavailableOrBookingNotLiveOrPaymentPendingProblem"];
+                    "application/problem+json": components["schemas"]["SlotUnavailableOrSlotFullOrBookingNotLiveOrPaymentPendingProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
@@ -13838,7 +14060,14 @@ export interface operations {
                      *         ],
                      *         "price_amount": null,
                      *         "price_currency": null,
-                     *         "livemode": true
+                     *         "livemode": true,
+                     *         "recurrence": {
+                     *           "frequencies": [
+                     *             "weekly"
+                     *           ],
+                     *           "max_count": 12
+                     *         },
+                     *         "seats": null
                      *       }
                      *     }
                      */
@@ -13857,6 +14086,14 @@ export interface operations {
                             price_currency: string | null;
                             /** @description false for a test-mode link: its page shows a "Test mode" banner and its bookings are test bookings */
                             livemode: boolean;
+                            recurrence: {
+                                frequencies: components["schemas"]["RecurrenceFrequency"][];
+                                max_count: number;
+                            } | null;
+                            seats: {
+                                capacity: number;
+                                show_remaining: boolean;
+                            } | null;
                         };
                     };
                 };
@@ -14037,6 +14274,8 @@ export interface operations {
                              * @description ISO 8601 UTC timestamp
                              */
                             end: string;
+                            /** @description a seated link that shows what remains: the seats of this slot still free */
+                            seats_remaining?: number;
                         }[];
                     };
                 };
@@ -14203,6 +14442,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
+                    recurrence?: components["schemas"]["Recurrence"];
                     /**
                      * Format: uri
                      * @description a priced link: where Stripe Checkout returns after payment (default: the link’s page)
@@ -14217,7 +14457,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The booking, with manage_url (shown only here) */
+            /** @description The booking, with manage_url (shown only here); with `recurrence`, the first occurrence and the series */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -14251,6 +14491,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "title": "Physiotherapy assessment",
@@ -14266,6 +14507,33 @@ export interface operations {
                      */
                     "application/json": {
                         booking: components["schemas"]["PublicBooking"];
+                        /** @description with `recurrence` only: the series and every occurrence */
+                        series?: {
+                            /** @description series id (ser_…) */
+                            id: string;
+                            recurrence: {
+                                frequency: components["schemas"]["RecurrenceFrequency"];
+                                interval: number;
+                                count: number;
+                                /** @description the zone whose wall-clock time the occurrences keep */
+                                timezone: string;
+                            };
+                            occurrences: {
+                                /** @description booking id (booking_…) */
+                                booking_id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp
+                                 */
+                                start_time: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp
+                                 */
+                                end_time: string;
+                                status: components["schemas"]["BookingStatus"];
+                            }[];
+                        };
                     };
                 };
             };
@@ -14325,7 +14593,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon. Codes: `slot_unavailable` */
+            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; a series (`recurrence`) names every failing occurrence in `conflicts` [{start_time, end_time, reason}] and books none; `slot_full`: every seat of a seated slot is taken. Codes: `slot_unavailable`, `slot_full` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -14337,7 +14605,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["SlotUnavailableProblem"];
+                    "application/problem+json": components["schemas"]["SlotUnavailableOrSlotFullProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
@@ -14757,6 +15025,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-10T07:05:00.000Z",
                      *         "updated_at": "2054-06-10T07:05:00.000Z",
                      *         "title": "Physiotherapy assessment",
@@ -14990,6 +15259,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "title": "Physiotherapy assessment",
@@ -15134,6 +15404,8 @@ export interface operations {
                  */
                 "application/json": {
                     reason?: string;
+                    /** @description an occurrence of a series: `single` cancels it alone (the default), `following` it and the later live occurrences, `series` every future live occurrence; a booking outside a series takes only `single` */
+                    scope?: components["schemas"]["CancelScope"];
                 };
             };
         };
@@ -15171,6 +15443,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": "Feeling better",
                      *         "cancelled_at": "2054-06-09T18:02:44.120Z",
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T18:02:44.120Z",
                      *         "title": "Physiotherapy assessment",
@@ -15392,6 +15665,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T08:30:00.000Z",
                      *         "title": "Physiotherapy assessment",
@@ -15461,7 +15735,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; or `booking_not_live`, or `payment_pending` (waiting for its payment). Codes: `slot_unavailable`, `booking_not_live`, `payment_pending` */
+            /** @description `conflict` (code `slot_unavailable`, with a `reason`): the time is taken, busy, or outside hours, notice or horizon; or `booking_not_live`, or `payment_pending` (waiting for its payment). Codes: `slot_unavailable`, `slot_full`, `booking_not_live`, `payment_pending` */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -15471,7 +15745,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["SlotUnavailableOrBookingNotLiveOrPaymentPendingProblem"];
+                    "application/problem+json": components["schemas"]["SlotUnavailableOrSlotFullOrBookingNotLiveOrPaymentPendingProblem"];
                 };
             };
             /** @description Body larger than 1 MiB */
@@ -15565,6 +15839,176 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["CalendarUnavailableOrCalendarDisconnectedOrStoreUnavailableOrOverloadedOrShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    getBookingSeries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description series id (ser_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "series": {
+                     *         "id": "ser_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                     *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *         "booking_link_id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "livemode": true,
+                     *         "recurrence": {
+                     *           "frequency": "weekly",
+                     *           "interval": 1,
+                     *           "count": 3,
+                     *           "timezone": "Europe/London"
+                     *         },
+                     *         "occurrences": [
+                     *           {
+                     *             "booking_id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                     *             "start_time": "2054-06-10T14:00:00.000Z",
+                     *             "end_time": "2054-06-10T14:45:00.000Z",
+                     *             "status": "confirmed"
+                     *           },
+                     *           {
+                     *             "booking_id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n8",
+                     *             "start_time": "2054-06-17T14:00:00.000Z",
+                     *             "end_time": "2054-06-17T14:45:00.000Z",
+                     *             "status": "cancelled"
+                     *           },
+                     *           {
+                     *             "booking_id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n9",
+                     *             "start_time": "2054-06-24T14:00:00.000Z",
+                     *             "end_time": "2054-06-24T14:45:00.000Z",
+                     *             "status": "confirmed"
+                     *           }
+                     *         ],
+                     *         "created_at": "2054-06-08T09:15:02.310Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BookingSeriesAnswer"];
+                };
+            };
+            /** @description Validation error (problem+json, `errors` maps fields to messages) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment is longer than 100 characters */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (`retry_after`, Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
                 };
             };
         };
@@ -19934,6 +20378,7 @@ export interface operations {
                  *           "refund_status": null,
                  *           "cancellation_reason": null,
                  *           "cancelled_at": null,
+                 *           "series_id": null,
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -19944,7 +20389,8 @@ export interface operations {
                  *           "title": "Physiotherapy assessment",
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
-                 *           }
+                 *           },
+                 *           "seat_session_id": null
                  *         }
                  *       }
                  *     }
@@ -19981,6 +20427,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -19991,7 +20438,8 @@ export interface operations {
                      *         "title": "Physiotherapy assessment",
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
-                     *         }
+                     *         },
+                     *         "seat_session_id": null
                      *       }
                      *     }
                      */
@@ -20064,6 +20512,7 @@ export interface operations {
                  *           "refund_status": null,
                  *           "cancellation_reason": null,
                  *           "cancelled_at": null,
+                 *           "series_id": null,
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20074,7 +20523,8 @@ export interface operations {
                  *           "title": "Physiotherapy assessment",
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
-                 *           }
+                 *           },
+                 *           "seat_session_id": null
                  *         }
                  *       }
                  *     }
@@ -20111,6 +20561,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20121,7 +20572,8 @@ export interface operations {
                      *         "title": "Physiotherapy assessment",
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
-                     *         }
+                     *         },
+                     *         "seat_session_id": null
                      *       }
                      *     }
                      */
@@ -20194,6 +20646,7 @@ export interface operations {
                  *           "refund_status": null,
                  *           "cancellation_reason": null,
                  *           "cancelled_at": null,
+                 *           "series_id": null,
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20204,7 +20657,8 @@ export interface operations {
                  *           "title": "Physiotherapy assessment",
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
-                 *           }
+                 *           },
+                 *           "seat_session_id": null
                  *         },
                  *         "previous": {
                  *           "start_time": "2054-06-10T14:00:00.000Z",
@@ -20245,6 +20699,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20255,7 +20710,8 @@ export interface operations {
                      *         "title": "Physiotherapy assessment",
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
-                     *         }
+                     *         },
+                     *         "seat_session_id": null
                      *       },
                      *       "previous": {
                      *         "start_time": "2054-06-10T14:00:00.000Z",
@@ -20345,6 +20801,7 @@ export interface operations {
                  *           "refund_status": null,
                  *           "cancellation_reason": "Feeling better",
                  *           "cancelled_at": "2054-06-09T08:00:00.000Z",
+                 *           "series_id": null,
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20355,7 +20812,8 @@ export interface operations {
                  *           "title": "Physiotherapy assessment",
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
-                 *           }
+                 *           },
+                 *           "seat_session_id": null
                  *         }
                  *       }
                  *     }
@@ -20392,6 +20850,7 @@ export interface operations {
                      *         "refund_status": null,
                      *         "cancellation_reason": "Feeling better",
                      *         "cancelled_at": "2054-06-09T08:00:00.000Z",
+                     *         "series_id": null,
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20402,12 +20861,89 @@ export interface operations {
                      *         "title": "Physiotherapy assessment",
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
-                     *         }
+                     *         },
+                     *         "seat_session_id": null
                      *       }
                      *     }
                      */
                     data: {
                         booking: components["schemas"]["Booking"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx): the delivery succeeded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the timeout: the attempt is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bookingSeriesCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: receivers deduplicate by it */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures (`v1,<base64>`, one per active secret) */
+                "webhook-signature": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the subscription secret */
+                "x-webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
+                 *       "type": "booking_series.cancelled",
+                 *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
+                 *       "data": {
+                 *         "series_id": "ser_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                 *         "cancelled_booking_ids": [
+                 *           "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                 *           "booking_01jxk9c2e1d3f5g7h9j1k3m5n8"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    type: "booking_series.cancelled";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
+                    /**
+                     * @description Occurrences of a recurring series were cancelled together (scope `following` or `series`)
+                     * @example {
+                     *       "series_id": "ser_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                     *       "cancelled_booking_ids": [
+                     *         "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                     *         "booking_01jxk9c2e1d3f5g7h9j1k3m5n8"
+                     *       ]
+                     *     }
+                     */
+                    data: {
+                        series_id: string;
+                        /** @description the occurrences this cancel took (each also has its own booking.cancelled) */
+                        cancelled_booking_ids: string[];
                     };
                 };
             };

@@ -66,6 +66,7 @@ export const operations = {
   getPublicBooking: ['GET', '/v1/public/bookings/{token}', ''],
   cancelPublicBooking: ['POST', '/v1/public/bookings/{token}/cancel', 'b'],
   reschedulePublicBooking: ['POST', '/v1/public/bookings/{token}/reschedule', 'b'],
+  getBookingSeries: ['GET', '/v1/booking-series/{id}', ''],
   grantConsent: ['POST', '/v1/consents', 'bi'],
   listConsents: ['GET', '/v1/consents', 'qp'],
   getConsent: ['GET', '/v1/consents/{id}', ''],

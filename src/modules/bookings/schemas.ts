@@ -91,12 +91,14 @@ export const Recurrence = named(
   Type.Object(
     {
       frequency: Frequency,
-      interval: Type.Integer({
-        minimum: 1,
-        maximum: RECURRENCE_LIMITS.maxInterval,
-        default: 1,
-        description: 'every how many days, weeks or months (default 1)',
-      }),
+      interval: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: RECURRENCE_LIMITS.maxInterval,
+          default: 1,
+          description: 'every how many days, weeks or months (default 1)',
+        }),
+      ),
       count: Type.Integer({
         minimum: RECURRENCE_LIMITS.minCount,
         maximum: RECURRENCE_LIMITS.maxCount,
