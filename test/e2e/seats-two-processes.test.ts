@@ -4,8 +4,9 @@
  * - 20 seats raced into one slot of a capacity-3 link: 3 × 201, 17 × 409 `slot_full`, one session
  *   holding the host once;
  * - a seat's cancel racing another customer's seat into the same slot, made to overlap by holding the
- *   session row until both wait on it (each order in turn): the count equals the live seats, and the
- *   session's occupancy exists exactly while seats remain;
+ *   session row until both wait on it (each order in turn), and every seat of a full slot given back
+ *   while four customers book, sent at once: the count equals the live seats, and the session's
+ *   occupancy exists exactly while seats remain;
  * - a weekly series of 6 racing a single booking into its 4th occurrence: exactly one wins, and the
  *   loser wrote nothing (held rounds decide the order on the host's lock, free rounds race as sent).
  * The spawned servers run on the real clock: times are picked on weekdays a few days ahead, inside
@@ -223,27 +224,39 @@ describe('seats across two server processes on one database', () => {
     ]);
   });
 
-  it('a cancel racing a seat into a full slot, both sent at once across the processes: the count always equals the live seats', async () => {
-    const { acc, host, slug, linkId } = await seatedLink(2);
+  it('3 cancels racing 4 new seats into a full capacity-3 slot, all sent at once across the processes: every cancel 200, each new seat 201 or 409 slot_full, and the count equals the live seats', async () => {
+    const { acc, host, slug, linkId } = await seatedLink(3);
     for (let round = 0; round < 6; round++) {
       const start = nextWeekdayAt(3, 9 + round).toISOString();
-      const seats = [];
-      for (let n = 0; n < 2; n++) {
+      const seats: string[] = [];
+      for (let n = 0; n < 3; n++) {
         const s = await answerOf(seat(a.url, slug, 300 + 10 * round + n, start));
         expect(s.status, JSON.stringify(s.body)).toBe(201);
         seats.push(s.body.booking.id as string);
       }
-      const [here, there] = round % 2 ? [a.url, b.url] : [b.url, a.url];
-      // Both seats given back while a third customer books: the session may empty and come back.
-      const [c1, c2, booked] = await Promise.all([
-        answerOf(callServer(here, 'DELETE', `/v1/bookings/${seats[0]}`, acc.key)),
-        answerOf(callServer(there, 'DELETE', `/v1/bookings/${seats[1]}`, acc.key)),
-        answerOf(seat(round % 2 ? b.url : a.url, slug, 400 + round, start)),
+      const via = (i: number) => ((i + round) % 2 ? a.url : b.url);
+      // Every seat given back while four customers book: the session may empty and come back.
+      const answers = await Promise.all([
+        ...seats.map((id, i) => answerOf(callServer(via(i), 'DELETE', `/v1/bookings/${id}`, acc.key))),
+        ...[0, 1, 2, 3].map((i) => answerOf(seat(via(i + 1), slug, 400 + 10 * round + i, start))),
       ]);
-      expect([c1.status, c2.status]).toEqual([200, 200]);
-      expect([201, 409], JSON.stringify(booked.body)).toContain(booked.status);
-      if (booked.status === 409) expect(booked.body.code).toBe('slot_full');
-      expectConsistent(await slotState(linkId, host, start));
+      const [cancels, booked] = [answers.slice(0, 3), answers.slice(3)];
+      expect(
+        cancels.map((c) => c.status),
+        JSON.stringify(cancels.map((c) => c.body)),
+      ).toEqual([200, 200, 200]);
+      for (const x of booked) {
+        expect([201, 409], JSON.stringify(x.body)).toContain(x.status);
+        if (x.status === 409) expect(x.body.code).toBe('slot_full');
+      }
+      const state = await slotState(linkId, host, start);
+      expectConsistent(state);
+      expect(state.live.map((l) => l.id).sort()).toEqual(
+        booked
+          .filter((x) => x.status === 201)
+          .map((x) => x.body.booking.id as string)
+          .sort(),
+      );
     }
   });
 });
