@@ -93,7 +93,10 @@ async function slotState(linkId: string, host: string, start: string) {
   return { sessions, live, occupancy: occupancy.map((o) => o.owner_id) };
 }
 
-/** seats_taken equals the live seats, all of that session; occupancy is the session's, exactly while seats remain. */
+/**
+ * seats_taken equals the live seats, all of that session; the occupancy over the slot is the
+ * session's, exactly while seats remain (none left behind by a session gone).
+ */
 function expectConsistent(state: Awaited<ReturnType<typeof slotState>>) {
   const { sessions, live, occupancy } = state;
   expect(sessions.length).toBeLessThanOrEqual(1);
