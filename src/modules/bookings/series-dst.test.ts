@@ -5,7 +5,7 @@
  * weeks from Tuesday 16 March 2027 crosses 28 March (CET → CEST) and 31 October (CEST → CET). Every
  * occurrence is 09:00 in Berlin: 08:00Z in winter, 07:00Z in summer; the answer, the series read back
  * and every stored booking agree, and the confirmation's invite, parsed back with ical.js, yields the
- * same instants (that part waits for the series invites: see the skipped test).
+ * same instants.
  */
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
@@ -136,10 +136,7 @@ describe('a weekly Europe/Berlin series across both 2027 DST changes', () => {
     expect(series.occurrences.map((o) => o.start_time)).toEqual(expectedStarts());
   });
 
-  // ENABLE when the series invites (RRULE, DTSTART;TZID=, VTIMEZONE) land: until then the confirmation
-  // of a series carries the first occurrence's single-event invite (mails.ts SeriesMail placeholder),
-  // so the expansion below yields one instant. Everything else of it runs today.
-  it.skip('gives the confirmation an invite whose RRULE, expanded by ical.js in its VTIMEZONE, yields the stored instants', async () => {
+  it('gives the confirmation an invite whose RRULE, expanded by ical.js in its VTIMEZONE, yields the stored instants', async () => {
     const { acc, host } = await berlinHost();
     const series = await bookSeries(acc.key, host, 'Europe/Berlin');
     await t.ctx.jobs.drain(); // the mail is rendered (and its invite stored) when its send job runs
@@ -150,7 +147,12 @@ describe('a weekly Europe/Berlin series across both 2027 DST changes', () => {
       .where('subject_id', '=', series.occurrences[0]!.booking_id)
       .execute();
     expect(mails.map((m) => [m.kind, m.ics_method])).toEqual([['booking.confirmation', 'REQUEST']]);
-    const instants = expandInvite(mails[0]!.ics ?? '');
+    const ics = mails[0]!.ics ?? '';
+    // Wall-clock time in the series' zone, so calendar clients keep 09:00 across the changes.
+    expect(ics).toContain('DTSTART;TZID=Europe/Berlin:20270316T090000');
+    expect(ics).toContain(`RRULE:FREQ=WEEKLY;INTERVAL=1;COUNT=${WEEKS}`);
+    expect(ics).toContain('BEGIN:VTIMEZONE');
+    const instants = expandInvite(ics);
     expect(instants.map((x) => x.start)).toEqual(expectedStarts());
     expect(instants.map((x) => x.end)).toEqual(expectedStarts().map(plus30));
     expect(await storedOccurrences(series.id)).toEqual(
