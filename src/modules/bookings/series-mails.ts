@@ -7,6 +7,8 @@
 import { describeTime } from '../../lib/mail-text.js';
 import { type Frequency, occurrences, type RecurrenceRule, rrule } from '../../lib/recurrence.js';
 import type { InviteSpec } from '../mail/api.js';
+import { type BookingRow, LIVE_STATUSES } from './repo.js';
+import type { SeriesRow } from './series-repo.js';
 
 /** A series as the booking side hands it to the mails of one change (docs/api.md#recurring-series). */
 export interface SeriesMail {
@@ -215,4 +217,41 @@ export function dateLines(heading: string, spans: readonly IsoSpan[], readerZone
   });
   if (spans.length > MAX_LISTED) lines.push(`- and ${datesCount(spans.length - MAX_LISTED)} more`);
   return [`${heading} (${zone}):`, ...lines];
+}
+
+/**
+ * What the series' mail says (mails.ts): the rule, its first occurrence as the rule made it, the
+ * cancelled occurrences (EXDATE), the live ones, and this change.
+ */
+export function seriesMail(
+  s: SeriesRow,
+  all: readonly BookingRow[],
+  change: { cancelled: readonly BookingRow[]; whole: boolean; recurrenceId?: Date | null },
+): SeriesMail {
+  // The rule's first occurrence: the earliest as the rule made it (a moved one keeps its RECURRENCE-ID).
+  const firstOf = all.reduce((a, o) => (startOf(o) < startOf(a) ? o : a));
+  const firstStart = startOf(firstOf);
+  const length = new Date(firstOf.end_time).getTime() - new Date(firstOf.start_time).getTime();
+  const span = (o: BookingRow) => ({ start: new Date(o.start_time), end: new Date(o.end_time) });
+  return {
+    id: s.id,
+    frequency: s.frequency,
+    interval: s.interval,
+    count: s.count,
+    timezone: s.timezone,
+    first: { start: new Date(firstStart), end: new Date(firstStart + length) },
+    exdates: all
+      .filter((o) => o.status === 'cancelled' || o.status === 'expired')
+      .map((o) => new Date(startOf(o))),
+    sequence: s.sequence,
+    occurrences: all.filter((o) => LIVE_STATUSES.includes(o.status)).map(span),
+    cancelled: change.cancelled.map(span),
+    whole: change.whole,
+    recurrenceId: change.recurrenceId ?? null,
+  };
+}
+
+/** An occurrence's start as the rule made it (its RECURRENCE-ID). */
+function startOf(o: BookingRow): number {
+  return new Date(o.occurrence_start ?? o.start_time).getTime();
 }

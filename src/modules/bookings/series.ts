@@ -26,11 +26,11 @@ import {
   occupancyOf,
   slotUnavailable,
 } from './helpers.js';
-import type { SeriesMail } from './mails.js';
 import type { BookingNotices } from './notices.js';
 import { meetingWith, presentBooking } from './present.js';
 import * as repo from './repo.js';
 import * as seriesRepo from './series-repo.js';
+import { seriesMail } from './series-mails.js';
 import { manageToken, newManageNonce, tokenHash } from './tokens.js';
 import type { Plan, Written } from './write.js';
 import type { BookingWrites } from './write.js';
@@ -376,43 +376,6 @@ export class SeriesWrites {
     if (!series) return undefined;
     return { series, occurrences: await seriesRepo.occurrencesOf(this.db, id) };
   }
-}
-
-/**
- * What the series' mail says (mails.ts): the rule, its first occurrence as the rule made it, the
- * cancelled occurrences (EXDATE), the live ones, and this change.
- */
-export function seriesMail(
-  s: seriesRepo.SeriesRow,
-  all: readonly repo.BookingRow[],
-  change: { cancelled: readonly repo.BookingRow[]; whole: boolean; recurrenceId?: Date | null },
-): SeriesMail {
-  // The rule's first occurrence: the earliest as the rule made it (a moved one keeps its RECURRENCE-ID).
-  const firstOf = all.reduce((a, o) => (startOf(o) < startOf(a) ? o : a));
-  const firstStart = startOf(firstOf);
-  const length = new Date(firstOf.end_time).getTime() - new Date(firstOf.start_time).getTime();
-  const span = (o: repo.BookingRow) => ({ start: new Date(o.start_time), end: new Date(o.end_time) });
-  return {
-    id: s.id,
-    frequency: s.frequency,
-    interval: s.interval,
-    count: s.count,
-    timezone: s.timezone,
-    first: { start: new Date(firstStart), end: new Date(firstStart + length) },
-    exdates: all
-      .filter((o) => o.status === 'cancelled' || o.status === 'expired')
-      .map((o) => new Date(startOf(o))),
-    sequence: s.sequence,
-    occurrences: all.filter((o) => repo.LIVE_STATUSES.includes(o.status)).map(span),
-    cancelled: change.cancelled.map(span),
-    whole: change.whole,
-    recurrenceId: change.recurrenceId ?? null,
-  };
-}
-
-/** An occurrence's start as the rule made it (its RECURRENCE-ID). */
-function startOf(o: repo.BookingRow): number {
-  return new Date(o.occurrence_start ?? o.start_time).getTime();
 }
 
 function conflictOf(s: Interval, reason: SeriesConflict['reason']): SeriesConflict {

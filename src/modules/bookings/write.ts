@@ -36,7 +36,7 @@ import type { BookingNotices } from './notices.js';
 import type { PaidBookings, PaidHold } from './paid.js';
 import { meetingWith, presentBooking } from './present.js';
 import * as repo from './repo.js';
-import { seriesMail } from './series.js';
+import { seriesMail } from './series-mails.js';
 import * as seriesRepo from './series-repo.js';
 import { manageToken, newManageNonce, tokenHash } from './tokens.js';
 
