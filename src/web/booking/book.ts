@@ -447,7 +447,7 @@ function Done(p: {
     <${Summary} booking=${b} zone=${p.zone} status=${!confirmed} />
     ${p.series && html`<${Occurrences} series=${p.series} zone=${p.zone} />`}
     <div class="actions">
-      <${CalendarLink} booking=${b} manageUrl=${p.manageUrl} occurrences=${p.series?.occurrences} />
+      <${CalendarLink} booking=${b} manageUrl=${p.manageUrl} series=${p.series} />
       ${p.manageUrl && html`<a class="button secondary" href=${p.manageUrl + embedQuery()}>Reschedule or cancel</a>`}
     </div>
   </section>`;

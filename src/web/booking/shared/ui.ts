@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { PublicBooking, SeriesOccurrence } from './api.js';
+import type { PublicBooking, PublicSeries } from './api.js';
 import { icsHref } from './ics.js';
 import { whenLabel, zoneLabel, zones } from './time.js';
 
@@ -85,16 +85,13 @@ export function Summary(p: { booking: PublicBooking; zone: string; status?: bool
   </dl>`;
 }
 
-/** "Add to calendar": downloads the booking (a series just booked: every date of it) as an .ics file. */
+/** "Add to calendar": downloads the booking (a series just booked: the series) as an .ics file. */
 export function CalendarLink(p: {
   booking: PublicBooking;
   manageUrl: string | undefined;
-  occurrences?: readonly SeriesOccurrence[] | undefined;
+  series?: PublicSeries | null | undefined;
 }): VNode {
-  const href = useMemo(
-    () => icsHref(p.booking, p.manageUrl, p.occurrences),
-    [p.booking, p.manageUrl, p.occurrences],
-  );
+  const href = useMemo(() => icsHref(p.booking, p.manageUrl, p.series), [p.booking, p.manageUrl, p.series]);
   useEffect(() => () => URL.revokeObjectURL(href), [href]);
   return html`<a class="button secondary" href=${href} download="booking.ics">Add to calendar (.ics)</a>`;
 }
