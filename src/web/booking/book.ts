@@ -5,28 +5,35 @@
  * A priced link goes to Stripe Checkout and comes back here (`?booking=…&payment=success|cancelled`).
  * Inside the embed's iframe it fills in the embed's prefill and tells the embedding page what happens
  * (shared/embed.ts). A test-mode link (`livemode: false`) shows a "Test mode — no real booking" banner.
+ * Where the link allows a series (`recurrence`), the form offers "Repeat" (off by default): a 409 names
+ * the dates that are not free, the done step lists every date. A seated link's times say the seats left;
+ * a seat taken first (`slot_full`) asks for the times again.
  */
 import { html } from 'htm/preact';
 import { render, type VNode } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   api,
+  type Frequency,
   linkPath,
   type Problem,
   type PublicBooking,
   type PublicLink,
+  type PublicSeries,
+  type SeriesConflict,
   type Slot,
+  slotFull,
   slotTaken,
 } from './shared/api.js';
 import { embedded, embedQuery, emit, prefill, publicFields, whenPrefilled } from './shared/embed.js';
-import { type EmptyRange, preloadSlots, SlotPicker } from './shared/picker.js';
-import { detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
+import { type EmptyRange, preloadSlots, SlotPicker, seatsLeft } from './shared/picker.js';
+import { dayKey, dayLabel, detectedZone, money, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
 import { CalendarLink, Field, focusSoon, pageData, Summary, ZoneSelect } from './shared/ui.js';
 
 type Step =
   | { kind: 'pick' }
   | { kind: 'form'; slot: Slot }
-  | { kind: 'done'; booking: PublicBooking }
+  | { kind: 'done'; booking: PublicBooking; series: PublicSeries | null }
   | { kind: 'waitlisted'; range: EmptyRange }
   | { kind: 'paid'; booking: PublicBooking | null; manageUrl: string | undefined }
   | { kind: 'redirect' }
@@ -39,6 +46,19 @@ interface Pending {
   booking: PublicBooking;
   manageUrl: string | undefined;
 }
+
+/** The visitor's choice of a series: off by default, kept while they change the time. */
+interface Repeat {
+  on: boolean;
+  frequency: Frequency;
+  count: number;
+}
+
+const FREQUENCY: Record<Frequency, { label: string; every: string; unit: [string, string] }> = {
+  daily: { label: 'Daily', every: 'every day', unit: ['day', 'days'] },
+  weekly: { label: 'Weekly', every: 'every week', unit: ['week', 'weeks'] },
+  monthly: { label: 'Monthly', every: 'every month', unit: ['month', 'months'] },
+};
 
 function tokenOf(manageUrl: string | undefined): string | null {
   const m = manageUrl && /\/b\/([A-Za-z0-9_-]+)$/.exec(manageUrl);
@@ -53,6 +73,11 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
   const [refresh, setRefresh] = useState(0);
   const [notice, setNotice] = useState(p.notice);
   const [empty, setEmpty] = useState<EmptyRange | null>(null);
+  const [repeat, setRepeat] = useState<Repeat>({
+    on: false,
+    frequency: link.recurrence?.frequencies[0] ?? 'weekly',
+    count: Math.min(4, link.recurrence?.max_count ?? 2),
+  });
   const hosts = link.hosts.map((h) => h.display_name).filter(Boolean);
 
   const header = html`<header class="head">
@@ -68,20 +93,24 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
   let body: VNode;
   if (step.kind === 'form') {
     body = html`<${BookingForm} link=${link} slot=${step.slot} zone=${zone} duration=${duration}
+      repeat=${repeat} onRepeat=${setRepeat} onStale=${() => setRefresh((n) => n + 1)}
       onBack=${() => {
         setStep({ kind: 'pick' });
         focusSoon('month-h');
       }}
-      onTaken=${(slot: Slot) => {
-        emit('booking_failed', { status: 409, code: 'slot_unavailable', start: slot.start });
+      onTaken=${(slot: Slot, full: boolean) => {
+        const code = full ? 'slot_full' : 'slot_unavailable';
+        emit('booking_failed', { status: 409, code, start: slot.start });
         setNotice(
-          `Someone booked ${timeLabel(slot.start, zone)} just before you. The times shown are still free: please pick another.`,
+          full
+            ? `${timeLabel(slot.start, zone)} just filled up: every seat was taken just before you. The times shown still have seats: please pick another.`
+            : `Someone booked ${timeLabel(slot.start, zone)} just before you. The times shown are still free: please pick another.`,
         );
         setRefresh((n) => n + 1);
         setStep({ kind: 'pick' });
         focusSoon('month-h');
       }}
-      onBooked=${(b: PublicBooking) => {
+      onBooked=${(b: PublicBooking, series: PublicSeries | null) => {
         emit('booking_succeeded', { booking: publicFields(b), metadata: prefill.metadata ?? {} });
         if (b.status === 'pending_payment' && b.checkout_url) {
           try {
@@ -99,11 +128,11 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
           location.assign(b.checkout_url);
           return;
         }
-        setStep({ kind: 'done', booking: b });
+        setStep({ kind: 'done', booking: b, series });
         focusSoon('done-h');
       }} />`;
   } else if (step.kind === 'done') {
-    body = html`<${Done} booking=${step.booking} manageUrl=${step.booking.manage_url} zone=${zone} paid=${false} />`;
+    body = html`<${Done} booking=${step.booking} series=${step.series} manageUrl=${step.booking.manage_url} zone=${zone} paid=${false} />`;
   } else if (step.kind === 'paid') {
     body = step.booking
       ? html`<${Done} booking=${step.booking} manageUrl=${step.manageUrl} zone=${zone} paid=${true} />`
@@ -210,13 +239,20 @@ function BookingForm(p: {
   slot: Slot;
   zone: string;
   duration: number;
+  repeat: Repeat;
+  onRepeat(r: Repeat): void;
+  /** The free times changed (a series refused): ask for them again when the picker shows next. */
+  onStale(): void;
   onBack(): void;
-  onTaken(slot: Slot): void;
-  onBooked(b: PublicBooking): void;
+  /** `full`: a seated slot's last seat went first (`slot_full`). */
+  onTaken(slot: Slot, full: boolean): void;
+  onBooked(b: PublicBooking, series: PublicSeries | null): void;
 }): VNode {
   const [busy, setBusy] = useState(false);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState('');
+  const [conflicts, setConflicts] = useState<SeriesConflict[]>([]);
+  const series = p.link.recurrence && p.repeat.on ? p.repeat : null;
   const form = useRef<HTMLFormElement>(null);
 
   // The embed's prefill, into the fields still empty (uncontrolled inputs: set once, then the visitor's).
@@ -251,19 +287,37 @@ function BookingForm(p: {
     }
     setBusy(true);
     setFailure('');
-    const a = await api<{ booking: PublicBooking }>('POST', linkPath(p.link.slug, '/bookings'), {
-      customer_name: values.customer_name,
-      customer_email: values.customer_email,
-      start_time: p.slot.start,
-      duration_minutes: p.duration,
-      customer_timezone: p.zone,
-      ...(values.notes ? { notes: values.notes } : {}),
-      answers,
-      ...(prefill.metadata ? { metadata: prefill.metadata } : {}),
-    });
+    setConflicts([]);
+    const a = await api<{ booking: PublicBooking; series?: PublicSeries }>(
+      'POST',
+      linkPath(p.link.slug, '/bookings'),
+      {
+        customer_name: values.customer_name,
+        customer_email: values.customer_email,
+        start_time: p.slot.start,
+        duration_minutes: p.duration,
+        customer_timezone: p.zone,
+        ...(values.notes ? { notes: values.notes } : {}),
+        answers,
+        ...(prefill.metadata ? { metadata: prefill.metadata } : {}),
+        ...(series
+          ? { recurrence: { frequency: series.frequency, count: series.count, timezone: p.zone } }
+          : {}),
+      },
+    );
     setBusy(false);
-    if (a.ok) return p.onBooked(a.data.booking);
-    if (slotTaken(a.problem)) return p.onTaken(p.slot);
+    if (a.ok) return p.onBooked(a.data.booking, a.data.series ?? null);
+    if (series && slotTaken(a.problem) && a.problem.conflicts?.length) {
+      // Nothing was booked: say which dates are not free, keep the form to change the count or the time.
+      emit('booking_failed', { status: 409, code: 'slot_unavailable', start: p.slot.start });
+      setConflicts(a.problem.conflicts);
+      setErrors({});
+      p.onStale();
+      focusSoon('form-error');
+      return;
+    }
+    if (slotFull(a.problem)) return p.onTaken(p.slot, true);
+    if (slotTaken(a.problem)) return p.onTaken(p.slot, false);
     emit('booking_failed', {
       status: a.status,
       code: a.problem.code ?? null,
@@ -282,8 +336,18 @@ function BookingForm(p: {
   return html`<form class="book-form" ref=${form} onSubmit=${submit}>
     <h2 id="form-h" tabindex="-1">Your details</h2>
     <p class="chosen">${whenLabel(p.slot.start, p.slot.end, p.zone)} <span class="muted">(${zoneLabel(p.zone)})</span>
+      ${p.slot.seats_remaining !== undefined && html`<span class="muted"> · ${seatsLeft(p.slot.seats_remaining)}</span>`}
       <button type="button" class="link" onClick=${p.onBack}>Change time</button></p>
     ${failure && html`<p class="error" id="form-error" role="alert" tabindex="-1">${failure}</p>`}
+    ${conflicts.length > 0 && html`<${Conflicts} conflicts=${conflicts} zone=${p.zone} onBack=${p.onBack} />`}
+    ${
+      p.link.recurrence &&
+      html`<${RepeatFields} allowed=${p.link.recurrence} value=${p.repeat} slot=${p.slot} zone=${p.zone}
+        onChange=${(r: Repeat) => {
+          setConflicts([]);
+          p.onRepeat(r);
+        }} />`
+    }
     <${Field} id="customer_name" label="Name" required=${true} autocomplete="name" error=${errors.customer_name} />
     <${Field} id="customer_email" label="E-mail" type="email" required=${true} autocomplete="email" error=${errors.customer_email} />
     ${p.link.questions.map(
@@ -298,8 +362,75 @@ function BookingForm(p: {
   </form>`;
 }
 
+/** "Repeat": off by default; on, a frequency of the link's and how many times, up to its max_count. */
+function RepeatFields(p: {
+  allowed: { frequencies: Frequency[]; max_count: number };
+  value: Repeat;
+  slot: Slot;
+  zone: string;
+  onChange(r: Repeat): void;
+}): VNode {
+  const v = p.value;
+  const f = FREQUENCY[v.frequency];
+  const counts: number[] = [];
+  for (let n = 2; n <= p.allowed.max_count; n++) counts.push(n);
+  const pick = (e: Event) => (e.target as HTMLSelectElement).value;
+  const first = dayLabel(dayKey(Date.parse(p.slot.start), p.zone), true);
+  return html`<fieldset class="repeat">
+    <legend>Repeat</legend>
+    <div class="field check">
+      <input type="checkbox" id="repeat" checked=${v.on}
+        onChange=${(e: Event) => p.onChange({ ...v, on: (e.target as HTMLInputElement).checked })} />
+      <label for="repeat">Repeat this booking</label>
+    </div>
+    ${
+      v.on &&
+      html`<div class="repeat-options">
+        <div class="field">
+          <label for="repeat-frequency">How often</label>
+          <select id="repeat-frequency" value=${v.frequency}
+            onChange=${(e: Event) => p.onChange({ ...v, frequency: pick(e) as Frequency })}>
+            ${p.allowed.frequencies.map((q) => html`<option value=${q}>${FREQUENCY[q].label}</option>`)}
+          </select>
+        </div>
+        <div class="field">
+          <label for="repeat-count">For</label>
+          <select id="repeat-count" value=${String(v.count)}
+            onChange=${(e: Event) => p.onChange({ ...v, count: Number(pick(e)) })}>
+            ${counts.map((n) => html`<option value=${String(n)}>${n} ${f.unit[1]}</option>`)}
+          </select>
+        </div>
+        <p class="muted repeat-summary">${v.count} bookings, ${f.every} at ${timeLabel(p.slot.start, p.zone)}, the first on ${first}.</p>
+      </div>`
+    }
+  </fieldset>`;
+}
+
+const REFUSED: Record<string, string> = {
+  taken: 'already booked',
+  calendar_busy: 'the host is busy',
+  outside_working_hours: 'outside working hours',
+  minimum_notice: 'too soon',
+  max_days_ahead: 'too far ahead',
+  no_host: 'no host is free',
+};
+
+/** A series refused: every date that is not free, in the visitor's zone; nothing was booked. */
+function Conflicts(p: { conflicts: SeriesConflict[]; zone: string; onBack(): void }): VNode {
+  const n = p.conflicts.length;
+  return html`<div class="error conflicts" id="form-error" role="alert" tabindex="-1">
+    <p>Nothing was booked: ${n === 1 ? 'this date is' : `these ${n} dates are`} not available.</p>
+    <ul>${p.conflicts.map(
+      (c) =>
+        html`<li>${whenLabel(c.start_time, c.end_time, p.zone)} <span class="reason">(${REFUSED[c.reason] ?? c.reason})</span></li>`,
+    )}</ul>
+    <p>Repeat fewer times, or <button type="button" class="link" onClick=${p.onBack}>choose another time</button>.</p>
+  </div>`;
+}
+
 function Done(p: {
   booking: PublicBooking;
+  series?: PublicSeries | null;
   manageUrl: string | undefined;
   zone: string;
   paid: boolean;
@@ -314,10 +445,21 @@ function Done(p: {
         : 'Your payment is being confirmed; the confirmation e-mail follows as soon as it is.'
     }</p>
     <${Summary} booking=${b} zone=${p.zone} status=${!confirmed} />
+    ${p.series && html`<${Occurrences} series=${p.series} zone=${p.zone} />`}
     <div class="actions">
-      <${CalendarLink} booking=${b} manageUrl=${p.manageUrl} />
+      <${CalendarLink} booking=${b} manageUrl=${p.manageUrl} series=${p.series} />
       ${p.manageUrl && html`<a class="button secondary" href=${p.manageUrl + embedQuery()}>Reschedule or cancel</a>`}
     </div>
+  </section>`;
+}
+
+/** Every date of a series just booked, in the visitor's zone. */
+function Occurrences(p: { series: PublicSeries; zone: string }): VNode {
+  const list = p.series.occurrences;
+  return html`<section class="occurrences" aria-labelledby="occ-h">
+    <h3 id="occ-h">All ${list.length} dates, ${FREQUENCY[p.series.recurrence.frequency].every}</h3>
+    <ol>${list.map((o) => html`<li>${whenLabel(o.start_time, o.end_time, p.zone)}</li>`)}</ol>
+    <p class="muted">“Reschedule or cancel” opens the first date; cancelling it there can take the following dates with it.</p>
   </section>`;
 }
 

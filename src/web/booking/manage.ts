@@ -4,11 +4,13 @@
  * `/reschedule`, and to the link's `/availability` for the new time. The token stays in the path:
  * the page sends no Referer (Referrer-Policy: no-referrer) and loads nothing from elsewhere. Inside
  * the embed's iframe it tells the embedding page of a reschedule or cancellation (shared/embed.ts).
+ * An occurrence of a recurring series (`series_id`) cancels with a scope: only this one, this and the
+ * following, or all remaining (radio buttons: Tab to the group, arrows to choose).
  */
 import { html } from 'htm/preact';
 import { render, type VNode } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, type PublicBooking, type Slot, slotTaken } from './shared/api.js';
+import { api, type PublicBooking, type Slot, slotFull, slotTaken } from './shared/api.js';
 import { emit, publicFields } from './shared/embed.js';
 import { SlotPicker } from './shared/picker.js';
 import { detectedZone, timeLabel, whenLabel, zoneLabel } from './shared/time.js';
@@ -21,6 +23,23 @@ interface Data {
 
 type Mode = 'view' | 'reschedule' | 'cancel';
 
+type Scope = 'single' | 'following' | 'series';
+
+/** The cancel scopes of an occurrence of a series (docs/api.md#recurring-series), as the page says them. */
+const SCOPES: { value: Scope; label: string; done: string }[] = [
+  {
+    value: 'single',
+    label: 'Only this one',
+    done: 'This booking is cancelled; the other dates of the series stay.',
+  },
+  {
+    value: 'following',
+    label: 'This and the following',
+    done: 'This booking and the following dates of the series are cancelled.',
+  },
+  { value: 'series', label: 'All remaining', done: 'Every remaining date of the series is cancelled.' },
+];
+
 function App(p: { token: string; initial: PublicBooking; slug: string | null }): VNode {
   const [booking, setBooking] = useState(p.initial);
   const [zone, setZone] = useState(detectedZone);
@@ -32,12 +51,15 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
   const [refresh, setRefresh] = useState(0);
   const [busy, setBusy] = useState(false);
   const path = `/v1/public/bookings/${p.token}`;
+  const inSeries = Boolean(booking.series_id);
+  const [chosenScope, setScope] = useState<Scope>('single');
   const live = booking.status === 'confirmed' || booking.status === 'pending_payment';
   const started = Date.parse(booking.start_time) <= Date.now();
   const minutes = Math.round((Date.parse(booking.end_time) - Date.parse(booking.start_time)) / 60_000);
 
   const to = (m: Mode, focus: string) => {
     setMode(m);
+    setScope('single');
     setFailure('');
     setPicked(null);
     focusSoon(focus);
@@ -59,9 +81,11 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
       to('view', 'booking-h');
       return;
     }
-    if (slotTaken(a.problem)) {
+    if (slotTaken(a.problem) || slotFull(a.problem)) {
       setNotice(
-        `Someone booked ${timeLabel(picked.start, zone)} just before you. The times shown are still free.`,
+        slotFull(a.problem)
+          ? `${timeLabel(picked.start, zone)} just filled up: every seat was taken just before you. The times shown still have seats.`
+          : `Someone booked ${timeLabel(picked.start, zone)} just before you. The times shown are still free.`,
       );
       setPicked(null);
       setRefresh((n) => n + 1);
@@ -73,11 +97,14 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
 
   const cancel = async (e: Event) => {
     e.preventDefault();
-    const reason = (
-      (e.currentTarget as HTMLFormElement).elements.namedItem('reason') as HTMLTextAreaElement
-    ).value.trim();
+    const form = e.currentTarget as HTMLFormElement;
+    const reason = (form.elements.namedItem('reason') as HTMLTextAreaElement).value.trim();
+    const scope = inSeries ? chosenScope : null;
     setBusy(true);
-    const a = await api<{ booking: PublicBooking }>('POST', `${path}/cancel`, reason ? { reason } : {});
+    const a = await api<{ booking: PublicBooking }>('POST', `${path}/cancel`, {
+      ...(reason ? { reason } : {}),
+      ...(scope ? { scope } : {}),
+    });
     setBusy(false);
     if (!a.ok) {
       setFailure(a.problem.detail ?? 'The booking could not be cancelled.');
@@ -85,7 +112,8 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
     }
     setBooking(a.data.booking);
     emit('booking_cancelled', { booking: publicFields(a.data.booking) });
-    setMessage('Your booking is cancelled. Everyone involved has been told.');
+    const said = SCOPES.find((x) => x.value === scope)?.done ?? 'Your booking is cancelled.';
+    setMessage(`${said} Everyone involved has been told.`);
     to('view', 'booking-h');
   };
 
@@ -109,6 +137,7 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
     <main class="body">
       ${message && html`<p class="success" role="status">${message}</p>`}
       <${Summary} booking=${booking} zone=${zone} status=${true} />
+      ${inSeries && html`<p class="muted">One date of a recurring series.</p>`}
       <div class="options"><${ZoneSelect} zone=${zone} onChange=${setZone} /></div>
       ${actions}
       ${
@@ -137,6 +166,16 @@ function App(p: { token: string; initial: PublicBooking; slug: string | null }):
         html`<form class="panel" onSubmit=${cancel} aria-labelledby="cancel-h">
         <h2 id="cancel-h" tabindex="-1">Cancel this booking</h2>
         ${failure && html`<p class="error" role="alert">${failure}</p>`}
+        ${
+          inSeries &&
+          html`<fieldset class="scope">
+          <legend>This booking is one of a series. Cancel:</legend>
+          ${SCOPES.map(
+            (x) => html`<label class="radio"><input type="radio" name="scope" value=${x.value}
+              checked=${x.value === chosenScope} onChange=${() => setScope(x.value)} /> ${x.label}</label>`,
+          )}
+        </fieldset>`
+        }
         <div class="field">
           <label for="reason">Reason (optional, shared with the host)</label>
           <textarea id="reason" name="reason" rows="3" maxlength="1000"></textarea>

@@ -10,6 +10,15 @@ export interface Problem {
   code?: string;
   reason?: string;
   errors?: Record<string, string>;
+  /** A series refused (409 `slot_unavailable`): every occurrence that failed, and why. */
+  conflicts?: SeriesConflict[];
+}
+
+export interface SeriesConflict {
+  start_time: string;
+  end_time: string;
+  /** `taken`, `calendar_busy`, `outside_working_hours`, `minimum_notice`, `max_days_ahead`, `no_host`. */
+  reason: string;
 }
 
 export type Answer<T> =
@@ -19,6 +28,8 @@ export type Answer<T> =
 export interface Slot {
   start: string;
   end: string;
+  /** A seated link that shows what remains: the seats of this slot still free. */
+  seats_remaining?: number;
 }
 
 export interface SlotsAnswer {
@@ -50,6 +61,33 @@ export interface PublicLink {
    * defensively: an answer without it is a live link.
    */
   livemode?: boolean;
+  /** The series a visitor may ask for (docs/api.md#recurring-series); null or absent: single bookings. */
+  recurrence?: { frequencies: Frequency[]; max_count: number } | null;
+  /** A seated link (docs/api.md#seats): customers per slot; null or absent: one per slot. */
+  seats?: { capacity: number; show_remaining: boolean } | null;
+}
+
+export type Frequency = 'daily' | 'weekly' | 'monthly';
+
+/** What a public series booking asks for: the visitor's zone keeps the wall-clock time. */
+export interface RecurrenceRequest {
+  frequency: Frequency;
+  count: number;
+  timezone: string;
+}
+
+export interface SeriesOccurrence {
+  booking_id: string;
+  start_time: string;
+  end_time: string;
+  status: PublicBooking['status'];
+}
+
+/** The series of a public booking's creation answer (with `recurrence` only). */
+export interface PublicSeries {
+  id: string;
+  recurrence: { frequency: Frequency; interval: number; count: number; timezone: string };
+  occurrences: SeriesOccurrence[];
 }
 
 export interface PublicBooking {
@@ -67,6 +105,8 @@ export interface PublicBooking {
   cancellation_reason: string | null;
   /** The SEQUENCE of the booking's latest invite: 0, one more with each change. */
   sequence: number;
+  /** The recurring series it is an occurrence of; null (or absent) outside one. */
+  series_id?: string | null;
   manage_url?: string;
 }
 
@@ -125,6 +165,11 @@ export async function api<T>(
 /** A 409 that means "someone took this time first" (the slot, or the host's calendar, changed). */
 export function slotTaken(p: Problem): boolean {
   return p.status === 409 && p.code === 'slot_unavailable';
+}
+
+/** A 409 that means "every seat of this slot was taken first" (a seated link). */
+export function slotFull(p: Problem): boolean {
+  return p.status === 409 && p.code === 'slot_full';
 }
 
 /** The path of the link's public API. */

@@ -2,7 +2,8 @@
  * The month view and the times of a day: which days of a month have free time, the free times of the
  * chosen day in the visitor's zone. Used by the booking page and by rescheduling on `/b/`. Keyboard:
  * every free day and time is a button in reading order; days without time are disabled (skipped by
- * Tab). A polite live region says what changed after each load and each choice of day.
+ * Tab). A polite live region says what changed after each load and each choice of day. A seated
+ * link's times say how many seats are left when the link shows it (`seats_remaining`).
  */
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
@@ -192,13 +193,21 @@ export function SlotPicker(p: PickerProps): VNode {
         html`<ul class="slots" aria-labelledby="times-h">
         ${slots.map(
           (s) => html`<li><button type="button" class="slot" aria-pressed=${s.start === p.picked}
-            onClick=${() => p.onPick(s)}>${timeLabel(s.start, p.zone)}</button></li>`,
+            onClick=${() => p.onPick(s)}>${timeLabel(s.start, p.zone)}${
+              s.seats_remaining !== undefined &&
+              html`<span class="sr-only">, </span><span class="seats">${seatsLeft(s.seats_remaining)}</span>`
+            }</button></li>`,
         )}
       </ul>`
       }
     </div>
     <p class="sr-only" role="status" aria-live="polite">${status}</p>
   </div>`;
+}
+
+/** "1 seat left", "3 seats left": a seated link's slot that shows what remains. */
+export function seatsLeft(n: number): string {
+  return `${n} ${n === 1 ? 'seat' : 'seats'} left`;
 }
 
 function timesOn(day: string, n: number): string {

@@ -2,7 +2,7 @@
 import { html } from 'htm/preact';
 import type { VNode } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { PublicBooking } from './api.js';
+import type { PublicBooking, PublicSeries } from './api.js';
 import { icsHref } from './ics.js';
 import { whenLabel, zoneLabel, zones } from './time.js';
 
@@ -85,9 +85,13 @@ export function Summary(p: { booking: PublicBooking; zone: string; status?: bool
   </dl>`;
 }
 
-/** "Add to calendar": downloads the booking as an .ics file. */
-export function CalendarLink(p: { booking: PublicBooking; manageUrl: string | undefined }): VNode {
-  const href = useMemo(() => icsHref(p.booking, p.manageUrl), [p.booking, p.manageUrl]);
+/** "Add to calendar": downloads the booking (a series just booked: the series) as an .ics file. */
+export function CalendarLink(p: {
+  booking: PublicBooking;
+  manageUrl: string | undefined;
+  series?: PublicSeries | null | undefined;
+}): VNode {
+  const href = useMemo(() => icsHref(p.booking, p.manageUrl, p.series), [p.booking, p.manageUrl, p.series]);
   useEffect(() => () => URL.revokeObjectURL(href), [href]);
   return html`<a class="button secondary" href=${href} download="booking.ics">Add to calendar (.ics)</a>`;
 }
