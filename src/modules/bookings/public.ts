@@ -254,7 +254,13 @@ export class PublicBookings {
   private async withMode(token: string): Promise<{ row: repo.BookingRow; mode: Mode }> {
     const row = isTokenShape(token) ? await repo.findByTokenHash(this.db, tokenHash(token)) : undefined;
     const mode = row ? await this.modeOf(row.account_id, row.livemode) : null;
-    if (!row || !mode || new Date(row.end_time).getTime() + MANAGE_LINK_AFTER_END_MS < mode.clock.nowMs()) {
+    // An occurrence's link (the series' mail carries the first's) works as long as its series does.
+    const end = row?.series_id ? await seriesRepo.lastEndOf(this.db, row.series_id) : row?.end_time;
+    if (
+      !row ||
+      !mode ||
+      new Date(end ?? row.end_time).getTime() + MANAGE_LINK_AFTER_END_MS < mode.clock.nowMs()
+    ) {
       throw new NotFound('This booking link is not valid');
     }
     return { row, mode };
@@ -268,10 +274,16 @@ export class PublicBookings {
   /** POST /v1/public/bookings/{token}/cancel; an occurrence of a series takes a `scope`. */
   async publicCancel(token: string, reason: string | undefined, scope?: CancelScope) {
     const { row: b, mode } = await this.withMode(token);
+    if (b.series_id !== null && scope !== undefined && scope !== 'single') {
+      // The later occurrences through any occurrence's link, even one that has started or been
+      // cancelled: `following` from a started one is every occurrence not yet started (`series`).
+      const started = new Date(b.start_time).getTime() <= mode.clock.nowMs();
+      const row = await this.series.cancel(b, started ? 'series' : scope, reason, mode.clock);
+      return { booking: await this.publicBooking(row) };
+    }
     if (repo.LIVE_STATUSES.includes(b.status)) this.writes.notStarted(b, mode.clock);
     if (b.series_id !== null) {
-      const row = await this.series.cancel(b, scope ?? 'single', reason, mode.clock);
-      return { booking: await this.publicBooking(row) };
+      return { booking: await this.publicBooking(await this.series.cancel(b, 'single', reason, mode.clock)) };
     }
     notInSeries(scope);
     return {

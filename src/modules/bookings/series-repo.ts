@@ -86,6 +86,16 @@ export async function occurrencesOf(db: Queryable, seriesId: string) {
     .execute();
 }
 
+/** When the series' last occurrence ends (undefined: no such series). */
+export async function lastEndOf(db: Queryable, seriesId: string): Promise<Date | undefined> {
+  const r = await db
+    .selectFrom('bookings')
+    .select((eb) => eb.fn.max('end_time').as('end'))
+    .where('series_id', '=', seriesId)
+    .executeTakeFirst();
+  return r?.end ? new Date(r.end) : undefined;
+}
+
 /**
  * The live occurrences of a series a cancel of `scope` takes, locked: one (`single`), this one and the
  * later ones (`following`, from `from`), or every one starting after `now` (`series`).

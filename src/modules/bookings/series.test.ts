@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { bookingsApp, customer } from '../../../test/helpers/bookings.js';
 
-const { t, host, link } = bookingsApp();
+const { clock, t, host, link } = bookingsApp();
 
 const weekly = (count: number) => ({ frequency: 'weekly', count });
 
@@ -156,5 +156,32 @@ describe('POST /v1/bookings with recurrence', () => {
       '2026-03-11T14:00:00.000Z',
       '2026-03-17T10:00:00.000Z',
     ]);
+  });
+
+  it('keeps the first occurrence’s self-service link working while the series lasts, and cancels the rest through it', async () => {
+    const acc = await t.account();
+    const { booking, series } = await (
+      await t.call('POST', '/v1/bookings', {
+        token: acc.key,
+        body: { ...customer, start_time: '2026-03-03T10:00:00Z', recurrence: weekly(8) },
+      })
+    ).json();
+    const token = booking.manage_url.split('/').pop();
+    const before = clock.nowMs();
+    try {
+      // 38 days after the first occurrence: past its own 30 days, not past the series'.
+      clock.set(new Date('2026-04-10T06:00:00Z'));
+      expect((await t.call('GET', `/v1/public/bookings/${token}`)).status).toBe(200);
+      const res = await t.call('POST', `/v1/public/bookings/${token}/cancel`, { body: { scope: 'series' } });
+      expect(res.status).toBe(200);
+      const after = (await (await t.call('GET', `/v1/booking-series/${series.id}`, { token: acc.key })).json()).series;
+      expect(after.occurrences.map((o: { status: string }) => o.status)).toEqual([
+        ...Array(6).fill('confirmed'),
+        'cancelled',
+        'cancelled',
+      ]);
+    } finally {
+      clock.set(new Date(before));
+    }
   });
 });
