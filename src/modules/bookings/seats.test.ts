@@ -164,4 +164,18 @@ describe('seated links', () => {
       ['11:00', 2],
     ]);
   });
+
+  it('has no waitlist: joining one is 400, as a freed seat is not time to hold', async () => {
+    const { l } = await seated(2);
+    const res = await t.call('POST', `/v1/public/links/${l.slug}/waitlist`, {
+      body: {
+        customer_email: 'w@example.com',
+        customer_name: 'W',
+        preferred_from: '2026-03-03T09:00:00Z',
+        preferred_to: '2026-03-03T17:00:00Z',
+      },
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors).toHaveProperty('booking_link');
+  });
 });
