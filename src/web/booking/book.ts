@@ -180,7 +180,9 @@ function App(p: { link: PublicLink; returned: Step | null; notice: string }): VN
           focusSoon('form-h');
         }} />
       ${
+        // A seated link has no waitlist (docs/api.md#seats).
         empty &&
+        !link.seats &&
         html`<${Waitlist} link=${link} range=${empty} zone=${zone}
         onJoined=${() => {
           setStep({ kind: 'waitlisted', range: empty });
