@@ -84,6 +84,7 @@ function series(over: Partial<SeriesMail> = {}): SeriesMail {
     exdates: [],
     sequence: 0,
     occurrences: ALL,
+    moved: [],
     cancelled: [],
     whole: false,
     recurrenceId: null,
