@@ -34,6 +34,11 @@ const RULE: RecurrenceRule = { frequency: 'weekly', interval: 1, count: 34, time
 const FIRST = { start: Date.parse('2027-03-16T08:00:00Z'), end: Date.parse('2027-03-16T08:30:00Z') };
 const ALL = occurrences(FIRST, RULE).map((o) => ({ start: new Date(o.start), end: new Date(o.end) }));
 
+/** 25 May 2027 moved to Wednesday 26 May, 14:00 Berlin. */
+const MOVED = [
+  { at: ALL[10]!.start, start: new Date('2027-05-26T12:00:00Z'), end: new Date('2027-05-26T12:30:00Z') },
+];
+
 function row(over: Partial<BookingRow> = {}): BookingRow {
   const at = new Date('2027-03-01T10:00:00Z');
   return {
@@ -84,6 +89,7 @@ function series(over: Partial<SeriesMail> = {}): SeriesMail {
     exdates: [],
     sequence: 0,
     occurrences: ALL,
+    moved: [],
     cancelled: [],
     whole: false,
     recurrenceId: null,
@@ -277,7 +283,9 @@ describe('the mails of a recurring series', () => {
       input('confirmation', series({ exdates: [ALL[1]!.start], occurrences: ALL.slice(2) })),
       input('cancellation', series({ whole: true, cancelled: ALL, occurrences: [] })),
       input('cancellation', series({ exdates: [ALL[5]!.start], cancelled: [ALL[5]!] })),
-      input('reschedule', series({ recurrenceId: ALL[10]!.start }), moved),
+      input('cancellation', series({ exdates: [ALL[5]!.start], cancelled: [ALL[5]!], moved: MOVED })),
+      input('cancellation', series({ whole: true, cancelled: ALL, occurrences: [], moved: MOVED })),
+      input('reschedule', series({ recurrenceId: ALL[10]!.start, moved: MOVED }), moved),
       input('reschedule', series({ first: ALL[1]!, count: 33, occurrences: ALL.slice(1) })),
       input('confirmation', undefined),
     ];
@@ -299,6 +307,37 @@ describe('the mails of a recurring series', () => {
           expect(buildInvite(rendered.invite!, { stamp: STAMP })).toBe(buildInvite(invite, { stamp: STAMP }));
       }
     }
+  });
+
+  it('carries the moved dates as overrides in a REQUEST of the series, none in its CANCEL', () => {
+    const partial = customerMail(
+      input('cancellation', series({ exdates: [ALL[5]!.start], cancelled: [ALL[5]!], moved: MOVED })),
+    );
+    const cal = new ICAL.Component(ICAL.parse(partial.ics!));
+    const [master, override] = cal.getAllSubcomponents('vevent').map((v) => new ICAL.Event(v));
+    expect(cal.getAllSubcomponents('vevent')).toHaveLength(2);
+    expect(master!.isRecurring()).toBe(true);
+    expect(override!.uid).toBe('ser_weekly@kairos');
+    expect(override!.recurrenceId.toJSDate().toISOString()).toBe(ALL[10]!.start.toISOString());
+    expect(override!.startDate.toJSDate().toISOString()).toBe('2027-05-26T12:00:00.000Z');
+    const whole = customerMail(
+      input('cancellation', series({ whole: true, cancelled: ALL, occurrences: [], moved: MOVED })),
+    );
+    expect(parse(whole.ics!).method).toBe('CANCEL');
+    expect(whole.ics).not.toContain('RECURRENCE-ID');
+  });
+
+  it('renders the data of a mail written before moved dates were snapshotted: the series without overrides', () => {
+    const i = input('cancellation', series({ exdates: [ALL[5]!.start], cancelled: [ALL[5]!] }));
+    const [intent] = bookingMailIntents(i);
+    const data = JSON.parse(JSON.stringify(intent!.data));
+    expect(data.series.moved).toEqual([]);
+    delete data.series.moved;
+    const rendered = bookingMailRenderer.render(data);
+    expect(rendered.invite).toEqual(bookingMails(i)[0]!.invite);
+    const ics = buildInvite(rendered.invite!, { stamp: STAMP });
+    expect(parse(ics).method).toBe('REQUEST');
+    expect(ics).not.toContain('RECURRENCE-ID');
   });
 
   it('leaves a booking alone as it was: no series in its data, its own UID, CANCEL when cancelled', () => {

@@ -2,8 +2,9 @@
  * A series' mails over the real API, runtime and database (docs/api.md#recurring-series): booking a
  * weekly series in Berlin across the spring DST change mails one confirmation per recipient whose invite
  * a real parser (ical.js) expands to the series' occurrences; cancelling one date sends the series again
- * with that EXDATE (SEQUENCE up); moving one date alone sends a RECURRENCE-ID override; cancelling the
- * rest sends METHOD:CANCEL of the series' UID.
+ * with that EXDATE (SEQUENCE up); moving one date alone sends a RECURRENCE-ID override; cancelling one
+ * more sends the series again with the moved date's override after it (a client taking the series anew
+ * keeps it moved); cancelling the rest sends METHOD:CANCEL of the series' UID.
  */
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
@@ -29,6 +30,30 @@ function eventOf(ics: string | null) {
   const vevents = cal.getAllSubcomponents('vevent');
   expect(vevents).toHaveLength(1);
   return { method: cal.getFirstPropertyValue('method'), event: new ICAL.Event(vevents[0]!) };
+}
+
+/**
+ * A REQUEST of the series as a client shows it: the series' event expanded (EXDATE applied) with the
+ * overrides after it applied, as ISO starts; and how many overrides it carries.
+ */
+function shown(ics: string | null) {
+  expect(ics).not.toBeNull();
+  const cal = new ICAL.Component(ICAL.parse(ics!));
+  expect(cal.getFirstPropertyValue('method')).toBe('REQUEST');
+  const [master, ...overrides] = cal.getAllSubcomponents('vevent').map((v) => new ICAL.Event(v));
+  expect(master!.isRecurring()).toBe(true);
+  for (const o of overrides) {
+    expect(o.isRecurrenceException()).toBe(true);
+    expect(o.uid).toBe(master!.uid);
+    expect(o.sequence).toBe(master!.sequence);
+    master!.relateException(o);
+  }
+  const starts: string[] = [];
+  const it = master!.iterator();
+  for (let x = it.next(); x && starts.length <= 100; x = it.next()) {
+    starts.push(master!.getOccurrenceDetails(x).startDate.toJSDate().toISOString());
+  }
+  return { starts, overrides: overrides.length, sequence: master!.sequence };
 }
 
 function expand(event: ICAL.Event): string[] {
@@ -105,6 +130,22 @@ describe('the mails of a series booked over the API', () => {
     expect(override.event.startDate.toJSDate().toISOString()).toBe('2026-04-01T12:00:00.000Z');
     expect(override.event.sequence).toBeGreaterThan(without.event.sequence);
 
+    // One more date cancelled: the series again without it, and with the moved date's override.
+    expect((await t.call('DELETE', `/v1/bookings/${ids[3]}?scope=single`, { token: acc.key })).status).toBe(
+      200,
+    );
+    const partial = (await mailsTo('ada@example.com', 'booking.cancellation')).at(-1)!;
+    expect(partial.subject).toBe('Cancelled: Meeting with Berta (1 date)');
+    expect(partial.ics_method).toBe('REQUEST');
+    const later = shown(partial.ics);
+    expect(later.overrides).toBe(1);
+    expect(later.sequence).toBeGreaterThan(override.event.sequence);
+    expect(later.starts).toEqual([starts[0], '2026-04-01T12:00:00.000Z', starts[4]]);
+    expect(partial.ics).toContain('RECURRENCE-ID;TZID=Europe/Berlin:20260331T090000\r\n');
+    // The host's copy says the same.
+    const hostCopy = (await mailsTo('berta@example.com', 'booking.cancellation')).at(-1)!;
+    expect(shown(hostCopy.ics).starts).toEqual(later.starts);
+
     // The rest cancelled: the series' event cancelled.
     expect((await t.call('DELETE', `/v1/bookings/${ids[0]}?scope=series`, { token: acc.key })).status).toBe(
       200,
@@ -115,7 +156,7 @@ describe('the mails of a series booked over the API', () => {
     const gone = eventOf(last.ics);
     expect(gone.method).toBe('CANCEL');
     expect(gone.event.uid).toBe(`${series.id}@kairos`);
-    expect(gone.event.sequence).toBeGreaterThan(override.event.sequence);
+    expect(gone.event.sequence).toBeGreaterThan(later.sequence);
     expect(last.text_body).toContain('Your recurring booking has been cancelled: every date of it.');
   });
 });

@@ -2,7 +2,9 @@
  * The mails of recurring series (docs/api.md#recurring-series), the parts mails.ts composes: the series
  * as its mails snapshot it (JSON: ISO instants), its invite (one VEVENT with RRULE and EXDATE under the
  * series' UID, METHOD:CANCEL for the whole series, a RECURRENCE-ID override for one occurrence moved
- * alone), the rule in words in the reader's zone and the dates it lists.
+ * alone), the rule in words in the reader's zone and the dates it lists. Every REQUEST of the series
+ * also carries an override VEVENT for each live occurrence not at its rule time (moved earlier), so a
+ * client that replaces the series' event with it (Outlook) keeps those where they are (RFC 5546 §3.2.2).
  */
 import { describeTime } from '../../lib/mail-text.js';
 import { type Frequency, occurrences, type RecurrenceRule, rrule } from '../../lib/recurrence.js';
@@ -26,6 +28,8 @@ export interface SeriesMail {
   sequence: number;
   /** The live occurrences now, by start (for the mail text). */
   occurrences: { start: Date; end: Date }[];
+  /** The live occurrences not at their rule time: `at` their occurrence_start (RECURRENCE-ID), start/end now. */
+  moved: { at: Date; start: Date; end: Date }[];
   /** What this change cancelled (text of a cancellation). */
   cancelled: { start: Date; end: Date }[];
   /** Cancellation of the whole series: METHOD:CANCEL, UID of the series. */
@@ -51,6 +55,8 @@ export interface SeriesMailData {
   exdates: string[];
   sequence: number;
   occurrences: IsoSpan[];
+  /** Absent in the data of mails written before it was snapshotted (read as none). */
+  moved?: (IsoSpan & { at: string })[];
   cancelled: IsoSpan[];
   whole: boolean;
   recurrenceId: string | null;
@@ -73,6 +79,7 @@ export function seriesSnapshot(s: SeriesMail): SeriesMailData {
     exdates: s.exdates.map((d) => d.toISOString()),
     sequence: s.sequence,
     occurrences: s.occurrences.map(isoSpan),
+    moved: s.moved.map((m) => ({ at: m.at.toISOString(), ...isoSpan(m) })),
     cancelled: s.cancelled.map(isoSpan),
     whole: s.whole,
     recurrenceId: s.recurrenceId ? s.recurrenceId.toISOString() : null,
@@ -92,14 +99,18 @@ export function seriesMethod(kind: SeriesMailKind, s: SeriesMailData): InviteSpe
 
 /**
  * The series' part of an invite: its UID and SEQUENCE, and either the series VEVENT (DTSTART the
- * rule's first occurrence, RRULE, EXDATE) or, for one occurrence moved alone, its override (RECURRENCE-ID,
- * DTSTART/DTEND the booking's new time `moved`).
+ * rule's first occurrence, RRULE, EXDATE; in a REQUEST, an override for each occurrence moved so far)
+ * or, for one occurrence moved alone, its override (RECURRENCE-ID, DTSTART/DTEND the booking's new
+ * time `moved`).
  */
 export function seriesInvite(
   kind: SeriesMailKind,
   s: SeriesMailData,
   moved: { start: Date; end: Date },
-): Pick<InviteSpec, 'method' | 'uid' | 'sequence' | 'start' | 'end' | 'recurrence' | 'recurrenceId'> {
+): Pick<
+  InviteSpec,
+  'method' | 'uid' | 'sequence' | 'start' | 'end' | 'recurrence' | 'recurrenceId' | 'overrides'
+> {
   const common = { method: seriesMethod(kind, s), uid: `${s.id}@kairos`, sequence: s.sequence };
   if (movesOne(kind, s)) {
     return {
@@ -115,6 +126,15 @@ export function seriesInvite(
     end: new Date(s.first.end),
     recurrence: { rrule: rrule(s), timezone: s.timezone, exdates: s.exdates.map((d) => new Date(d)) },
     recurrenceId: null,
+    // The whole series cancelled needs none: its CANCEL takes every occurrence, moved or not.
+    overrides:
+      common.method === 'REQUEST'
+        ? (s.moved ?? []).map((m) => ({
+            recurrenceId: new Date(m.at),
+            start: new Date(m.start),
+            end: new Date(m.end),
+          }))
+        : [],
   };
 }
 
@@ -221,7 +241,8 @@ export function dateLines(heading: string, spans: readonly IsoSpan[], readerZone
 
 /**
  * What the series' mail says (mails.ts): the rule, its first occurrence as the rule made it, the
- * cancelled occurrences (EXDATE), the live ones, and this change.
+ * cancelled occurrences (EXDATE), the live ones, those of them not at their rule time (overrides),
+ * and this change.
  */
 export function seriesMail(
   s: SeriesRow,
@@ -231,8 +252,16 @@ export function seriesMail(
   // The rule's first occurrence: the earliest as the rule made it (a moved one keeps its RECURRENCE-ID).
   const firstOf = all.reduce((a, o) => (startOf(o) < startOf(a) ? o : a));
   const firstStart = startOf(firstOf);
-  const length = new Date(firstOf.end_time).getTime() - new Date(firstOf.start_time).getTime();
+  // The rule's length: that of the earliest occurrence still at its rule start (a moved one may have
+  // taken another length), else the first's.
+  const atRule = all.filter((o) => new Date(o.start_time).getTime() === startOf(o));
+  const lengthOf = (o: BookingRow) => new Date(o.end_time).getTime() - new Date(o.start_time).getTime();
+  const length = lengthOf(atRule.reduce((a, o) => (startOf(o) < startOf(a) ? o : a), atRule[0] ?? firstOf));
   const span = (o: BookingRow) => ({ start: new Date(o.start_time), end: new Date(o.end_time) });
+  const live = all.filter((o) => LIVE_STATUSES.includes(o.status));
+  // Not at its rule time (RECURRENCE-ID its occurrence_start): moved, or its length changed.
+  const isMoved = (o: BookingRow) =>
+    o.occurrence_start != null && (new Date(o.start_time).getTime() !== startOf(o) || lengthOf(o) !== length);
   return {
     id: s.id,
     frequency: s.frequency,
@@ -244,7 +273,8 @@ export function seriesMail(
       .filter((o) => o.status === 'cancelled' || o.status === 'expired')
       .map((o) => new Date(startOf(o))),
     sequence: s.sequence,
-    occurrences: all.filter((o) => LIVE_STATUSES.includes(o.status)).map(span),
+    occurrences: live.map(span),
+    moved: live.filter(isMoved).map((o) => ({ at: new Date(startOf(o)), ...span(o) })),
     cancelled: change.cancelled.map(span),
     whole: change.whole,
     recurrenceId: change.recurrenceId ?? null,

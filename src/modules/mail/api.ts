@@ -39,6 +39,13 @@ export interface InviteSpec {
   } | null;
   /** One occurrence of a series changed alone: its start as the rule made it (RECURRENCE-ID, in the series' zone). */
   recurrenceId?: { at: Date; timezone: string } | null;
+  /**
+   * With `recurrence` only: occurrences of the series not at their rule time, each written after the
+   * series' VEVENT as an override of the same UID and SEQUENCE (RECURRENCE-ID `recurrenceId`, their
+   * start as the rule made it; DTSTART/DTEND `start`/`end`), so a client that takes the series' event
+   * anew keeps them where they are.
+   */
+  overrides?: { recurrenceId: Date; start: Date; end: Date }[];
 }
 
 export interface MailMessage {

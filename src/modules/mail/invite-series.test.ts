@@ -2,7 +2,9 @@
  * Invites of recurring series (invite.ts; docs/api.md#recurring-series), read back with a real
  * iCalendar parser (ical.js): the series' VEVENT expands to exactly the instants src/lib/recurrence.ts
  * makes, across both DST changes of its zone (an EXDATE takes one away); CANCEL names the series' UID;
- * an occurrence changed alone is a RECURRENCE-ID override; invites without a series are unchanged.
+ * an occurrence changed alone is a RECURRENCE-ID override; a series' REQUEST carries an override per
+ * occurrence moved so far, which the parser applies to its expansion; invites without a series are
+ * unchanged.
  */
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
@@ -45,6 +47,27 @@ function expand(event: ICAL.Event): string[] {
   const it = event.iterator();
   for (let t = it.next(); t; t = it.next()) {
     out.push(t.toJSDate().toISOString());
+    if (out.length > 1000) throw new Error('runaway expansion');
+  }
+  return out;
+}
+
+/**
+ * Every occurrence of the series' event as a client shows it: the rule's expansion (EXDATE applied)
+ * with the overrides of the same UID applied (RECURRENCE-ID), as ISO start/end.
+ */
+function shown(ics: string): { start: string; end: string }[] {
+  const cal = new ICAL.Component(ICAL.parse(ics));
+  const vevents = cal.getAllSubcomponents('vevent');
+  const masters = vevents.filter((v) => !v.hasProperty('recurrence-id'));
+  expect(masters).toHaveLength(1);
+  const master = new ICAL.Event(masters[0]!);
+  for (const v of vevents) if (v !== masters[0]) master.relateException(v);
+  const out: { start: string; end: string }[] = [];
+  const it = master.iterator();
+  for (let t = it.next(); t; t = it.next()) {
+    const d = master.getOccurrenceDetails(t);
+    out.push({ start: d.startDate.toJSDate().toISOString(), end: d.endDate.toJSDate().toISOString() });
     if (out.length > 1000) throw new Error('runaway expansion');
   }
   return out;
@@ -152,6 +175,62 @@ describe('the invite of a recurring series', () => {
     expect(event.endDate.toJSDate().toISOString()).toBe('2027-05-26T12:30:00.000Z');
   });
 
+  it('carries an override per moved occurrence after the series event, which the parser applies', () => {
+    // 30 March 2027 (summer time) moved to Wednesday 14:00 Berlin; 2 November (winter time) to 10:00
+    // for an hour; 6 April cancelled.
+    const gone = OCCURRENCES[3]!;
+    const overrides = [
+      {
+        recurrenceId: new Date(OCCURRENCES[33]!.start),
+        start: new Date('2027-11-02T09:00:00Z'),
+        end: new Date('2027-11-02T10:00:00Z'),
+      },
+      {
+        recurrenceId: new Date(OCCURRENCES[2]!.start),
+        start: new Date('2027-03-31T12:00:00Z'),
+        end: new Date('2027-03-31T12:30:00Z'),
+      },
+    ];
+    const ics = buildInvite(
+      seriesSpec({
+        recurrence: { rrule: rrule(RULE), timezone: RULE.timezone, exdates: [new Date(gone.start)] },
+        overrides,
+      }),
+      { stamp: STAMP },
+    );
+    // The series' event first, then the overrides in order, each in the series' zone.
+    const blocks = ics.split('BEGIN:VEVENT').slice(1);
+    expect(blocks).toHaveLength(3);
+    expect(blocks[0]).toContain('RRULE:');
+    expect(blocks[1]).toContain('RECURRENCE-ID;TZID=Europe/Berlin:20270330T090000\r\n');
+    expect(blocks[1]).toContain('DTSTART;TZID=Europe/Berlin:20270331T140000\r\n');
+    expect(blocks[2]).toContain('RECURRENCE-ID;TZID=Europe/Berlin:20271102T090000\r\n');
+    expect(blocks[2]).toContain('DTEND;TZID=Europe/Berlin:20271102T110000\r\n');
+    const { events } = eventsOf(ics);
+    for (const e of events) {
+      expect(e.uid).toBe('ser_1@kairos');
+      expect(e.sequence).toBe(2);
+      expect(e.component.getFirstPropertyValue('dtstamp')?.toString()).toBe(
+        events[0]!.component.getFirstPropertyValue('dtstamp')?.toString(),
+      );
+    }
+    expect(events.slice(1).every((e) => e.isRecurrenceException() && !e.isRecurring())).toBe(true);
+    const iso = (o: { start: number; end: number }) => ({
+      start: new Date(o.start).toISOString(),
+      end: new Date(o.end).toISOString(),
+    });
+    const expected = OCCURRENCES.filter((o) => o !== gone).map(iso);
+    expected[2] = { start: '2027-03-31T12:00:00.000Z', end: '2027-03-31T12:30:00.000Z' };
+    expected[32] = { start: '2027-11-02T09:00:00.000Z', end: '2027-11-02T10:00:00.000Z' };
+    expect(shown(ics)).toEqual(expected);
+  });
+
+  it('writes no override VEVENT without overrides, nor for an empty list', () => {
+    const ics = buildInvite(seriesSpec(), { stamp: STAMP });
+    expect(buildInvite(seriesSpec({ overrides: [] }), { stamp: STAMP })).toBe(ics);
+    expect(ics).not.toContain('RECURRENCE-ID');
+  });
+
   it('keeps the wall-clock time in a zone south of the equator and a linked zone named as asked', () => {
     // Sydney leaves summer time on 4 April 2027 and starts it on 3 October 2027.
     const rule: RecurrenceRule = {
@@ -192,6 +271,15 @@ describe('the invite of a recurring series', () => {
         recurrence: null,
         recurrenceId: { at: new Date(OCCURRENCES[1]!.start), timezone: 'Europe/Berlin' },
       }),
+      seriesSpec({
+        overrides: [
+          {
+            recurrenceId: new Date(OCCURRENCES[4]!.start),
+            start: new Date('2027-04-14T15:00:00Z'),
+            end: new Date('2027-04-14T15:45:00Z'),
+          },
+        ],
+      }),
     ]) {
       const theirs = inviteCalendar(spec, STAMP).calendar.toString();
       const zone = /\r\nX-WR-TIMEZONE:[^\r]*(\r\n [^\r]*)*/.exec(theirs)?.[0] ?? '';
@@ -211,6 +299,20 @@ describe('the invite of a recurring series', () => {
     expect(bad({ recurrenceId: { at: new Date(FIRST.start), timezone: 'Europe/Paris' } })).toThrow(
       /different zones/,
     );
+    const moved = {
+      recurrenceId: new Date(FIRST.start),
+      start: new Date(FIRST.end),
+      end: new Date(FIRST.end + 1),
+    };
+    expect(bad({ recurrence: null, overrides: [moved] })).toThrow(/need a recurrence/);
+    expect(bad({ overrides: [{ ...moved, end: moved.start }] })).toThrow(/end after/);
+    expect(bad({ overrides: [moved, moved] })).toThrow(/twice or excluded/);
+    expect(
+      bad({
+        recurrence: { rrule: rrule(RULE), timezone: RULE.timezone, exdates: [new Date(FIRST.start)] },
+        overrides: [moved],
+      }),
+    ).toThrow(/twice or excluded/);
   });
 
   it('leaves an invite without a series as it was: UTC instants, no VTIMEZONE', () => {

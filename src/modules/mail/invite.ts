@@ -1,6 +1,6 @@
 /**
  * Calendar invites (iTIP, RFC 5546) as the text/calendar part of a mail, built with ical-generator.
- * One VEVENT per invite; its UID stays the same over a booking's life and its SEQUENCE rises with each
+ * One VEVENT per invite (a series' may be followed by its overrides); its UID stays the same over a booking's life and its SEQUENCE rises with each
  * change, so calendar clients update (REQUEST) or remove (CANCEL) the one event they already have.
  * Instants are written in UTC; the reader's zone goes in X-WR-TIMEZONE, among the calendar's own
  * properties before its first component (clients that read it stop there), and the text ends with
@@ -8,7 +8,9 @@
  * A recurring series (docs/api.md#recurring-series) is one VEVENT with RRULE and EXDATE, and an
  * occurrence changed alone a VEVENT with RECURRENCE-ID of the same UID; both are written in the
  * series' zone (DTSTART;TZID=…) with that zone's VTIMEZONE (timezones-ical-library), so clients repeat
- * the wall-clock time across DST as the series does (src/lib/recurrence.ts).
+ * the wall-clock time across DST as the series does (src/lib/recurrence.ts). A series' VEVENT may be
+ * followed by overrides (RECURRENCE-ID) of the occurrences moved so far, one VEVENT each, as RFC 5546
+ * §3.2.2 has a REQUEST of a whole recurring event carry them.
  */
 import ical, {
   ICalAttendeeRole,
@@ -110,9 +112,32 @@ function paramSafe(name: string | null | undefined): string | undefined {
 }
 
 /**
- * The ical-generator calendar of `spec` and its one event. `buildInvite` writes its text; the test
- * compares that with `calendar.toString()` (which writes X-WR-TIMEZONE after the event and no CRLF
- * after END:VCALENDAR: the two differences buildInvite makes on purpose).
+ * A series' overrides in order of RECURRENCE-ID, checked: only with `recurrence`, each ending after it
+ * starts, no RECURRENCE-ID twice nor one of an EXDATE.
+ */
+function overridesOf(spec: InviteSpec): NonNullable<InviteSpec['overrides']> {
+  const overrides = spec.overrides ?? [];
+  if (overrides.length === 0) return [];
+  if (!spec.recurrence) throw new Error('invite: overrides need a recurrence');
+  const ids = new Set<number>();
+  const exdates = new Set(spec.recurrence.exdates.map((d) => d.getTime()));
+  for (const o of overrides) {
+    if (!(o.end.getTime() > o.start.getTime()))
+      throw new Error('invite: an override must end after it starts');
+    const id = o.recurrenceId.getTime();
+    if (ids.has(id) || exdates.has(id)) {
+      throw new Error(`invite: occurrence ${o.recurrenceId.toISOString()} overridden twice or excluded`);
+    }
+    ids.add(id);
+  }
+  return [...overrides].sort((a, b) => a.recurrenceId.getTime() - b.recurrenceId.getTime());
+}
+
+/**
+ * The ical-generator calendar of `spec`, its event and, after it, its overrides (`events`: all of
+ * them in order). `buildInvite` writes its text; the test compares that with `calendar.toString()`
+ * (which writes X-WR-TIMEZONE after the events and no CRLF after END:VCALENDAR: the two differences
+ * buildInvite makes on purpose).
  */
 export function inviteCalendar(spec: InviteSpec, stamp: Date) {
   if (!(spec.end.getTime() > spec.start.getTime())) throw new Error('invite: end must be after start');
@@ -121,6 +146,7 @@ export function inviteCalendar(spec: InviteSpec, stamp: Date) {
   }
   const cancel = spec.method === 'CANCEL';
   const zone = seriesZone(spec);
+  const overrides = overridesOf(spec);
   const calendar = ical({
     prodId: { company: 'kairos', product: 'kairos', language: 'EN' },
     method: cancel ? ICalCalendarMethod.CANCEL : ICalCalendarMethod.REQUEST,
@@ -130,19 +156,11 @@ export function inviteCalendar(spec: InviteSpec, stamp: Date) {
   });
   // In a series' zone, its times as that zone's wall clock (ical-generator writes a Date's UTC fields).
   const at = (d: Date) => (zone ? DateTime.fromJSDate(d, { zone }) : d);
-  const event = calendar.createEvent({
+  // What the series' event and its overrides share: UID, SEQUENCE, DTSTAMP, what and who.
+  const common = {
     id: spec.uid,
     sequence: spec.sequence,
     stamp,
-    start: at(spec.start),
-    end: at(spec.end),
-    ...(zone
-      ? {
-          timezone: zone,
-          repeating: spec.recurrence ? repetition(spec.recurrence, zone) : null,
-          recurrenceId: spec.recurrenceId ? at(spec.recurrenceId.at) : null,
-        }
-      : {}),
     summary: spec.summary,
     description: spec.description ?? null,
     url: spec.url ?? null,
@@ -159,13 +177,35 @@ export function inviteCalendar(spec: InviteSpec, stamp: Date) {
       // A booking is made by (or for) its attendees: they have accepted it.
       status: cancel ? null : ICalAttendeeStatus.ACCEPTED,
     })),
+  };
+  const event = calendar.createEvent({
+    ...common,
+    start: at(spec.start),
+    end: at(spec.end),
+    ...(zone
+      ? {
+          timezone: zone,
+          repeating: spec.recurrence ? repetition(spec.recurrence, zone) : null,
+          recurrenceId: spec.recurrenceId ? at(spec.recurrenceId.at) : null,
+        }
+      : {}),
   });
-  return { calendar, event };
+  // Overrides come with a recurrence only (overridesOf), so with its zone.
+  const moved = overrides.map((o) =>
+    calendar.createEvent({
+      ...common,
+      start: at(o.start),
+      end: at(o.end),
+      timezone: zone,
+      recurrenceId: at(o.recurrenceId),
+    }),
+  );
+  return { calendar, event, events: [event, ...moved] };
 }
 
 /** The .ics text of `spec`. `stamp`: its DTSTAMP (when it was written; default now). */
 export function buildInvite(spec: InviteSpec, opts: { stamp?: Date } = {}): string {
-  const { event } = inviteCalendar(spec, opts.stamp ?? new Date());
+  const { events } = inviteCalendar(spec, opts.stamp ?? new Date());
   const cancel = spec.method === 'CANCEL';
   const zone = seriesZone(spec);
   const block = zone ? vtimezone(zone) : null;
@@ -177,7 +217,7 @@ export function buildInvite(spec: InviteSpec, opts: { stamp?: Date } = {}): stri
     `METHOD:${cancel ? 'CANCEL' : 'REQUEST'}\r\n` +
     (spec.timezone ? `X-WR-TIMEZONE:${escapeText(spec.timezone)}\r\n` : '') +
     (block ? `${block}\r\n` : '') +
-    `${event.toString()}END:VCALENDAR\r\n`;
+    `${events.map((e) => e.toString()).join('')}END:VCALENDAR\r\n`;
   return fold(unfolded);
 }
 
