@@ -174,7 +174,9 @@ describe('POST /v1/bookings with recurrence', () => {
       expect((await t.call('GET', `/v1/public/bookings/${token}`)).status).toBe(200);
       const res = await t.call('POST', `/v1/public/bookings/${token}/cancel`, { body: { scope: 'series' } });
       expect(res.status).toBe(200);
-      const after = (await (await t.call('GET', `/v1/booking-series/${series.id}`, { token: acc.key })).json()).series;
+      const after = (
+        await (await t.call('GET', `/v1/booking-series/${series.id}`, { token: acc.key })).json()
+      ).series;
       expect(after.occurrences.map((o: { status: string }) => o.status)).toEqual([
         ...Array(6).fill('confirmed'),
         'cancelled',

@@ -88,7 +88,8 @@ export class WaitlistService {
     const clock = await this.clockOf(link.accountId, link.livemode);
     const p = new Problems();
     // A seated link's freed seat is a seat, not time to hold for someone (docs/api.md#seats): no waitlist.
-    if (link.seats) p.add('booking_link', 'a seated booking link has no waitlist: its slots show the seats left');
+    if (link.seats)
+      p.add('booking_link', 'a seated booking link has no waitlist: its slots show the seats left');
     // Formats and lengths are the route schema's (schemas.ts JoinBody).
     const email = body.customer_email.trim();
     const name = body.customer_name.trim();
