@@ -1,6 +1,6 @@
 /**
  * Booking mails (docs/api.md#e-mail-and-pages): confirmation, reschedule and cancellation to the
- * customer and every host with an address (a host without one gets a `skipped` record), each with a
+ * customer, each guest (the customer's mail without the self-service link) and every host with an address (a host without one gets a `skipped` record), each with a
  * calendar invite (same UID for the booking's whole life, SEQUENCE rising with each change; REQUEST,
  * or CANCEL when cancelled) except a host whose own calendar Kairos writes the booking into; and
  * waitlist offers.
