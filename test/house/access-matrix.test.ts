@@ -127,6 +127,7 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/calendars/:id': { selected: false },
   'PATCH /v1/booking-links/:id': { title: 'Renamed' },
   'PATCH /v1/bookings/:id': { notes: 'changed' },
+  'POST /v1/bookings/:id/no-show': { party: 'customer' },
 };
 
 /** Query strings a route needs to pass validation. */

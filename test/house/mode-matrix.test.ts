@@ -39,6 +39,7 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/calendars/:id': { selected: false },
   'PATCH /v1/booking-links/:id': { title: 'Renamed' },
   'PATCH /v1/bookings/:id': { notes: 'changed' },
+  'POST /v1/bookings/:id/no-show': { party: 'customer' },
 };
 
 const QUERIES: Record<string, (f: Record<string, string>) => string> = {

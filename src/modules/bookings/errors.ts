@@ -13,6 +13,10 @@ export const BOOKING_CODES = errorCodes('bookings', {
   offer_claimed: { status: 409, meaning: 'The waitlist offer was already claimed' },
   start_in_past: { status: 422, meaning: 'The start time is in the past' },
   booking_started: { status: 422, meaning: 'The booking has already started' },
+  booking_not_started: {
+    status: 422,
+    meaning: 'The booking has not started yet (a no-show is marked after it)',
+  },
 });
 type Codes = typeof BOOKING_CODES;
 

@@ -4,7 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Timestamp } from '../../platform/schemas.js';
-import { BOOKING, Booking } from './schemas.js';
+import { BOOKING, Booking, NoShowParty } from './schemas.js';
 
 /** `{ booking }`: the booking as the API shows it, after the change. */
 const bookingOnly = (description: string, booking: object = BOOKING) =>
@@ -42,6 +42,14 @@ export const bookingEvents = {
     cancellation_reason: 'Feeling better',
     cancelled_at: '2054-06-09T08:00:00.000Z',
   }),
+  'booking.no_show': Type.Object(
+    { booking: Booking, party: NoShowParty },
+    {
+      additionalProperties: false,
+      description: 'A party of a booking was marked as not having come (once per party)',
+      examples: [{ booking: { ...BOOKING, no_show: ['customer'] }, party: 'customer' }],
+    },
+  ),
   'booking_series.cancelled': Type.Object(
     {
       series_id: Type.String({ pattern: '^ser_[0-9a-z]{26}$' }),
@@ -71,6 +79,7 @@ declare module '../webhooks/api.js' {
     'booking.confirmed': Payload<'booking.confirmed'>;
     'booking.updated': Payload<'booking.updated'>;
     'booking.cancelled': Payload<'booking.cancelled'>;
+    'booking.no_show': Payload<'booking.no_show'>;
     'booking_series.cancelled': Payload<'booking_series.cancelled'>;
   }
 }

@@ -50,7 +50,7 @@ export function titleOf(b: Pick<repo.BookingRow, 'title'>, link: BookingLink | n
 
 /**
  * The booking as its hosts' calendars show it (calendar write-through): the link's title with the
- * customer's name, the customer as guest, and what they wrote. No self-service link: that is the
+ * customer's name, the customer and their guests as attendees, and what they wrote. No self-service link: that is the
  * customer's, not the host's.
  */
 export function meetingOf(b: repo.BookingRow, link: BookingLink | null): MeetingSpec {
@@ -70,7 +70,10 @@ export function meetingOf(b: repo.BookingRow, link: BookingLink | null): Meeting
     principalIds: b.host_ids,
     title: `${link?.title ?? 'Booking'} with ${b.customer_name}`,
     description: lines.join('\n'),
-    attendees: [{ name: b.customer_name, email: b.customer_email }],
+    attendees: [
+      { name: b.customer_name, email: b.customer_email },
+      ...(b.guests ?? []).map((email) => ({ name: null, email })),
+    ],
     start: new Date(b.start_time),
     end: new Date(b.end_time),
     livemode: b.livemode,

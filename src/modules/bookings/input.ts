@@ -96,7 +96,31 @@ export function bookingFields(body: Static<typeof PublicCreateBody>, link: Booki
         }
         return {};
       })();
-  return { slot: slot as Interval, customer, notes, metadata, answers: given };
+  return {
+    slot: slot as Interval,
+    customer,
+    notes,
+    metadata,
+    answers: given,
+    guests: guestsOf(body.guests, customer.email, p),
+  };
+}
+
+/**
+ * The guests' addresses, trimmed and lowercased: each a valid address, distinct, not the customer's
+ * (the schema limited how many and how long).
+ */
+export function guestsOf(given: readonly string[] | undefined, customerEmail: string, p: Problems): string[] {
+  const out: string[] = [];
+  const customer = customerEmail.trim().toLowerCase();
+  for (const [i, raw] of (given ?? []).entries()) {
+    const g = raw.trim().toLowerCase();
+    if (!isStrictEmailAddress(g)) p.add(`guests.${i}`, 'must be a valid e-mail address');
+    else if (g === customer) p.add(`guests.${i}`, 'is the customer’s own address');
+    else if (out.includes(g)) p.add(`guests.${i}`, 'is given twice');
+    else out.push(g);
+  }
+  return out;
 }
 
 /** Answers to a link's questions: required ones present, each of its type, no unknown ones. */

@@ -1,6 +1,6 @@
 /**
  * Booking mails (docs/api.md#e-mail-and-pages): confirmation, reschedule and cancellation to the
- * customer and every host with an address (a host without one gets a `skipped` record), each with a
+ * customer, each guest (the customer's mail without the self-service link) and every host with an address (a host without one gets a `skipped` record), each with a
  * calendar invite (same UID for the booking's whole life, SEQUENCE rising with each change; REQUEST,
  * or CANCEL when cancelled) except a host whose own calendar Kairos writes the booking into; and
  * waitlist offers.
@@ -90,16 +90,28 @@ export interface BookingMailData {
     customer_email: string;
     customer_timezone: string | null;
     cancellation_reason: string | null;
+    /** The guests' addresses (absent in mails written before guests: none). */
+    guests?: string[];
   };
   title: string;
   hosts: Contact[];
   manageUrl: string;
   fromAddress: string;
-  /** The customer, or the host at this index of `hosts`. */
-  for: 'customer' | number;
+  /** The customer, the guest at this index of `booking.guests`, or the host at this index of `hosts`. */
+  for: Recipient;
   /** The series the change is of (absent: a booking alone, as before series). */
   series?: SeriesMailData;
 }
+
+/** Whom one mail is for: the customer, a guest (by index) or a host (by index). */
+export type Recipient = 'customer' | { guest: number } | number;
+
+/** The guests' leads: they are invited to the customer's booking, they do not manage it. */
+const GUEST_LEADS: Record<BookingMailKind, string> = {
+  confirmation: 'You are invited as a guest to this booking.',
+  reschedule: 'A booking you are a guest of has moved to a new time.',
+  cancellation: 'A booking you are a guest of has been cancelled.',
+};
 
 /** The snapshot a booking's mails are rendered from (one per recipient: `for`). */
 function snapshotOf(input: BookingMailInput): Omit<BookingMailData, 'for'> {
@@ -116,6 +128,7 @@ function snapshotOf(input: BookingMailInput): Omit<BookingMailData, 'for'> {
       customer_email: b.customer_email,
       customer_timezone: b.customer_timezone,
       cancellation_reason: b.cancellation_reason ?? null,
+      ...((b.guests ?? []).length > 0 ? { guests: [...b.guests] } : {}),
     },
     title: input.title,
     hosts: input.hosts.map((h) => ({
@@ -150,8 +163,8 @@ function methodOf(d: Omit<BookingMailData, 'for'>): InviteSpec['method'] {
  * The zone a recipient reads the booking in: a host its own (its schedule's), the customer theirs,
  * else the zone of the host the booking is attributed to (the first).
  */
-function zoneFor(d: Omit<BookingMailData, 'for'>, recipient: BookingMailData['for']): string | null {
-  if (recipient !== 'customer') return d.hosts[recipient]?.timezone ?? null;
+function zoneFor(d: Omit<BookingMailData, 'for'>, recipient: Recipient): string | null {
+  if (typeof recipient === 'number') return d.hosts[recipient]?.timezone ?? null;
   return d.booking.customer_timezone ?? d.hosts[0]?.timezone ?? null;
 }
 
@@ -179,6 +192,7 @@ function inviteOf(d: Omit<BookingMailData, 'for'>, zone: string | null): InviteS
       : { name: 'Kairos', email: d.fromAddress },
     attendees: [
       { name: b.customer_name, email: b.customer_email },
+      ...(b.guests ?? []).map((email) => ({ name: null, email })),
       ...d.hosts
         .filter((h) => h.email !== null)
         .map((h) => ({ name: publicName(h.name), email: h.email as string })),
@@ -196,23 +210,23 @@ export function renderBookingMail(d: BookingMailData): RenderedMail {
   const start = new Date(b.start);
   const end = new Date(b.end);
   const zone = zoneFor(d, d.for);
-  if (d.for === 'customer') {
+  if (typeof d.for !== 'number') {
+    // A guest's mail is the customer's without the self-service link: a guest cannot manage it.
+    const guest = d.for !== 'customer';
+    const manage = kind === 'cancellation' || guest ? null : d.manageUrl;
     const lines = [
-      `Hello ${b.customer_name},`,
+      guest ? 'Hello,' : `Hello ${b.customer_name},`,
       '',
-      LEADS[kind],
+      guest ? GUEST_LEADS[kind] : LEADS[kind],
       '',
       `What: ${title}`,
       `When: ${describeTime(start, end, zone)}`,
       `With: ${d.hosts.map((h) => publicName(h.name)).join(', ')}`,
+      ...(guest ? [`Booked by: ${publicName(b.customer_name)}`] : []),
       ...(kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : []),
-      ...(kind === 'cancellation' ? [] : ['', `View, reschedule or cancel: ${d.manageUrl}`]),
+      ...(manage ? ['', `View, reschedule or cancel: ${manage}`] : []),
     ];
-    return {
-      text: lines.join('\n'),
-      html: htmlBody(lines, kind === 'cancellation' ? null : d.manageUrl),
-      invite: inviteOf(d, zone),
-    };
+    return { text: lines.join('\n'), html: htmlBody(lines, manage), invite: inviteOf(d, zone) };
   }
   const h = d.hosts[d.for];
   if (!h) throw new Error(`booking mail: no host ${d.for} in the mail's data`);
@@ -271,21 +285,27 @@ function renderSeriesMail(d: BookingMailData, s: SeriesMailData): RenderedMail {
   const reason = kind === 'cancellation' && b.cancellation_reason ? [`Reason: ${b.cancellation_reason}`] : [];
   const live = kind !== 'cancellation' || partial;
   const hostIndex = d.for;
-  if (hostIndex === 'customer') {
-    const lead = one
-      ? 'One date of your recurring booking has moved to a new time; the other dates stay as they are.'
-      : partial
-        ? `${n === 1 ? 'A date' : `${n} dates`} of your recurring booking ${n === 1 ? 'has' : 'have'} been cancelled.`
-        : SERIES_LEADS[kind];
-    const manage = live ? d.manageUrl : null;
+  if (typeof hostIndex !== 'number') {
+    const guest = hostIndex !== 'customer';
+    const lead = guest
+      ? partial
+        ? 'Some dates of a recurring booking you are a guest of have been cancelled.'
+        : GUEST_LEADS[one ? 'reschedule' : kind]
+      : one
+        ? 'One date of your recurring booking has moved to a new time; the other dates stay as they are.'
+        : partial
+          ? `${n === 1 ? 'A date' : `${n} dates`} of your recurring booking ${n === 1 ? 'has' : 'have'} been cancelled.`
+          : SERIES_LEADS[kind];
+    const manage = live && !guest ? d.manageUrl : null;
     const lines = [
-      `Hello ${b.customer_name},`,
+      guest ? 'Hello,' : `Hello ${b.customer_name},`,
       '',
       lead,
       '',
       `What: ${title}`,
       ...when,
       `With: ${d.hosts.map((h) => publicName(h.name)).join(', ')}`,
+      ...(guest ? [`Booked by: ${publicName(b.customer_name)}`] : []),
       ...reason,
       ...(manage ? ['', `View, reschedule or cancel: ${manage}`] : []),
     ];
@@ -329,12 +349,17 @@ export const bookingMailRenderer: MailRenderer = {
   render: (data) => renderBookingMail(data as BookingMailData),
 };
 
-/** Whom each of a booking's mails goes to: the customer, then every host (null: recorded as skipped). */
+/**
+ * Whom each of a booking's mails goes to: the customer, each guest, then every host (null: recorded
+ * as skipped).
+ */
 function recipients(d: Omit<BookingMailData, 'for'>) {
-  return [
-    { for: 'customer' as const, to: d.booking.customer_email, recipient: undefined },
+  const out: { for: Recipient; to: string | null; recipient: string | undefined }[] = [
+    { for: 'customer', to: d.booking.customer_email, recipient: undefined },
+    ...(d.booking.guests ?? []).map((g, i) => ({ for: { guest: i }, to: g, recipient: undefined })),
     ...d.hosts.map((h, i) => ({ for: i, to: h.email, recipient: `principal ${h.id}` })),
   ];
+  return out;
 }
 
 /**
@@ -351,7 +376,8 @@ export function bookingMailIntents(input: BookingMailInput): MailIntent[] {
     to: r.to,
     ...(r.to === null ? { recipient: r.recipient } : {}),
     subject,
-    icsMethod: r.to === null || (r.for !== 'customer' && snap.hosts[r.for]?.calendarWritten) ? null : method,
+    icsMethod:
+      r.to === null || (typeof r.for === 'number' && snap.hosts[r.for]?.calendarWritten) ? null : method,
     renderer: BOOKING_MAIL_RENDERER,
     data: { ...snap, for: r.for } satisfies BookingMailData,
     livemode: input.booking.livemode,

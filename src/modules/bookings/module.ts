@@ -6,6 +6,8 @@ import { BookingBusySource } from './busy.js';
 import { bookingEvents } from './events.js';
 import { bookingMailRenderer } from './mails.js';
 import { bookingRoutes } from './routes.js';
+import { NoShows } from './no-show.js';
+import { noShowRoutes } from './no-show-routes.js';
 import { seriesRoutes } from './series-routes.js';
 import { BookingNotices } from './notices.js';
 import { PaidBookings } from './paid.js';
@@ -17,7 +19,7 @@ import { BookingWrites } from './write.js';
 
 /**
  * Bookings (authenticated and public), the attendee's self-service, the waitlist. Contributes the
- * `booking` busy source to availability and the renderer of its mails to mail; emits booking.created, booking.updated, booking.cancelled, booking_series.cancelled.
+ * `booking` busy source to availability and the renderer of its mails to mail; emits booking.created, booking.updated, booking.cancelled, booking.no_show, booking_series.cancelled.
  */
 export const bookingsModule = defineModule<BookingsNeeds>()({
   name: 'bookings',
@@ -63,6 +65,7 @@ export const bookingsModule = defineModule<BookingsNeeds>()({
       routes: (app) => {
         bookingRoutes(app, bookings, publicBookings, waitlist);
         seriesRoutes(app, bookings);
+        noShowRoutes(app, new NoShows(db, needs));
       },
       jobs: [...jobs, ...paid.queues()],
       schedules,

@@ -15,6 +15,7 @@ export function presentBooking(b: BookingRow) {
     title: b.title,
     ...customerView(b),
     metadata: b.metadata,
+    no_show: b.no_show ?? [],
     seat_session_id: b.seat_session_id ?? null,
     ...paymentAndLife(b),
   };
@@ -49,6 +50,7 @@ function customerView(b: BookingRow) {
     customer_timezone: b.customer_timezone,
     notes: b.notes,
     answers: b.answers,
+    guests: b.guests ?? [],
     livemode: b.livemode,
   };
 }

@@ -200,6 +200,8 @@ export function newBookingRow(b: NewBooking): BookingRow {
     series_id: r.series_id ?? null,
     occurrence_start: r.occurrence_start ?? null,
     seat_session_id: r.seat_session_id ?? null,
+    guests: r.guests ?? [],
+    no_show: r.no_show ?? [],
     created_at: r.created_at,
     updated_at: r.updated_at,
   };

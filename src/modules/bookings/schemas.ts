@@ -41,6 +41,7 @@ export const BOOKING_LIMITS = {
   notes: 5000,
   answer: 5000,
   reason: 1000,
+  guests: 10,
 } as const;
 const L = BOOKING_LIMITS;
 
@@ -78,6 +79,12 @@ const Customer = {
   customer_name: Type.String({ minLength: 1, maxLength: L.name, pattern: NON_BLANK_PATTERN }),
   customer_timezone: Type.Optional(TimeZone),
   notes: Type.Optional(Type.String({ maxLength: L.notes })),
+  guests: Type.Optional(
+    Type.Array(Type.String({ format: 'email', minLength: 1, maxLength: 320 }), {
+      maxItems: L.guests,
+      description: `up to ${L.guests} more attendees' e-mail addresses: each gets the mails and the invite, none can manage the booking`,
+    }),
+  ),
 };
 
 /** The recurrence limits of docs/api.md#recurring-series. */
@@ -152,6 +159,7 @@ export const CreateBody = Type.Object(
     'x-checks': [
       '`end_time` or `duration_minutes`, not both; `end_time` is after `start_time`',
       '`recurrence`: not with a priced or seated booking link',
+      '`guests`: distinct addresses (case-insensitive), none of them `customer_email`',
       "`booking_link_id` names a booking link of the caller's account; with it, `duration_minutes` is one the link offers, `principal_id` one of its hosts, and `answers` answer its questions (required ones present, each of its question's type and options); without it, `answers` is refused",
     ],
     additionalProperties: false,
@@ -171,6 +179,7 @@ export const PublicCreateBody = Type.Object(
       "`recurrence` only where the link allows it: one of the link's `recurrence.frequencies`, `count` at most its `max_count`",
       '`end_time` or `duration_minutes`, not both; `end_time` is after `start_time`; `duration_minutes` is one the link offers',
       "`answers` answer the link's questions: required ones present, each of its question's type and options, no others",
+      '`guests`: distinct addresses (case-insensitive), none of them `customer_email`',
     ],
     additionalProperties: false,
   },
@@ -252,6 +261,12 @@ const RefundStatus = StringEnum(['pending', 'succeeded', 'failed'], {
   description: 'a paid booking cancelled (or paid too late): its full refund through Stripe',
 });
 
+export const NoShowParty = StringEnum(['customer', 'host'], {
+  name: 'NoShowParty',
+  description: 'who did not come: the customer (and guests) or the host',
+});
+export const NoShowBody = Type.Object({ party: NoShowParty }, { additionalProperties: false });
+
 const BookingFields = {
   id: BookingId,
   status: Status,
@@ -273,6 +288,10 @@ const BookingFields = {
   cancellation_reason: Nullable(Type.String()),
   cancelled_at: Nullable(Timestamp),
   series_id: Nullable({ ...SeriesId, description: 'the recurring series it is an occurrence of, else null' }),
+  guests: Type.Array(EmailAddress, {
+    description:
+      'more attendees (lowercase addresses): mailed and on the invite; they cannot manage the booking',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 };
@@ -292,6 +311,9 @@ export const Booking = named(
       }),
     ),
     metadata: Type.Record(Type.String(), Type.String()),
+    no_show: Type.Array(NoShowParty, {
+      description: 'the parties marked as not having come (POST /v1/bookings/{id}/no-show); a set',
+    }),
     seat_session_id: Nullable(
       Type.String({
         pattern: `^sess_${ID_CHARS}$`,
@@ -519,6 +541,7 @@ export const BOOKED = {
   cancellation_reason: null,
   cancelled_at: null,
   series_id: null,
+  guests: [] as string[],
   created_at: '2054-06-08T09:15:02.310Z',
   updated_at: '2054-06-08T09:15:02.310Z',
 };
@@ -529,5 +552,6 @@ export const BOOKING = {
   booking_link_id: 'link_01jxk3f5g7h9j1k3m5n7p9q1r3',
   title: 'Physiotherapy assessment',
   metadata: { crm_contact_id: 'C-20931' },
+  no_show: [] as ('customer' | 'host')[],
   seat_session_id: null,
 };

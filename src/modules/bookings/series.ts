@@ -170,6 +170,7 @@ export class SeriesWrites {
             customer_email: plan.customer.email,
             customer_name: plan.customer.name,
             customer_timezone: plan.customer.timezone,
+            guests: [...(plan.guests ?? [])],
             notes: plan.notes,
             answers: JSON.stringify(plan.answers),
             metadata: JSON.stringify(plan.metadata),

@@ -56,9 +56,15 @@ export interface BookingsTable {
   occurrence_start: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** The seated session it holds a seat in (migration 0026), else null. */
   seat_session_id: Generated<string | null>;
+  /** Addresses invited beside the customer (migration 0028): mailed and on the invite; lowercase. */
+  guests: Generated<string[]>;
+  /** The parties marked as not having come (migration 0028): a set of `customer`, `host`. */
+  no_show: Generated<NoShowParty[]>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+
+export type NoShowParty = 'customer' | 'host';
 
 export type RecurrenceFrequency = 'daily' | 'weekly' | 'monthly';
 

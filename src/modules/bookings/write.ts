@@ -51,6 +51,8 @@ export interface Plan {
   assignment: Assignment;
   slot: Interval;
   customer: { email: string; name: string; timezone: string | null };
+  /** More attendees' addresses (lowercase, distinct): mailed and invited, never managing it. */
+  guests?: readonly string[];
   notes: string | null;
   answers: Record<string, string | boolean>;
   metadata: Record<string, string>;
@@ -213,6 +215,7 @@ export class BookingWrites {
             customer_email: plan.customer.email,
             customer_name: plan.customer.name,
             customer_timezone: plan.customer.timezone,
+            guests: [...(plan.guests ?? [])],
             notes: plan.notes,
             answers: JSON.stringify(plan.answers),
             metadata: JSON.stringify(plan.metadata),
