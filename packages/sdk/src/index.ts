@@ -49,6 +49,7 @@ export const RESOURCES = {
     update: 'updateBooking',
     reschedule: 'updateBooking',
     cancel: 'cancelBooking',
+    noShow: 'markBookingNoShow',
   },
   bookingSeries: { get: 'getBookingSeries' },
   public: {

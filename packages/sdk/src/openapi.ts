@@ -741,6 +741,7 @@ export interface paths {
          * @description Checked beyond the schema (a 400 naming the field):
          *     - `end_time` or `duration_minutes`, not both; `end_time` is after `start_time`
          *     - `recurrence`: not with a priced or seated booking link
+         *     - `guests`: distinct addresses (case-insensitive), none of them `customer_email`
          *     - `booking_link_id` names a booking link of the caller's account; with it, `duration_minutes` is one the link offers, `principal_id` one of its hosts, and `answers` answer its questions (required ones present, each of its question's type and options); without it, `answers` is refused
          */
         post: operations["createBooking"];
@@ -859,6 +860,7 @@ export interface paths {
          *     - `recurrence` only where the link allows it: one of the link's `recurrence.frequencies`, `count` at most its `max_count`
          *     - `end_time` or `duration_minutes`, not both; `end_time` is after `start_time`; `duration_minutes` is one the link offers
          *     - `answers` answer the link's questions: required ones present, each of its question's type and options, no others
+         *     - `guests`: distinct addresses (case-insensitive), none of them `customer_email`
          */
         post: operations["createPublicBooking"];
         delete?: never;
@@ -970,6 +972,23 @@ export interface paths {
         get: operations["getBookingSeries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bookings/{id}/no-show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark that a party did not come, after the start (booking.no_show once per party; a repeat changes nothing) */
+        post: operations["markBookingNoShow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1407,6 +1426,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "booking.no_show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * booking.no_show
+         * @description A party of a booking was marked as not having come (once per party). Sent to every active subscription listing `booking.no_show` (docs: Signatures and retries): a 2xx ends the delivery; any other answer, or none in time, is retried with the same `webhook-id`, so deliveries are at least once.
+         */
+        post: operations["bookingNoShowEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "booking_series.cancelled": {
         parameters: {
             query?: never;
@@ -1640,12 +1679,12 @@ export interface components {
          * @description A webhook event type (docs/api.md#events)
          * @enum {string}
          */
-        EventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "booking_series.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved";
+        EventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "booking.no_show" | "booking_series.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved";
         /**
          * @description A webhook event type, or webhook.test (sent by POST /v1/webhooks/{id}/test)
          * @enum {string}
          */
-        DeliveredEventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "booking_series.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved" | "webhook.test";
+        DeliveredEventType: "booking.created" | "booking.confirmed" | "booking.updated" | "booking.cancelled" | "booking.no_show" | "booking_series.cancelled" | "consent.granted" | "consent.revoked" | "proposal.created" | "proposal.countered" | "proposal.accepted" | "proposal.rejected" | "proposal.cancelled" | "proposal.expired" | "proposal.resolved" | "webhook.test";
         Host: {
             /**
              * Format: uuid
@@ -2211,6 +2250,11 @@ export interface components {
          * @enum {string}
          */
         RefundStatus: "pending" | "succeeded" | "failed";
+        /**
+         * @description who did not come: the customer (and guests) or the host
+         * @enum {string}
+         */
+        NoShowParty: "customer" | "host";
         Booking: {
             /** @description booking id (booking_…) */
             id: string;
@@ -2243,6 +2287,8 @@ export interface components {
             cancellation_reason: string | null;
             cancelled_at: string | null;
             series_id: string | null;
+            /** @description more attendees (lowercase addresses): mailed and on the invite; they cannot manage the booking */
+            guests: string[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2265,6 +2311,8 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+            /** @description the parties marked as not having come (POST /v1/bookings/{id}/no-show); a set */
+            no_show: components["schemas"]["NoShowParty"][];
             seat_session_id: string | null;
             /**
              * Format: uri
@@ -2438,6 +2486,8 @@ export interface components {
             cancellation_reason: string | null;
             cancelled_at: string | null;
             series_id: string | null;
+            /** @description more attendees (lowercase addresses): mailed and on the invite; they cannot manage the booking */
+            guests: string[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2471,6 +2521,14 @@ export interface components {
         };
         BookingSeriesAnswer: {
             series: components["schemas"]["BookingSeries"];
+        };
+        BookingNotLiveOrPaymentPendingProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "booking_not_live" | "payment_pending";
+        };
+        BookingNotStartedProblem: components["schemas"]["Problem"] & {
+            /** @enum {string} */
+            code?: "booking_not_started";
         };
         /** @enum {string} */
         ConsentScope: "availability:read:freebusy" | "availability:read:details" | "booking:propose";
@@ -12606,6 +12664,7 @@ export interface operations {
                      *           "cancellation_reason": null,
                      *           "cancelled_at": null,
                      *           "series_id": null,
+                     *           "guests": [],
                      *           "created_at": "2054-06-08T09:15:02.310Z",
                      *           "updated_at": "2054-06-08T09:15:02.310Z",
                      *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -12617,6 +12676,7 @@ export interface operations {
                      *           "metadata": {
                      *             "crm_contact_id": "C-20931"
                      *           },
+                     *           "no_show": [],
                      *           "seat_session_id": null,
                      *           "calendar_sync": [
                      *             {
@@ -12792,6 +12852,8 @@ export interface operations {
                      */
                     customer_timezone?: string;
                     notes?: string;
+                    /** @description up to 10 more attendees' e-mail addresses: each gets the mails and the invite, none can manage the booking */
+                    guests?: string[];
                     /** @description Up to 50 keys of 1 to 40 characters; string values of at most 500 */
                     metadata?: {
                         [key: string]: string;
@@ -12850,6 +12912,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -12861,6 +12924,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null,
                      *         "manage_url": "https://kairos.acme-physio.example/b/bm_Yk3xQ9vN2rT7wL5pZ8cF1hJ4dS6gA0mE"
                      *       }
@@ -13074,6 +13138,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -13085,6 +13150,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null,
                      *         "calendar_sync": [
                      *           {
@@ -13259,6 +13325,7 @@ export interface operations {
                      *         "cancellation_reason": "Feeling better",
                      *         "cancelled_at": "2054-06-09T18:02:44.120Z",
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T18:02:44.120Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -13270,6 +13337,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null
                      *       }
                      *     }
@@ -13477,6 +13545,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T08:30:00.000Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -13488,6 +13557,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null
                      *       }
                      *     }
@@ -14434,6 +14504,8 @@ export interface operations {
                      */
                     customer_timezone?: string;
                     notes?: string;
+                    /** @description up to 10 more attendees' e-mail addresses: each gets the mails and the invite, none can manage the booking */
+                    guests?: string[];
                     /** @description Question id → answer (a string, or a boolean for checkboxes) */
                     answers?: {
                         [key: string]: string | boolean;
@@ -14492,6 +14564,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "title": "Physiotherapy assessment",
@@ -15026,6 +15099,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-10T07:05:00.000Z",
                      *         "updated_at": "2054-06-10T07:05:00.000Z",
                      *         "title": "Physiotherapy assessment",
@@ -15260,6 +15334,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "title": "Physiotherapy assessment",
@@ -15444,6 +15519,7 @@ export interface operations {
                      *         "cancellation_reason": "Feeling better",
                      *         "cancelled_at": "2054-06-09T18:02:44.120Z",
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T18:02:44.120Z",
                      *         "title": "Physiotherapy assessment",
@@ -15666,6 +15742,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-09T08:30:00.000Z",
                      *         "title": "Physiotherapy assessment",
@@ -15968,6 +16045,245 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (`retry_after`, Retry-After) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable. Codes: `store_unavailable`, `overloaded`, `shutting_down` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["StoreUnavailableOrOverloadedOrShuttingDownProblem"];
+                };
+            };
+        };
+    };
+    markBookingNoShow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description booking id (booking_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "party": "customer"
+                 *     }
+                 */
+                "application/json": {
+                    party: components["schemas"]["NoShowParty"];
+                };
+            };
+        };
+        responses: {
+            /** @description The booking, its no_show listing the party */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "booking": {
+                     *         "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                     *         "status": "confirmed",
+                     *         "start_time": "2054-06-10T14:00:00.000Z",
+                     *         "end_time": "2054-06-10T14:45:00.000Z",
+                     *         "customer_email": "ada@example.com",
+                     *         "customer_name": "Ada Lovelace",
+                     *         "customer_timezone": "Europe/London",
+                     *         "notes": "Left knee, after running",
+                     *         "answers": {
+                     *           "reason": "Knee pain when running",
+                     *           "first_visit": "Yes"
+                     *         },
+                     *         "livemode": true,
+                     *         "payment_amount": null,
+                     *         "payment_currency": null,
+                     *         "checkout_url": null,
+                     *         "payment_expires_at": null,
+                     *         "refund_status": null,
+                     *         "cancellation_reason": null,
+                     *         "cancelled_at": null,
+                     *         "series_id": null,
+                     *         "guests": [],
+                     *         "created_at": "2054-06-08T09:15:02.310Z",
+                     *         "updated_at": "2054-06-10T15:00:00.000Z",
+                     *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *         "host_ids": [
+                     *           "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03"
+                     *         ],
+                     *         "booking_link_id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "title": "Physiotherapy assessment",
+                     *         "metadata": {
+                     *           "crm_contact_id": "C-20931"
+                     *         },
+                     *         "no_show": [
+                     *           "customer"
+                     *         ],
+                     *         "seat_session_id": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BookingAnswer"];
+                };
+            };
+            /** @description Validation error (problem+json, `errors` maps fields to messages) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden (publishable key outside the public surface, missing scope, origin, inaccessible principal) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: code `booking_not_live` (cancelled or expired) or `payment_pending` (waiting for its payment). Codes: `booking_not_live`, `payment_pending` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BookingNotLiveOrPaymentPendingProblem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment is longer than 100 characters */
+            414: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unprocessable`: code `booking_not_started` (before the booking’s start). Codes: `booking_not_started` */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["BookingNotStartedProblem"];
                 };
             };
             /** @description Rate limit exceeded (`retry_after`, Retry-After) */
@@ -20379,6 +20695,7 @@ export interface operations {
                  *           "cancellation_reason": null,
                  *           "cancelled_at": null,
                  *           "series_id": null,
+                 *           "guests": [],
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20390,6 +20707,7 @@ export interface operations {
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
                  *           },
+                 *           "no_show": [],
                  *           "seat_session_id": null
                  *         }
                  *       }
@@ -20428,6 +20746,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20439,6 +20758,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null
                      *       }
                      *     }
@@ -20513,6 +20833,7 @@ export interface operations {
                  *           "cancellation_reason": null,
                  *           "cancelled_at": null,
                  *           "series_id": null,
+                 *           "guests": [],
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20524,6 +20845,7 @@ export interface operations {
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
                  *           },
+                 *           "no_show": [],
                  *           "seat_session_id": null
                  *         }
                  *       }
@@ -20562,6 +20884,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20573,6 +20896,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null
                      *       }
                      *     }
@@ -20647,6 +20971,7 @@ export interface operations {
                  *           "cancellation_reason": null,
                  *           "cancelled_at": null,
                  *           "series_id": null,
+                 *           "guests": [],
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20658,6 +20983,7 @@ export interface operations {
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
                  *           },
+                 *           "no_show": [],
                  *           "seat_session_id": null
                  *         },
                  *         "previous": {
@@ -20700,6 +21026,7 @@ export interface operations {
                      *         "cancellation_reason": null,
                      *         "cancelled_at": null,
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20711,6 +21038,7 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null
                      *       },
                      *       "previous": {
@@ -20802,6 +21130,7 @@ export interface operations {
                  *           "cancellation_reason": "Feeling better",
                  *           "cancelled_at": "2054-06-09T08:00:00.000Z",
                  *           "series_id": null,
+                 *           "guests": [],
                  *           "created_at": "2054-06-08T09:15:02.310Z",
                  *           "updated_at": "2054-06-08T09:15:02.310Z",
                  *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20813,6 +21142,7 @@ export interface operations {
                  *           "metadata": {
                  *             "crm_contact_id": "C-20931"
                  *           },
+                 *           "no_show": [],
                  *           "seat_session_id": null
                  *         }
                  *       }
@@ -20851,6 +21181,7 @@ export interface operations {
                      *         "cancellation_reason": "Feeling better",
                      *         "cancelled_at": "2054-06-09T08:00:00.000Z",
                      *         "series_id": null,
+                     *         "guests": [],
                      *         "created_at": "2054-06-08T09:15:02.310Z",
                      *         "updated_at": "2054-06-08T09:15:02.310Z",
                      *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
@@ -20862,12 +21193,158 @@ export interface operations {
                      *         "metadata": {
                      *           "crm_contact_id": "C-20931"
                      *         },
+                     *         "no_show": [],
                      *         "seat_session_id": null
                      *       }
                      *     }
                      */
                     data: {
                         booking: components["schemas"]["Booking"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx): the delivery succeeded */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the timeout: the attempt is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    bookingNoShowEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: receivers deduplicate by it */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures (`v1,<base64>`, one per active secret) */
+                "webhook-signature": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the subscription secret */
+                "x-webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jxk9c2f4h6j8k0m2n4p6q8r0",
+                 *       "type": "booking.no_show",
+                 *       "created_at": "2054-06-08T09:15:02.310Z",
+                 *       "livemode": true,
+                 *       "data": {
+                 *         "booking": {
+                 *           "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                 *           "status": "confirmed",
+                 *           "start_time": "2054-06-10T14:00:00.000Z",
+                 *           "end_time": "2054-06-10T14:45:00.000Z",
+                 *           "customer_email": "ada@example.com",
+                 *           "customer_name": "Ada Lovelace",
+                 *           "customer_timezone": "Europe/London",
+                 *           "notes": "Left knee, after running",
+                 *           "answers": {
+                 *             "reason": "Knee pain when running",
+                 *             "first_visit": "Yes"
+                 *           },
+                 *           "livemode": true,
+                 *           "payment_amount": null,
+                 *           "payment_currency": null,
+                 *           "checkout_url": null,
+                 *           "payment_expires_at": null,
+                 *           "refund_status": null,
+                 *           "cancellation_reason": null,
+                 *           "cancelled_at": null,
+                 *           "series_id": null,
+                 *           "guests": [],
+                 *           "created_at": "2054-06-08T09:15:02.310Z",
+                 *           "updated_at": "2054-06-08T09:15:02.310Z",
+                 *           "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                 *           "host_ids": [
+                 *             "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03"
+                 *           ],
+                 *           "booking_link_id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                 *           "title": "Physiotherapy assessment",
+                 *           "metadata": {
+                 *             "crm_contact_id": "C-20931"
+                 *           },
+                 *           "no_show": [
+                 *             "customer"
+                 *           ],
+                 *           "seat_session_id": null
+                 *         },
+                 *         "party": "customer"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    type: "booking.no_show";
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description false for an event of test mode, sent to test-mode subscriptions only */
+                    livemode: boolean;
+                    /**
+                     * @description A party of a booking was marked as not having come (once per party)
+                     * @example {
+                     *       "booking": {
+                     *         "id": "booking_01jxk9c2e1d3f5g7h9j1k3m5n7",
+                     *         "status": "confirmed",
+                     *         "start_time": "2054-06-10T14:00:00.000Z",
+                     *         "end_time": "2054-06-10T14:45:00.000Z",
+                     *         "customer_email": "ada@example.com",
+                     *         "customer_name": "Ada Lovelace",
+                     *         "customer_timezone": "Europe/London",
+                     *         "notes": "Left knee, after running",
+                     *         "answers": {
+                     *           "reason": "Knee pain when running",
+                     *           "first_visit": "Yes"
+                     *         },
+                     *         "livemode": true,
+                     *         "payment_amount": null,
+                     *         "payment_currency": null,
+                     *         "checkout_url": null,
+                     *         "payment_expires_at": null,
+                     *         "refund_status": null,
+                     *         "cancellation_reason": null,
+                     *         "cancelled_at": null,
+                     *         "series_id": null,
+                     *         "guests": [],
+                     *         "created_at": "2054-06-08T09:15:02.310Z",
+                     *         "updated_at": "2054-06-08T09:15:02.310Z",
+                     *         "principal_id": "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03",
+                     *         "host_ids": [
+                     *           "0190a4c2-7b1e-7d3a-9f4e-2c8b5d6a1e03"
+                     *         ],
+                     *         "booking_link_id": "link_01jxk3f5g7h9j1k3m5n7p9q1r3",
+                     *         "title": "Physiotherapy assessment",
+                     *         "metadata": {
+                     *           "crm_contact_id": "C-20931"
+                     *         },
+                     *         "no_show": [
+                     *           "customer"
+                     *         ],
+                     *         "seat_session_id": null
+                     *       },
+                     *       "party": "customer"
+                     *     }
+                     */
+                    data: {
+                        booking: components["schemas"]["Booking"];
+                        party: components["schemas"]["NoShowParty"];
                     };
                 };
             };

@@ -67,6 +67,7 @@ export const operations = {
   cancelPublicBooking: ['POST', '/v1/public/bookings/{token}/cancel', 'b'],
   reschedulePublicBooking: ['POST', '/v1/public/bookings/{token}/reschedule', 'b'],
   getBookingSeries: ['GET', '/v1/booking-series/{id}', ''],
+  markBookingNoShow: ['POST', '/v1/bookings/{id}/no-show', 'b'],
   grantConsent: ['POST', '/v1/consents', 'bi'],
   listConsents: ['GET', '/v1/consents', 'qp'],
   getConsent: ['GET', '/v1/consents/{id}', ''],
