@@ -3,7 +3,6 @@
  * out-of-office ranges (docs/api.md#out-of-office) are busy everywhere: the module contributes the
  * `out_of_office` busy source to availability; other modules call nothing of it.
  */
-import type { Interval } from '../../lib/intervals.js';
 import type { BookingsApi } from '../bookings/api.js';
 import type { PrincipalsApi } from '../principals/api.js';
 
@@ -15,8 +14,3 @@ export interface OutOfOfficeNeeds {
 
 /** Nothing other modules call: its effect reaches them through availability's busy sources. */
 export type OutOfOfficeApi = Record<never, never>;
-
-/** One out-of-office range as stored. */
-export interface OutOfOfficeRange extends Interval {
-  id: string;
-}
