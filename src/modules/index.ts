@@ -12,6 +12,7 @@ import { consoleModule } from './console/module.js';
 import { mailModule } from './mail/module.js';
 import { mcpModule } from './mcp/module.js';
 import { networkModule } from './network/module.js';
+import { outOfOfficeModule } from './out-of-office/module.js';
 import { pagesModule } from './pages/module.js';
 import { paymentsModule } from './payments/module.js';
 import {
@@ -39,6 +40,7 @@ export const MODULES = [
   bookingLinksModule,
   paymentsModule,
   bookingsModule,
+  outOfOfficeModule,
   networkModule,
   pagesModule,
   proposalsModule,

@@ -118,6 +118,12 @@ const CROSS_ACCOUNT_EXCEPTIONS: Record<string, { status: number; why: string }> 
   'GET /v1/principals/:id/schedule': { status: 403, why: 'one 403 for missing or inaccessible' },
   'PUT /v1/principals/:id/schedule': { status: 403, why: 'one 403 for missing or inaccessible' },
   'GET /v1/principals/:id/availability': { status: 403, why: 'one 403 for missing or inaccessible' },
+  'POST /v1/principals/:id/out-of-office': { status: 403, why: 'one 403 for missing or inaccessible' },
+  'GET /v1/principals/:id/out-of-office': { status: 403, why: 'one 403 for missing or inaccessible' },
+  'DELETE /v1/principals/:id/out-of-office/:ooo_id': {
+    status: 403,
+    why: 'one 403 for missing or inaccessible',
+  },
 };
 
 /** Bodies for writes with a path parameter: a request must pass validation to reach the 404. */
@@ -128,6 +134,10 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/booking-links/:id': { title: 'Renamed' },
   'PATCH /v1/bookings/:id': { notes: 'changed' },
   'POST /v1/bookings/:id/no-show': { party: 'customer' },
+  'POST /v1/principals/:id/out-of-office': {
+    start: '2054-07-01T00:00:00Z',
+    end: '2054-07-02T00:00:00Z',
+  },
 };
 
 /** Query strings a route needs to pass validation. */
@@ -265,8 +275,16 @@ beforeAll(async () => {
     }),
   );
 
+  const ooo = await ok(
+    await call('POST', `/v1/principals/${host}/out-of-office`, key, {
+      start: '2054-07-01T00:00:00Z',
+      end: '2054-07-15T00:00:00Z',
+    }),
+  );
+
   Object.assign(fixture, {
     'hosts/:id': host,
+    'out-of-office/:ooo_id': ooo.out_of_office.id,
     'principals/:id': host,
     'api-keys/:id': pk.api_key.id,
     'webhooks/:id': webhook.id,

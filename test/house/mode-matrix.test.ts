@@ -30,6 +30,12 @@ const MODE_EXCEPTIONS: Record<string, { status: number; why: string }> = {
   'GET /v1/principals/:id/schedule': { status: 403, why: 'one 403 for missing or inaccessible' },
   'PUT /v1/principals/:id/schedule': { status: 403, why: 'one 403 for missing or inaccessible' },
   'GET /v1/principals/:id/availability': { status: 403, why: 'one 403 for missing or inaccessible' },
+  'POST /v1/principals/:id/out-of-office': { status: 403, why: 'one 403 for missing or inaccessible' },
+  'GET /v1/principals/:id/out-of-office': { status: 403, why: 'one 403 for missing or inaccessible' },
+  'DELETE /v1/principals/:id/out-of-office/:ooo_id': {
+    status: 403,
+    why: 'one 403 for missing or inaccessible',
+  },
 };
 
 /** Bodies for writes with a path parameter: a request must pass validation to reach the 404. */
@@ -40,6 +46,10 @@ const BODIES: Record<string, unknown> = {
   'PATCH /v1/booking-links/:id': { title: 'Renamed' },
   'PATCH /v1/bookings/:id': { notes: 'changed' },
   'POST /v1/bookings/:id/no-show': { party: 'customer' },
+  'POST /v1/principals/:id/out-of-office': {
+    start: '2054-07-01T00:00:00Z',
+    end: '2054-07-02T00:00:00Z',
+  },
 };
 
 const QUERIES: Record<string, (f: Record<string, string>) => string> = {
@@ -138,8 +148,15 @@ async function makeResources(mode: Mode, key: string): Promise<Record<string, st
       slots: [{ start: at(mode === 'live' ? 0 : 2), end: at(mode === 'live' ? 1 : 3) }],
     }),
   );
+  const ooo = await ok(
+    await call('POST', `/v1/principals/${host}/out-of-office`, key, {
+      start: '2054-07-01T00:00:00Z',
+      end: '2054-07-15T00:00:00Z',
+    }),
+  );
   return {
     'hosts/:id': host,
+    'out-of-office/:ooo_id': ooo.out_of_office.id,
     'principals/:id': host,
     'webhooks/:id': webhook.id,
     'deliveries/:delivery_id': test.delivery.id,

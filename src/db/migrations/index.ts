@@ -25,6 +25,7 @@ import * as m0023 from './0023_user_names.js';
 import * as m0024 from './0024_test_mode.js';
 import * as m0025 from './0025_events.js';
 import * as m0026 from './0026_series_seats.js';
+import * as m0027 from './0027_out_of_office.js';
 import * as m0028 from './0028_guests_no_show.js';
 
 /** Every migration, in order. Modules append theirs here: `'0002_webhooks': m0002`. */
@@ -55,5 +56,6 @@ export const migrations: Record<string, Migration> = {
   '0024_test_mode': m0024,
   '0025_events': m0025,
   '0026_series_seats': m0026,
+  '0027_out_of_office': m0027,
   '0028_guests_no_show': m0028,
 };

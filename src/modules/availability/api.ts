@@ -32,7 +32,12 @@ export interface AvailabilityNeeds {
 }
 
 /** Why a slot cannot be booked for a host (before other bookings are looked at). */
-export type SlotRefusal = 'minimum_notice' | 'max_days_ahead' | 'outside_working_hours' | 'calendar_busy';
+export type SlotRefusal =
+  | 'minimum_notice'
+  | 'max_days_ahead'
+  | 'outside_working_hours'
+  | 'calendar_busy'
+  | 'out_of_office';
 
 /** A booking link's overrides of its hosts' schedules; null or absent: the schedule decides. */
 export interface BookingLimits {
@@ -86,16 +91,19 @@ export type SlotsParams = Static<typeof SlotsQuery>;
 export interface AvailabilityApi {
   /**
    * Why `slot` cannot be booked for host `p`: outside its working hours, inside its minimum notice,
-   * beyond its horizon, or against calendar busy time (with its buffers); null when none applies.
-   * Other bookings are not looked at: the exclusion constraint decides those when the booking is
-   * written. `limits` are a booking link's overrides (null: the host's schedule decides). `clock`: the
-   * booking's mode's (notice and horizon count from its now; a test clock in test mode).
+   * beyond its horizon, inside an out-of-office range or against calendar busy time (both with its
+   * buffers); null when none applies. Other bookings are not looked at: the exclusion constraint
+   * decides those when the booking is written. `limits` are a booking link's overrides (null: the
+   * host's schedule decides). `clock`: the booking's mode's (notice and horizon count from its now; a
+   * test clock in test mode). `livemode`: the booking's mode (absent: live), whose out-of-office
+   * ranges count (test mode: live and test ranges).
    */
   refusal(
     p: PrincipalProfile,
     slot: Interval,
     limits: BookingLimits,
     clock: Clock,
+    livemode?: boolean,
   ): Promise<SlotRefusal | null>;
   /**
    * The part of `refusal` that depends on the schedule alone (notice, horizon, working hours): no I/O,

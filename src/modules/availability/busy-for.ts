@@ -13,17 +13,28 @@ import { EVERYWHERE_FREE, NO_BUSY } from './rules.js';
 export interface BusyFor {
   livemode: boolean;
   requireCalendar?: boolean;
-  only?: BusySource['name'];
+  /** Only these sources (by name). */
+  only?: BusySource['name'] | readonly BusySource['name'][];
   unclipped?: boolean;
 }
 
 /** Busy time of one principal, per source kind, inside the asked window. */
 export interface PrincipalBusy {
+  /** Calendar busy time and out-of-office ranges (both kept clear with the schedule's buffers). */
   calendar: readonly Interval[];
   booking: readonly Interval[];
+  /** The out-of-office ranges alone (also in `calendar`): for blocks and refusals. */
+  outOfOffice: readonly Interval[];
   /** Each kind's whole known list, when one source answered with one (BusyAnswer.whole). */
   whole: { calendar?: WholeBusy; booking?: WholeBusy };
 }
+
+/** The kind each source's busy time is counted as: out-of-office ranges are busy as calendar time is. */
+const KIND: Record<BusySource['name'], 'calendar' | 'booking'> = {
+  calendar: 'calendar',
+  booking: 'booking',
+  out_of_office: 'calendar',
+};
 
 /**
  * Busy time of each principal (principal i over windows[i]) from every registered source, all asked
@@ -39,7 +50,11 @@ export async function busyFor(
   windows: readonly Interval[],
   opts: BusyFor,
 ): Promise<{ busy: PrincipalBusy[]; stale: boolean; busyAsOf: number | null }> {
-  const sources = opts.only === undefined ? all : all.filter((s) => s.name === opts.only);
+  const only = opts.only;
+  const sources =
+    only === undefined
+      ? all
+      : all.filter((s) => (typeof only === 'string' ? s.name === only : only.includes(s.name)));
   const requireCalendar = opts.requireCalendar ?? true;
   const asking = { unclipped: opts.unclipped === true, livemode: opts.livemode };
   const asks = ps.flatMap((p, i) => sources.map((s) => s.busy(p.id, windows[i]!, asking)));
@@ -50,7 +65,7 @@ export async function busyFor(
   let failure: unknown = null;
   for (let i = 0; i < ps.length; i++) {
     // One shared empty list: a fresh [] per request would give memo keys a new id every time.
-    const entry: PrincipalBusy = { calendar: NO_BUSY, booking: NO_BUSY, whole: {} };
+    const entry: PrincipalBusy = { calendar: NO_BUSY, booking: NO_BUSY, outOfOffice: NO_BUSY, whole: {} };
     // A kind no source answered for has no busy time anywhere; one answered for twice has no single list.
     const answered = { calendar: 0, booking: 0 };
     let calendarKnown = false;
@@ -68,9 +83,14 @@ export async function busyFor(
         stale = true;
         if (busyAsOf === null || answer.asOf < busyAsOf) busyAsOf = answer.asOf;
       }
-      const list = entry[source.name];
-      entry[source.name] = list.length === 0 ? answer.intervals : union(list, answer.intervals);
-      entry.whole[source.name] = ++answered[source.name] === 1 ? answer.whole : undefined;
+      const kind = KIND[source.name];
+      const list = entry[kind];
+      entry[kind] = list.length === 0 ? answer.intervals : union(list, answer.intervals);
+      entry.whole[kind] = ++answered[kind] === 1 ? answer.whole : undefined;
+      if (source.name === 'out_of_office') {
+        const away = entry.outOfOffice;
+        entry.outOfOffice = away.length === 0 ? answer.intervals : union(away, answer.intervals);
+      }
     }
     for (const kind of ['calendar', 'booking'] as const) {
       if (answered[kind] === 0) entry.whole[kind] = EVERYWHERE_FREE;

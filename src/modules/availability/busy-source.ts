@@ -40,10 +40,11 @@ export interface WholeBusy {
 /**
  * Something that knows when a principal is busy. Availability reads busy time only through this
  * interface: the calendars module registers one source (connected calendars), the bookings module
- * another (confirmed and held bookings).
+ * another (confirmed and held bookings), the outOfOffice module a third (out-of-office ranges, busy as
+ * calendar time is: buffers keep slots off them; docs/api.md#out-of-office).
  */
 export interface BusySource {
-  readonly name: 'calendar' | 'booking';
+  readonly name: 'calendar' | 'booking' | 'out_of_office';
   /**
    * Busy time of one principal in a window. Returns null when this source knows nothing about the
    * principal (for the calendar source: no connected calendar). Throws ServiceUnavailable when the

@@ -215,7 +215,7 @@ export const BlocksAnswer = Type.Object({
       start: Timestamp,
       end: Timestamp,
       status: StringEnum(['busy', 'free', 'outside_hours']),
-      source: StringEnum(['calendar', 'booking', 'schedule']),
+      source: StringEnum(['calendar', 'booking', 'out_of_office', 'schedule']),
       titles: Type.Optional(
         Type.Array(Type.String(), {
           description:

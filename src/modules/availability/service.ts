@@ -70,7 +70,7 @@ import {
 const NEXT_SEARCH_DAYS = [1, 7, MAX_NEXT_DAYS_AHEAD];
 
 export type BlockStatus = 'busy' | 'free' | 'outside_hours';
-export type BlockSource = 'calendar' | 'booking' | 'schedule';
+export type BlockSource = 'calendar' | 'booking' | 'out_of_office' | 'schedule';
 
 /** The answer of GET /v1/availability/next (shared between requests: never mutate it). */
 export interface NextAnswer {
@@ -333,8 +333,10 @@ export class AvailabilityService implements AvailabilityApi {
     const p = (await this.accessible(caller, [principalId], undefined))[0]!;
     const { busy, stale, busyAsOf } = await this.busyFor([p], [window!], { livemode: caller.livemode });
     const booking = clip(normalize(busy[0]!.booking), window!);
-    const calendar = subtract(clip(normalize(busy[0]!.calendar), window!), booking);
-    const busyAll = union(booking, calendar);
+    // Out of office wins over the calendar time inside it; a booking over both.
+    const away = subtract(clip(normalize(busy[0]!.outOfOffice), window!), booking);
+    const calendar = subtract(subtract(clip(normalize(busy[0]!.calendar), window!), booking), away);
+    const busyAll = union(union(booking, away), calendar);
     const working = workingFor(p.schedule, window!);
     const free = subtract(working, busyAll);
     const outside = subtract(subtract([window!], working), busyAll);
@@ -348,6 +350,7 @@ export class AvailabilityService implements AvailabilityApi {
     const titled = params.details === true ? await this.titlesOf(p.id, window!) : null;
     const blocks: { start: number; end: number; status: BlockStatus; source: BlockSource }[] = [
       ...booking.map((x) => ({ ...x, status: 'busy' as const, source: 'booking' as const })),
+      ...away.map((x) => ({ ...x, status: 'busy' as const, source: 'out_of_office' as const })),
       ...calendar.map((x) => ({ ...x, status: 'busy' as const, source: 'calendar' as const })),
       ...free.map((x) => ({ ...x, status: 'free' as const, source: 'schedule' as const })),
       ...outside.map((x) => ({ ...x, status: 'outside_hours' as const, source: 'schedule' as const })),
@@ -373,7 +376,8 @@ export class AvailabilityService implements AvailabilityApi {
 
   /**
    * Why `slot` cannot be booked for host `p`: outside its working hours, inside its minimum notice,
-   * beyond its horizon, or against calendar busy time (with its buffers); null when none applies.
+   * beyond its horizon, inside an out-of-office range of `livemode` (test mode: live and test ranges)
+   * or against calendar busy time (both with its buffers); null when none applies.
    * Other bookings are not looked at: the exclusion constraint decides those when the booking is
    * written. `limits` are a booking link's overrides (null: the host's schedule decides). A host
    * without a connected calendar has no calendar busy time. Notice and horizon count from `clock`'s
@@ -384,18 +388,22 @@ export class AvailabilityService implements AvailabilityApi {
     slot: Interval,
     limits: BookingLimits,
     clock: Clock,
+    livemode = true,
   ): Promise<SlotRefusal | null> {
     const rule = this.scheduleRefusal(p, slot, limits, clock);
     if (rule !== null) return rule;
     const c = constraintsWith(p, limits);
-    // A slot keeps [start - after, end + before) clear of calendar busy time (lib/slots.ts).
+    // A slot keeps [start - after, end + before) clear of calendar busy time and out-of-office ranges
+    // (lib/slots.ts). Calendars have no mode; out-of-office ranges do (test mode: live and test).
     const near = { start: slot.start - c.bufferAfterMs, end: slot.end + c.bufferBeforeMs };
     const { busy } = await this.busyFor([p], [near], {
       requireCalendar: false,
-      only: 'calendar',
-      livemode: true,
+      only: ['calendar', 'out_of_office'],
+      livemode,
     });
-    for (const b of busy[0]!.calendar) if (b.start < near.end && b.end > near.start) return 'calendar_busy';
+    const overlaps = (b: Interval) => b.start < near.end && b.end > near.start;
+    if (busy[0]!.outOfOffice.some(overlaps)) return 'out_of_office';
+    if (busy[0]!.calendar.some(overlaps)) return 'calendar_busy';
     return null;
   }
 

@@ -84,6 +84,11 @@ export interface BookingsApi {
   takeMeeting(trx: Tx, m: MeetingBookingInput, ifTaken: 'abort' | 'undo'): Promise<MeetingBooked>;
   /** Cancels the bookings of a cancelled proposal inside its transaction; answers whose time was freed. */
   cancelMeeting(trx: Tx, proposalId: string, reason: string | null): Promise<string[]>;
+  /**
+   * The live (confirmed or pending payment) bookings of one mode occupying `principalId` that overlap
+   * `range`, by start: what a new out-of-office range names as its conflicts (docs/api.md#out-of-office).
+   */
+  liveBookingsIn(principalId: string, livemode: boolean, range: Interval): Promise<BookingSpan[]>;
   /** Drops this process's copy of these principals' booked time (after a commit that changed it). */
   busyChanged(principalIds: Iterable<string>): void;
   /** The title of a booking made without a link (docs/api.md#bookings): "Meeting with" these names. */
@@ -104,6 +109,11 @@ export interface BookingsApi {
   manageTokenIssued(token: string): Promise<boolean>;
   /** The waitlist entry behind a claim link (compared by its hash), as stored; null: no such entry. */
   waitlistClaim(token: string): Promise<WaitlistClaim | null>;
+}
+
+/** A booking's id and time (`liveBookingsIn`). */
+export interface BookingSpan extends Interval {
+  id: string;
 }
 
 /** A waitlist entry as its claim link's page shows it (`waitlistClaim`). */

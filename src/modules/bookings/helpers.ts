@@ -32,6 +32,7 @@ const REFUSALS: Record<SlotRefusal | 'taken' | 'no_host', string> = {
   max_days_ahead: 'The start is further ahead than bookings are taken',
   outside_working_hours: 'The time is outside working hours',
   calendar_busy: 'The time is busy in a connected calendar',
+  out_of_office: 'The time is inside an out-of-office range',
   taken: 'The time overlaps another booking',
   no_host: 'No host of this booking link is available',
 };

@@ -378,6 +378,19 @@ export async function occupancyAfter(
   return occupancyAfterQuery(db, principalId, from, liveOnly).execute();
 }
 
+/** One mode's confirmed or pending bookings occupying `principalId` that overlap [start, end), by start. */
+export function liveBookingsIn(db: Queryable, principalId: string, live: boolean, start: Date, end: Date) {
+  return db
+    .selectFrom('bookings')
+    .select(['id', 'start_time', 'end_time'])
+    .where(sql<boolean>`${principalId}::uuid = ANY(host_ids) AND status IN ('confirmed','pending_payment')`)
+    .where('livemode', '=', live)
+    .where('start_time', '<', end)
+    .where('end_time', '>', start)
+    .orderBy('start_time')
+    .execute();
+}
+
 export interface ListFilter {
   accountId: string;
   /** Only bookings of this mode (docs/api.md#test-mode). */

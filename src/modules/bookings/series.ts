@@ -268,7 +268,9 @@ export class SeriesWrites {
     mode: Mode,
   ): Promise<SeriesConflict[]> {
     const refusals = await Promise.all(
-      slots.flatMap((s) => hosts.map((h) => this.needs.availability.refusal(h, s, limits, mode.clock))),
+      slots.flatMap((s) =>
+        hosts.map((h) => this.needs.availability.refusal(h, s, limits, mode.clock, mode.livemode)),
+      ),
     );
     const rows = slots.flatMap((s, i) => hosts.map((h) => occupancyOf(`${i}`, h, s, mode.livemode)));
     const taken = await seriesRepo.overlapping(db, rows);

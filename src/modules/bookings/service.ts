@@ -16,7 +16,14 @@ import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
 import { Problems } from '../../platform/validation.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalProfile } from '../principals/api.js';
-import type { BookingsApi, BookingsNeeds, MeetingBooked, MeetingBookingInput, WaitlistClaim } from './api.js';
+import type {
+  BookingSpan,
+  BookingsApi,
+  BookingsNeeds,
+  MeetingBooked,
+  MeetingBookingInput,
+  WaitlistClaim,
+} from './api.js';
 import type { BookingBusySource } from './busy.js';
 import { type BookingsPlatform, occupancyOf, returnUrls } from './helpers.js';
 import * as input from './input.js';
@@ -235,6 +242,17 @@ export class BookingService implements BookingsApi {
 
   cancelMeeting(trx: Tx, proposalId: string, reason: string | null): Promise<string[]> {
     return cancelMeeting(trx, { clock: this.clock, webhooks: this.needs.webhooks }, proposalId, reason);
+  }
+
+  async liveBookingsIn(principalId: string, livemode: boolean, range: Interval): Promise<BookingSpan[]> {
+    const rows = await repo.liveBookingsIn(
+      this.db,
+      principalId,
+      livemode,
+      new Date(range.start),
+      new Date(range.end),
+    );
+    return rows.map((r) => ({ id: r.id, start: r.start_time.getTime(), end: r.end_time.getTime() }));
   }
 
   busyChanged(principalIds: Iterable<string>): void {

@@ -118,7 +118,9 @@ export class BookingWrites {
     const limits = limitsOf(link);
     const refusals = plan.skipChecks
       ? plan.hosts.map(() => null)
-      : await Promise.all(plan.hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock)));
+      : await Promise.all(
+          plan.hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock, livemode)),
+        );
     let candidates: PrincipalProfile[];
     if (plan.assignment === 'collective') {
       const i = refusals.findIndex((r) => r !== null);
@@ -342,7 +344,7 @@ export class BookingWrites {
       .filter((h): h is PrincipalProfile => h !== undefined);
     const limits = limitsOf(link);
     const refusals = await Promise.all(
-      hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock)),
+      hosts.map((h) => this.needs.availability.refusal(h, slot, limits, clock, b.livemode)),
     );
     const refused = refusals.find((r) => r !== null);
     if (refused) throw slotUnavailable(refused);
