@@ -369,14 +369,8 @@ export function occupancyAfterQuery(db: Queryable, principalId: string, from: Da
   );
 }
 
-export async function occupancyAfter(
-  db: Queryable,
-  principalId: string,
-  from: Date,
-  liveOnly = true,
-): Promise<{ s: Date; e: Date }[]> {
-  return occupancyAfterQuery(db, principalId, from, liveOnly).execute();
-}
+export const occupancyAfter = (db: Queryable, principalId: string, from: Date, liveOnly = true) =>
+  occupancyAfterQuery(db, principalId, from, liveOnly).execute();
 
 /** One mode's confirmed or pending bookings occupying `principalId` that overlap [start, end), by start. */
 export function liveBookingsIn(db: Queryable, principalId: string, live: boolean, start: Date, end: Date) {
