@@ -415,6 +415,7 @@ const REFUSED: Record<string, string> = {
   minimum_notice: 'too soon',
   max_days_ahead: 'too far ahead',
   no_host: 'no host is free',
+  out_of_office: 'the host is away',
 };
 
 /** A series refused: every date that is not free, in the visitor's zone; nothing was booked. */

@@ -17,7 +17,7 @@ export interface Problem {
 export interface SeriesConflict {
   start_time: string;
   end_time: string;
-  /** `taken`, `calendar_busy`, `outside_working_hours`, `minimum_notice`, `max_days_ahead`, `no_host`. */
+  /** `taken`, `calendar_busy`, `out_of_office`, `outside_working_hours`, `minimum_notice`, `max_days_ahead`, `no_host`. */
   reason: string;
 }
 
