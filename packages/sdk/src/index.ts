@@ -52,6 +52,7 @@ export const RESOURCES = {
     noShow: 'markBookingNoShow',
   },
   bookingSeries: { get: 'getBookingSeries' },
+  outOfOffice: { create: 'createOutOfOffice', list: 'listOutOfOffice', delete: 'deleteOutOfOffice' },
   public: {
     link: 'getPublicBookingLink',
     availability: 'listPublicSlots',

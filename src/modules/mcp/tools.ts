@@ -89,6 +89,7 @@ const SLOT_HINTS = {
 /** create_booking's and book_on_link's fields, as an agent needs them. */
 const BOOKING_HINTS = {
   recurrence: 'a series repeating start_time',
+  guests: 'other attendees’ e-mails (≤ 10), mailed and invited',
   success_url: 'a priced link: where Checkout returns after payment (default: the link’s page)',
   cancel_url: 'a priced link: where Checkout returns when abandoned',
 };
