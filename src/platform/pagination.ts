@@ -59,10 +59,19 @@ export function newestFirstAfter<DB, TB extends keyof DB, O>(
     .limit(limit + 1);
 }
 
-/** Splits one extra fetched row off into `has_more`. */
+/** Splits one extra fetched row off into `has_more`; the cursor is the last row's `created_at` and id. */
 export function page<T extends { created_at: Date | string; id: string }>(
   rows: T[],
   limit: number,
+): { items: T[]; pagination: { next_cursor: string | null; has_more: boolean } } {
+  return pageBy(rows, limit, (r) => r.created_at);
+}
+
+/** `page` for lists ordered by another instant (`at` of each row, then id): a start time, say. */
+export function pageBy<T extends { id: string }>(
+  rows: T[],
+  limit: number,
+  at: (row: T) => Date | string,
 ): { items: T[]; pagination: { next_cursor: string | null; has_more: boolean } } {
   const hasMore = rows.length > limit;
   const items = hasMore ? rows.slice(0, limit) : rows;
@@ -70,7 +79,7 @@ export function page<T extends { created_at: Date | string; id: string }>(
   return {
     items,
     pagination: {
-      next_cursor: hasMore && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+      next_cursor: hasMore && last ? encodeCursor({ at: at(last), id: last.id }) : null,
       has_more: hasMore,
     },
   };

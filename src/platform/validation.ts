@@ -119,6 +119,20 @@ export class Problems {
   }
 }
 
+/**
+ * An ISO 8601 instant with an offset (or Z) given in a body or query, in ms; records a problem under
+ * `field` otherwise (undefined when not given).
+ */
+export function instant(value: string | undefined, field: string, p: Problems): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = isIsoInstant(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    p.add(field, 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z');
+    return undefined;
+  }
+  return ms;
+}
+
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
 /** How deep a JSON body may nest: far more than any body of this API needs, far less than a stack. */

@@ -9,23 +9,15 @@ import type { Static } from '@sinclair/typebox';
 import type { Interval } from '../../lib/intervals.js';
 import type { RecurrenceRule } from '../../lib/recurrence.js';
 import { MINUTE } from '../../lib/time.js';
-import { isIsoInstant, isStrictEmailAddress, type Problems } from '../../platform/validation.js';
+import { instant, isStrictEmailAddress, type Problems } from '../../platform/validation.js';
 import type { BookingLink, LinkQuestion } from '../booking-links/api.js';
 import { BOOKING_LIMITS, type PublicCreateBody } from './schemas.js';
 
 export const DEFAULT_DURATION_MINUTES = 30;
 const PHONE = /^\+?[0-9 ().-]{5,32}$/;
 
-/** An ISO 8601 instant with an offset (or Z), in ms; records a problem otherwise. */
-export function instant(value: string | undefined, field: string, p: Problems): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = isIsoInstant(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) {
-    p.add(field, 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z');
-    return undefined;
-  }
-  return ms;
-}
+/** An ISO 8601 instant with an offset (or Z), in ms (platform/validation.ts). */
+export { instant };
 
 /**
  * The booked interval from start_time and end_time or duration_minutes (default: the link's default

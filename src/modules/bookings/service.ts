@@ -12,7 +12,7 @@ import type { Caller } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { Forbidden, NotFound } from '../../platform/errors.js';
 import { isPrefixedId, isUuid } from '../../platform/ids.js';
-import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
+import { decodeCursor, pageBy } from '../../platform/pagination.js';
 import { Problems } from '../../platform/validation.js';
 import type { BookingLink } from '../booking-links/api.js';
 import type { PrincipalProfile } from '../principals/api.js';
@@ -145,16 +145,11 @@ export class BookingService implements BookingsApi {
       after,
       limit: q.limit,
     });
-    const hasMore = rows.length > q.limit;
-    const items = hasMore ? rows.slice(0, q.limit) : rows;
-    const last = items[items.length - 1];
+    const { items, pagination } = pageBy(rows, q.limit, (b) => b.start_time);
     const sync = await this.needs.calendars.calendarSync(items.map((b) => b.id));
     return {
       bookings: items.map((b) => ({ ...presentBooking(b), calendar_sync: sync.get(b.id) ?? [] })),
-      pagination: {
-        next_cursor: hasMore && last ? encodeCursor({ at: last.start_time, id: last.id }) : null,
-        has_more: hasMore,
-      },
+      pagination,
     };
   }
 

@@ -9,8 +9,8 @@ import { DAY, isoUtc } from '../../lib/time.js';
 import type { Actor } from '../../platform/actor.js';
 import { Forbidden, NotFound } from '../../platform/errors.js';
 import { prefixedId } from '../../platform/ids.js';
-import { decodeCursor, encodeCursor } from '../../platform/pagination.js';
-import { isIsoInstant, Problems } from '../../platform/validation.js';
+import { decodeCursor, pageBy } from '../../platform/pagination.js';
+import { instant, Problems } from '../../platform/validation.js';
 import type { Platform } from '../module.js';
 import type { PrincipalProfile } from '../principals/api.js';
 import type { OutOfOfficeApi, OutOfOfficeNeeds } from './api.js';
@@ -29,17 +29,6 @@ export function presentRange(r: repo.OutOfOfficeRow) {
     livemode: r.livemode,
     created_at: r.created_at.toISOString(),
   };
-}
-
-/** An ISO 8601 instant with an offset, in ms; records a problem otherwise. */
-function instant(value: string | undefined, field: string, p: Problems): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = isIsoInstant(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) {
-    p.add(field, 'must be an ISO 8601 timestamp with an offset, e.g. 2054-06-10T14:00:00Z');
-    return undefined;
-  }
-  return ms;
 }
 
 export class OutOfOfficeService implements OutOfOfficeApi {
@@ -109,15 +98,10 @@ export class OutOfOfficeService implements OutOfOfficeApi {
       after,
       limit: q.limit,
     });
-    const hasMore = rows.length > q.limit;
-    const items = hasMore ? rows.slice(0, q.limit) : rows;
-    const last = items[items.length - 1];
+    const { items, pagination } = pageBy(rows, q.limit, (r) => r.start_time);
     return {
       out_of_office: items.map(presentRange),
-      pagination: {
-        next_cursor: hasMore && last ? encodeCursor({ at: last.start_time, id: last.id }) : null,
-        has_more: hasMore,
-      },
+      pagination,
     };
   }
 
